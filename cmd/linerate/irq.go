@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
+)
+
+// irqFlags are the flags the irq subcommands share.
+type irqFlags struct {
+	iface, root, stateDir, exclude, irqbalance, output string
+	threads                                            int
+	json                                               bool
+	wait                                               time.Duration
+}
+
+func (a *app) irqCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "irq",
+		Short: "Inspect, plan, pin, verify and restore NIC queue IRQ affinity",
+		Long: `Queue IRQs of a NIC are pinned 1:1 to CPUs on the NIC's own NUMA node.
+Every command reads the host through --root (default /), so a snapshot from
+another machine can be planned offline. apply journals the original
+affinities in --state-dir before writing; restore puts them back.`,
+	}
+	cmd.AddCommand(a.irqShow(), a.irqPlan(), a.irqApply(), a.irqRestore(), a.irqVerify(), a.irqSnapshot())
+	return cmd
+}
+
+func (f *irqFlags) common(cmd *cobra.Command, needIface bool) {
+	cmd.Flags().StringVar(&f.root, "root", "/", "host root to read (a directory or a snapshot .tar.gz)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.Flags().StringVar(&f.iface, "iface", "", "network interface")
+	if needIface {
+		_ = cmd.MarkFlagRequired("iface")
+	}
+}
+
+func (f *irqFlags) planning(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.threads, "threads", 0, "plan only the first N queues (0: all)")
+	cmd.Flags().StringVar(&f.exclude, "exclude-cpus", "", "CPU list that must not get queue IRQs, e.g. 0,8-9")
+}
+
+// inspect opens the host and inspects f.iface.
+func (a *app) inspect(f *irqFlags) (*topology.DirRoot, *topology.NIC, func(), error) {
+	r, cleanup, err := openHost(f.root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n, err := topology.Inspect(r, f.iface)
+	if err != nil {
+		cleanup()
+		if errors.Is(err, topology.ErrNoInterface) || errors.Is(err, topology.ErrNoDevice) {
+			return nil, nil, nil, usageError{fmt.Errorf("--iface: %w", err)}
+		}
+		return nil, nil, nil, err
+	}
+	return r, n, cleanup, nil
+}
+
+func (a *app) plan(f *irqFlags, n *topology.NIC) (*topology.Plan, error) {
+	excl, err := cpuset.ParseList(f.exclude, n.NrCPUs)
+	if err != nil {
+		return nil, usagef("--exclude-cpus: %w", err)
+	}
+	p, err := topology.MakePlan(n, topology.PlanOptions{Threads: f.threads, Exclude: excl})
+	if errors.Is(err, topology.ErrTooManyThreads) {
+		return nil, usageError{fmt.Errorf("--threads: %w", err)}
+	}
+	return p, err
+}
+
+func (a *app) irqShow() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "show --iface NAME",
+		Short: "Show a NIC's NUMA node, local CPUs and queue IRQs with their current affinity",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, n, cleanup, err := a.inspect(f)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			rep := topology.ShowReport(n)
+			if f.json {
+				return a.writeJSON(rep)
+			}
+			return rep.WriteTable(a.stdout)
+		},
+	}
+	f.common(cmd, true)
+	return cmd
+}
+
+func (a *app) irqPlan() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "plan --iface NAME [--threads N]",
+		Short: "Plan queue IRQ → CPU pinning on the NIC's NUMA node (changes nothing)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, n, cleanup, err := a.inspect(f)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			p, err := a.plan(f, n)
+			if err != nil {
+				return err
+			}
+			rep := topology.PlanReport(p)
+			if f.json {
+				return a.writeJSON(rep)
+			}
+			return rep.WriteTable(a.stdout)
+		},
+	}
+	f.common(cmd, true)
+	f.planning(cmd)
+	return cmd
+}
+
+func (a *app) irqApply() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply --iface NAME [--threads N]",
+		Short: "Journal the current affinities, then pin each queue IRQ to its planned CPU",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.irqbalance != topology.IRQBalanceRefuse && f.irqbalance != topology.IRQBalanceIgnore {
+				return usagef("--irqbalance %q: valid values are refuse and ignore", f.irqbalance)
+			}
+			r, n, cleanup, err := a.inspect(f)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			p, err := a.plan(f, n)
+			if err != nil {
+				return err
+			}
+			res, err := topology.Apply(cmd.Context(), r, p, topology.ApplyOptions{
+				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: f.root, Logger: a.log,
+			})
+			if res != nil {
+				if f.json {
+					_ = a.writeJSON(res)
+				} else {
+					_ = topology.WriteChanges(a.stdout, fmt.Sprintf("%s: journal %s", res.Iface, res.Journal), res.Changes, res.Warnings)
+				}
+			}
+			return err
+		},
+	}
+	f.common(cmd, true)
+	f.planning(cmd)
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory for the journal of original affinities")
+	cmd.Flags().StringVar(&f.irqbalance, "irqbalance", topology.IRQBalanceRefuse, "when irqbalance runs: refuse (stop with advice) or ignore (pin and warn)")
+	return cmd
+}
+
+func (a *app) irqRestore() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "restore [--iface NAME]",
+		Short: "Put back the affinities journaled by apply (all interfaces unless --iface)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, cleanup, err := openHost(f.root)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			res, err := topology.Restore(cmd.Context(), r, f.stateDir, f.iface, a.log)
+			if f.json {
+				if jerr := a.writeJSON(res); err == nil {
+					err = jerr
+				}
+				return err
+			}
+			if len(res) == 0 && err == nil {
+				fmt.Fprintf(a.stdout, "nothing to restore: no journal in %s\n", f.stateDir)
+			}
+			for _, rr := range res {
+				_ = topology.WriteChanges(a.stdout, fmt.Sprintf("%s: restored from %s", rr.Iface, rr.Journal), rr.Changes, rr.Warnings)
+			}
+			return err
+		},
+	}
+	f.common(cmd, false)
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory holding the journals")
+	return cmd
+}
+
+func (a *app) irqVerify() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "verify --iface NAME [--for 5s]",
+		Short: "Count, over an interval, which CPUs serviced each queue IRQ; flag any off its planned CPU",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.wait <= 0 {
+				return usagef("--for %s: want a positive duration such as 5s", f.wait)
+			}
+			r, n, cleanup, err := a.inspect(f)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			j, err := topology.LoadJournal(f.stateDir, f.iface)
+			if err != nil {
+				return err
+			}
+			res, err := topology.Verify(cmd.Context(), r, n, j, func(ctx context.Context) error {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(f.wait):
+					return nil
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				err = a.writeJSON(res)
+			} else {
+				err = res.WriteTable(a.stdout)
+			}
+			if err == nil && res.OffCPU > 0 {
+				err = fmt.Errorf("verify %s: %d queue IRQs fired outside their planned CPUs", f.iface, res.OffCPU)
+			}
+			return err
+		},
+	}
+	f.common(cmd, true)
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "journal directory: planned CPUs come from the journal when there is one")
+	cmd.Flags().DurationVar(&f.wait, "for", 5*time.Second, "interval between the two reads of /proc/interrupts")
+	return cmd
+}
+
+func (a *app) irqSnapshot() *cobra.Command {
+	f := &irqFlags{}
+	cmd := &cobra.Command{
+		Use:   "snapshot --iface NAME -o host.tar.gz",
+		Short: "Capture exactly the files topology reads, for --root elsewhere",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.output == "" {
+				return usagef("-o: name the snapshot file to write, e.g. -o host.tar.gz")
+			}
+			base, cleanup, err := openHost(f.root)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			rec := topology.NewRecorder(base)
+			n, err := topology.Inspect(rec, f.iface)
+			if err != nil {
+				return usageError{fmt.Errorf("--iface: %w", err)}
+			}
+			if _, err := topology.MakePlan(n, topology.PlanOptions{}); err != nil {
+				return err
+			}
+			if _, err := topology.ReadInterrupts(rec); err != nil {
+				return err
+			}
+			tmp := f.output + ".tmp"
+			out, err := os.Create(tmp)
+			if err != nil {
+				return fmt.Errorf("write snapshot: %w", err)
+			}
+			defer os.Remove(tmp)
+			if err := rec.WriteTarGz(out); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, f.output); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "wrote %s (replay with: linerate irq plan --iface %s --root %s)\n", f.output, f.iface, f.output)
+			return nil
+		},
+	}
+	f.common(cmd, true)
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "snapshot file to write (.tar.gz)")
+	return cmd
+}

@@ -1,0 +1,17 @@
+// Command linerate is the line-rate benchmarking suite: one binary whose
+// subcommands tune hosts, generate and count traffic, and report.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/topology"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "dev"
+
+// usageError marks bad invocations (exit 2) as opposed to failures (exit 1).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// app carries what every subcommand needs; no globals.
+type app struct {
+	stdout, stderr io.Writer
+	logLevel       string
+	logFormat      string
+	log            hclog.Logger
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "linerate",
+		Short:         "Line-rate throughput and loss benchmarking across hosts",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			lvl := hclog.LevelFromString(a.logLevel)
+			if lvl == hclog.NoLevel {
+				return usagef("--log-level %q: valid levels are trace, debug, info, warn, error", a.logLevel)
+			}
+			if a.logFormat != "text" && a.logFormat != "json" {
+				return usagef("--log-format %q: valid formats are text and json", a.logFormat)
+			}
+			a.log = hclog.New(&hclog.LoggerOptions{Name: "linerate", Level: lvl, Output: stderr, JSONFormat: a.logFormat == "json"})
+			return nil
+		},
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(a.irqCommand())
+
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "linerate: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		return 2
+	}
+	return 1
+}
+
+// writeJSON prints v as indented JSON.
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// openHost opens the host root: a directory, or a snapshot .tar.gz which
+// is unpacked into a temporary directory removed by the returned cleanup.
+func openHost(dir string) (*topology.DirRoot, func(), error) {
+	if strings.HasSuffix(dir, ".tar.gz") || strings.HasSuffix(dir, ".tgz") {
+		f, err := os.Open(dir)
+		if err != nil {
+			return nil, nil, usagef("--root %s: %w (want a directory or a snapshot from `linerate irq snapshot`)", dir, err)
+		}
+		defer f.Close()
+		tmp, err := os.MkdirTemp("", "linerate-root-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup := func() { os.RemoveAll(tmp) }
+		if err := topology.ExtractTarGz(f, tmp); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("--root %s: %w", dir, err)
+		}
+		r, err := topology.OpenRoot(tmp)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		return r, func() { r.Close(); cleanup() }, nil
+	}
+	info, err := os.Stat(dir)
+	if err != nil || !info.IsDir() {
+		return nil, nil, usagef("--root %q: not a directory (want a host root such as / or an unpacked snapshot, or a snapshot .tar.gz)", dir)
+	}
+	r, err := topology.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() { r.Close() }, nil
+}

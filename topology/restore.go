@@ -1,0 +1,129 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// RestoreResult reports the restore of one interface's journal.
+type RestoreResult struct {
+	Iface    string   `json:"iface"`
+	Journal  string   `json:"journal"`
+	Changes  []Change `json:"changes"`
+	Warnings []string `json:"warnings"`
+}
+
+// Restore puts back every affinity recorded in the journals of stateDir
+// (only iface's when iface is not empty). It is idempotent: an IRQ that
+// vanished or whose action name changed is skipped with a note, a journal
+// is removed once restored, and a second restore finds nothing to do.
+// A journal whose restore failed is kept so that it can be retried.
+func Restore(ctx context.Context, r Root, stateDir, iface string, log hclog.Logger) ([]RestoreResult, error) {
+	if stateDir == "" {
+		stateDir = DefaultStateDir
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	ifaces := []string{iface}
+	if iface == "" {
+		var err error
+		if ifaces, err = ListJournals(stateDir); err != nil {
+			return nil, fmt.Errorf("restore: list journals in %s: %w", stateDir, err)
+		}
+	}
+	out := []RestoreResult{}
+	var errs []error
+	for _, name := range ifaces {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		j, err := LoadJournal(stateDir, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if j == nil {
+			continue
+		}
+		res, err := restoreJournal(r, j)
+		res.Journal = JournalPath(stateDir, name)
+		if err == nil {
+			err = removeJournal(stateDir, name)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("restore %s: %w (journal %s kept)", name, err, res.Journal))
+		}
+		log.Named("topology").Info("restored", "iface", name, "irqs", len(res.Changes))
+		out = append(out, res)
+	}
+	return out, errors.Join(errs...)
+}
+
+func restoreJournal(r Root, j *Journal) (RestoreResult, error) {
+	res := RestoreResult{Iface: j.Iface, Changes: []Change{}, Warnings: []string{}}
+	namer := &irqNamer{r: r}
+	var errs []error
+	for i := len(j.Entries) - 1; i >= 0; i-- {
+		e := j.Entries[i]
+		ch := Change{IRQ: e.IRQ, Name: e.Name, Queue: -1, To: e.Original}
+		f := fmt.Sprintf("/proc/irq/%d/%s", e.IRQ, e.File)
+		cur, err := readString(r, f)
+		if isNotExist(err) {
+			ch.Status, ch.Note = StatusSkipped, "irq vanished (interface reconfigured or driver reloaded)"
+			res.Changes = append(res.Changes, ch)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", f, err))
+			continue
+		}
+		ch.From = cur
+		names, err := namer.names(e.IRQ)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("name irq %d: %w", e.IRQ, err))
+			continue
+		}
+		if e.Name != "" && !slices.Contains(names, e.Name) {
+			ch.Status = StatusSkipped
+			ch.Note = fmt.Sprintf("irq %d now belongs to %v, not %s: left alone", e.IRQ, names, e.Name)
+			res.Changes = append(res.Changes, ch)
+			continue
+		}
+		if want, err := parseAffinity(e.File, e.Original); err == nil {
+			if got, err := parseAffinity(e.File, cur); err == nil && got.Equal(want) {
+				ch.Status = StatusUnchanged
+				res.Changes = append(res.Changes, ch)
+				continue
+			}
+		}
+		if err := r.WriteFile(f, []byte(e.Original+"\n")); err != nil {
+			switch classify(err) {
+			case classManaged:
+				ch.Status, ch.Note = StatusManaged, fmt.Sprintf("kernel refused (%v): the irq became kernel-managed", err)
+				res.Changes = append(res.Changes, ch)
+				continue
+			case classVanished:
+				ch.Status, ch.Note = StatusSkipped, "irq vanished"
+				res.Changes = append(res.Changes, ch)
+				continue
+			case classNoPerm:
+				errs = append(errs, fmt.Errorf("restore irq %d (%s) to %s: %w: %w", e.IRQ, e.Name, e.Original, err, ErrNoPermission))
+			default:
+				errs = append(errs, fmt.Errorf("restore irq %d (%s) to %s: %w", e.IRQ, e.Name, e.Original, err))
+			}
+			continue
+		}
+		ch.Status = StatusRestored
+		if back, err := readString(r, f); err == nil {
+			ch.ReadBack = back
+		}
+		res.Changes = append(res.Changes, ch)
+	}
+	slices.Reverse(res.Changes)
+	return res, errors.Join(errs...)
+}

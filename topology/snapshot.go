@@ -1,0 +1,286 @@
+package topology
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Recorder is a Root that remembers every file, directory and symlink
+// read through it, so that exactly what topology read can be written out
+// as a snapshot and replayed elsewhere with --root. Writes are refused.
+type Recorder struct {
+	base Root
+
+	mu    sync.Mutex
+	files map[string]snapFile // real (resolved) path → content
+	dirs  map[string]bool
+	links map[string]string
+	seen  map[string]bool // paths whose symlinks were walked
+}
+
+type snapFile struct {
+	data []byte
+	mode fs.FileMode
+}
+
+// NewRecorder wraps base.
+func NewRecorder(base Root) *Recorder {
+	return &Recorder{base: base, files: map[string]snapFile{}, dirs: map[string]bool{}, links: map[string]string{}, seen: map[string]bool{}}
+}
+
+// walk records the symlinks on the way to name and returns its real path.
+func (rc *Recorder) walk(name string) string {
+	name = path.Clean("/" + name)
+	rc.mu.Lock()
+	done := rc.seen[name]
+	rc.seen[name] = true
+	rc.mu.Unlock()
+	parts := strings.Split(strings.TrimPrefix(name, "/"), "/")
+	cur := "/"
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		next := path.Join(cur, p)
+		if !done {
+			if info, err := rc.base.Lstat(next); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+				if t, err := rc.base.Readlink(next); err == nil {
+					rc.mu.Lock()
+					rc.links[next] = t
+					rc.mu.Unlock()
+				}
+			}
+		}
+		real, err := realpath(rc.base, next)
+		if err != nil {
+			return path.Join(append([]string{cur}, parts[i:]...)...)
+		}
+		cur = real
+	}
+	return cur
+}
+
+func (rc *Recorder) addFile(name string, data []byte) {
+	mode := fs.FileMode(0o644)
+	if info, err := rc.base.Stat(name); err == nil {
+		mode = info.Mode().Perm()
+	}
+	real := rc.walk(name)
+	rc.mu.Lock()
+	rc.files[real] = snapFile{data: append([]byte(nil), data...), mode: mode}
+	rc.mu.Unlock()
+}
+
+// ReadFile implements Root.
+func (rc *Recorder) ReadFile(name string) ([]byte, error) {
+	b, err := rc.base.ReadFile(name)
+	if err == nil {
+		rc.addFile(name, b)
+	}
+	return b, err
+}
+
+// ReadDir implements Root; children not otherwise read are kept as empty
+// files, directories or links so that the listing replays.
+func (rc *Recorder) ReadDir(name string) ([]fs.DirEntry, error) {
+	ents, err := rc.base.ReadDir(name)
+	if err != nil {
+		return ents, err
+	}
+	real := rc.walk(name)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.dirs[real] = true
+	for _, e := range ents {
+		child := path.Join(real, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			if t, err := rc.base.Readlink(child); err == nil {
+				rc.links[child] = t
+			}
+		case e.IsDir():
+			rc.dirs[child] = true
+		default:
+			if _, ok := rc.files[child]; !ok {
+				rc.files[child] = snapFile{mode: 0o644}
+			}
+		}
+	}
+	return ents, nil
+}
+
+// Lstat implements Root.
+func (rc *Recorder) Lstat(name string) (fs.FileInfo, error) {
+	info, err := rc.base.Lstat(name)
+	if err == nil {
+		rc.note(name, info)
+	}
+	return info, err
+}
+
+// Stat implements Root.
+func (rc *Recorder) Stat(name string) (fs.FileInfo, error) {
+	info, err := rc.base.Stat(name)
+	if err == nil {
+		rc.note(name, info)
+	}
+	return info, err
+}
+
+func (rc *Recorder) note(name string, info fs.FileInfo) {
+	real := rc.walk(name)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if info.IsDir() {
+		rc.dirs[real] = true
+	} else if info.Mode().IsRegular() {
+		if f, ok := rc.files[real]; ok {
+			f.mode = info.Mode().Perm()
+			rc.files[real] = f
+		} else {
+			rc.files[real] = snapFile{mode: info.Mode().Perm()}
+		}
+	}
+}
+
+// Readlink implements Root.
+func (rc *Recorder) Readlink(name string) (string, error) {
+	t, err := rc.base.Readlink(name)
+	if err == nil {
+		rc.walk(path.Dir(name))
+		rc.mu.Lock()
+		rc.links[path.Clean("/"+name)] = t
+		rc.mu.Unlock()
+	}
+	return t, err
+}
+
+// WriteFile is refused: a snapshot never changes the host.
+func (rc *Recorder) WriteFile(name string, _ []byte) error {
+	return fmt.Errorf("write %s: snapshot root is read-only", name)
+}
+
+// WriteTarGz writes what was recorded as a gzipped tar with relative
+// paths, symlinks kept as symlinks.
+func (rc *Recorder) WriteTarGz(w io.Writer) error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	mtime := time.Now().UTC().Truncate(time.Second)
+	dirs := map[string]bool{}
+	addParents := func(p string) {
+		for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for p := range rc.dirs {
+		dirs[p] = true
+		addParents(p)
+	}
+	for p := range rc.files {
+		addParents(p)
+	}
+	for p := range rc.links {
+		addParents(p)
+	}
+	type item struct {
+		name string
+		hdr  *tar.Header
+		data []byte
+	}
+	var items []item
+	for d := range dirs {
+		if d == "/" {
+			continue
+		}
+		items = append(items, item{d, &tar.Header{Typeflag: tar.TypeDir, Mode: 0o755}, nil})
+	}
+	for p, f := range rc.files {
+		if _, isLink := rc.links[p]; isLink {
+			continue
+		}
+		items = append(items, item{p, &tar.Header{Typeflag: tar.TypeReg, Mode: int64(f.mode), Size: int64(len(f.data))}, f.data})
+	}
+	for p, t := range rc.links {
+		items = append(items, item{p, &tar.Header{Typeflag: tar.TypeSymlink, Linkname: t, Mode: 0o777}, nil})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].name < items[j].name })
+	for _, it := range items {
+		it.hdr.Name = strings.TrimPrefix(it.name, "/")
+		if it.hdr.Typeflag == tar.TypeDir {
+			it.hdr.Name += "/"
+		}
+		it.hdr.ModTime = mtime
+		if err := tw.WriteHeader(it.hdr); err != nil {
+			return fmt.Errorf("write snapshot entry %s: %w", it.name, err)
+		}
+		if _, err := tw.Write(it.data); err != nil {
+			return fmt.Errorf("write snapshot entry %s: %w", it.name, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// ExtractTarGz unpacks a snapshot into dir. It refuses absolute paths and
+// "..", so a snapshot cannot write outside dir.
+func ExtractTarGz(r io.Reader, dir string) error {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("read snapshot: %w", err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read snapshot: %w", err)
+		}
+		name := path.Clean(h.Name)
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			return fmt.Errorf("read snapshot: entry %q escapes the root", h.Name)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(dst, 0o755)
+		case tar.TypeSymlink:
+			err = os.Symlink(h.Linkname, dst)
+		case tar.TypeReg:
+			var f *os.File
+			if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+				_, err = io.Copy(f, io.LimitReader(tr, 64<<20))
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err == nil {
+					err = os.Chmod(dst, fs.FileMode(h.Mode).Perm())
+				}
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("extract snapshot entry %s: %w", h.Name, err)
+		}
+	}
+}
