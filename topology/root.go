@@ -25,7 +25,8 @@ type Root interface {
 	// Readlink returns a symlink's target as stored.
 	Readlink(name string) (string, error)
 	// WriteFile writes data to an existing file with one write(2):
-	// no create, no truncate, as procfs control files want.
+	// no create (O_TRUNC, as a shell redirect, so fixture files read back
+	// exactly what was written).
 	WriteFile(name string, data []byte) error
 }
 
@@ -83,7 +84,7 @@ func (d *DirRoot) Readlink(name string) (string, error) { return d.r.Readlink(re
 
 // WriteFile implements Root.
 func (d *DirRoot) WriteFile(name string, data []byte) error {
-	f, err := d.r.OpenFile(rel(name), os.O_WRONLY, 0)
+	f, err := d.r.OpenFile(rel(name), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
 	}

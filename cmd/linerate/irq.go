@@ -22,14 +22,14 @@ type irqFlags struct {
 }
 
 func (a *app) irqCommand() *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := group(&cobra.Command{
 		Use:   "irq",
 		Short: "Inspect, plan, pin, verify and restore NIC queue IRQ affinity",
 		Long: `Queue IRQs of a NIC are pinned 1:1 to CPUs on the NIC's own NUMA node.
 Every command reads the host through --root (default /), so a snapshot from
 another machine can be planned offline. apply journals the original
 affinities in --state-dir before writing; restore puts them back.`,
-	}
+	})
 	cmd.AddCommand(a.irqShow(), a.irqPlan(), a.irqApply(), a.irqRestore(), a.irqVerify(), a.irqSnapshot())
 	return cmd
 }

@@ -67,10 +67,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "linerate: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+	msg := err.Error()
+	if errors.As(err, &ue) || strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "required flag") || strings.HasPrefix(msg, "unknown shorthand flag") {
 		return 2
 	}
 	return 1
+}
+
+// group makes a command that only holds subcommands: alone it prints its
+// help; with an unknown subcommand it is a usage error.
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		var names []string
+		for _, sub := range c.Commands() {
+			names = append(names, sub.Name())
+		}
+		return usagef("unknown command %q for %q (valid: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+	}
+	return cmd
 }
 
 // writeJSON prints v as indented JSON.

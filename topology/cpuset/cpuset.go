@@ -169,18 +169,20 @@ func (s Set) Mask(nrCPUs int) string {
 	n := max(nrCPUs, s.Max()+1, 1)
 	groups := (n + 31) / 32
 	topBits := n - (groups-1)*32
-	var b strings.Builder
+	b := make([]byte, 0, groups*9)
 	for g := groups - 1; g >= 0; g-- {
 		digits := 8
 		if g == groups-1 {
 			digits = (topBits + 3) / 4
 		} else {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		v := uint32(s.word(g/2) >> (32 * (g % 2)))
-		fmt.Fprintf(&b, "%0*x", digits, v)
+		for k := digits - 1; k >= 0; k-- {
+			b = append(b, "0123456789abcdef"[(v>>(4*k))&0xf])
+		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // MarshalJSON encodes s as a JSON array of CPU numbers; the empty set is [].

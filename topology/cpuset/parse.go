@@ -93,26 +93,20 @@ func (p *listParser) item(item string) (start, end, used, group int, err error) 
 	}
 	rng, stride, hasStride := strings.Cut(item, ":")
 	if rng == "all" {
-		if p.nr == 0 {
-			return 0, 0, 0, 0, p.unknownCount(item)
-		}
-		if end, err = p.check(p.nr-1, item); err != nil {
+		rng = "0-N"
+	}
+	lo, hi, isRange := strings.Cut(rng, "-")
+	if start, err = p.cpu(lo, item); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	end = start
+	if isRange {
+		if end, err = p.cpu(hi, item); err != nil {
 			return 0, 0, 0, 0, err
 		}
-	} else {
-		lo, hi, isRange := strings.Cut(rng, "-")
-		if start, err = p.cpu(lo, item); err != nil {
-			return 0, 0, 0, 0, err
-		}
-		end = start
-		if isRange {
-			if end, err = p.cpu(hi, item); err != nil {
-				return 0, 0, 0, 0, err
-			}
-		}
-		if start > end {
-			return 0, 0, 0, 0, p.fail(ErrSyntax, listExamples, "range start %d > end %d", start, end)
-		}
+	}
+	if start > end {
+		return 0, 0, 0, 0, p.fail(ErrSyntax, listExamples, "range start %d > end %d", start, end)
 	}
 	used, group = 1, 1
 	if hasStride {
@@ -137,7 +131,8 @@ func (p *listParser) item(item string) (start, end, used, group int, err error) 
 func (p *listParser) cpu(tok, item string) (int, error) {
 	if tok == "N" {
 		if p.nr == 0 {
-			return 0, p.unknownCount(item)
+			return 0, p.fail(ErrSyntax, `explicit CPU numbers such as "0-3,8-11"`,
+				"item %q: \"N\" and \"all\" need the CPU count, which is unknown", item)
 		}
 		return p.check(p.nr-1, item)
 	}
@@ -151,7 +146,7 @@ func (p *listParser) cpu(tok, item string) (int, error) {
 // number parses a non-negative decimal of at most 9 digits.
 func (p *listParser) number(tok, item string) (int, error) {
 	if tok == "" || strings.Trim(tok, "0123456789") != "" {
-		return 0, p.fail(ErrSyntax, listExamples, "item %q: %q is not a CPU number", item, tok)
+		return 0, p.fail(ErrSyntax, listExamples, "item %q: %q is not a decimal number", item, tok)
 	}
 	if len(tok) > 9 {
 		return 0, p.fail(ErrRange, listExamples, "item %q: number %s is too large", item, tok)
@@ -159,6 +154,7 @@ func (p *listParser) number(tok, item string) (int, error) {
 	return strconv.Atoi(tok)
 }
 
+// check rejects CPUs at or above the CPU count or the supported maximum.
 func (p *listParser) check(cpu int, item string) (int, error) {
 	if p.nr > 0 && cpu >= p.nr {
 		valid := "0"
@@ -171,11 +167,6 @@ func (p *listParser) check(cpu int, item string) (int, error) {
 		return 0, p.fail(ErrRange, fmt.Sprintf("0-%d", maxCPUs-1), "item %q: cpu %d exceeds the supported maximum", item, cpu)
 	}
 	return cpu, nil
-}
-
-func (p *listParser) unknownCount(item string) error {
-	return p.fail(ErrSyntax, `explicit CPU numbers such as "0-3,8-11"`,
-		"item %q: \"N\" and \"all\" need the CPU count, which is unknown", item)
 }
 
 // ParseMask parses the kernel's %*pb hex mask: comma-separated groups of 1 to
@@ -213,19 +204,34 @@ func ParseMask(s string) (Set, error) {
 	w := make([]uint64, (len(groups)+1)/2)
 	for i, g := range groups {
 		j := len(groups) - 1 - i // group index counted from the least significant end
-		switch {
-		case g == "":
+		if g == "" {
 			return fail("empty group (stray comma)")
-		case len(g) > 8:
-			return fail("group %q has more than 8 hex digits", g)
-		case strings.Trim(g, "0123456789abcdefABCDEF") != "":
-			return fail("group %q is not hexadecimal", g)
 		}
-		v, err := strconv.ParseUint(g, 16, 32)
-		if err != nil {
-			return fail("group %q: %v", g, err)
+		if len(g) > 8 {
+			return fail("group %q has more than 8 hex digits", g)
+		}
+		var v uint64
+		for k := range len(g) {
+			d := hexDigit(g[k])
+			if d < 0 {
+				return fail("group %q is not hexadecimal", g)
+			}
+			v = v<<4 | uint64(d)
 		}
 		w[j/2] |= v << (32 * (j % 2))
 	}
 	return fromWords(w), nil
+}
+
+// hexDigit returns the value of hex digit c, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }

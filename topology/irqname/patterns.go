@@ -17,14 +17,14 @@ import (
 //	{q}       the queue (or vector) number; required in Queue patterns
 //	{dir}     TxRx, Rx/rx or Tx/tx: the direction of a Queue pattern
 type pattern struct {
-	family  string
-	kind    Kind
-	dir     Dir    // Queue patterns without {dir}: the fixed direction
-	expr    string // see above
-	reason  string // Control/Shared: why the vector is not pinned per queue
+	family string
+	kind   Kind
+	dir    Dir    // Queue patterns without {dir}: the fixed direction
+	expr   string // see above
+	reason string // Control/Shared: why the vector is not pinned per queue
+	// drivers is set when the name carries no iface, BDF or virtio device:
+	// it is then claimed only when Device.Driver is one of these.
 	drivers []string
-	// drivers: the name carries no iface, BDF or virtio device, so it cannot be
-	// attributed by name; it is claimed only when Device.Driver is one of these.
 }
 
 const (
@@ -155,7 +155,10 @@ func newMatcher(d Device) *matcher {
 			len(p.drivers) > 0 && !slices.Contains(p.drivers, d.Driver) {
 			continue
 		}
-		re := regexp.MustCompile("^(?:" + subst.Replace(p.expr) + ")$")
+		re, err := regexp.Compile("^(?:" + subst.Replace(p.expr) + ")$")
+		if err != nil { // only a name that is not valid UTF-8 gets here
+			continue
+		}
 		m.rules = append(m.rules, rule{
 			pattern: p,
 			re:      re,

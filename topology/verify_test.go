@@ -1,0 +1,96 @@
+package topology
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bump rewrites the fixture's /proc/interrupts adding n interrupts for
+// irq on the CPU column col.
+func bump(t *testing.T, dir string, irq, col int, n int) {
+	t.Helper()
+	p := filepath.Join(dir, "proc/interrupts")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > col+1 && f[0] == itoa(irq)+":" {
+			var v int
+			for _, c := range f[col+1] {
+				v = v*10 + int(c-'0')
+			}
+			f[col+1] = itoa(v + n)
+			lines[i] = " " + strings.Join(f, "  ")
+		}
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	r, p, state := setup(t)
+	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Inspect(r, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := LoadJournal(state, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(context.Background(), r, n, j, func(context.Context) error {
+		bump(t, r.Dir(), 41, 0, 500) // queue 0 on its planned CPU 0
+		bump(t, r.Dir(), 42, 5, 7)   // queue 1 planned on CPU 1 fired on CPU 5
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OffCPU != 1 {
+		t.Errorf("OffCPU = %d, want 1: %+v", res.OffCPU, res.IRQs)
+	}
+	byIRQ := map[int]VerifiedIRQ{}
+	for _, q := range res.IRQs {
+		byIRQ[q.IRQ] = q
+	}
+	if q := byIRQ[41]; q.OffCPU || q.Total != 500 || q.Fired["0"] != 500 || q.Planned != "0" || q.Source != "journal" {
+		t.Errorf("irq 41: %+v", q)
+	}
+	if q := byIRQ[42]; !q.OffCPU || q.Fired["5"] != 7 || q.Planned != "1" {
+		t.Errorf("irq 42: %+v", q)
+	}
+	if q := byIRQ[43]; q.OffCPU || q.Total != 0 {
+		t.Errorf("irq 43 (idle): %+v", q)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "5:7") || !strings.Contains(b.String(), "OFF-CPU") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+func TestVerifyWithoutJournalUsesCurrentAffinity(t *testing.T) {
+	r, _, _ := setup(t)
+	n, err := Inspect(r, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(context.Background(), r, n, nil, func(context.Context) error {
+		bump(t, r.Dir(), 44, 6, 3) // affinity 0-7 allows CPU 6
+		return nil
+	})
+	if err != nil || res.OffCPU != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if q := res.IRQs[3]; q.IRQ != 44 || q.Planned != "0-7" || q.Source != "affinity" || q.Fired["6"] != 3 {
+		t.Errorf("irq 44: %+v", q)
+	}
+}
