@@ -117,7 +117,7 @@ func TestApplyRestoreRoundTrip(t *testing.T) {
 		t.Errorf("journal entries: %+v", j.Entries)
 	}
 
-	rr, err := Restore(context.Background(), r, state, "", nil)
+	rr, err := Restore(context.Background(), r, RestoreOptions{StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestApplyRestoreRoundTrip(t *testing.T) {
 	}
 	// A second restore is a no-op.
 	before := len(r.writes)
-	rr, err = Restore(context.Background(), r, state, "", nil)
+	rr, err = Restore(context.Background(), r, RestoreOptions{StateDir: state})
 	if err != nil || len(rr) != 0 || len(r.writes) != before {
 		t.Errorf("second restore: %+v, %v, %d new writes", rr, err, len(r.writes)-before)
 	}
@@ -297,7 +297,7 @@ func TestApplyHexMaskFallback(t *testing.T) {
 	if got := read(t, r, "/proc/irq/44/smp_affinity"); got != "08" {
 		t.Errorf("irq 44 mask = %q, want 08 (cpu 3 of 8)", got)
 	}
-	if _, err := Restore(context.Background(), r, state, "eth0", nil); err != nil {
+	if _, err := Restore(context.Background(), r, RestoreOptions{StateDir: state, Iface: "eth0"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, r, "/proc/irq/44/smp_affinity"); got != "ff" {
@@ -321,7 +321,7 @@ func TestApplyTwiceKeepsFirstOriginals(t *testing.T) {
 	if res.Changes[0].Status != StatusUnchanged {
 		t.Errorf("re-applying the same pin: %+v, want unchanged", res.Changes[0])
 	}
-	if _, err := Restore(context.Background(), r, state, "eth0", nil); err != nil {
+	if _, err := Restore(context.Background(), r, RestoreOptions{StateDir: state, Iface: "eth0"}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(untouched, affinities(t, r)); diff != "" {
@@ -341,7 +341,7 @@ func TestRestoreSkipsVanishedAndRenamed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sys/kernel/irq/43/actions"), []byte("eth9-TxRx-0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := Restore(context.Background(), r, state, "eth0", nil)
+	rr, err := Restore(context.Background(), r, RestoreOptions{StateDir: state, Iface: "eth0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,14 +369,14 @@ func TestRestoreKeepsJournalOnFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.fail("/proc/irq/42/smp_affinity_list", unix.EACCES)
-	_, err := Restore(context.Background(), r, state, "", nil)
+	_, err := Restore(context.Background(), r, RestoreOptions{StateDir: state})
 	if !errors.Is(err, ErrNoPermission) {
 		t.Fatalf("restore error %v, want ErrNoPermission", err)
 	}
 	if _, err := os.Stat(JournalPath(state, "eth0")); err != nil {
 		t.Fatalf("journal removed although restore failed: %v", err)
 	}
-	if _, err := Restore(context.Background(), r, state, "", nil); err != nil {
+	if _, err := Restore(context.Background(), r, RestoreOptions{StateDir: state}); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	if diff := cmp.Diff(untouched, affinities(t, r)); diff != "" {
@@ -430,6 +430,26 @@ func TestApplyCancelledRollsBack(t *testing.T) {
 	}
 	if diff := cmp.Diff(untouched, affinities(t, r)); diff != "" {
 		t.Errorf("after cancel (-want +got):\n%s", diff)
+	}
+}
+
+func TestRestoreRefusesJournalOfAnotherRoot(t *testing.T) {
+	r, p, state := setup(t)
+	o := opts(state)
+	o.RootName = "/tmp/fixture-host"
+	if _, err := Apply(context.Background(), r, p, o); err != nil {
+		t.Fatal(err)
+	}
+	before := len(r.writes)
+	_, err := Restore(context.Background(), r, RestoreOptions{StateDir: state, RootName: "/"})
+	if err == nil || !strings.Contains(err.Error(), "--root /tmp/fixture-host") || len(r.writes) != before {
+		t.Fatalf("restore with another root: %v, %d writes", err, len(r.writes)-before)
+	}
+	if _, err := Restore(context.Background(), r, RestoreOptions{StateDir: state, RootName: "/tmp/fixture-host/"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(untouched, affinities(t, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,12 +18,24 @@ type RestoreResult struct {
 	Warnings []string `json:"warnings"`
 }
 
-// Restore puts back every affinity recorded in the journals of stateDir
-// (only iface's when iface is not empty). It is idempotent: an IRQ that
-// vanished or whose action name changed is skipped with a note, a journal
-// is removed once restored, and a second restore finds nothing to do.
-// A journal whose restore failed is kept so that it can be retried.
-func Restore(ctx context.Context, r Root, stateDir, iface string, log hclog.Logger) ([]RestoreResult, error) {
+// RestoreOptions configure Restore.
+type RestoreOptions struct {
+	StateDir string // journal directory; DefaultStateDir when empty
+	Iface    string // only this interface's journal; all when empty
+	// RootName is the host root being restored ("/" for the live host). A
+	// journal written for another root is refused, so that a journal made
+	// against a fixture never writes to the live host's IRQs.
+	RootName string
+	Logger   hclog.Logger
+}
+
+// Restore puts back every affinity recorded in the journals of the state
+// dir. It is idempotent: an IRQ that vanished or whose action name changed
+// is skipped with a note, a journal is removed once restored, and a second
+// restore finds nothing to do. A journal whose restore failed is kept so
+// that it can be retried.
+func Restore(ctx context.Context, r Root, opts RestoreOptions) ([]RestoreResult, error) {
+	stateDir, iface, log := opts.StateDir, opts.Iface, opts.Logger
 	if stateDir == "" {
 		stateDir = DefaultStateDir
 	}
@@ -48,6 +61,11 @@ func Restore(ctx context.Context, r Root, stateDir, iface string, log hclog.Logg
 			continue
 		}
 		if j == nil {
+			continue
+		}
+		if j.Root != "" && opts.RootName != "" && filepath.Clean(j.Root) != filepath.Clean(opts.RootName) {
+			errs = append(errs, fmt.Errorf("restore %s: journal %s was written for host root %s, not %s: pass --root %s (journal kept)",
+				name, JournalPath(stateDir, name), j.Root, opts.RootName, j.Root))
 			continue
 		}
 		res, err := restoreJournal(r, j)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,7 +149,7 @@ func (a *app) irqApply() *cobra.Command {
 				return err
 			}
 			res, err := topology.Apply(cmd.Context(), r, p, topology.ApplyOptions{
-				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: f.root, Logger: a.log,
+				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: absPath(f.root), Logger: a.log,
 			})
 			if res != nil {
 				if f.json {
@@ -179,7 +180,9 @@ func (a *app) irqRestore() *cobra.Command {
 				return err
 			}
 			defer cleanup()
-			res, err := topology.Restore(cmd.Context(), r, f.stateDir, f.iface, a.log)
+			res, err := topology.Restore(cmd.Context(), r, topology.RestoreOptions{
+				StateDir: f.stateDir, Iface: f.iface, RootName: absPath(f.root), Logger: a.log,
+			})
 			if f.json {
 				if jerr := a.writeJSON(res); err == nil {
 					err = jerr
@@ -296,4 +299,12 @@ func (a *app) irqSnapshot() *cobra.Command {
 	f.common(cmd, true)
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "snapshot file to write (.tar.gz)")
 	return cmd
+}
+
+// absPath names a root the same way however it was typed, for journals.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
