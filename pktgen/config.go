@@ -1,0 +1,406 @@
+package pktgen
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrConfig: a Config value is impossible; the message names the field
+// and the valid range.
+var ErrConfig = errors.New("invalid pktgen config")
+
+// Xmit modes.
+const (
+	XmitStart        = "start_xmit"    // driver ndo_start_xmit, bypasses the qdisc (default)
+	XmitNetifReceive = "netif_receive" // inject into the receive path
+	XmitQueue        = "queue_xmit"    // dev_queue_xmit: through the qdisc
+)
+
+// Flags pktgen knows (flag NAME / flag !NAME). NODE_ALLOC is the name
+// kernels before the flag table used; Run falls back to it for NODE.
+var knownFlags = []string{
+	"IPV6", "IPSRC_RND", "IPDST_RND", "TXSIZE_RND", "UDPSRC_RND", "UDPDST_RND", "UDPCSUM",
+	"NO_TIMESTAMP", "MPLS_RND", "QUEUE_MAP_RND", "QUEUE_MAP_CPU", "FLOW_SEQ", "FLOW_RND", "IPSEC",
+	"MACSRC_RND", "MACDST_RND", "VID_RND", "SVID_RND", "NODE", "NODE_ALLOC", "SHARED",
+}
+
+// IMIXEntry is one size of an internet mix and its weight.
+type IMIXEntry struct {
+	Size   int // frame size without FCS, like PktSize
+	Weight int
+}
+
+// Config describes one pktgen run on one device: one thread per CPU, each
+// thread its own device entry "<Device>@<cpu>" and its own sequence
+// stream. Zero values mean "the kernel's default" unless a field says
+// otherwise.
+type Config struct {
+	Device string // interface to send from
+	CPUs   []int  // one pktgen thread (kpktgend_<cpu>) per CPU
+
+	Count    uint64        // packets per thread; 0 = until Duration or Stop
+	Duration time.Duration // stop after this long; 0 = until Count
+
+	PktSize    int // frame size without the 4-byte FCS (pktgen's pkt_size)
+	MinPktSize int // size range (PktSize must be 0); sizes cycle, or random with TXSIZE_RND
+	MaxPktSize int
+	IMIX       []IMIXEntry // internet mix (exclusive with PktSize and ranges)
+	Frags      int
+
+	Burst    int // xmit_more burst; 0 or 1 = none
+	CloneSkb int // reuse each skb this many more times; 0 = a new skb per packet
+
+	// Rate per thread: at most one of these.
+	DelayNS  uint64 // inter-packet gap in ns
+	RatePPS  uint64 // packets per second
+	RateMbps uint64 // Mb/s (pktgen computes the gap from min_pkt_size)
+
+	DstMin, DstMax netip.Addr // destination range (IPv4 or IPv6); DstMax may be zero
+	SrcMin, SrcMax netip.Addr // source range; zero = the device's address
+	// SrcPerThread gives thread i the single source SrcMin+i, so that a
+	// receiver can tell the threads' sequence streams apart.
+	SrcPerThread bool
+
+	DstMAC, SrcMAC net.HardwareAddr
+
+	// UDP port ranges, inclusive (pktgen's max is exclusive; Commands converts).
+	UDPSrcMin, UDPSrcMax int
+	UDPDstMin, UDPDstMax int
+
+	Flows, FlowLen int
+
+	VLANID   int // -1 or 0..4095; set HasVLAN
+	HasVLAN  bool
+	VLANPrio int // 0..7
+	VLANCFI  int // 0..1
+
+	TOS    int // 0..255, with HasTOS
+	HasTOS bool
+
+	QueueMapMin, QueueMapMax int // with HasQueueMap
+	HasQueueMap              bool
+
+	Node    int // NUMA node for allocations, with flag NODE and HasNode
+	HasNode bool
+
+	Flags    []string // e.g. QUEUE_MAP_CPU, UDPSRC_RND, NO_TIMESTAMP, NODE, UDPCSUM; "!NAME" clears
+	XmitMode string   // "" = start_xmit
+
+	// AllowFallback lets Run fall back to burst 1 / clone_skb 0, with a
+	// warning, when the device refuses skb sharing (veth, lo, bonds).
+	AllowFallback bool
+}
+
+func cfgErr(field, format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, args...), ErrConfig)
+}
+
+// Validate rejects impossible values before the kernel sees them.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	switch {
+	case c.Device == "":
+		add(cfgErr("device", "empty: name the interface to send from"))
+	case len(c.Device) > 15 || strings.ContainsAny(c.Device, "/@ \t\n"):
+		add(cfgErr("device", "%q is not an interface name (at most 15 characters, no '/', '@' or spaces)", c.Device))
+	}
+	if len(c.CPUs) == 0 {
+		add(cfgErr("cpus", "no CPU: pktgen needs at least one thread"))
+	}
+	seen := map[int]bool{}
+	for _, cpu := range c.CPUs {
+		if cpu < 0 || cpu > 8191 {
+			add(cfgErr("cpus", "cpu %d out of range 0-8191", cpu))
+		}
+		if seen[cpu] {
+			add(cfgErr("cpus", "cpu %d twice: one thread per CPU", cpu))
+		}
+		seen[cpu] = true
+	}
+	if c.Count == 0 && c.Duration <= 0 {
+		add(cfgErr("count", "neither a count nor a duration: the run would never end"))
+	}
+	if c.Count > 9_999_999_999 {
+		add(cfgErr("count", "%d per thread exceeds pktgen's 10 digits", c.Count))
+	}
+	if c.Duration < 0 {
+		add(cfgErr("duration", "%s is negative", c.Duration))
+	}
+	minFrame := HeaderOffset(c.ipv6(), btoi(c.HasVLAN), 0) + HeaderLen
+	checkSize := func(field string, v int) {
+		if v != 0 && (v < minFrame || v > 65535) {
+			add(cfgErr(field, "%d: want %d-65535 (frame without FCS, room for headers and the 16-byte pktgen header)", v, minFrame))
+		}
+	}
+	checkSize("pkt_size", c.PktSize)
+	checkSize("min_pkt_size", c.MinPktSize)
+	checkSize("max_pkt_size", c.MaxPktSize)
+	if (c.MinPktSize != 0) != (c.MaxPktSize != 0) || c.MinPktSize > c.MaxPktSize {
+		add(cfgErr("min_pkt_size", "range %d-%d: set both, min <= max", c.MinPktSize, c.MaxPktSize))
+	}
+	if c.PktSize != 0 && (c.MinPktSize != 0 || len(c.IMIX) > 0) {
+		add(cfgErr("pkt_size", "set one of pkt_size, a size range, or imix"))
+	}
+	if len(c.IMIX) > 0 {
+		if c.MinPktSize != 0 {
+			add(cfgErr("imix", "set one of a size range or imix"))
+		}
+		if len(c.IMIX) > 20 {
+			add(cfgErr("imix", "%d entries, pktgen takes at most 20", len(c.IMIX)))
+		}
+		for _, e := range c.IMIX {
+			checkSize("imix size", e.Size)
+			if e.Weight <= 0 {
+				add(cfgErr("imix weight", "%d for size %d: want > 0", e.Weight, e.Size))
+			}
+		}
+		if c.CloneSkb > 0 {
+			add(cfgErr("clone_skb", "must be 0 with imix"))
+		}
+	}
+	if c.Frags < 0 || c.Frags > 17 {
+		add(cfgErr("frags", "%d: want 0-17", c.Frags))
+	}
+	if c.Burst < 0 || c.Burst > 65535 {
+		add(cfgErr("burst", "%d: want 1-65535 (0 means 1)", c.Burst))
+	}
+	if c.CloneSkb < 0 || c.CloneSkb > 1<<30 {
+		add(cfgErr("clone_skb", "%d: want >= 0", c.CloneSkb))
+	}
+	rates := btoi(c.DelayNS > 0) + btoi(c.RatePPS > 0) + btoi(c.RateMbps > 0)
+	if rates > 1 {
+		add(cfgErr("rate", "set one of delay, rate (Mb/s) and ratep (pps)"))
+	}
+	switch {
+	case !c.DstMin.IsValid():
+		add(cfgErr("dst", "missing: the destination IP address"))
+	case c.DstMax.IsValid() && (c.DstMax.Is4() != c.DstMin.Is4() || c.DstMax.Less(c.DstMin)):
+		add(cfgErr("dst_max", "%s: same family as dst_min %s and not below it", c.DstMax, c.DstMin))
+	}
+	if c.SrcMin.IsValid() && c.DstMin.IsValid() && c.SrcMin.Is4() != c.DstMin.Is4() {
+		add(cfgErr("src", "%s and destination %s are of different IP families", c.SrcMin, c.DstMin))
+	}
+	if c.SrcMax.IsValid() && (!c.SrcMin.IsValid() || c.SrcMax.Less(c.SrcMin) || c.SrcMax.Is4() != c.SrcMin.Is4()) {
+		add(cfgErr("src_max", "%s: needs src_min of the same family not above it", c.SrcMax))
+	}
+	if c.SrcPerThread && !c.SrcMin.IsValid() {
+		add(cfgErr("src", "one source per thread needs a first source address"))
+	}
+	for _, m := range []struct {
+		name string
+		mac  net.HardwareAddr
+	}{{"dst_mac", c.DstMAC}, {"src_mac", c.SrcMAC}} {
+		if m.mac != nil && len(m.mac) != 6 {
+			add(cfgErr(m.name, "%s is not a 6-byte Ethernet address", m.mac))
+		}
+	}
+	for _, p := range []struct {
+		name     string
+		min, max int
+	}{{"udp_src", c.UDPSrcMin, c.UDPSrcMax}, {"udp_dst", c.UDPDstMin, c.UDPDstMax}} {
+		if p.min < 0 || p.max < 0 || p.min > 65535 || p.max > 65534 && p.max != p.min || (p.max != 0 && p.max < p.min) {
+			add(cfgErr(p.name, "range %d-%d: want 0 <= min <= max, max <= 65534 (pktgen's upper bound is exclusive)", p.min, p.max))
+		}
+	}
+	if c.Flows < 0 || c.Flows > 65536 || c.FlowLen < 0 {
+		add(cfgErr("flows", "%d flows of %d packets: want 0-65536 flows", c.Flows, c.FlowLen))
+	}
+	if c.HasVLAN && (c.VLANID < 0 || c.VLANID > 4095 || c.VLANPrio < 0 || c.VLANPrio > 7 || c.VLANCFI < 0 || c.VLANCFI > 1) {
+		add(cfgErr("vlan", "id %d prio %d cfi %d: want id 0-4095, prio 0-7, cfi 0-1", c.VLANID, c.VLANPrio, c.VLANCFI))
+	}
+	if c.HasTOS && (c.TOS < 0 || c.TOS > 255) {
+		add(cfgErr("tos", "%d: want 0-255", c.TOS))
+	}
+	if c.HasQueueMap && (c.QueueMapMin < 0 || c.QueueMapMax > 65535 || c.QueueMapMin > c.QueueMapMax) {
+		add(cfgErr("queue_map", "%d-%d: want 0 <= min <= max <= 65535", c.QueueMapMin, c.QueueMapMax))
+	}
+	if c.HasNode && (c.Node < 0 || c.Node > 1023) {
+		add(cfgErr("node", "%d: want 0-1023", c.Node))
+	}
+	for _, f := range c.Flags {
+		if !slices.Contains(knownFlags, strings.TrimPrefix(f, "!")) {
+			add(cfgErr("flag", "%q unknown (valid: %s)", f, strings.Join(knownFlags, ", ")))
+		}
+	}
+	switch c.XmitMode {
+	case "", XmitStart, XmitNetifReceive, XmitQueue:
+	default:
+		add(cfgErr("xmit_mode", "%q: want %s, %s or %s", c.XmitMode, XmitStart, XmitNetifReceive, XmitQueue))
+	}
+	if c.XmitMode == XmitQueue && c.Burst > 1 {
+		add(cfgErr("burst", "%d with xmit_mode queue_xmit: pktgen refuses bursts through the qdisc", c.Burst))
+	}
+	if c.XmitMode == XmitNetifReceive && c.CloneSkb > 0 {
+		add(cfgErr("clone_skb", "%d with xmit_mode netif_receive: pktgen refuses it", c.CloneSkb))
+	}
+	return errors.Join(errs...)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }
+
+// EntryName is the device file of thread i: "<dev>@<cpu>".
+func (c *Config) EntryName(i int) string { return fmt.Sprintf("%s@%d", c.Device, c.CPUs[i]) }
+
+// ThreadSource is the source address of thread i when SrcPerThread is set.
+func (c *Config) ThreadSource(i int) netip.Addr {
+	a := c.SrcMin
+	for range i {
+		a = a.Next()
+	}
+	return a
+}
+
+// Commands is the ordered list of device-file writes that configure
+// thread i's entry, one command per write(2).
+func (c *Config) Commands(i int) []string {
+	var cmds []string
+	add := func(format string, args ...any) { cmds = append(cmds, fmt.Sprintf(format, args...)) }
+	if c.XmitMode != "" && c.XmitMode != XmitStart {
+		add("xmit_mode %s", c.XmitMode)
+	}
+	add("count %d", c.Count)
+	switch {
+	case len(c.IMIX) > 0:
+		var parts []string
+		for _, e := range c.IMIX {
+			parts = append(parts, fmt.Sprintf("%d,%d", e.Size, e.Weight))
+		}
+		add("imix_weights %s", strings.Join(parts, " "))
+	case c.MinPktSize != 0:
+		add("min_pkt_size %d", c.MinPktSize)
+		add("max_pkt_size %d", c.MaxPktSize)
+	case c.PktSize != 0:
+		add("pkt_size %d", c.PktSize)
+	}
+	if c.Frags > 0 {
+		add("frags %d", c.Frags)
+	}
+	switch {
+	case c.RatePPS > 0:
+		add("ratep %d", c.RatePPS)
+	case c.RateMbps > 0:
+		add("rate %d", c.RateMbps)
+	default:
+		add("delay %d", c.DelayNS)
+	}
+	if c.ipv6() {
+		if c.DstMax.IsValid() && c.DstMax != c.DstMin {
+			add("dst6_min %s", c.DstMin)
+			add("dst6_max %s", c.DstMax)
+		} else {
+			add("dst6 %s", c.DstMin)
+		}
+		if c.SrcMin.IsValid() {
+			// pktgen has no IPv6 source range: one address.
+			src := c.SrcMin
+			if c.SrcPerThread {
+				src = c.ThreadSource(i)
+			}
+			add("src6 %s", src)
+		}
+	} else {
+		dmax := c.DstMax
+		if !dmax.IsValid() {
+			dmax = c.DstMin
+		}
+		add("dst_min %s", c.DstMin)
+		add("dst_max %s", dmax)
+		if c.SrcMin.IsValid() {
+			smin, smax := c.SrcMin, c.SrcMax
+			if c.SrcPerThread {
+				smin = c.ThreadSource(i)
+				smax = smin
+			} else if !smax.IsValid() {
+				smax = smin
+			}
+			add("src_min %s", smin)
+			add("src_max %s", smax)
+		}
+	}
+	if c.DstMAC != nil {
+		add("dst_mac %s", c.DstMAC)
+	}
+	if c.SrcMAC != nil {
+		add("src_mac %s", c.SrcMAC)
+	}
+	portRange := func(name string, lo, hi int) {
+		if lo == 0 && hi == 0 {
+			return
+		}
+		if hi == 0 {
+			hi = lo
+		}
+		top := hi
+		if hi > lo {
+			top = hi + 1 // pktgen's max is exclusive
+		}
+		add("%s_min %d", name, lo)
+		add("%s_max %d", name, top)
+	}
+	portRange("udp_src", c.UDPSrcMin, c.UDPSrcMax)
+	portRange("udp_dst", c.UDPDstMin, c.UDPDstMax)
+	if c.Flows > 0 {
+		add("flows %d", c.Flows)
+		add("flowlen %d", c.FlowLen)
+	}
+	if c.HasVLAN {
+		add("vlan_id %d", c.VLANID)
+		add("vlan_p %d", c.VLANPrio)
+		add("vlan_cfi %d", c.VLANCFI)
+	}
+	if c.HasTOS {
+		add("tos %02x", c.TOS)
+	}
+	if c.HasQueueMap {
+		add("queue_map_min %d", c.QueueMapMin)
+		add("queue_map_max %d", c.QueueMapMax)
+	}
+	if c.HasNode {
+		add("node %d", c.Node)
+	}
+	for _, f := range c.Flags {
+		add("flag %s", f)
+	}
+	if c.CloneSkb > 0 {
+		add("clone_skb %d", c.CloneSkb)
+	}
+	if c.Burst > 1 {
+		add("burst %d", c.Burst)
+	}
+	return cmds
+}
+
+// FrameBytes is the mean frame size without FCS that the config sends:
+// PktSize, the middle of a size range, or the IMIX's weighted mean.
+func (c *Config) FrameBytes() float64 {
+	switch {
+	case len(c.IMIX) > 0:
+		var sum, w float64
+		for _, e := range c.IMIX {
+			sum += float64(e.Size * e.Weight)
+			w += float64(e.Weight)
+		}
+		return sum / w
+	case c.MinPktSize != 0:
+		return float64(c.MinPktSize+c.MaxPktSize) / 2
+	case c.PktSize != 0:
+		return float64(c.PktSize)
+	}
+	if c.ipv6() {
+		return 78 // pktgen's default minimum
+	}
+	return 58
+}

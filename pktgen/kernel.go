@@ -1,0 +1,339 @@
+package pktgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Kernel drives the kernel's pktgen through a Proc.
+type Kernel struct {
+	Proc Proc
+	Log  hclog.Logger
+	// PollInterval is how often a run samples every device's counters
+	// for live progress (default 200 ms).
+	PollInterval time.Duration
+	// Sleep waits between retries (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// NewKernel returns a kernel backend on DefaultProcDir.
+func NewKernel(log hclog.Logger) *Kernel {
+	return &Kernel{Proc: DirProc{Dir: DefaultProcDir}, Log: log}
+}
+
+func (k *Kernel) defaults() {
+	if k.Log == nil {
+		k.Log = hclog.NewNullLogger()
+	}
+	if k.PollInterval <= 0 {
+		k.PollInterval = 200 * time.Millisecond
+	}
+	if k.Sleep == nil {
+		k.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
+}
+
+// Available reports whether pktgen is loaded, and its version line.
+func (k *Kernel) Available() (string, error) {
+	b, err := k.Proc.Read("pgctrl")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s/pgctrl does not exist: load the module with `modprobe pktgen` (CONFIG_NET_PKTGEN)", ErrNoPktgen, DefaultProcDir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read pktgen pgctrl: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Progress is a live sample of a run.
+type Progress struct {
+	Elapsed time.Duration
+	Packets uint64
+	Errors  uint64
+	Threads []ThreadProgress
+}
+
+// ThreadProgress is one thread's counters so far.
+type ThreadProgress struct {
+	CPU     int
+	Packets uint64
+	Errors  uint64
+}
+
+// ctl writes a pgctrl command.
+func (k *Kernel) ctl(cmd string) error {
+	if err := k.Proc.Write("pgctrl", cmd); err != nil {
+		ce := &CommandError{File: "pgctrl", Cmd: cmd, Err: err, kind: classifyErrno(err)}
+		return ce
+	}
+	return nil
+}
+
+// readDevice parses a device entry's file.
+func (k *Kernel) readDevice(entry string) (*DeviceFile, error) {
+	b, err := k.Proc.Read(entry)
+	if err != nil {
+		return nil, fmt.Errorf("read pktgen %s: %w", entry, err)
+	}
+	return ParseDeviceFile(entry, bytes.NewReader(b))
+}
+
+// resultText reads the Result text of a device or thread file ("" when unreadable).
+func (k *Kernel) resultText(file string) string {
+	b, err := k.Proc.Read(file)
+	if err != nil {
+		return ""
+	}
+	_, after, ok := strings.Cut(string(b), "Result:")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(after)
+}
+
+// set writes one command to a file and requires its Result to say OK:
+// many refused settings are "successful" writes (unknown flag or
+// xmit_mode, node not possible, vlan or tos out of range).
+func (k *Kernel) set(file, cmd string, checkResult bool) error {
+	werr := k.Proc.Write(file, cmd)
+	res := k.resultText(file)
+	if werr != nil {
+		kind := classifyErrno(werr)
+		if kind == nil {
+			kind = ErrRefused
+		}
+		return &CommandError{File: file, Cmd: cmd, Err: werr, Result: res, kind: kind}
+	}
+	if checkResult && !strings.HasPrefix(res, "OK") {
+		return &CommandError{File: file, Cmd: cmd, Result: res, kind: ErrRefused}
+	}
+	return nil
+}
+
+// addDevice puts entry on thread cpu, retrying EBUSY, which follows a
+// rem_device_all or reset that the thread has not processed yet.
+func (k *Kernel) addDevice(ctx context.Context, cpu int, entry string) error {
+	thread := fmt.Sprintf("kpktgend_%d", cpu)
+	if _, err := k.Proc.Read(thread); err != nil {
+		return fmt.Errorf("pktgen has no thread for cpu %d (%s): the CPU is offline or came online after pktgen loaded: %w", cpu, thread, err)
+	}
+	if err := k.set(thread, "rem_device_all", false); err != nil {
+		return err
+	}
+	var err error
+	for attempt := 0; attempt < 6; attempt++ {
+		if err = k.set(thread, "add_device "+entry, true); !errors.Is(err, ErrBusy) {
+			break
+		}
+		if serr := k.Sleep(ctx, time.Duration(50<<attempt)*time.Millisecond); serr != nil {
+			return serr
+		}
+	}
+	dev, _, _ := strings.Cut(entry, "@")
+	switch {
+	case errors.Is(err, ErrNoDevice):
+		return fmt.Errorf("%w (interface %q does not exist in this network namespace)", err, dev)
+	case errors.Is(err, ErrDeviceDown):
+		return fmt.Errorf("%w (bring it up: ip link set %s up; pktgen also needs carrier, e.g. a veth peer that is up)", err, dev)
+	case errors.Is(err, ErrBusy):
+		return fmt.Errorf("%w (another pktgen run uses %s)", err, entry)
+	}
+	return err
+}
+
+// configure writes thread i's settings, with the fallbacks that probing
+// decides: NODE_ALLOC for kernels that predate the NODE name, and burst 1
+// / clone_skb 0 when the device refuses skb sharing and cfg allows it.
+func (k *Kernel) configure(cfg *Config, i int, warn func(string)) error {
+	entry := cfg.EntryName(i)
+	for _, cmd := range cfg.Commands(i) {
+		// imix_weights leaves Result as it was.
+		check := !strings.HasPrefix(cmd, "imix_weights")
+		err := k.set(entry, cmd, check)
+		if err != nil && cmd == "flag NODE" && strings.Contains(k.resultText(entry), "unknown") {
+			err = k.set(entry, "flag NODE_ALLOC", true)
+		}
+		if err != nil && errors.Is(err, ErrNotSupported) && (strings.HasPrefix(cmd, "burst ") || strings.HasPrefix(cmd, "clone_skb ")) {
+			setting, _, _ := strings.Cut(cmd, " ")
+			if !cfg.AllowFallback {
+				return fmt.Errorf("%w: %s refuses %s (no skb sharing on this device); use %s or allow the fallback", err, cfg.Device, setting,
+					map[string]string{"burst": "burst 1", "clone_skb": "clone_skb 0"}[setting])
+			}
+			if i == 0 {
+				warn(fmt.Sprintf("%s refuses %q (no skb sharing): sending with %s", cfg.Device, cmd,
+					map[string]string{"burst": "burst 1", "clone_skb": "clone_skb 0"}[setting]))
+			}
+			if strings.HasPrefix(cmd, "burst ") {
+				cfg.Burst = 1
+			} else {
+				cfg.CloneSkb = 0
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run sends with pktgen as cfg says and returns the per-thread results.
+// It resets pktgen before and after (also on every error), so a failed
+// run leaves no device on a pktgen thread. Cancelling ctx stops the run
+// (with a "stop" write, never a signal to the writer) and returns what
+// was sent, marked Interrupted. progress, when not nil, gets live samples.
+func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (sum *Summary, err error) {
+	k.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := k.Available(); err != nil {
+		return nil, err
+	}
+	log := k.Log.Named("pktgen").With("dev", cfg.Device)
+	if err := k.ctl("reset"); err != nil {
+		return nil, fmt.Errorf("reset pktgen before the run: %w", err)
+	}
+	defer func() {
+		if rerr := k.ctl("reset"); rerr != nil {
+			log.Error("reset pktgen after the run", "error", rerr)
+			if err == nil {
+				err = fmt.Errorf("reset pktgen after the run: %w", rerr)
+			}
+		}
+	}()
+	sum = &Summary{Backend: "kernel", Device: cfg.Device}
+	warn := func(s string) { sum.Warnings = append(sum.Warnings, s); log.Warn(s) }
+	for i, cpu := range cfg.CPUs {
+		if err := k.addDevice(ctx, cpu, cfg.EntryName(i)); err != nil {
+			return nil, err
+		}
+	}
+	for i := range cfg.CPUs {
+		if err := k.configure(&cfg, i, warn); err != nil {
+			return nil, err
+		}
+	}
+
+	log.Info("starting", "threads", len(cfg.CPUs), "count_per_thread", cfg.Count, "duration", cfg.Duration)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- k.Proc.Start() }()
+	var deadline <-chan time.Time
+	if cfg.Duration > 0 {
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(k.PollInterval)
+	defer tick.Stop()
+	cancelled := ctx.Done()
+	var stopOnce sync.Once
+	stop := func(why string) {
+		stopOnce.Do(func() {
+			log.Info("stopping", "why", why)
+			if err := k.ctl("stop"); err != nil {
+				log.Error("stop pktgen", "error", err)
+			}
+		})
+	}
+	var startErr error
+wait:
+	for {
+		select {
+		case startErr = <-done:
+			break wait
+		case <-cancelled:
+			cancelled = nil
+			sum.Interrupted = true
+			stop("cancelled")
+		case <-deadline:
+			deadline = nil
+			stop("duration reached")
+		case <-tick.C:
+			if progress != nil {
+				progress(k.sample(&cfg, time.Since(start)))
+			}
+		}
+	}
+	if startErr != nil {
+		return nil, fmt.Errorf("pktgen start: %w", startErr)
+	}
+	return sum, k.collect(ctx, &cfg, sum)
+}
+
+// sample reads every device's live counters.
+func (k *Kernel) sample(cfg *Config, elapsed time.Duration) Progress {
+	p := Progress{Elapsed: elapsed}
+	for i, cpu := range cfg.CPUs {
+		df, err := k.readDevice(cfg.EntryName(i))
+		if err != nil {
+			continue
+		}
+		p.Threads = append(p.Threads, ThreadProgress{CPU: cpu, Packets: df.Current.PktsSofar, Errors: df.Current.Errors})
+		p.Packets += df.Current.PktsSofar
+		p.Errors += df.Current.Errors
+	}
+	return p
+}
+
+// collect reads every device's Result once the run has stopped.
+func (k *Kernel) collect(ctx context.Context, cfg *Config, sum *Summary) error {
+	var first, last uint64
+	for i, cpu := range cfg.CPUs {
+		entry := cfg.EntryName(i)
+		var df *DeviceFile
+		var err error
+		// The Result is written as each thread stops; give stragglers a moment.
+		for try := 0; ; try++ {
+			df, err = k.readDevice(entry)
+			if err != nil || df.Result.State == StateOK || try >= 20 {
+				break
+			}
+			if serr := k.Sleep(ctx, 50*time.Millisecond); serr != nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("collect %s: %w", entry, err)
+		}
+		if df.Result.State != StateOK {
+			return fmt.Errorf("collect %s: no run result (Result: %s): %w", entry, df.Result.Text, ErrRefused)
+		}
+		t := ThreadSummary{CPU: cpu, Entry: entry, Packets: df.Result.Packets, Errors: df.Result.Errors, USec: df.Result.USec}
+		t.PPS = rate(t.Packets, t.USec)
+		if cfg.SrcPerThread {
+			t.Src = cfg.ThreadSource(i).String()
+		}
+		sum.Threads = append(sum.Threads, t)
+		if c := df.Current; c.StoppedUS > c.StartedUS {
+			if first == 0 || c.StartedUS < first {
+				first = c.StartedUS
+			}
+			last = max(last, c.StoppedUS)
+		}
+		sum.USec = max(sum.USec, t.USec)
+	}
+	if last > first && first > 0 {
+		sum.USec = last - first
+	}
+	sum.finish(cfg.FrameBytes())
+	return nil
+}

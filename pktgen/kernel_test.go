@@ -1,0 +1,154 @@
+package pktgen
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func baseConfig() Config {
+	mac, _ := net.ParseMAC("02:00:00:00:00:02")
+	return Config{
+		Device: "eth0", CPUs: []int{0, 1}, Count: 5000, PktSize: 60,
+		DstMin: netip.MustParseAddr("198.18.0.2"), SrcMin: netip.MustParseAddr("198.18.1.1"), SrcPerThread: true,
+		DstMAC: mac, Flags: []string{"NO_TIMESTAMP", "QUEUE_MAP_CPU"},
+	}
+}
+
+func kernelOn(f *fakePktgen) *Kernel {
+	return &Kernel{Proc: f, PollInterval: 5 * time.Millisecond, Sleep: func(context.Context, time.Duration) error { return nil }}
+}
+
+func TestKernelRunCount(t *testing.T) {
+	f := newFakePktgen(4, "eth0")
+	cfg := baseConfig()
+	sum, err := kernelOn(f).Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Packets != 10000 || len(sum.Threads) != 2 || sum.Threads[1].CPU != 1 || sum.Threads[1].Entry != "eth0@1" || sum.Backend != "kernel" {
+		t.Fatalf("summary %+v", sum)
+	}
+	if sum.Threads[0].Src != "198.18.1.1" || sum.Threads[1].Src != "198.18.1.2" {
+		t.Errorf("per-thread sources %q %q", sum.Threads[0].Src, sum.Threads[1].Src)
+	}
+	if sum.PPS <= 0 || sum.L1BPS != sum.PPS*84*8 || sum.L2BPS != sum.PPS*64*8 {
+		t.Errorf("rates pps %v l2 %v l1 %v", sum.PPS, sum.L2BPS, sum.L1BPS)
+	}
+	for _, w := range []string{"pgctrl: reset", "kpktgend_1: add_device eth0@1", "eth0@1: src_min 198.18.1.2", "eth0@0: count 5000", "eth0@0: flag QUEUE_MAP_CPU"} {
+		if !f.wrote(w) {
+			t.Errorf("never wrote %q; log:\n%s", w, strings.Join(f.log, "\n"))
+		}
+	}
+	if f.resets != 2 || len(f.devs) != 0 {
+		t.Errorf("resets %d, devices left %d: pktgen must be reset before and after", f.resets, len(f.devs))
+	}
+}
+
+func TestKernelRunDurationAndProgress(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	cfg := baseConfig()
+	cfg.Count, cfg.Duration = 0, 60*time.Millisecond
+	var samples int
+	sum, err := kernelOn(f).Run(context.Background(), cfg, func(p Progress) {
+		if len(p.Threads) == 2 {
+			samples++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Packets == 0 || samples == 0 || sum.Interrupted || !f.wrote("pgctrl: stop") || !f.wrote("eth0@0: count 0") {
+		t.Errorf("duration run: %+v, %d samples", sum, samples)
+	}
+}
+
+func TestKernelRunCancelStops(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	cfg := baseConfig()
+	cfg.Count, cfg.Duration = 0, time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	sum, err := kernelOn(f).Run(ctx, cfg, nil)
+	if err != nil || !sum.Interrupted || !f.wrote("pgctrl: stop") || f.resets != 2 {
+		t.Fatalf("cancel: %+v %v resets %d", sum, err, f.resets)
+	}
+}
+
+func TestKernelErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(*fakePktgen, *Config)
+		want  error
+		text  []string
+	}{
+		{"no such interface", func(f *fakePktgen, c *Config) { c.Device = "eth9" }, ErrNoDevice, []string{`"eth9"`, "does not exist"}},
+		{"interface down", func(f *fakePktgen, c *Config) { f.ifaces["eth0"] = false }, ErrDeviceDown, []string{"ip link set eth0 up"}},
+		{"busy forever", func(f *fakePktgen, c *Config) { f.busyFor = 100 }, ErrBusy, []string{"eth0@0"}},
+		{"no thread for cpu", func(f *fakePktgen, c *Config) { c.CPUs = []int{0, 7} }, fs.ErrNotExist, []string{"cpu 7", "kpktgend_7"}},
+		{"unknown flag is a refused successful write", func(f *fakePktgen, c *Config) { c.Flags = []string{"MACSRC_RND"} }, ErrRefused, []string{"flag MACSRC_RND", "unknown"}},
+		{"bad tos is a refused successful write", func(f *fakePktgen, c *Config) { c.HasTOS, c.TOS = true, 0x1ff }, ErrConfig, []string{"tos"}},
+		{"burst on veth without fallback", func(f *fakePktgen, c *Config) {
+			f.ifaces["veth0"] = true
+			c.Device, c.Burst = "veth0", 32
+		}, ErrNotSupported, []string{"ENOTSUPP", "burst", "veth0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakePktgen(2, "eth0")
+			cfg := baseConfig()
+			tt.setup(f, &cfg)
+			_, err := kernelOn(f).Run(context.Background(), cfg, nil)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			for _, s := range tt.text {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+			if tt.want != ErrConfig && (f.resets != 2 || len(f.devs) != 0) {
+				t.Errorf("after a failed run: %d resets, %d devices attached", f.resets, len(f.devs))
+			}
+		})
+	}
+}
+
+func TestKernelBusyRetried(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	f.busyFor = 2
+	if _, err := kernelOn(f).Run(context.Background(), baseConfig(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKernelFallbacks(t *testing.T) {
+	f := newFakePktgen(2, "veth0")
+	f.modern = false
+	cfg := baseConfig()
+	cfg.Device, cfg.Burst, cfg.CloneSkb, cfg.AllowFallback = "veth0", 32, 10, true
+	cfg.HasNode, cfg.Node, cfg.Flags = true, 0, []string{"NODE"}
+	sum, err := kernelOn(f).Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Warnings) != 2 || !strings.Contains(sum.Warnings[0], "clone_skb 0") || !strings.Contains(sum.Warnings[1], "burst 1") {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+	if !f.wrote("veth0@0: flag NODE_ALLOC") {
+		t.Error("no NODE_ALLOC fallback on a kernel that does not know NODE")
+	}
+}
+
+func TestKernelNoPktgen(t *testing.T) {
+	k := &Kernel{Proc: DirProc{Dir: t.TempDir() + "/none"}}
+	_, err := k.Run(context.Background(), baseConfig(), nil)
+	if !errors.Is(err, ErrNoPktgen) || !strings.Contains(err.Error(), "modprobe pktgen") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package pktgen
+
+// Summary is what a send reports, the same for every backend
+// (`linerate send --json`).
+type Summary struct {
+	Backend string  `json:"backend"`
+	Device  string  `json:"device"`
+	Packets uint64  `json:"packets"`
+	Errors  uint64  `json:"errors"`
+	USec    uint64  `json:"usec"` // the run's window, first start to last stop
+	PPS     float64 `json:"pps"`
+	// L2BPS counts Ethernet frames including the FCS, L1BPS adds the
+	// preamble, SFD and inter-frame gap: a frame of s bytes without FCS
+	// costs s+4 bytes at L2 and s+24 on the wire.
+	L2BPS       float64         `json:"l2_bps"`
+	L1BPS       float64         `json:"l1_bps"`
+	FrameBytes  float64         `json:"frame_bytes"` // mean frame size without FCS
+	Threads     []ThreadSummary `json:"threads"`
+	Warnings    []string        `json:"warnings,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+}
+
+// ThreadSummary is one sender thread: one CPU, one sequence stream.
+type ThreadSummary struct {
+	CPU     int     `json:"cpu"`
+	Entry   string  `json:"entry,omitempty"` // pktgen device entry, "eth0@2"
+	Src     string  `json:"src,omitempty"`   // the stream's source address
+	Packets uint64  `json:"packets"`
+	Errors  uint64  `json:"errors"`
+	USec    uint64  `json:"usec"`
+	PPS     float64 `json:"pps"`
+}
+
+// L2Bits is the bit rate of pps frames of frameBytes (without FCS),
+// counting the FCS.
+func L2Bits(pps, frameBytes float64) float64 { return pps * (frameBytes + 4) * 8 }
+
+// L1Bits is the wire bit rate: frame, FCS, preamble+SFD (8) and IFG (12).
+func L1Bits(pps, frameBytes float64) float64 { return pps * (frameBytes + 24) * 8 }
+
+// rate is packets per second over usec microseconds.
+func rate(packets, usec uint64) float64 {
+	if usec == 0 {
+		return 0
+	}
+	return float64(packets) * 1e6 / float64(usec)
+}
+
+// finish fills the totals from the threads.
+func (s *Summary) finish(frameBytes float64) {
+	s.Packets, s.Errors = 0, 0
+	for _, t := range s.Threads {
+		s.Packets += t.Packets
+		s.Errors += t.Errors
+	}
+	s.FrameBytes = frameBytes
+	s.PPS = rate(s.Packets, s.USec)
+	s.L2BPS = L2Bits(s.PPS, frameBytes)
+	s.L1BPS = L1Bits(s.PPS, frameBytes)
+}
