@@ -43,7 +43,10 @@ type Config struct {
 	Device string // interface to send from
 	CPUs   []int  // one pktgen thread (kpktgend_<cpu>) per CPU
 
-	Count    uint64        // packets per thread; 0 = until Duration or Stop
+	Count uint64 // packets per thread; 0 = until Duration or Stop
+	// Counts, when set, gives each thread its own count (len(CPUs) entries),
+	// e.g. a total split evenly with the remainder on the first threads.
+	Counts   []uint64
 	Duration time.Duration // stop after this long; 0 = until Count
 
 	PktSize    int // frame size without the 4-byte FCS (pktgen's pkt_size)
@@ -84,6 +87,9 @@ type Config struct {
 
 	QueueMapMin, QueueMapMax int // with HasQueueMap
 	HasQueueMap              bool
+	// Queues, when set, pins thread i to TX queue Queues[i] (queue_map_min
+	// = queue_map_max), pairing it with the queue whose IRQ is on its CPU.
+	Queues []int
 
 	Node    int // NUMA node for allocations, with flag NODE and HasNode
 	HasNode bool
@@ -123,11 +129,24 @@ func (c *Config) Validate() error {
 		}
 		seen[cpu] = true
 	}
-	if c.Count == 0 && c.Duration <= 0 {
+	if c.Counts != nil && len(c.Counts) != len(c.CPUs) {
+		add(cfgErr("counts", "%d per-thread counts for %d CPUs", len(c.Counts), len(c.CPUs)))
+	}
+	if c.Queues != nil && (len(c.Queues) != len(c.CPUs) || c.HasQueueMap) {
+		add(cfgErr("queues", "%d per-thread queues for %d CPUs (and not with a queue_map range)", len(c.Queues), len(c.CPUs)))
+	}
+	for _, q := range c.Queues {
+		if q < 0 || q > 65535 {
+			add(cfgErr("queues", "queue %d out of range 0-65535", q))
+		}
+	}
+	if c.total() == 0 && c.Duration <= 0 {
 		add(cfgErr("count", "neither a count nor a duration: the run would never end"))
 	}
-	if c.Count > 9_999_999_999 {
-		add(cfgErr("count", "%d per thread exceeds pktgen's 10 digits", c.Count))
+	for i := range c.CPUs {
+		if n := c.CountOf(i); n > 9_999_999_999 {
+			add(cfgErr("count", "%d per thread exceeds pktgen's 10 digits", n))
+		}
 	}
 	if c.Duration < 0 {
 		add(cfgErr("duration", "%s is negative", c.Duration))
@@ -251,6 +270,38 @@ func btoi(b bool) int {
 
 func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }
 
+// CountOf is thread i's packet count (0 = until stopped).
+func (c *Config) CountOf(i int) uint64 {
+	if c.Counts != nil && i < len(c.Counts) {
+		return c.Counts[i]
+	}
+	return c.Count
+}
+
+func (c *Config) total() uint64 {
+	var t uint64
+	for i := range c.CPUs {
+		t += c.CountOf(i)
+	}
+	if len(c.CPUs) == 0 {
+		return c.Count
+	}
+	return t
+}
+
+// SplitCount divides total packets over n threads, the remainder going to
+// the first threads.
+func SplitCount(total uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = total / uint64(n)
+		if uint64(i) < total%uint64(n) {
+			out[i]++
+		}
+	}
+	return out
+}
+
 // EntryName is the device file of thread i: "<dev>@<cpu>".
 func (c *Config) EntryName(i int) string { return fmt.Sprintf("%s@%d", c.Device, c.CPUs[i]) }
 
@@ -271,7 +322,7 @@ func (c *Config) Commands(i int) []string {
 	if c.XmitMode != "" && c.XmitMode != XmitStart {
 		add("xmit_mode %s", c.XmitMode)
 	}
-	add("count %d", c.Count)
+	add("count %d", c.CountOf(i))
 	switch {
 	case len(c.IMIX) > 0:
 		var parts []string
@@ -367,6 +418,10 @@ func (c *Config) Commands(i int) []string {
 	if c.HasQueueMap {
 		add("queue_map_min %d", c.QueueMapMin)
 		add("queue_map_max %d", c.QueueMapMax)
+	}
+	if c.Queues != nil {
+		add("queue_map_min %d", c.Queues[i])
+		add("queue_map_max %d", c.Queues[i])
 	}
 	if c.HasNode {
 		add("node %d", c.Node)

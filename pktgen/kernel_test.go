@@ -152,3 +152,32 @@ func TestKernelNoPktgen(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestProbe(t *testing.T) {
+	f := newFakePktgen(2, "eth0", "veth0")
+	feats, err := kernelOn(f).Probe(context.Background(), "veth0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if feats.Burst || feats.CloneSkb || feats.NodeFlag != "NODE" || !strings.Contains(feats.Version, "2.75") {
+		t.Errorf("veth features %+v", feats)
+	}
+	f.modern = false
+	feats, err = kernelOn(f).Probe(context.Background(), "eth0", 0)
+	if err != nil || !feats.Burst || !feats.CloneSkb || feats.NodeFlag != "NODE_ALLOC" || len(f.devs) != 0 {
+		t.Errorf("eth0 features %+v %v, %d devices left", feats, err, len(f.devs))
+	}
+}
+
+func TestSplitCount(t *testing.T) {
+	if got := SplitCount(10, 3); got[0] != 4 || got[1] != 3 || got[2] != 3 {
+		t.Errorf("SplitCount(10,3) = %v", got)
+	}
+	f := newFakePktgen(4, "eth0")
+	cfg := baseConfig()
+	cfg.CPUs, cfg.Counts, cfg.Queues = []int{2, 3}, SplitCount(11, 2), []int{0, 1}
+	sum, err := kernelOn(f).Run(context.Background(), cfg, nil)
+	if err != nil || sum.Packets != 11 || sum.Threads[0].Packets != 6 || !f.wrote("eth0@3: queue_map_max 1") {
+		t.Errorf("%+v %v", sum, err)
+	}
+}

@@ -1,0 +1,324 @@
+package vmtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Sentinel errors of Guest.Run. The error text always carries the tail of
+// the serial console.
+var (
+	// ErrTimeout: the guest did not finish within its timeout; qemu was killed.
+	ErrTimeout = errors.New("guest timed out")
+	// ErrNoExit: qemu stopped without the guest printing the script's exit
+	// status (kernel panic, init died, qemu failed to start).
+	ErrNoExit = errors.New("guest stopped without reporting an exit status")
+	// ErrGuestSetup: /init could not prepare the guest (mount, insmod).
+	ErrGuestSetup = errors.New("guest setup failed")
+)
+
+// QEMU is the emulator binary Run starts (looked up in PATH).
+const QEMU = "qemu-system-x86_64"
+
+// Defaults of Guest fields left zero.
+const (
+	DefaultMemory  = "1G"
+	DefaultTimeout = 3 * time.Minute
+)
+
+// Guest is one boot of Kernel under qemu (TCG, so no KVM is needed) with
+// an initramfs made of busybox, the modules, the files and an /init that
+// runs Script and powers off.
+type Guest struct {
+	Kernel *Kernel
+	// Modules are loaded with insmod, with their dependencies, before the
+	// script runs (built-in ones are skipped).
+	Modules []string
+	// Files maps guest paths to host files copied into the initramfs with
+	// their permissions (for example a static `go test -c` binary).
+	Files map[string]string
+	// Script is run by /bin/sh in /tmp (a tmpfs) after setup, with
+	// stdin /dev/null and stdout/stderr on the console; its exit status is
+	// Result.ExitCode. PATH has every busybox applet.
+	Script string
+	// QEMUArgs are appended to the qemu command line (NUMA, devices).
+	QEMUArgs []string
+	// Append is added to the kernel command line.
+	Append []string
+	Memory string        // -m; DefaultMemory when empty
+	CPUs   int           // -smp; 1 when 0
+	// Timeout bounds the whole boot; DefaultTimeout when 0. qemu is killed
+	// when it expires or when the context is done.
+	Timeout time.Duration
+	// Log gets the qemu command line and, at trace level, every console line.
+	Log hclog.Logger
+	// Console, when set, receives the serial console as it arrives.
+	Console io.Writer
+}
+
+// Result is a finished boot.
+type Result struct {
+	Console  string        // the whole serial console ("\r\n" turned into "\n")
+	Output   string        // what the script printed (console between its start and exit markers)
+	ExitCode int           // the script's exit status
+	Duration time.Duration // from qemu start to qemu exit
+}
+
+// Run builds the initramfs in a temporary directory, boots the guest,
+// waits for it to power off, and returns the console and the script's
+// exit status. A non-zero exit status is not an error; a guest that never
+// reports one is (ErrTimeout, ErrNoExit, ErrGuestSetup), with the console
+// tail in the message. The temporary files and the qemu process are gone
+// when Run returns, on every path.
+func (g *Guest) Run(ctx context.Context) (*Result, error) {
+	if g.Kernel == nil {
+		return nil, errors.New("run guest: Guest.Kernel is nil (use FetchKernel)")
+	}
+	log := g.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	qemu, err := exec.LookPath(QEMU)
+	if err != nil {
+		return nil, fmt.Errorf("run guest: %s not found (apt-get install qemu-system-x86): %w", QEMU, err)
+	}
+	db, err := g.Kernel.Modules()
+	if err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
+	}
+	mods, err := db.Resolve(g.Modules...)
+	if err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
+	}
+	nonce := make([]byte, 8)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
+	}
+	spec := &initSpec{busybox: g.Kernel.Busybox, modules: mods, files: g.Files, script: g.Script,
+		marker: "@@vmtest:" + hex.EncodeToString(nonce)}
+
+	tmp, err := os.MkdirTemp("", "linerate-vmtest-")
+	if err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	initrd := filepath.Join(tmp, "initramfs.cpio")
+	if err := writeInitramfsFile(initrd, spec); err != nil {
+		return nil, fmt.Errorf("run guest: build initramfs: %w", err)
+	}
+
+	args := g.qemuArgs(initrd)
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	log.Debug("booting guest", "modules", moduleNames(mods), "timeout", timeout,
+		"cmd", qemu+" "+strings.Join(args, " "))
+
+	con := &consoleBuffer{log: log, tee: g.Console}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, qemu, args...)
+	cmd.Stdin = nil // /dev/null: no monitor input
+	cmd.Stdout = con
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	runErr := cmd.Run() // kills qemu (SIGKILL to its pid) when ctx is done
+	res := &Result{Duration: time.Since(start)}
+	con.flush()
+	res.Console = strings.ReplaceAll(con.String(), "\r\n", "\n")
+	log.Debug("guest stopped", "took", res.Duration.Round(time.Millisecond), "qemu", exitText(runErr))
+
+	code, out, perr := parseConsole(res.Console, spec.marker)
+	if perr == nil {
+		res.ExitCode, res.Output = code, out
+		if runErr != nil {
+			log.Warn("qemu did not exit cleanly after the guest reported", "error", runErr, "stderr", strings.TrimSpace(stderr.String()))
+		}
+		return res, nil
+	}
+	what := "run guest with kernel " + g.Kernel.Release
+	tail := consoleTail(res.Console, stderr.String())
+	switch {
+	case errors.Is(perr, ErrGuestSetup):
+		return res, fmt.Errorf("%s: %w%s", what, perr, tail)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return res, fmt.Errorf("%s: %w after %s%s%s", what, ErrTimeout, timeout, hint(res.Console), tail)
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("%s: %w%s", what, ctx.Err(), tail)
+	}
+	return res, fmt.Errorf("%s: %w (qemu %s)%s%s", what, ErrNoExit, exitText(runErr), hint(res.Console), tail)
+}
+
+func writeInitramfsFile(p string, spec *initSpec) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := writeInitramfs(bw, spec); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return f.Close()
+}
+
+// qemuArgs is the qemu command line: TCG with every CPU feature, no
+// default devices (in particular no default NIC with user networking), the
+// serial console on stdout, no reboot (a guest reboot or kernel panic
+// ends qemu), then the caller's arguments.
+func (g *Guest) qemuArgs(initrd string) []string {
+	mem := g.Memory
+	if mem == "" {
+		mem = DefaultMemory
+	}
+	cpus := g.CPUs
+	if cpus <= 0 {
+		cpus = 1
+	}
+	appendLine := append([]string{"console=ttyS0", "panic=-1", "quiet"}, g.Append...)
+	args := []string{
+		"-accel", "tcg", "-cpu", "max",
+		"-m", mem, "-smp", strconv.Itoa(cpus),
+		"-nodefaults", "-no-user-config", "-nographic", "-serial", "stdio", "-no-reboot",
+		"-kernel", g.Kernel.Vmlinuz, "-initrd", initrd,
+		"-append", strings.Join(appendLine, " "),
+	}
+	return append(args, g.QEMUArgs...)
+}
+
+// parseConsole finds the markers of /init in the console.
+func parseConsole(console, marker string) (code int, output string, err error) {
+	if i := strings.Index(console, setupFailedPrefix(marker)); i >= 0 {
+		msg := console[i+len(setupFailedPrefix(marker)):]
+		if j := strings.Index(msg, markerEnd); j >= 0 {
+			msg = msg[:j]
+		}
+		return 0, "", fmt.Errorf("%w: %s", ErrGuestSetup, msg)
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(exitMarkerPrefix(marker)) + `(\d+)` + regexp.QuoteMeta(markerEnd))
+	loc := re.FindStringSubmatchIndex(console)
+	if loc == nil {
+		return 0, "", ErrNoExit
+	}
+	code, err = strconv.Atoi(console[loc[2]:loc[3]])
+	if err != nil {
+		return 0, "", fmt.Errorf("exit marker %q: %w", console[loc[0]:loc[1]], err)
+	}
+	out := console[:loc[0]]
+	if i := strings.Index(out, startMarker(marker)); i >= 0 {
+		out = strings.TrimPrefix(out[i+len(startMarker(marker)):], "\n")
+	}
+	return code, out, nil
+}
+
+const tailLines = 150
+
+// consoleTail is the end of the console (and qemu's stderr) for errors.
+func consoleTail(console, stderr string) string {
+	lines := strings.Split(strings.TrimRight(console, "\n"), "\n")
+	head := fmt.Sprintf("\n--- guest console (%d lines) ---\n", len(lines))
+	if len(lines) > tailLines {
+		head = fmt.Sprintf("\n--- guest console, last %d of %d lines ---\n", tailLines, len(lines))
+		lines = lines[len(lines)-tailLines:]
+	}
+	s := head + strings.Join(lines, "\n") + "\n--- end of guest console ---"
+	if st := strings.TrimSpace(stderr); st != "" {
+		s += "\n--- qemu stderr ---\n" + st
+	}
+	return s
+}
+
+// hint names a likely cause seen on the console.
+func hint(console string) string {
+	switch {
+	case strings.Contains(console, "Kernel panic"):
+		return " (kernel panic: see console)"
+	case strings.TrimSpace(console) == "":
+		return " (nothing on the serial console: did the kernel start?)"
+	}
+	return ""
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exited 0"
+	}
+	return err.Error()
+}
+
+func moduleNames(mods []Module) []string {
+	out := make([]string, len(mods))
+	for i, m := range mods {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// consoleBuffer collects qemu's stdout, copies it to tee and logs it
+// line by line at trace level.
+type consoleBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	line []byte
+	log  hclog.Logger
+	tee  io.Writer
+}
+
+func (c *consoleBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if c.tee != nil {
+		_, _ = c.tee.Write(p)
+	}
+	if c.log.IsTrace() {
+		c.line = append(c.line, p...)
+		for {
+			i := bytes.IndexByte(c.line, '\n')
+			if i < 0 {
+				break
+			}
+			c.log.Trace("console", "line", strings.TrimRight(string(c.line[:i]), "\r"))
+			c.line = c.line[i+1:]
+		}
+	}
+	return len(p), nil
+}
+
+func (c *consoleBuffer) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.line) > 0 && c.log.IsTrace() {
+		c.log.Trace("console", "line", strings.TrimRight(string(c.line), "\r"))
+	}
+	c.line = nil
+}
+
+func (c *consoleBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}

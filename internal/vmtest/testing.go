@@ -1,0 +1,80 @@
+package vmtest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// TestLogger is an hclog logger writing to the test's output (shown with
+// -v or when the test fails).
+func TestLogger(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "vmtest", Output: t.Output(), Level: hclog.Debug})
+}
+
+// SkipUnlessAvailable returns the guest kernel, or skips the test with
+// the reason when guests cannot run here: -short, a host other than
+// linux/amd64, qemu-system-x86_64 missing, or no kernel to be had. In CI
+// (CI=true) a missing qemu or kernel fails the test instead, because
+// `make vmtest-deps` installs what guests need.
+func SkipUnlessAvailable(t testing.TB) *Kernel {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("vmtest: guest boots are skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("vmtest: guests run on linux/amd64 hosts only, this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("vmtest: "+format+" (CI=true, where `make vmtest-deps` should have provided it)", args...)
+		}
+		t.Skipf("vmtest: "+format+"; skipping the guest test (`make vmtest-deps` as root installs what is missing)", args...)
+	}
+	if _, err := exec.LookPath(QEMU); err != nil {
+		missing("%s not found: apt-get install qemu-system-x86", QEMU)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	k, err := FetchKernel(ctx, "", TestLogger(t))
+	if err != nil {
+		missing("cannot get a guest kernel: %v", err)
+	}
+	return k
+}
+
+// BuildTestBinary compiles the tests of package pkg (an import path or a
+// ./relative directory) into a statically linked linux/amd64 binary with
+// `CGO_ENABLED=0 go test -c`, in a directory removed after the test.
+func BuildTestBinary(t testing.TB, pkg string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("vmtest: build test binary of %s: the go tool is not in PATH: %v", pkg, err)
+	}
+	out := filepath.Join(t.TempDir(), path.Base(pkg)+".test")
+	var output bytes.Buffer
+	cmd := exec.Command(goTool, "test", "-c", "-o", out, pkg)
+	// GOFLAGS is cleared so that an outer -race (which needs cgo) does not leak in.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = &output, &output
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("vmtest: build test binary of %s: go test -c: %v\n%s", pkg, err, strings.TrimSpace(output.String()))
+	}
+	if err := checkStatic(out); err != nil {
+		t.Fatalf("vmtest: build test binary of %s: %v", pkg, err)
+	}
+	t.Logf("vmtest: built %s test binary in %s", pkg, time.Since(start).Round(time.Millisecond))
+	return out
+}
