@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
+)
+
+type sendFlags struct {
+	iface, dst, dstMAC, src, cpus, backend, root, udpSrc, udpDst, xmitMode string
+	frameSize, threads, burst, cloneSkb, vlan                            int
+	count, rate                                                          uint64
+	duration                                                             time.Duration
+	json, noTimestamp, udpCsum, allowFallback                            bool
+}
+
+func (a *app) sendCommand() *cobra.Command {
+	f := &sendFlags{}
+	cmd := &cobra.Command{
+		Use:   "send --iface IF --dst IP [--dst-mac MAC] (--count N | --duration D)",
+		Short: "Send pktgen traffic from one host: typed, validated, NUMA-aware, with a summary",
+		Long: `send runs the kernel's pktgen on one interface, one thread per CPU. Threads
+default to the CPUs that topology plans for the NIC's queues (its NUMA node's
+CPUs, queue i on the CPU its IRQ is pinned to by 'linerate irq apply'); each
+thread sends from its own source address (--src, then --src+1, ...) so a
+receiver can tell the sequence streams apart. --count is the total over all
+threads; --rate the total packets per second. --frame-size counts the
+Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.send(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.iface, "iface", "", "interface to send from")
+	fl.StringVar(&f.dst, "dst", "", "destination IP address")
+	fl.StringVar(&f.dstMAC, "dst-mac", "", "destination MAC (default: from the ARP table)")
+	fl.StringVar(&f.src, "src", "", "first source IP (default: the interface's address); thread i uses src+i")
+	fl.IntVar(&f.frameSize, "frame-size", 64, "Ethernet frame size including FCS")
+	fl.Uint64Var(&f.count, "count", 0, "packets to send in total, split evenly over the threads")
+	fl.DurationVar(&f.duration, "duration", 0, "send for this long")
+	fl.Uint64Var(&f.rate, "rate", 0, "total packets per second (0: as fast as possible)")
+	fl.IntVar(&f.threads, "threads", 0, "number of threads (default: one per planned NIC queue)")
+	fl.StringVar(&f.cpus, "cpus", "", "CPU list for the threads, e.g. 2-5 (instead of --threads)")
+	fl.IntVar(&f.burst, "burst", 1, "packets per xmit call (xmit_more); devices without skb sharing refuse > 1")
+	fl.IntVar(&f.cloneSkb, "clone-skb", 0, "send each skb this many extra times (repeats sequence numbers)")
+	fl.BoolVar(&f.allowFallback, "allow-fallback", false, "fall back to burst 1 / clone-skb 0 when the device refuses them")
+	fl.StringVar(&f.udpSrc, "udp-src", "9", "UDP source port or range A-B (a range spreads flows over RSS queues)")
+	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
+	fl.IntVar(&f.vlan, "vlan", -1, "802.1Q VLAN id (0-4095)")
+	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
+	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
+	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
+	fl.StringVar(&f.backend, "backend", "auto", "kernel, userspace, or auto (kernel when /proc/net/pktgen exists)")
+	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
+	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
+	_ = cmd.MarkFlagRequired("iface")
+	_ = cmd.MarkFlagRequired("dst")
+	return cmd
+}
+
+func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
+	cfg, err := a.sendConfig(f)
+	if err != nil {
+		return err
+	}
+	k := pktgen.NewKernel(a.log)
+	switch f.backend {
+	case "kernel":
+	case "auto":
+		if _, err := k.Available(); err != nil {
+			if loadErr := modprobePktgen(); loadErr != nil {
+				return fmt.Errorf("--backend auto: %w; tried `modprobe pktgen`: %v. The userspace backends (xdp, afpacket) are not part of this build yet", err, loadErr)
+			}
+		}
+		a.log.Info("backend kernel: /proc/net/pktgen exists")
+	case "userspace":
+		return usagef("--backend userspace: not part of this build yet; use kernel (modprobe pktgen)")
+	default:
+		return usagef("--backend %q: valid backends are kernel, userspace and auto", f.backend)
+	}
+	last := time.Now()
+	progress := func(p pktgen.Progress) {
+		if time.Since(last) >= time.Second {
+			last = time.Now()
+			a.log.Info("sending", "packets", p.Packets, "errors", p.Errors, "elapsed", p.Elapsed.Round(time.Millisecond))
+		}
+	}
+	sum, err := k.Run(cmd.Context(), *cfg, progress)
+	if err != nil {
+		if errors.Is(err, pktgen.ErrConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	if f.json {
+		return a.writeJSON(sum)
+	}
+	return writeSummary(a, sum)
+}
+
+func modprobePktgen() error {
+	if os.Geteuid() != 0 {
+		return errors.New("not root")
+	}
+	out, err := exec.Command("modprobe", "pktgen").CombinedOutput()
+	if msg := strings.TrimSpace(string(out)); err != nil && msg != "" {
+		return fmt.Errorf("%v: %s", err, msg)
+	} else if err != nil {
+		return err
+	}
+	if _, err := os.Stat(pktgen.DefaultProcDir); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sendConfig turns flags into a validated pktgen.Config.
+func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
+	dst, err := netip.ParseAddr(f.dst)
+	if err != nil {
+		return nil, usagef("--dst %q: not an IP address", f.dst)
+	}
+	if (f.count == 0) == (f.duration == 0) {
+		return nil, usagef("give exactly one of --count (total packets) and --duration (e.g. 10s)")
+	}
+	if f.vlan > 4095 || f.vlan < -1 {
+		return nil, usagef("--vlan %d: want a VLAN id 0-4095", f.vlan)
+	}
+	hdr := pktgen.HeaderOffset(dst.Is6(), btoi(f.vlan >= 0), 0) + pktgen.HeaderLen + 4
+	mtu := readMTU(f.root, f.iface)
+	maxFrame := mtu + 18
+	if f.vlan >= 0 {
+		maxFrame += 4
+	}
+	if mtu <= 0 {
+		maxFrame = 65535 // MTU unknown: pktgen's own limit
+	}
+	if f.frameSize < max(64, hdr) || f.frameSize > maxFrame {
+		return nil, usagef("--frame-size %d: want %d-%d (Ethernet frame with FCS; %d bytes of headers and the pktgen header, MTU %d)",
+			f.frameSize, max(64, hdr), maxFrame, hdr, mtu)
+	}
+	cpus, queues, err := a.sendCPUs(f)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &pktgen.Config{
+		Device: f.iface, CPUs: cpus, Queues: queues, PktSize: f.frameSize - 4, Duration: f.duration,
+		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: f.xmitMode, AllowFallback: f.allowFallback,
+		SrcPerThread: true,
+	}
+	if f.count > 0 {
+		if f.count < uint64(len(cpus)) {
+			return nil, usagef("--count %d is less than the %d threads", f.count, len(cpus))
+		}
+		cfg.Counts = pktgen.SplitCount(f.count, len(cpus))
+	}
+	if f.rate > 0 {
+		cfg.DelayNS = uint64(len(cpus)) * uint64(max(f.burst, 1)) * 1e9 / f.rate
+		if cfg.DelayNS == 0 {
+			cfg.DelayNS = 1
+		}
+	}
+	if cfg.SrcMin, err = sourceAddr(f.src, f.iface, dst); err != nil {
+		return nil, err
+	}
+	if cfg.DstMAC, err = destMAC(f.dstMAC, dst); err != nil {
+		return nil, err
+	}
+	if cfg.UDPSrcMin, cfg.UDPSrcMax, err = portRange("--udp-src", f.udpSrc); err != nil {
+		return nil, err
+	}
+	if cfg.UDPDstMin, cfg.UDPDstMax, err = portRange("--udp-dst", f.udpDst); err != nil {
+		return nil, err
+	}
+	if f.vlan >= 0 {
+		cfg.HasVLAN, cfg.VLANID = true, f.vlan
+	}
+	if f.noTimestamp {
+		cfg.Flags = append(cfg.Flags, "NO_TIMESTAMP")
+	}
+	if f.udpCsum {
+		cfg.Flags = append(cfg.Flags, "UDPCSUM")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// sendCPUs picks the thread CPUs: --cpus as given; else the CPUs topology
+// plans for the NIC's queues (with the queue of each); else, for a device
+// without IRQs (veth), the first online CPUs.
+func (a *app) sendCPUs(f *sendFlags) (cpus, queues []int, err error) {
+	if f.cpus != "" {
+		set, err := cpuset.ParseList(f.cpus, 0)
+		if err != nil || set.IsEmpty() {
+			return nil, nil, usagef("--cpus %q: want a CPU list such as 2-5 or 0,2 (%v)", f.cpus, err)
+		}
+		if f.threads != 0 && f.threads != set.Len() {
+			return nil, nil, usagef("--threads %d and --cpus %s (%d CPUs) disagree: give one of them", f.threads, f.cpus, set.Len())
+		}
+		return set.CPUs(), nil, nil
+	}
+	if f.threads < 0 {
+		return nil, nil, usagef("--threads %d: want a positive count", f.threads)
+	}
+	r, cleanup, err := openHost(f.root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	n, err := topology.Inspect(r, f.iface)
+	switch {
+	case errors.Is(err, topology.ErrNoInterface):
+		return nil, nil, usageError{fmt.Errorf("--iface: %w", err)}
+	case errors.Is(err, topology.ErrNoDevice):
+		online, rerr := readOnline(f.root)
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		t := max(f.threads, 1)
+		if t > len(online) {
+			return nil, nil, usagef("--threads %d: only %d CPUs are online", t, len(online))
+		}
+		a.log.Info("virtual interface: threads on the first online CPUs", "iface", f.iface, "cpus", online[:t])
+		return online[:t], nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	p, err := topology.MakePlan(n, topology.PlanOptions{Threads: f.threads})
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("--threads: %w", err)}
+	}
+	seen := map[int]bool{}
+	for _, as := range p.Assignments {
+		if !seen[as.Queue] && !containsInt(cpus, as.CPU) {
+			seen[as.Queue] = true
+			cpus = append(cpus, as.CPU)
+			queues = append(queues, as.Queue)
+		}
+	}
+	if len(cpus) == 0 {
+		cpus = p.Candidates[:1]
+		a.log.Warn("no queue IRQs found: one thread on the first local CPU", "iface", f.iface, "cpu", cpus[0])
+		return cpus, nil, nil
+	}
+	a.log.Info("threads on the NIC's planned queue CPUs", "iface", f.iface, "numa_node", n.NUMANode, "cpus", cpus, "queues", queues)
+	return cpus, queues, nil
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func readMTU(root, iface string) int {
+	b, err := os.ReadFile(root + "/sys/class/net/" + iface + "/mtu")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func readOnline(root string) ([]int, error) {
+	b, err := os.ReadFile(root + "/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, fmt.Errorf("read online CPUs: %w", err)
+	}
+	set, err := cpuset.ParseList(string(b), 0)
+	if err != nil {
+		return nil, fmt.Errorf("read online CPUs: %w", err)
+	}
+	return set.CPUs(), nil
+}
+
+// sourceAddr is --src, or the interface's first address of dst's family.
+func sourceAddr(flag, iface string, dst netip.Addr) (netip.Addr, error) {
+	if flag != "" {
+		a, err := netip.ParseAddr(flag)
+		if err != nil || a.Is4() != dst.Is4() {
+			return netip.Addr{}, usagef("--src %q: want an IP address of the same family as --dst %s", flag, dst)
+		}
+		return a, nil
+	}
+	ifi, err := net.InterfaceByName(iface)
+	if err == nil {
+		addrs, _ := ifi.Addrs()
+		for _, ad := range addrs {
+			if p, err := netip.ParsePrefix(ad.String()); err == nil && p.Addr().Is4() == dst.Is4() && !p.Addr().IsLinkLocalUnicast() {
+				return p.Addr(), nil
+			}
+		}
+	}
+	return netip.Addr{}, usagef("--src: %s has no address of %s's family: give --src (thread i sends from --src+i)", iface, dst)
+}
+
+// destMAC is --dst-mac, or dst's entry in the ARP table.
+func destMAC(flag string, dst netip.Addr) (net.HardwareAddr, error) {
+	if flag != "" {
+		m, err := net.ParseMAC(flag)
+		if err != nil || len(m) != 6 {
+			return nil, usagef("--dst-mac %q: want an Ethernet address like 02:00:00:00:00:02", flag)
+		}
+		return m, nil
+	}
+	if fh, err := os.Open("/proc/net/arp"); err == nil {
+		defer fh.Close()
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fs := strings.Fields(sc.Text())
+			if len(fs) >= 4 && fs[0] == dst.String() && fs[3] != "00:00:00:00:00:00" {
+				if m, err := net.ParseMAC(fs[3]); err == nil {
+					return m, nil
+				}
+			}
+		}
+	}
+	return nil, usagef("--dst-mac: %s is not in the ARP table; give --dst-mac (or ping it first)", dst)
+}
+
+func portRange(name, s string) (int, int, error) {
+	lo, hi, isRange := strings.Cut(s, "-")
+	a, err1 := strconv.Atoi(lo)
+	b := a
+	var err2 error
+	if isRange {
+		b, err2 = strconv.Atoi(hi)
+	}
+	if err1 != nil || err2 != nil || a < 0 || b > 65534 || a > b {
+		return 0, 0, usagef("%s %q: want a port or a range A-B within 0-65534", name, s)
+	}
+	return a, b, nil
+}
+
+func writeSummary(a *app, s *pktgen.Summary) error {
+	secs := float64(s.USec) / 1e6
+	fmt.Fprintf(a.stdout, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, secs)
+	fmt.Fprintf(a.stdout, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CPU\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")
+	for _, t := range s.Threads {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", t.CPU, t.Entry, t.Src, t.Packets, t.Errors, t.USec, t.PPS)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(a.stdout, "warning: %s\n", w)
+	}
+	if s.Interrupted {
+		fmt.Fprintln(a.stdout, "interrupted: pktgen was stopped early")
+	}
+	return nil
+}
