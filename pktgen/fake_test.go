@@ -269,3 +269,5 @@ func (f *fakePktgen) wrote(s string) bool {
 	}
 	return false
 }
+
+func parseMAC(s string) (net.HardwareAddr, error) { return net.ParseMAC(s) }

@@ -1,0 +1,80 @@
+//go:build linux
+
+package vmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tapDevice creates a multiqueue tap for a guest NIC and deletes it when
+// the test ends, whatever happens. The tap stays down, with no address and
+// no bridge: whatever the guest sends ends there.
+func tapDevice(t *testing.T) string {
+	t.Helper()
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Fatalf("create tap: the ip tool (iproute2) is not in PATH: %v", err)
+	}
+	name := fmt.Sprintf("lrvt%d", os.Getpid()) // at most 11 bytes: fits IFNAMSIZ
+	if out, err := exec.Command(ip, "tuntap", "add", "dev", name, "mode", "tap", "multi_queue").CombinedOutput(); err != nil {
+		t.Fatalf("create tap %s: ip tuntap add: %v: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(ip, "link", "del", "dev", name).CombinedOutput(); err != nil {
+			t.Errorf("delete tap %s: %v: %s", name, err, strings.TrimSpace(string(out)))
+		}
+	})
+	return name
+}
+
+// TestTopologyVirtioNUMA runs topology's TestGuest* tests in a 4-CPU guest
+// with two NUMA nodes (CPUs 0-1 and 2-3) whose virtio NIC, 4 queue pairs,
+// sits behind a PCI expander bridge on node 1: inspect, plan, apply to
+// the real /proc/irq, restore.
+func TestTopologyVirtioNUMA(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("vmtest: needs root to create the multiqueue tap device the guest's virtio NIC attaches to")
+	}
+	k := SkipUnlessAvailable(t)
+	bin := BuildTestBinary(t, "github.com/linerate/linerate/topology")
+	tap := tapDevice(t)
+	g := &Guest{
+		Kernel:  k,
+		Modules: []string{"virtio_pci", "virtio_net"},
+		Files:   map[string]string{"/bin/topology.test": bin},
+		CPUs:    4,
+		Memory:  "1G",
+		QEMUArgs: []string{
+			"-object", "memory-backend-ram,id=m0,size=512M",
+			"-object", "memory-backend-ram,id=m1,size=512M",
+			"-numa", "node,nodeid=0,cpus=0-1,memdev=m0",
+			"-numa", "node,nodeid=1,cpus=2-3,memdev=m1",
+			"-device", "pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
+			"-netdev", "tap,id=n1,ifname=" + tap + ",script=no,downscript=no,queues=4,vhost=off",
+			// romfile= skips the iPXE option ROM: nothing here boots from the network.
+			"-device", "virtio-net-pci,netdev=n1,bus=pxb1,mq=on,vectors=10,romfile=",
+		},
+		Script: `export LINERATE_VMTEST_GUEST=1 LINERATE_VMTEST_WANT_NODE=1 LINERATE_VMTEST_WANT_CPUS=2-3 LINERATE_VMTEST_WANT_QUEUES=4
+/bin/topology.test -test.v -test.count=1 -test.run '^TestGuest'
+`,
+		Timeout: 4 * time.Minute,
+		Log:     TestLogger(t),
+	}
+	res, err := g.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest ran %s, exit %d; its output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Output)
+	if res.ExitCode != 0 {
+		t.Fatalf("topology guest tests failed (exit %d); console:\n%s", res.ExitCode, res.Console)
+	}
+	if !strings.Contains(res.Output, "--- PASS: TestGuestVirtioNUMA") {
+		t.Fatalf("TestGuestVirtioNUMA did not pass in the guest (skipped or missing); console:\n%s", res.Console)
+	}
+}
