@@ -18,9 +18,10 @@ FUZZ_TARGETS := \
 	./topology/cpuset:FuzzParseMask \
 	./topology/cpuset:FuzzMaskRoundTrip \
 	./topology/interrupts:FuzzParse \
-	./topology/irqname:FuzzMatchName
+	./topology/irqname:FuzzMatchName \
+	./internal/vmtest:FuzzParseModulesDep
 
-.PHONY: all build demo test deps lint unit fuzz crossbuild clean
+.PHONY: all build demo test deps vmtest-deps lint unit fuzz crossbuild clean
 
 all: build
 
@@ -32,6 +33,24 @@ deps:
 		else echo "make: gcc is missing (needed by go test -race): apt-get install gcc" >&2; exit 1; fi; \
 	fi
 	@$(GO) mod download
+
+# vmtest-deps: what the real-kernel guest tests of internal/vmtest need:
+# qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
+# writer, and apt package lists that name the kernel (the tests fetch the
+# kernel and busybox-static themselves with `apt-get download`, into
+# .cache/vmtest). Not root and something missing: the guest tests skip
+# (outside CI) and this says so.
+VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
+vmtest-deps:
+	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
+	missing=; for t in $(VMTEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	update=; apt-cache depends linux-image-cloud-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]' || update=yes; \
+	if [ -z "$$missing$$update" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make: the vmtest guest tests need$${missing:+ apt-get install$$missing}$${update:+ apt-get update}: run make vmtest-deps as root; until then they skip" >&2; exit 0; \
+	fi; \
+	apt-get update -qq && if [ -n "$$missing" ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing; fi
 
 build: deps
 	@mkdir -p $(BIN)
@@ -45,7 +64,7 @@ demo: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps lint unit fuzz crossbuild
+test: deps vmtest-deps lint unit fuzz crossbuild
 
 lint: $(BIN)/staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -3,7 +3,9 @@
 package topology
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -251,4 +253,52 @@ func TestGuestVirtioNUMA(t *testing.T) {
 			t.Errorf("after second restore irq %d: smp_affinity_list %q, original %q", irq, got, want)
 		}
 	}
+}
+
+// TestGuestSnapshotReplay snapshots what planning the virtio NIC reads
+// from the real sysfs and procfs, and replays it: the same plan.
+func TestGuestSnapshotReplay(t *testing.T) {
+	guestOnly(t)
+	iface := guestVirtioIface(t)
+	guestLinkUp(t, iface)
+	live, err := OpenRoot("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	planJSON := func(r Root) string {
+		t.Helper()
+		n, err := Inspect(r, iface)
+		if err != nil {
+			t.Fatalf("inspect %s: %v", iface, err)
+		}
+		p, err := MakePlan(n, PlanOptions{})
+		if err != nil {
+			t.Fatalf("plan %s: %v", iface, err)
+		}
+		b, err := json.MarshalIndent(PlanReport(p), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rec := NewRecorder(live)
+	want := planJSON(rec)
+	var buf bytes.Buffer
+	if err := rec.WriteTarGz(&buf); err != nil {
+		t.Fatalf("write snapshot: %v", err)
+	}
+	dir := t.TempDir()
+	if err := ExtractTarGz(bytes.NewReader(buf.Bytes()), dir); err != nil {
+		t.Fatalf("extract snapshot: %v", err)
+	}
+	replay, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Close()
+	if got := planJSON(replay); got != want {
+		t.Errorf("plan from the snapshot differs from the live one:\nlive:\n%s\nreplayed:\n%s", want, got)
+	}
+	t.Logf("snapshot: %d bytes; plan:\n%s", buf.Len(), want)
 }

@@ -43,9 +43,9 @@ type NIC struct {
 	Vectors    []Vector
 	Skipped    []Skipped
 	Warnings   []string
-	// siblings maps a CPU to its rank among its core's hardware threads
-	// (0 for the first thread of a core).
-	siblingRank map[int]int
+	// siblings maps a CPU to the hardware threads of its core (itself
+	// included), from core_cpus_list or thread_siblings_list.
+	siblings map[int]cpuset.Set
 }
 
 // Vector is one queue IRQ of the NIC.
@@ -204,7 +204,7 @@ func (n *NIC) readCPUs(r Root) error {
 			n.Isolated = n.Isolated.Union(set)
 		}
 	}
-	n.siblingRank = map[int]int{}
+	n.siblings = map[int]cpuset.Set{}
 	for _, c := range n.OnlineCPUs.CPUs() {
 		base := fmt.Sprintf("%s/cpu%d/topology/", cpuDir, c)
 		s, err := readString(r, base+"core_cpus_list")
@@ -215,11 +215,7 @@ func (n *NIC) readCPUs(r Root) error {
 			continue
 		}
 		if sib, err := cpuset.ParseList(s, 0); err == nil {
-			for i, x := range sib.CPUs() {
-				if x == c {
-					n.siblingRank[c] = i
-				}
-			}
+			n.siblings[c] = sib
 		}
 	}
 
@@ -364,7 +360,7 @@ func (n *NIC) readIRQs(r Root) error {
 		dev := n.device()
 		for _, row := range t.IRQs {
 			for _, a := range row.Actions {
-				if irqname.MatchName(dev, a).Kind != irqname.Unknown {
+				if irqname.MatchName(dev, a).Kind != irqname.Unknown && n.attributable(a) {
 					vecs = append(vecs, irqname.Vector{IRQ: row.Number, Names: row.Actions})
 					break
 				}
@@ -399,6 +395,16 @@ func (n *NIC) readIRQs(r Root) error {
 		n.warnf("no per-queue IRQs found for %s: nothing can be pinned", n.Iface)
 	}
 	return nil
+}
+
+// attributable reports whether a name matched in /proc/interrupts can be
+// this NIC's: without a PCI address only names carrying the interface or
+// virtio device name are, since irqname accepts any PCI address then and
+// "mlx5_comp0@pci:…" would claim another function's vectors (a netvsc
+// interface would take its VF's, or every VF's, queue IRQs).
+func (n *NIC) attributable(name string) bool {
+	return n.PCI != "" || strings.Contains(name, n.Iface) ||
+		n.VirtioDev != "" && strings.Contains(name, n.VirtioDev)
 }
 
 func (v *Vector) readAffinity(r Root) error {

@@ -55,8 +55,19 @@ func MakePlan(n *NIC, opts PlanOptions) (*Plan, error) {
 			n.Iface, n.LocalCPUs, usable))
 	}
 	p.Candidates = usable.CPUs()
+	// Rank each CPU among the usable threads of its core, so that a thread
+	// whose sibling is isolated, excluded or offline counts as a physical
+	// core of its own and is used before second threads of busy cores.
+	rank := map[int]int{}
+	for _, c := range p.Candidates {
+		for _, s := range n.siblings[c].Intersect(usable).CPUs() {
+			if s < c {
+				rank[c]++
+			}
+		}
+	}
 	sort.SliceStable(p.Candidates, func(i, j int) bool {
-		return n.siblingRank[p.Candidates[i]] < n.siblingRank[p.Candidates[j]]
+		return rank[p.Candidates[i]] < rank[p.Candidates[j]]
 	})
 
 	var queues []int

@@ -38,6 +38,23 @@ const (
 	cpioModeCharDev = 0o020000
 )
 
+// unixPerm is the permission part of a stat(2) mode: the rwx bits plus
+// setuid, setgid and sticky, given either as Go's fs.ModeSetuid,
+// fs.ModeSetgid, fs.ModeSticky or as the octal bits (0o1777).
+func unixPerm(m fs.FileMode) uint32 {
+	p := uint32(m.Perm()) | uint32(m)&0o7000
+	if m&fs.ModeSetuid != 0 {
+		p |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= 0o1000
+	}
+	return p
+}
+
 // cleanName turns "/bin/sh" or "bin/sh" into "bin/sh" and rejects names
 // that escape the archive root or are empty.
 func cleanName(name string) (string, error) {
@@ -51,7 +68,9 @@ func cleanName(name string) (string, error) {
 	return c, nil
 }
 
-// Dir adds a directory (and its missing parents).
+// Dir adds a directory (and its missing parents). Like every mode of
+// this writer, perm may carry setuid/setgid/sticky either way unixPerm
+// accepts.
 func (c *CPIOWriter) Dir(name string, perm fs.FileMode) error {
 	n, err := cleanName(name)
 	if err != nil {
@@ -64,7 +83,7 @@ func (c *CPIOWriter) Dir(name string, perm fs.FileMode) error {
 		return nil
 	}
 	c.dirs[n] = true
-	return c.entry(n, cpioModeDir|uint32(perm.Perm()), 2, 0, 0, nil, 0)
+	return c.entry(n, cpioModeDir|unixPerm(perm), 2, 0, 0, nil, 0)
 }
 
 // File adds a regular file with the given content.
@@ -84,7 +103,7 @@ func (c *CPIOWriter) FileFrom(name string, perm fs.FileMode, r io.Reader, size i
 	if err := c.parents(n); err != nil {
 		return err
 	}
-	return c.entry(n, cpioModeFile|uint32(perm.Perm()), 1, 0, 0, r, size)
+	return c.entry(n, cpioModeFile|unixPerm(perm), 1, 0, 0, r, size)
 }
 
 // Symlink adds a symbolic link name → target (target is stored as given).
@@ -112,7 +131,7 @@ func (c *CPIOWriter) CharDev(name string, perm fs.FileMode, major, minor uint32)
 	if err := c.parents(n); err != nil {
 		return err
 	}
-	return c.entry(n, cpioModeCharDev|uint32(perm.Perm()), 1, major, minor, nil, 0)
+	return c.entry(n, cpioModeCharDev|unixPerm(perm), 1, major, minor, nil, 0)
 }
 
 // Close writes the TRAILER!!! entry. The writer is unusable afterwards.

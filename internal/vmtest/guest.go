@@ -61,8 +61,8 @@ type Guest struct {
 	QEMUArgs []string
 	// Append is added to the kernel command line.
 	Append []string
-	Memory string        // -m; DefaultMemory when empty
-	CPUs   int           // -smp; 1 when 0
+	Memory string // -m; DefaultMemory when empty
+	CPUs   int    // -smp; 1 when 0
 	// Timeout bounds the whole boot; DefaultTimeout when 0. qemu is killed
 	// when it expires or when the context is done.
 	Timeout time.Duration
@@ -140,11 +140,12 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	cmd.Stdout = con
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = qemuProcAttr()
 	start := time.Now()
 	runErr := cmd.Run() // kills qemu (SIGKILL to its pid) when ctx is done
 	res := &Result{Duration: time.Since(start)}
 	con.flush()
-	res.Console = strings.ReplaceAll(con.String(), "\r\n", "\n")
+	res.Console = cleanConsole(con.String())
 	log.Debug("guest stopped", "took", res.Duration.Round(time.Millisecond), "qemu", exitText(runErr))
 
 	code, out, perr := parseConsole(res.Console, spec.marker)
@@ -161,7 +162,7 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	case errors.Is(perr, ErrGuestSetup):
 		return res, fmt.Errorf("%s: %w%s", what, perr, tail)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return res, fmt.Errorf("%s: %w after %s%s%s", what, ErrTimeout, timeout, hint(res.Console), tail)
+		return res, fmt.Errorf("%s: %w after %s (timeout %s)%s%s", what, ErrTimeout, res.Duration.Round(time.Second), timeout, hint(res.Console), tail)
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("%s: %w%s", what, ctx.Err(), tail)
 	}
@@ -232,6 +233,15 @@ func parseConsole(console, marker string) (code int, output string, err error) {
 		out = strings.TrimPrefix(out[i+len(startMarker(marker)):], "\n")
 	}
 	return code, out, nil
+}
+
+// termEscape matches the terminal control sequences SeaBIOS writes to the
+// serial port (reset, clear screen, line wrap).
+var termEscape = regexp.MustCompile(`\x1b(\[[0-9;?]*[@-~]|[@-Z\\-_]|c)`)
+
+// cleanConsole drops terminal escapes and turns "\r\n" into "\n".
+func cleanConsole(s string) string {
+	return strings.ReplaceAll(termEscape.ReplaceAllString(s, ""), "\r\n", "\n")
 }
 
 const tailLines = 150

@@ -3,6 +3,7 @@ package vmtest
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -70,7 +71,7 @@ func writeInitramfs(w io.Writer, s *initSpec) error {
 			return err
 		}
 	}
-	if err := c.Dir("/tmp", 0o1777); err != nil {
+	if err := c.Dir("/tmp", fs.ModeSticky|0o777); err != nil {
 		return err
 	}
 	// The kernel opens /dev/console for init before devtmpfs is mounted.
@@ -128,7 +129,7 @@ func addHostFile(c *CPIOWriter, guestPath, hostPath string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("add %s to initramfs as %s: not a regular file", hostPath, guestPath)
 	}
-	if err := c.FileFrom(guestPath, fi.Mode().Perm(), f, fi.Size()); err != nil {
+	if err := c.FileFrom(guestPath, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), f, fi.Size()); err != nil {
 		return fmt.Errorf("add %s to initramfs: %w", hostPath, err)
 	}
 	return nil

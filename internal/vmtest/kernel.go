@@ -112,6 +112,9 @@ func FetchKernel(ctx context.Context, cacheDir string, log hclog.Logger) (*Kerne
 	if err != nil {
 		return nil, fmt.Errorf("fetch kernel %s into %s: %w", pkg, cacheDir, err)
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp made it 0700
+		return nil, fmt.Errorf("fetch kernel %s: %w", pkg, err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another process got there first: use what it left.
 		if k, lerr := loadCached(dir); lerr == nil {
@@ -136,7 +139,7 @@ func kernelPackage(ctx context.Context) (string, error) {
 			return m[1], nil
 		}
 	}
-	return "", fmt.Errorf("resolve %s: apt-cache depends names no linux-image-<version> package (run apt-get update)", KernelMetapackage)
+	return "", fmt.Errorf("resolve %s: apt-cache depends names no linux-image-<version> package (apt-get update fetches the package lists)", KernelMetapackage)
 }
 
 // unpackKernel downloads and unpacks pkg and busybox-static below dir,
@@ -303,7 +306,10 @@ func run(ctx context.Context, dir, name string, args ...string) (string, error) 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("run %s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return stdout.String(), fmt.Errorf("run %s %s: %w", name, strings.Join(args, " "), err)
 	}
 	return stdout.String(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -203,12 +204,32 @@ func splitFlow(tok string) (prefix, flow string, ok bool) {
 			return p, f, true
 		}
 	}
+	if f, ok := blankHWIRQFlow(tok); ok {
+		return "", f, true
+	}
 	return "", "", false
+}
+
+// blankHWIRQFlow recognises a trigger token printed after an empty hwirq
+// column, as 4.x+ kernels do for IRQs without a domain:
+// "xen-pirq    -msi-x     eth1-TxRx-0", "xen-percpu    -virq  timer0".
+func blankHWIRQFlow(tok string) (string, bool) {
+	f, ok := strings.CutPrefix(tok, "-")
+	return f, ok && slices.Contains(suffixFlows, f)
 }
 
 // splitTail fills Chip, HWIRQ, Trigger and Actions from the tokens after
 // the counts.
 func (i *IRQ) splitTail(tail []string) {
+	// A lone "-<flow>" wins over an earlier token that merely ends in a
+	// flow name ("xen-percpu    -virq"): the chip is everything before it.
+	for k, tok := range tail {
+		if f, ok := blankHWIRQFlow(tok); ok {
+			i.Chip, i.Trigger = strings.Join(tail[:k], " "), f
+			i.Actions = splitActions(tail[k+1:])
+			return
+		}
+	}
 	for k, tok := range tail {
 		prefix, flow, ok := splitFlow(tok)
 		if !ok {

@@ -348,3 +348,26 @@ func TestReadError(t *testing.T) {
 		t.Errorf("Parse(failReader) error = %v", err)
 	}
 }
+
+// 4.x+ kernels print an empty hwirq column for IRQs without a domain, so
+// the flow stands alone after the chip.
+func TestBlankHWIRQLayout(t *testing.T) {
+	in := "           CPU0       CPU1\n" +
+		"  72:        12          0   xen-pirq    -msi-x     eth1-TxRx-0\n" +
+		"  73:         0          3   xen-pirq    -msi-x     eth1\n" +
+		"  74:       400        500   xen-percpu    -virq      timer0\n" +
+		"  75:         1          0   xen-dyn    -event     xenbus\n"
+	tab, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ chip, trig, action string }{
+		{"xen-pirq", "msi-x", "eth1-TxRx-0"}, {"xen-pirq", "msi-x", "eth1"}, {"xen-percpu", "virq", "timer0"}, {"xen-dyn", "event", "xenbus"},
+	}
+	for k, w := range want {
+		irq := tab.IRQs[k]
+		if irq.Chip != w.chip || irq.Trigger != w.trig || len(irq.Actions) != 1 || irq.Actions[0] != w.action || irq.HWIRQ != "" {
+			t.Errorf("irq %d: chip %q trigger %q hwirq %q actions %q; want %+v", irq.Number, irq.Chip, irq.Trigger, irq.HWIRQ, irq.Actions, w)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package vmtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConsole(t *testing.T) {
+	const m = "@@vmtest:0123456789abcdef"
+	for _, tc := range []struct {
+		name, console string
+		code          int
+		output        string
+		err           error
+	}{
+		{"exit 0", "SeaBIOS\n" + m + ":start@@\nhello\nworld\n" + m + ":exit=0@@\n[ 1.9] reboot: Power down\n", 0, "hello\nworld\n", nil},
+		{"exit 3 with kernel noise", m + ":start@@\n[ 2.1] virtio_net virtio0 eth0: renamed\nout\n" + m + ":exit=3@@\n", 3, "[ 2.1] virtio_net virtio0 eth0: renamed\nout\n", nil},
+		{"exit 255", m + ":start@@\n" + m + ":exit=255@@", 255, "", nil},
+		{"faked by the script without the nonce", m + ":start@@\n@@vmtest:ffffffffffffffff:exit=0@@\n", 0, "", ErrNoExit},
+		{"no marker", "Kernel panic - not syncing: Attempted to kill init!\n", 0, "", ErrNoExit},
+		{"setup failed", m + ":setup-failed:insmod virtio_net@@\n", 0, "", ErrGuestSetup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, err := parseConsole(tc.console, m)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if code != tc.code || out != tc.output {
+				t.Errorf("code %d output %q, want %d %q", code, out, tc.code, tc.output)
+			}
+		})
+	}
+	if _, _, err := parseConsole(m+":setup-failed:insmod virtio_net@@", m); err == nil || !strings.Contains(err.Error(), "insmod virtio_net") {
+		t.Errorf("setup failure does not say what failed: %v", err)
+	}
+}
+
+func TestRenderInit(t *testing.T) {
+	s := renderInit(&initSpec{marker: "@@vmtest:abc", modules: []Module{{Name: "virtio_ring"}, {Name: "virtio"}}})
+	for _, want := range []string{
+		"#!/bin/busybox sh\n",
+		"mount -t devtmpfs devtmpfs /dev",
+		"ip link set lo up",
+		"insmod /lib/modules/vmtest/virtio_ring.ko || fail 'insmod virtio_ring'\ninsmod /lib/modules/vmtest/virtio.ko || fail 'insmod virtio'\n",
+		"echo '@@vmtest:abc:start@@'\n",
+		"/bin/sh /vmtest/script </dev/null\necho '@@vmtest:abc:exit='\"$?\"'@@'\npoweroff -f\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("/init lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestQEMUArgs(t *testing.T) {
+	g := &Guest{Kernel: &Kernel{Vmlinuz: "/k/vmlinuz"}, QEMUArgs: []string{"-device", "x"}, Append: []string{"loglevel=7"}}
+	got := strings.Join(g.qemuArgs("/t/initrd"), " ")
+	want := "-accel tcg -cpu max -m 1G -smp 1 -nodefaults -no-user-config -nographic -serial stdio -no-reboot " +
+		"-kernel /k/vmlinuz -initrd /t/initrd -append console=ttyS0 panic=-1 quiet loglevel=7 -device x"
+	if got != want {
+		t.Errorf("qemu args\n got %s\nwant %s", got, want)
+	}
+	g.Memory, g.CPUs = "2G", 4
+	if args := g.qemuArgs("i"); !slices.Contains(args, "2G") || !slices.Contains(args, "4") {
+		t.Errorf("memory and CPUs not passed: %v", args)
+	}
+}
+
+func TestConsoleTail(t *testing.T) {
+	var lines []string
+	for i := range 200 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	s := consoleTail(strings.Join(lines, "\n")+"\n", "qemu: bad option\n")
+	if !strings.Contains(s, "last 150 of 200 lines") || !strings.Contains(s, lines[199]) || strings.Contains(s, "\n"+lines[49]+"\n") ||
+		!strings.Contains(s, "--- qemu stderr ---\nqemu: bad option") {
+		t.Errorf("tail:\n%s", s)
+	}
+}
+
+// qemuProcesses lists running qemu processes whose command line mentions s.
+func qemuProcesses(t *testing.T, s string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), QEMU) && strings.Contains(string(b), s) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// runGuest runs g with TMPDIR in a fresh directory and checks that Run
+// left neither files nor a qemu process behind.
+func runGuest(t *testing.T, g *Guest) (*Result, error) {
+	t.Helper()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	res, err := g.Run(context.Background())
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("Run left %d entries in TMPDIR, first %s", len(left), left[0].Name())
+	}
+	if procs := qemuProcesses(t, tmp); len(procs) > 0 {
+		t.Errorf("qemu still running after Run: pids %v", procs)
+	}
+	return res, err
+}
+
+// A guest runs the script with the modules loaded and the files in
+// place, and its exit status comes back.
+func TestGuestRun(t *testing.T) {
+	k := SkipUnlessAvailable(t)
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(data, []byte("from the host\n"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runGuest(t, &Guest{
+		Kernel:  k,
+		Modules: []string{"veth", "pktgen"},
+		Files:   map[string]string{"/data/hello": data},
+		Script: `cat /data/hello
+stat -c 'mode %a' /data/hello
+test -e /proc/net/pktgen/pgctrl && echo pktgen-loaded
+ip link add lrvt-a type veth peer name lrvt-b && echo veth-created
+grep -c . /proc/modules
+test -w /tmp && test -k /tmp && echo tmp-sticky
+echo "uname $(uname -r)"
+exit 7`,
+		Timeout: 2 * time.Minute,
+		Log:     TestLogger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest ran %s", res.Duration.Round(time.Millisecond))
+	if res.ExitCode != 7 {
+		t.Errorf("exit code %d, want 7", res.ExitCode)
+	}
+	for _, want := range []string{"from the host\n", "mode 750\n", "pktgen-loaded\n", "veth-created\n", "tmp-sticky\n", "uname " + k.Release + "\n"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+	if !strings.Contains(res.Console, res.Output) {
+		t.Error("the output is not part of the console")
+	}
+}
+
+// A guest that hangs is killed at its timeout, loudly.
+func TestGuestRunTimeout(t *testing.T) {
+	k := SkipUnlessAvailable(t)
+	start := time.Now()
+	_, err := runGuest(t, &Guest{Kernel: k, Script: "echo about-to-hang; sleep 600", Timeout: 8 * time.Second})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("Run returned %s after an 8s timeout", took)
+	}
+	if !strings.Contains(err.Error(), "--- guest console") {
+		t.Errorf("error has no console tail: %v", err)
+	}
+	t.Logf("error as reported:\n%v", err)
+}
+
+// A guest that stops without reporting (here: powered off by the script)
+// is an error with the console in it.
+func TestGuestRunNoExit(t *testing.T) {
+	k := SkipUnlessAvailable(t)
+	_, err := runGuest(t, &Guest{Kernel: k, Script: "echo powering-off-early; poweroff -f", Timeout: 2 * time.Minute})
+	if !errors.Is(err, ErrNoExit) {
+		t.Fatalf("err %v, want ErrNoExit", err)
+	}
+	if !strings.Contains(err.Error(), "powering-off-early") {
+		t.Errorf("error lacks the console tail: %v", err)
+	}
+}
+
+// The initramfs refuses a file that would replace one of the harness's
+// own entries, and names it.
+func TestInitramfsRejectsCollision(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fake")
+	if err := os.WriteFile(fake, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, guestPath := range []string{"/init", "/bin/busybox", guestScript, moduleGuestPath(Module{Name: "veth"})} {
+		spec := &initSpec{busybox: fake, modules: []Module{{Name: "veth", Path: fake + ".ko"}}, marker: "@@vmtest:0",
+			files: map[string]string{guestPath: fake}}
+		if err := os.WriteFile(fake+".ko", []byte("\x7fELF"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := writeInitramfs(io.Discard, spec)
+		if err == nil || !strings.Contains(err.Error(), "already in the archive") {
+			t.Errorf("file at %s: %v, want a collision error", guestPath, err)
+		}
+	}
+}
+
+func TestCleanConsole(t *testing.T) {
+	in := "\x1bc\x1b[?7l\x1b[2J\x1b[0mSeaBIOS (version 1.16.2)\r\nBooting from ROM..\x1bc\x1b[?7l\x1b[2J@@m:start@@\r\nok\r\n"
+	if got, want := cleanConsole(in), "SeaBIOS (version 1.16.2)\nBooting from ROM..@@m:start@@\nok\n"; got != want {
+		t.Errorf("cleanConsole = %q, want %q", got, want)
+	}
+}
