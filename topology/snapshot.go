@@ -113,7 +113,16 @@ func (rc *Recorder) ReadDir(name string) ([]fs.DirEntry, error) {
 			rc.dirs[child] = true
 		default:
 			if _, ok := rc.files[child]; !ok {
-				rc.files[child] = snapFile{mode: 0o644}
+				// Small attribute files (msi_irqs/N says "msix") are kept
+				// as they are; unreadable ones as empty placeholders.
+				f := snapFile{mode: 0o644}
+				if info, err := rc.base.Stat(child); err == nil {
+					f.mode = info.Mode().Perm()
+				}
+				if b, err := rc.base.ReadFile(child); err == nil && len(b) <= 4096 {
+					f.data = b
+				}
+				rc.files[child] = f
 			}
 		}
 	}

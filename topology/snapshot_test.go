@@ -51,6 +51,9 @@ func TestSnapshotReplaysPlan(t *testing.T) {
 	if _, err := replay.Lstat("/sys/devices/system/node/node1/cpulist"); err == nil {
 		t.Error("snapshot holds a file topology never read")
 	}
+	if b, err := replay.ReadFile("/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/msi_irqs/41"); err != nil || string(b) != "msix\n" {
+		t.Errorf("msi_irqs entry in the snapshot: %q %v", b, err)
+	}
 	if _, err := ReadInterrupts(replay); err != nil {
 		t.Errorf("/proc/interrupts not in the snapshot: %v", err)
 	}
