@@ -26,6 +26,9 @@ type fakePktgen struct {
 	busyFor int      // add_device returns EBUSY this many times
 	modern  bool     // knows NODE (else only NODE_ALLOC)
 	resets  int
+	// lostStops makes the next stops have no effect, as when a stop
+	// reaches a kthread in the same wake-up as the start's T_RUN.
+	lostStops int
 }
 
 type fakeDev struct {
@@ -60,6 +63,10 @@ func (f *fakePktgen) Write(name, cmd string) error {
 			f.resets++
 			f.devs = map[string]*fakeDev{}
 		case "stop":
+			if f.lostStops > 0 {
+				f.lostStops--
+				return nil
+			}
 			if f.stop != nil {
 				close(f.stop)
 				f.stop = nil

@@ -43,6 +43,11 @@ func vethPair(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// No IPv6: its neighbour discovery and MLD would add packets to
+		// the peer's counter that pktgen did not send.
+		if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+n+"/disable_ipv6", []byte("1\n"), 0o644); err != nil && !os.IsNotExist(err) {
+			t.Fatalf("disable IPv6 on %s: %v", n, err)
+		}
 		if err := netlink.LinkSetUp(l); err != nil {
 			t.Fatal(err)
 		}

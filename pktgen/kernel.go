@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -115,6 +114,9 @@ func (k *Kernel) set(file, cmd string, checkResult bool) error {
 	werr := k.Proc.Write(file, cmd)
 	res := k.resultText(file)
 	if werr != nil {
+		if strings.HasPrefix(res, "OK") {
+			res = "" // the ack of an earlier command, not about this one
+		}
 		kind := classifyErrno(werr)
 		if kind == nil {
 			kind = ErrRefused
@@ -245,14 +247,26 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 	tick := time.NewTicker(k.PollInterval)
 	defer tick.Stop()
 	cancelled := ctx.Done()
-	var stopOnce sync.Once
+	// A stop that reaches a kpktgend thread in the same wake-up as the
+	// start's T_RUN is undone by it (the thread handles T_STOP before
+	// T_RUN), and a count-0 run would go on for ever: so once stopping,
+	// "stop" is repeated until start returns. It is idempotent.
+	var resendTicker *time.Ticker
+	var resend <-chan time.Time
+	defer func() {
+		if resendTicker != nil {
+			resendTicker.Stop()
+		}
+	}()
 	stop := func(why string) {
-		stopOnce.Do(func() {
+		if resendTicker == nil {
 			log.Info("stopping", "why", why)
-			if err := k.ctl("stop"); err != nil {
-				log.Error("stop pktgen", "error", err)
-			}
-		})
+			resendTicker = time.NewTicker(250 * time.Millisecond)
+			resend = resendTicker.C
+		}
+		if err := k.ctl("stop"); err != nil {
+			log.Error("stop pktgen", "error", err)
+		}
 	}
 	var startErr error
 wait:
@@ -267,6 +281,8 @@ wait:
 		case <-deadline:
 			deadline = nil
 			stop("duration reached")
+		case <-resend:
+			stop("still running")
 		case <-tick.C:
 			if progress != nil {
 				progress(k.sample(&cfg, time.Since(start)))

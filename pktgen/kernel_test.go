@@ -68,6 +68,26 @@ func TestKernelRunDurationAndProgress(t *testing.T) {
 	}
 }
 
+func TestKernelRunRepeatsLostStop(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	f.lostStops = 2
+	cfg := baseConfig()
+	cfg.Count, cfg.Duration = 0, 20*time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		_, err := kernelOn(f).Run(context.Background(), cfg, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || f.lostStops != 0 {
+			t.Fatalf("err %v, %d stops still to lose", err, f.lostStops)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lost stop was never repeated: the run never ended")
+	}
+}
+
 func TestKernelRunCancelStops(t *testing.T) {
 	f := newFakePktgen(2, "eth0")
 	cfg := baseConfig()
