@@ -21,7 +21,7 @@ FUZZ_TARGETS := \
 	./topology/irqname:FuzzMatchName \
 	./internal/vmtest:FuzzParseModulesDep
 
-.PHONY: all build demo test deps vmtest-deps lint unit fuzz crossbuild clean
+.PHONY: all build demo test deps vmtest-deps lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -90,6 +90,12 @@ fuzz:
 crossbuild:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+
+# bench-pktgen: in a qemu guest with the real pktgen, the same run set up
+# by a shell loop (as samples/pktgen does) and by `linerate send`,
+# alternately; prints the pps of each and the ratio (target >= 0.98).
+bench-pktgen: deps vmtest-deps
+	LINERATE_BENCH=1 $(GO) test -count=1 -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
 
 clean:
 	rm -rf $(BIN)
