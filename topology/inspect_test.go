@@ -80,7 +80,7 @@ type inspectCase struct {
 	vecs           []wantVec
 	skipped        []wantSkip
 	warnings       []string // substrings, one per warning, in order
-	check    func(t *testing.T, n *NIC)
+	check          func(t *testing.T, n *NIC)
 }
 
 var inspectCases = []inspectCase{

@@ -22,10 +22,10 @@ import (
 
 type sendFlags struct {
 	iface, dst, dstMAC, src, cpus, backend, root, udpSrc, udpDst, xmitMode string
-	frameSize, threads, burst, cloneSkb, vlan                            int
-	count, rate                                                          uint64
-	duration                                                             time.Duration
-	json, noTimestamp, udpCsum, allowFallback                            bool
+	frameSize, threads, burst, cloneSkb, vlan                              int
+	count, rate                                                            uint64
+	duration                                                               time.Duration
+	json, noTimestamp, udpCsum, allowFallback                              bool
 }
 
 func (a *app) sendCommand() *cobra.Command {
