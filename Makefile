@@ -19,7 +19,9 @@ FUZZ_TARGETS := \
 	./topology/cpuset:FuzzMaskRoundTrip \
 	./topology/interrupts:FuzzParse \
 	./topology/irqname:FuzzMatchName \
-	./internal/vmtest:FuzzParseModulesDep
+	./internal/vmtest:FuzzParseModulesDep \
+	./pktgen:FuzzParseDeviceFile \
+	./pktgen:FuzzDecodeHeader
 
 .PHONY: all build demo test deps vmtest-deps lint unit fuzz crossbuild bench-pktgen clean
 
