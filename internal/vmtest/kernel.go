@@ -117,10 +117,21 @@ func FetchKernel(ctx context.Context, cacheDir string, log hclog.Logger) (*Kerne
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another process got there first: use what it left.
-		if k, lerr := loadCached(dir); lerr == nil {
+		k, lerr := loadCached(dir)
+		if lerr == nil {
 			return k, nil
 		}
-		return nil, fmt.Errorf("fetch kernel %s: move into cache: %w", pkg, err)
+		// What is there is incomplete (an interrupted or damaged entry):
+		// move it aside and put the fresh fetch in its place.
+		log.Warn("replacing an incomplete cached kernel", "dir", dir, "problem", lerr)
+		stale := fmt.Sprintf("%s.stale-%d", dir, time.Now().UnixNano())
+		if rerr := os.Rename(dir, stale); rerr != nil {
+			return nil, fmt.Errorf("fetch kernel %s: move into cache: %w (and the entry there is incomplete: %v)", pkg, err, lerr)
+		}
+		_ = os.RemoveAll(stale)
+		if err := os.Rename(tmp, dir); err != nil {
+			return nil, fmt.Errorf("fetch kernel %s: move into cache: %w", pkg, err)
+		}
 	}
 	log.Info("guest kernel ready", "package", pkg, "release", k.Release, "took", time.Since(start).Round(time.Millisecond))
 	return loadCached(dir)

@@ -1,6 +1,7 @@
 package vmtest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,5 +91,30 @@ func TestCheckStatic(t *testing.T) {
 		if err := checkStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 			t.Errorf("checkStatic(/bin/sh) = %v, want a dynamically linked error", err)
 		}
+	}
+}
+
+// An incomplete cache entry (a fetch interrupted after the move, or files
+// removed by hand) is replaced by a fresh fetch, not reported forever.
+func TestFetchKernelReplacesIncompleteEntry(t *testing.T) {
+	k := SkipUnlessAvailable(t)
+	cache := t.TempDir()
+	dir := filepath.Join(cache, k.Package)
+	if err := os.MkdirAll(filepath.Join(dir, "busybox", "usr"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"package":"` + k.Package + `","release":"x","vmlinuz":"root/boot/vmlinuz-x","modules":"root/lib/modules/x","busybox":"busybox/bin/busybox"}`
+	if err := os.WriteFile(filepath.Join(dir, kernelMeta), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FetchKernel(context.Background(), cache, TestLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(got.Busybox); err != nil || got.Release != k.Release {
+		t.Fatalf("fetched %+v: %v", got, err)
+	}
+	if stale, _ := filepath.Glob(filepath.Join(cache, "*.stale-*")); len(stale) != 0 {
+		t.Errorf("stale entries left: %v", stale)
 	}
 }
