@@ -61,6 +61,19 @@ func (k *Kernel) Available() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// Reset stops every pktgen thread and detaches every device: what Run
+// does on every exit, for use after a run that was killed outright.
+func (k *Kernel) Reset() error {
+	k.defaults()
+	if _, err := k.Available(); err != nil {
+		return err
+	}
+	if err := k.ctl("reset"); err != nil {
+		return fmt.Errorf("reset pktgen: %w", err)
+	}
+	return nil
+}
+
 // Progress is a live sample of a run.
 type Progress struct {
 	Elapsed time.Duration

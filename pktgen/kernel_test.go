@@ -201,3 +201,16 @@ func TestSplitCount(t *testing.T) {
 		t.Errorf("%+v %v", sum, err)
 	}
 }
+
+func TestKernelReset(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	if err := f.Write("kpktgend_0", "add_device eth0@0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kernelOn(f).Reset(); err != nil || len(f.devs) != 0 {
+		t.Fatalf("reset: %v, %d devices left", err, len(f.devs))
+	}
+	if err := (&Kernel{Proc: DirProc{Dir: t.TempDir() + "/none"}}).Reset(); !errors.Is(err, ErrNoPktgen) {
+		t.Errorf("reset without pktgen: %v", err)
+	}
+}

@@ -16,7 +16,7 @@ func (a *app) pktgenCommand() *cobra.Command {
 		Use:   "pktgen",
 		Short: "Work with the kernel's pktgen: parse its result files, probe what a device accepts",
 	})
-	cmd.AddCommand(a.pktgenParse(), a.pktgenProbe())
+	cmd.AddCommand(a.pktgenParse(), a.pktgenProbe(), a.pktgenReset())
 	return cmd
 }
 
@@ -76,4 +76,20 @@ func (a *app) pktgenProbe() *cobra.Command {
 	cmd.Flags().IntVar(&cpu, "cpu", 0, "pktgen thread (CPU) to probe on")
 	_ = cmd.MarkFlagRequired("iface")
 	return cmd
+}
+
+func (a *app) pktgenReset() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset",
+		Short: "Stop every pktgen thread and detach every device (after a crashed or killed run)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k := pktgen.NewKernel(a.log)
+			if err := k.Reset(); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, "pktgen reset: no device attached to any thread")
+			return nil
+		},
+	}
 }
