@@ -1,0 +1,211 @@
+//go:build linux
+
+// Package netns makes network namespaces joined by veth pairs, for the
+// lab and for tests: real kernels, real links, no hardware. Addresses come
+// from 198.18.0.0/15 (RFC 2544's benchmarking range) only. Every namespace
+// made here is named "lr-…" and removed by Close.
+package netns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Bench is the benchmarking range all lab addresses come from.
+var Bench = netip.MustParsePrefix("198.18.0.0/15")
+
+// NS is a named network namespace (/run/netns/<Name>).
+type NS struct {
+	Name   string
+	handle netns.NsHandle
+}
+
+// New creates the named namespace with its loopback up. The name must
+// start with "lr-" so that whatever linerate makes can be found and
+// removed.
+func New(name string) (*NS, error) {
+	if !strings.HasPrefix(name, "lr-") || len(name) > 64 || strings.ContainsAny(name, "/ ") {
+		return nil, fmt.Errorf("netns %q: names start with \"lr-\", no '/' or spaces", name)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: read current namespace: %w", name, err)
+	}
+	defer orig.Close()
+	h, err := netns.NewNamed(name) // moves this thread into it
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: create: %w", name, err)
+	}
+	if err := netns.Set(orig); err != nil {
+		// The thread is stuck in the new namespace: never unlock it.
+		runtime.LockOSThread()
+		return nil, fmt.Errorf("netns %s: return to the original namespace: %w", name, err)
+	}
+	ns := &NS{Name: name, handle: h}
+	if err := ns.Do(func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		return netlink.LinkSetUp(lo)
+	}); err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("netns %s: bring lo up: %w", name, err)
+	}
+	return ns, nil
+}
+
+// Close deletes the namespace (links in it go with it).
+func (n *NS) Close() error {
+	if n == nil || n.handle == -1 {
+		return nil
+	}
+	n.handle.Close()
+	n.handle = -1
+	if err := netns.DeleteNamed(n.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("netns %s: delete: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Do runs fn on an OS thread inside the namespace. Sockets fn opens stay
+// bound to the namespace after it returns; goroutines fn starts do not
+// inherit it.
+func (n *NS) Do(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		if err := netns.Set(n.handle); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("enter netns %s: %w", n.Name, err)
+			return
+		}
+		ferr := fn()
+		if err := netns.Set(orig); err != nil {
+			// Leave the thread locked: the runtime discards it.
+			errc <- errors.Join(ferr, fmt.Errorf("leave netns %s: %w", n.Name, err))
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// Command runs a program inside the namespace (as `ip netns exec` does).
+func (n *NS) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", n.Name, name}, args...)...)
+}
+
+// Link is one end of a veth pair.
+type Link struct {
+	NS    *NS
+	Name  string
+	Index int
+	MAC   net.HardwareAddr
+	Addr  netip.Prefix // zero when no address was asked for
+}
+
+// VethOptions shape a veth pair.
+type VethOptions struct {
+	Queues int // rx and tx queues per end (default 1)
+	// AddrA, AddrB are given to the ends (must lie in 198.18.0.0/15); a
+	// zero prefix leaves that end without an address.
+	AddrA, AddrB netip.Prefix
+	MTU          int
+	NoIPv6       bool // disable IPv6 on both ends: no ND or MLD noise
+}
+
+// Veth creates a veth pair aName in a and bName in b, both up.
+func Veth(a *NS, aName string, b *NS, bName string, o VethOptions) (*Link, *Link, error) {
+	for _, p := range []netip.Prefix{o.AddrA, o.AddrB} {
+		if p.IsValid() && !Bench.Contains(p.Addr()) {
+			return nil, nil, fmt.Errorf("veth %s-%s: address %s is outside %s, the only range lab traffic may use", aName, bName, p, Bench)
+		}
+	}
+	q := max(o.Queues, 1)
+	err := a.Do(func() error {
+		la := netlink.NewLinkAttrs()
+		la.Name, la.NumTxQueues, la.NumRxQueues = aName, q, q
+		if o.MTU > 0 {
+			la.MTU = o.MTU
+		}
+		v := &netlink.Veth{LinkAttrs: la, PeerName: bName, PeerNamespace: netlink.NsFd(b.handle), PeerNumTxQueues: uint32(q), PeerNumRxQueues: uint32(q)}
+		if o.MTU > 0 {
+			v.PeerMTU = uint32(o.MTU)
+		}
+		return netlink.LinkAdd(v)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("veth %s (%s) - %s (%s): create: %w", aName, a.Name, bName, b.Name, err)
+	}
+	la, err := setup(a, aName, o.AddrA, o.NoIPv6)
+	if err != nil {
+		return nil, nil, err
+	}
+	lb, err := setup(b, bName, o.AddrB, o.NoIPv6)
+	if err != nil {
+		return nil, nil, err
+	}
+	return la, lb, nil
+}
+
+func setup(ns *NS, name string, addr netip.Prefix, noIPv6 bool) (*Link, error) {
+	l := &Link{NS: ns, Name: name, Addr: addr}
+	err := ns.Do(func() error {
+		if noIPv6 {
+			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/disable_ipv6", []byte("1\n"), 0o644); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		link, err := netlink.LinkByName(name)
+		if err != nil {
+			return err
+		}
+		if addr.IsValid() {
+			a := &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), addr.Addr().BitLen())}}
+			if err := netlink.AddrAdd(link, a); err != nil {
+				return fmt.Errorf("add address %s: %w", addr, err)
+			}
+		}
+		if err := netlink.LinkSetUp(link); err != nil {
+			return err
+		}
+		l.Index, l.MAC = link.Attrs().Index, link.Attrs().HardwareAddr
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set up %s in %s: %w", name, ns.Name, err)
+	}
+	return l, nil
+}
+
+// Neigh adds a permanent neighbour entry on l for ip → mac, so that no
+// ARP is needed (and none is sent) before traffic.
+func (l *Link) Neigh(ip netip.Addr, mac net.HardwareAddr) error {
+	return l.NS.Do(func() error {
+		return netlink.NeighSet(&netlink.Neigh{
+			LinkIndex: l.Index, State: netlink.NUD_PERMANENT, IP: ip.AsSlice(), HardwareAddr: mac,
+			Family: map[bool]int{true: netlink.FAMILY_V4, false: netlink.FAMILY_V6}[ip.Is4()],
+		})
+	})
+}

@@ -1,0 +1,74 @@
+//go:build linux
+
+package netns_test
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/internal/netns"
+	"github.com/linerate/linerate/internal/netns/nstest"
+)
+
+func TestPairPings(t *testing.T) {
+	p := nstest.NewPair(t, 2)
+	var conn *net.UDPConn
+	if err := p.B.NS.Do(func() error {
+		var err error
+		conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP("198.18.0.2"), Port: 9000})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := p.A.NS.Do(func() error {
+		c, err := net.Dial("udp4", "198.18.0.2:9000")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("hello"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 16)
+	n, from, err := conn.ReadFromUDP(buf)
+	if err != nil || string(buf[:n]) != "hello" || from.IP.String() != "198.18.0.1" {
+		t.Fatalf("datagram across the pair: %q from %v: %v", buf[:n], from, err)
+	}
+	out, err := p.A.NS.Command(context.Background(), "ip", "-br", "addr", "show", "lra").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "198.18.0.1/24") {
+		t.Errorf("ip netns exec: %v %s", err, out)
+	}
+	var qs []os.DirEntry
+	if err := p.B.NS.Do(func() error {
+		var err error
+		qs, err = os.ReadDir("/sys/class/net/lrb/queues")
+		return err
+	}); err != nil || len(qs) != 4 {
+		t.Errorf("lrb queues %v: %v", qs, err)
+	}
+}
+
+func TestRefusesOtherRanges(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	if _, err := netns.New("test-x"); err == nil {
+		t.Error("a namespace not named lr-… was made")
+	}
+	a, err := netns.New("lr-range-check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, _, err = netns.Veth(a, "lrx", a, "lry", netns.VethOptions{AddrA: netip.MustParsePrefix("10.0.0.1/24")})
+	if err == nil || !strings.Contains(err.Error(), "198.18.0.0/15") {
+		t.Errorf("10.0.0.1 accepted: %v", err)
+	}
+}
