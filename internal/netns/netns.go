@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -166,7 +167,38 @@ func Veth(a *NS, aName string, b *NS, bName string, o VethOptions) (*Link, *Link
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, l := range []*Link{la, lb} {
+		if err := l.WaitUp(2 * time.Second); err != nil {
+			return nil, nil, err
+		}
+	}
 	return la, lb, nil
+}
+
+// WaitUp waits until the link reports carrier (operstate up): frames sent
+// before that are dropped, and pktgen refuses a device without carrier.
+func (l *Link) WaitUp(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var state netlink.LinkOperState
+		err := l.NS.Do(func() error {
+			link, err := netlink.LinkByName(l.Name)
+			if err == nil {
+				state = link.Attrs().OperState
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("wait for %s in %s: %w", l.Name, l.NS.Name, err)
+		}
+		if state == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("wait for %s in %s: still %s after %s", l.Name, l.NS.Name, state, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func setup(ns *NS, name string, addr netip.Prefix, noIPv6 bool) (*Link, error) {
