@@ -8,6 +8,13 @@ GO         ?= go
 BIN        := $(CURDIR)/bin
 LINERATE   := $(BIN)/linerate
 STATICCHECK_VERSION := v0.8.2
+# The gRPC API: proto/linerate/v1/*.proto and the Go generated from it
+# (committed). The generators are pinned; protoc is Debian's (3.21).
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTO_DIR  := proto
+PROTO_SRCS := $(sort $(wildcard $(PROTO_DIR)/linerate/v1/*.proto))
+PROTO_GEN  := $(PROTO_SRCS:.proto=.pb.go) $(PROTO_SRCS:.proto=_grpc.pb.go)
 FUZZTIME   ?= 10s
 # The interface carrying the default route: the demo only reads it.
 IFACE      ?= $(shell awk '$$2 == "00000000" { print $$1; exit }' /proc/net/route 2>/dev/null)
@@ -23,7 +30,7 @@ FUZZ_TARGETS := \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader
 
-.PHONY: all build demo test deps vmtest-deps lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: all build demo test deps vmtest-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -54,6 +61,48 @@ vmtest-deps:
 	apt-get update -qq && if [ -n "$$missing" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing; fi
 
+# proto-deps: protoc and the well-known types (google/protobuf/*.proto)
+# from Debian when root, the two Go generators at their pinned versions
+# under ./bin (one directory per version, so bumping a pin reinstalls).
+PROTOC_GEN_GO      := $(BIN)/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)/protoc-gen-go
+PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)/protoc-gen-go-grpc
+proto-deps: $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+	@if ! command -v protoc >/dev/null || [ ! -f /usr/include/google/protobuf/timestamp.proto ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends protobuf-compiler libprotobuf-dev; \
+		else echo "make: protoc or the protobuf well-known types are missing: apt-get install protobuf-compiler libprotobuf-dev" >&2; exit 1; fi; \
+	fi
+
+$(PROTOC_GEN_GO):
+	GOBIN=$(@D) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(PROTOC_GEN_GO_GRPC):
+	GOBIN=$(@D) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+# protoc-gen runs protoc with the pinned plugins, writing under $(1).
+protoc-gen = protoc -I $(PROTO_DIR) -I /usr/include \
+	--plugin=protoc-gen-go=$(PROTOC_GEN_GO) --plugin=protoc-gen-go-grpc=$(PROTOC_GEN_GO_GRPC) \
+	--go_out=$(1) --go_opt=paths=source_relative \
+	--go-grpc_out=$(1) --go-grpc_opt=paths=source_relative \
+	$(PROTO_SRCS:$(PROTO_DIR)/%=%)
+
+# proto: regenerate the committed Go code from the .proto files.
+proto: proto-deps
+	$(call protoc-gen,$(PROTO_DIR))
+
+# proto-check: regenerate into a temporary directory and fail when the
+# committed code differs (someone edited a .proto without `make proto`, or
+# edited the generated code). The "protoc vX" header line is not compared:
+# it names the local protoc, not a difference in the code.
+proto-check: proto-deps
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(call protoc-gen,$$tmp) && \
+	status=0 && for f in $(PROTO_GEN); do \
+		if ! diff -u -I '^//[[:space:]]*protoc[[:space:]]' "$$f" "$$tmp/$${f#$(PROTO_DIR)/}" >"$$tmp/diff" 2>&1; then \
+			echo "make proto-check: $$f is not what $(PROTO_SRCS) generates; run make proto:" >&2; \
+			head -40 "$$tmp/diff" >&2; status=1; \
+		fi; \
+	done; exit $$status
+
 build: deps
 	@mkdir -p $(BIN)
 	$(GO) build -o $(LINERATE) ./cmd/linerate
@@ -66,7 +115,7 @@ demo: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps lint unit fuzz crossbuild
+test: deps vmtest-deps proto-check lint unit fuzz crossbuild
 
 lint: $(BIN)/staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

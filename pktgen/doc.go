@@ -7,6 +7,11 @@
 // path so that no device stays attached to a pktgen thread. Writing needs
 // CAP_NET_ADMIN in the initial user namespace.
 //
+// Where pktgen is absent, the userspace backends send the same frames
+// (BuildFrame) through the same Backend interface: package pktgen/xdp
+// (XDP live frames, millions of packets per second per core) and package
+// pktgen/afpacket (AF_PACKET sendmmsg, portable).
+//
 // The package also owns the wire format every backend shares and the
 // receiver decodes: the 16-byte pktgen Header (magic 0xbe9be955, sequence,
 // timestamp) at the start of the UDP payload, and the parser for a pktgen

@@ -59,7 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand())
+	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
+	root.AddCommand(a.recvCommand())
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {

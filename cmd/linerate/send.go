@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
@@ -33,7 +35,9 @@ func (a *app) sendCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send --iface IF --dst IP [--dst-mac MAC] (--count N | --duration D)",
 		Short: "Send pktgen traffic from one host: typed, validated, NUMA-aware, with a summary",
-		Long: `send runs the kernel's pktgen on one interface, one thread per CPU. Threads
+		Long: `send runs the kernel's pktgen on one interface, one thread per CPU, or where
+pktgen is absent the same frames from XDP live frames (--backend xdp) or
+AF_PACKET (--backend afpacket); auto picks in that order and says why. Threads
 default to the CPUs that topology plans for the NIC's queues (its NUMA node's
 CPUs, queue i on the CPU its IRQ is pinned to by 'linerate irq apply'); each
 thread sends from its own source address (--src, then --src+1, ...) so a
@@ -63,7 +67,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
-	fl.StringVar(&f.backend, "backend", "auto", "kernel, userspace, or auto (kernel when /proc/net/pktgen exists)")
+	fl.StringVar(&f.backend, "backend", "auto", "kernel, xdp, afpacket, userspace (xdp, else afpacket) or auto (kernel when /proc/net/pktgen exists, else userspace)")
 	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -72,24 +76,18 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 }
 
 func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
+	switch f.backend {
+	case "kernel", "xdp", "afpacket", "auto", "userspace":
+	default:
+		return usagef("--backend %q: valid backends are kernel, xdp, afpacket, auto and userspace (xdp, else afpacket)", f.backend)
+	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {
 		return err
 	}
-	k := pktgen.NewKernel(a.log)
-	switch f.backend {
-	case "kernel":
-	case "auto":
-		if _, err := k.Available(); err != nil {
-			if loadErr := modprobePktgen(); loadErr != nil {
-				return fmt.Errorf("--backend auto: %w; tried `modprobe pktgen`: %v. The userspace backends (xdp, afpacket) are not part of this build yet", err, loadErr)
-			}
-		}
-		a.log.Info("backend kernel: /proc/net/pktgen exists")
-	case "userspace":
-		return usagef("--backend userspace: not part of this build yet; use kernel (modprobe pktgen)")
-	default:
-		return usagef("--backend %q: valid backends are kernel, userspace and auto", f.backend)
+	be, err := a.pickBackend(f.backend, cfg.Device)
+	if err != nil {
+		return err
 	}
 	last := time.Now()
 	progress := func(p pktgen.Progress) {
@@ -98,7 +96,7 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 			a.log.Info("sending", "packets", p.Packets, "errors", p.Errors, "elapsed", p.Elapsed.Round(time.Millisecond))
 		}
 	}
-	sum, err := k.Run(cmd.Context(), *cfg, progress)
+	sum, err := be.Run(cmd.Context(), *cfg, progress)
 	if err != nil {
 		if errors.Is(err, pktgen.ErrConfig) {
 			return usageError{err}
@@ -109,6 +107,43 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 		return a.writeJSON(sum)
 	}
 	return writeSummary(a, sum)
+}
+
+// pickBackend resolves --backend: auto is the kernel's pktgen when
+// /proc/net/pktgen exists (after trying modprobe), else userspace;
+// userspace is xdp when it can run on the interface, else afpacket.
+func (a *app) pickBackend(name, iface string) (pktgen.Backend, error) {
+	switch name {
+	case "kernel":
+		return pktgen.NewKernel(a.log), nil
+	case "xdp":
+		return xdp.New(a.log), nil
+	case "afpacket":
+		return afpacket.New(a.log), nil
+	case "auto":
+		k := pktgen.NewKernel(a.log)
+		_, err := k.Available()
+		if err != nil {
+			loadErr := modprobePktgen()
+			if loadErr == nil {
+				_, err = k.Available()
+			} else {
+				err = fmt.Errorf("%w; `modprobe pktgen`: %v", err, loadErr)
+			}
+		}
+		if err == nil {
+			a.log.Info("backend kernel: /proc/net/pktgen exists")
+			return k, nil
+		}
+		a.log.Info("no kernel pktgen: trying the userspace backends", "why", err)
+	}
+	xb := xdp.New(a.log)
+	if err := xb.Probe(iface); err != nil {
+		a.log.Info("backend afpacket: XDP live frames cannot send here", "why", err)
+		return afpacket.New(a.log), nil
+	}
+	a.log.Info("backend xdp: XDP live frames work on this interface", "iface", iface)
+	return xb, nil
 }
 
 func modprobePktgen() error {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/internal/mtls"
+)
+
+type certsFlags struct {
+	dir, name, role string
+	hosts           []string
+	days            int
+	force           bool
+}
+
+func (a *app) certsCommand() *cobra.Command {
+	cmd := group(&cobra.Command{
+		Use:   "certs",
+		Short: "Create the CA and the certificates for mutual TLS between coordinator and agents",
+		Long: `certs keeps a certificate directory: a CA (ca.crt, ca.key) and one certificate
+per agent or coordinator (NAME.crt, NAME.key), ECDSA P-256, keys mode 0600.
+Agents and coordinators load their own NAME.crt/NAME.key and ca.crt from it
+(--tls-dir) and accept only peers the CA signed. Copy ca.crt and a host's own
+pair to each host; ca.key is only needed where certificates are issued.`,
+	})
+	cmd.AddCommand(a.certsInitCommand(), a.certsIssueCommand())
+	return cmd
+}
+
+func (a *app) certsInitCommand() *cobra.Command {
+	f := &certsFlags{}
+	cmd := &cobra.Command{
+		Use:   "init --dir DIR",
+		Short: "Create a CA in DIR (ca.crt, ca.key)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dir == "" {
+				return usagef("--dir: required: the certificate directory to create the CA in")
+			}
+			if f.days <= 0 {
+				return usagef("--days %d: want a positive number of days", f.days)
+			}
+			ca, files, err := mtls.Init(f.dir, mtls.CAOptions{CommonName: f.name, Validity: days(f.days)}, f.force)
+			if err != nil {
+				return certsErr(err)
+			}
+			if f.force {
+				a.log.Warn("replaced the CA: certificates issued by the old one no longer verify", "dir", f.dir)
+			}
+			fmt.Fprintf(a.stdout, "CA %q valid until %s\n", ca.Cert.Subject.CommonName, ca.Cert.NotAfter.UTC().Format(time.DateOnly))
+			for _, p := range files {
+				fmt.Fprintf(a.stdout, "wrote %s\n", p)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "certificate directory (created with mode 0700 when missing)")
+	fl.StringVar(&f.name, "name", "linerate CA", "the CA's common name")
+	fl.IntVar(&f.days, "days", int(mtls.DefaultCAValidity/(24*time.Hour)), "validity in days")
+	fl.BoolVar(&f.force, "force", false, "replace an existing CA (every certificate it issued stops verifying)")
+	return cmd
+}
+
+func (a *app) certsIssueCommand() *cobra.Command {
+	f := &certsFlags{}
+	cmd := &cobra.Command{
+		Use:   "issue --dir DIR --name NAME --role agent|coordinator [--host H1,H2]",
+		Short: "Issue a certificate for an agent or a coordinator, signed by DIR's CA",
+		Long: `issue writes DIR/NAME.crt and DIR/NAME.key, signed by DIR's CA, usable as TLS
+server and client certificate, with the role in the certificate (URI SAN
+linerate://role/ROLE). NAME is the common name and, when it is a DNS name or
+an IP address, a SAN, so a coordinator can dial an agent by its name; --host
+adds the DNS names and IP addresses the holder is reached at.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dir == "" {
+				return usagef("--dir: required: the certificate directory that holds the CA (linerate certs init)")
+			}
+			if f.name == "" {
+				return usagef("--name: required: the agent's or coordinator's name (its node name), e.g. --name sender-1")
+			}
+			if err := mtls.CheckName(f.name); err != nil {
+				return usagef("--name: %w", err)
+			}
+			role, err := mtls.ParseRole(f.role)
+			if err != nil {
+				return usagef("--role: %w", err)
+			}
+			if f.days <= 0 {
+				return usagef("--days %d: want a positive number of days", f.days)
+			}
+			leaf, files, err := mtls.Issue(f.dir, mtls.LeafOptions{Name: f.name, Role: role, Hosts: f.hosts, Validity: days(f.days)}, f.force)
+			if err != nil {
+				return certsErr(err)
+			}
+			c := leaf.Cert
+			var sans []string
+			sans = append(sans, c.DNSNames...)
+			for _, ip := range c.IPAddresses {
+				sans = append(sans, ip.String())
+			}
+			fmt.Fprintf(a.stdout, "%s %q valid until %s, names: %s\n", role, f.name,
+				c.NotAfter.UTC().Format(time.DateOnly), orNone(strings.Join(sans, ", ")))
+			for _, p := range files {
+				fmt.Fprintf(a.stdout, "wrote %s\n", p)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "certificate directory holding the CA")
+	fl.StringVar(&f.name, "name", "", "certificate name: the agent's node name or the coordinator's name")
+	fl.StringVar(&f.role, "role", "", "role: agent or coordinator")
+	fl.StringSliceVar(&f.hosts, "host", nil, "DNS names and IP addresses to add as SANs, comma-separated")
+	fl.IntVar(&f.days, "days", int(mtls.DefaultLeafValidity/(24*time.Hour)), "validity in days (never beyond the CA's)")
+	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")
+	return cmd
+}
+
+// certsErr marks what is the caller's input (a name, a role, a host) as
+// a usage error; files that exist and I/O stay failures.
+func certsErr(err error) error {
+	if errors.Is(err, mtls.ErrName) || errors.Is(err, mtls.ErrRole) || errors.Is(err, mtls.ErrHost) {
+		return usageError{err}
+	}
+	return err
+}
+
+func days(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

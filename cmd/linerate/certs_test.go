@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/internal/mtls"
+)
+
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func perm(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Mode().Perm()
+}
+
+func TestCertsInitAndIssue(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	code, out, errOut := linerate(t, "certs", "init", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("init: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"ca.crt", "ca.key"} {
+		if !strings.Contains(out, "wrote "+filepath.Join(dir, f)) {
+			t.Errorf("init output does not name %s:\n%s", f, out)
+		}
+	}
+	if m := perm(t, filepath.Join(dir, "ca.key")); m != 0o600 {
+		t.Errorf("ca.key mode %v, want 0600", m)
+	}
+	if m := perm(t, filepath.Join(dir, "ca.crt")); m != 0o644 {
+		t.Errorf("ca.crt mode %v, want 0644", m)
+	}
+	if m := perm(t, dir); m != 0o700 {
+		t.Errorf("directory mode %v, want 0700", m)
+	}
+	ca := readCert(t, filepath.Join(dir, "ca.crt"))
+	if !ca.IsCA || time.Until(ca.NotAfter) < 9*365*24*time.Hour {
+		t.Errorf("CA: IsCA %v, valid until %v (want about 10 years)", ca.IsCA, ca.NotAfter)
+	}
+
+	code, out, errOut = linerate(t, "certs", "issue", "--dir", dir, "--name", "sender-1", "--role", "agent", "--host", "198.18.0.2,sender-1.lab")
+	if code != 0 {
+		t.Fatalf("issue: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "sender-1, sender-1.lab, 198.18.0.2") {
+		t.Errorf("issue output does not list the names:\n%s", out)
+	}
+	if m := perm(t, filepath.Join(dir, "sender-1.key")); m != 0o600 {
+		t.Errorf("sender-1.key mode %v, want 0600", m)
+	}
+	leaf := readCert(t, filepath.Join(dir, "sender-1.crt"))
+	if err := leaf.CheckSignatureFrom(ca); err != nil {
+		t.Errorf("sender-1.crt not signed by ca.crt: %v", err)
+	}
+	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) || !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		t.Errorf("EKUs %v, want server and client auth", leaf.ExtKeyUsage)
+	}
+	if r, err := mtls.RoleOf(leaf); err != nil || r != mtls.RoleAgent {
+		t.Errorf("role %q, %v", r, err)
+	}
+	if len(leaf.IPAddresses) != 1 || leaf.IPAddresses[0].String() != "198.18.0.2" {
+		t.Errorf("IP SANs %v", leaf.IPAddresses)
+	}
+
+	if code, _, errOut := linerate(t, "certs", "issue", "--dir", dir, "--name", "coord", "--role", "coordinator"); code != 0 {
+		t.Fatalf("issue coordinator: exit %d: %s", code, errOut)
+	}
+	// What was written is what the servers load.
+	if _, err := mtls.ServerTLS(dir, "sender-1"); err != nil {
+		t.Errorf("ServerTLS: %v", err)
+	}
+	if _, err := mtls.ClientTLS(dir, "coord", "sender-1"); err != nil {
+		t.Errorf("ClientTLS: %v", err)
+	}
+}
+
+func TestCertsRefuseToOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := linerate(t, "certs", "init", "--dir", dir); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	if code, _, errOut := linerate(t, "certs", "issue", "--dir", dir, "--name", "a1", "--role", "agent"); code != 0 {
+		t.Fatalf("issue: %s", errOut)
+	}
+	snapshot := func() map[string][]byte {
+		m := map[string][]byte{}
+		for _, f := range []string{"ca.crt", "ca.key", "a1.crt", "a1.key"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[f] = b
+		}
+		return m
+	}
+	before := snapshot()
+	for _, args := range [][]string{
+		{"certs", "init", "--dir", dir},
+		{"certs", "issue", "--dir", dir, "--name", "a1", "--role", "agent"},
+	} {
+		code, out, errOut := linerate(t, args...)
+		if code != 1 || !strings.Contains(errOut, "file exists") || !strings.Contains(errOut, "--force") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 naming the file and --force", args, code, errOut)
+		}
+		if out != "" {
+			t.Errorf("%v printed %q", args, out)
+		}
+	}
+	after := snapshot()
+	for f := range before {
+		if !bytes.Equal(before[f], after[f]) {
+			t.Errorf("a refused command changed %s", f)
+		}
+	}
+
+	if code, _, errOut := linerate(t, "certs", "issue", "--dir", dir, "--name", "a1", "--role", "agent", "--force"); code != 0 {
+		t.Fatalf("issue --force: %s", errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a1.key")); bytes.Equal(b, before["a1.key"]) {
+		t.Error("issue --force kept the old key")
+	}
+	if m := perm(t, filepath.Join(dir, "a1.key")); m != 0o600 {
+		t.Errorf("replaced a1.key mode %v", m)
+	}
+	code, _, errOut := linerate(t, "certs", "init", "--dir", dir, "--force")
+	if code != 0 {
+		t.Fatalf("init --force: %s", errOut)
+	}
+	if !strings.Contains(errOut, "no longer verify") {
+		t.Errorf("init --force does not warn that old certificates stop verifying: %q", errOut)
+	}
+	if _, err := mtls.Load(dir, "a1"); err == nil {
+		t.Error("a1 still loads against the replaced CA")
+	}
+}
+
+func TestCertsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := linerate(t, "certs", "init", "--dir", dir); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"certs", "issue", "--dir", dir, "--name", "x", "--role", "admin"}, []string{`--role: role "admin"`, "valid roles are agent, coordinator"}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "x"}, []string{`role ""`, "agent, coordinator"}},
+		{[]string{"certs", "issue", "--dir", dir, "--role", "agent"}, []string{"--name: required"}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "../evil", "--role", "agent"}, []string{`--name: name "../evil"`}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "ca", "--role", "agent"}, []string{"CA's own file name"}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "x", "--role", "agent", "--host", "a b"}, []string{`host "a b"`}},
+		{[]string{"certs", "issue", "--name", "x", "--role", "agent"}, []string{"--dir: required"}},
+		{[]string{"certs", "init"}, []string{"--dir: required"}},
+		{[]string{"certs", "init", "--dir", dir, "--days", "0"}, []string{"--days 0"}},
+		{[]string{"certs", "renew"}, []string{`unknown command "renew"`, "init, issue"}},
+	} {
+		code, out, errOut := linerate(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, errOut)
+		}
+		for _, s := range tc.says {
+			if !strings.Contains(errOut, s) {
+				t.Errorf("%v: stderr %q does not say %q", tc.args, errOut, s)
+			}
+		}
+		if out != "" {
+			t.Errorf("%v printed %q", tc.args, out)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Errorf("bad input left %d files in the directory, want the CA's 2", len(entries))
+	}
+}
+
+func TestCertsIssueWithoutCA(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := linerate(t, "certs", "issue", "--dir", dir, "--name", "a", "--role", "agent")
+	if code != 1 || !strings.Contains(errOut, "linerate certs init --dir "+dir) {
+		t.Errorf("exit %d, stderr %q; want 1 pointing at certs init", code, errOut)
+	}
+}

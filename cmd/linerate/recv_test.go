@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/linerate/linerate/receiver"
+)
+
+func TestRecvBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"recv"}, `required flag(s) "iface"`},
+		{[]string{"recv", "--iface", "lo", "--method", "pcap"}, `--method "pcap": valid methods are auto, xdp and afpacket`},
+		{[]string{"recv", "--iface", "lo", "--duration", "1s", "--until-idle", "2s"}, "at most one of --duration and --until-idle"},
+		{[]string{"recv", "--iface", "lo", "--duration", "-1s"}, "want a positive duration"},
+		{[]string{"recv", "--iface", "lo", "--repeats", "0"}, "--repeats 0: want 1 to 32768"},
+		{[]string{"recv", "--iface", "lo", "--seq-capacity", "5000000000"}, "--seq-capacity 5000000000"},
+		{[]string{"recv", "--iface", "lo", "--max-streams", "0"}, "--max-streams 0"},
+		{[]string{"recv", "--iface", "nosuch0", "--method", "afpacket"}, "--iface nosuch0: no such interface (here: lo"},
+	} {
+		code, _, errOut := linerate(t, tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestRecvRanges(t *testing.T) {
+	for _, tt := range []struct {
+		s    receiver.StreamReport
+		want string
+	}{
+		{receiver.StreamReport{}, "-"},
+		{receiver.StreamReport{Missing: 3, MissingRanges: [][2]uint32{{4, 5}, {9, 9}}}, "4-5,9"},
+		{receiver.StreamReport{Missing: 10, MissingRanges: [][2]uint32{{4, 5}}}, "4-5,..."},
+	} {
+		if got := ranges(tt.s); got != tt.want {
+			t.Errorf("ranges(%+v) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/internal/gentest"
+	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen"
+)
+
+// TestSendUserspaceBackends runs the real binary inside a sender
+// namespace (as `ip netns exec` users do) with each userspace backend and
+// checks every frame at the peer.
+func TestSendUserspaceBackends(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces and runs XDP")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "linerate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct{ backend, want, log string }{
+		{"xdp", "xdp", ""},
+		{"afpacket", "afpacket", ""},
+		{"userspace", "xdp", "backend xdp"},
+	} {
+		t.Run(tc.backend, func(t *testing.T) {
+			const total = 20_001
+			s := gentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags = []string{"UDPCSUM"} })
+			cmd := exec.Command("ip", "netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2",
+				"--count", "20001", "--cpus", "0-1", "--udp-src", "1000-1006", "--udp-csum", "--backend", tc.backend, "--json")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			from := time.Now()
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("linerate send: %v\n%s", err, stderr.String())
+			}
+			var sum pktgen.Summary
+			if err := json.Unmarshal(out, &sum); err != nil {
+				t.Fatalf("summary JSON: %v\n%s", err, out)
+			}
+			if sum.Backend != tc.want || sum.Packets != total || sum.Device != "lra" || !strings.Contains(stderr.String(), tc.log) {
+				t.Errorf("summary %+v\nstderr %s", sum, stderr.String())
+			}
+			s.Verify(t, &sum, from, time.Now())
+		})
+	}
+}
+
+// TestSendUserspaceFallsBackToAFPacket: a veth whose peer has no XDP
+// program cannot transmit XDP frames, so userspace picks afpacket and
+// says why.
+func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "linerate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	p := nstest.NewPair(t, 1)
+	cmd := exec.Command("ip", "netns", "exec", p.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2",
+		"--count", "1000", "--backend", "userspace", "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("linerate send: %v\n%s", err, stderr.String())
+	}
+	var sum pktgen.Summary
+	if err := json.Unmarshal(out, &sum); err != nil {
+		t.Fatalf("summary JSON: %v\n%s", err, out)
+	}
+	if sum.Backend != "afpacket" || sum.Packets != 1000 || !strings.Contains(stderr.String(), "peer needs an XDP program") {
+		t.Errorf("summary %+v\nstderr %s", sum, stderr.String())
+	}
+}

@@ -1,0 +1,172 @@
+//go:build linux
+
+package afpacket
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/gentest"
+	"github.com/linerate/linerate/pktgen"
+)
+
+func testLog(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Info, Output: testWriter{t}})
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func newBackend(t testing.TB, s *gentest.Setup) *Backend {
+	b := New(testLog(t))
+	b.ThreadInit = s.EnterA()
+	return b
+}
+
+func TestExactCountTwoThreads(t *testing.T) {
+	const total = 100_001
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 60_000, func(c *pktgen.Config) {
+		c.Counts = pktgen.SplitCount(total, 2)
+		c.Flags = []string{"UDPCSUM"}
+	})
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now()
+	if sum.Packets != total || sum.Backend != "afpacket" || sum.Interrupted {
+		t.Fatalf("summary %+v", sum)
+	}
+	for i, th := range sum.Threads {
+		if th.Packets != s.Cfg.CountOf(i) || th.CPU != i || th.Entry != "lra@cpu"+string(rune('0'+i)) {
+			t.Errorf("thread %d: %+v", i, th)
+		}
+	}
+	s.Verify(t, sum, from, to)
+	t.Logf("%d packets in %d µs: %.0f pps", sum.Packets, sum.USec, sum.PPS)
+}
+
+func TestNoTimestampVLANBigFrame(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
+		c.Count, c.Flags, c.PktSize, c.UDPSrcMax = 3001, []string{"NO_TIMESTAMP", "UDPCSUM"}, 1000, 0
+	})
+	from := time.Now()
+	b := newBackend(t, s)
+	b.Batch = 7
+	sum, err := b.Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+func TestRateControl(t *testing.T) {
+	const rate = 20_000
+	s := gentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
+		c.RatePPS, c.Duration = rate, time.Second
+	})
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	if math.Abs(sum.PPS-rate)/rate > 0.02 {
+		t.Errorf("paced at %d pps: sent %d in %d µs = %.0f pps, more than 2%% off", rate, sum.Packets, sum.USec, sum.PPS)
+	}
+	t.Logf("paced at %d pps: %d packets in %d µs = %.1f pps", rate, sum.Packets, sum.USec, sum.PPS)
+}
+
+func TestDelayAcrossThreads(t *testing.T) {
+	// 5 kpps per thread as pktgen's delay (200 µs: the sleeping path),
+	// two threads, 2500 packets each.
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 6000, func(c *pktgen.Config) {
+		c.DelayNS, c.Count = 200_000, 2500
+	})
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	for _, th := range sum.Threads {
+		if math.Abs(th.PPS-5000)/5000 > 0.02 {
+			t.Errorf("thread on cpu %d: %.0f pps, want 5000 ±2%%", th.CPU, th.PPS)
+		}
+	}
+}
+
+func TestDurationStop(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{0}, 1<<20, func(c *pktgen.Config) { c.Duration = 300 * time.Millisecond })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	took := time.Since(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Interrupted || sum.USec < 295_000 || sum.USec > 350_000 || took > 1500*time.Millisecond {
+		t.Errorf("300 ms run: usec %d, took %v, interrupted %v", sum.USec, took, sum.Interrupted)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+func TestCancelStops(t *testing.T) {
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<20, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	from := time.Now()
+	var last pktgen.Progress
+	samples := 0
+	sum, err := newBackend(t, s).Run(ctx, s.Cfg, func(p pktgen.Progress) { last = p; samples++ })
+	took := time.Since(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || took > time.Second {
+		t.Errorf("cancelled after 500 ms: took %v, interrupted %v", took, sum.Interrupted)
+	}
+	if samples < 1 || samples > 3 || last.Packets == 0 || last.Packets > sum.Packets {
+		t.Errorf("%d progress samples in 500 ms, the last %+v (sent %d in all)", samples, last, sum.Packets)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+func TestRefusals(t *testing.T) {
+	base := pktgen.Config{Device: "lra", CPUs: []int{0}, Count: 10, PktSize: 60, DstMin: mustAddr("198.18.0.2"), SrcMin: mustAddr("198.18.0.1")}
+	for _, tc := range []struct {
+		field string
+		edit  func(*pktgen.Config)
+	}{
+		{"imix", func(c *pktgen.Config) {
+			c.PktSize, c.IMIX = 0, []pktgen.IMIXEntry{{Size: 60, Weight: 1}, {Size: 1000, Weight: 1}}
+		}},
+		{"clone_skb", func(c *pktgen.Config) { c.CloneSkb = 10 }},
+		{"burst", func(c *pktgen.Config) { c.Burst = 8 }},
+		{"xmit_mode", func(c *pktgen.Config) { c.XmitMode = pktgen.XmitQueue }},
+		{"flows", func(c *pktgen.Config) { c.Flows, c.FlowLen = 4, 10 }},
+		{"queue_map", func(c *pktgen.Config) { c.HasQueueMap, c.QueueMapMax = true, 3 }},
+		{"flag", func(c *pktgen.Config) { c.Flags = []string{"UDPSRC_RND"} }},
+		{"min_pkt_size", func(c *pktgen.Config) { c.PktSize, c.MinPktSize, c.MaxPktSize = 0, 60, 100 }},
+	} {
+		c := base
+		tc.edit(&c)
+		_, err := New(nil).Run(context.Background(), c, nil)
+		if !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+}
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

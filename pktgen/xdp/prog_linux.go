@@ -1,0 +1,263 @@
+//go:build linux
+
+package xdp
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/pktgen"
+)
+
+// XDP return codes.
+const (
+	xdpAborted = 0
+	xdpDrop    = 1
+	xdpPass    = 2
+	xdpTX      = 3
+)
+
+// The state map has one value: a 64-byte slot per CPU, indexed by the
+// CPU the program runs on (a sending thread is pinned to its CPU, and
+// BPF_PROG_RUN runs the program on the calling CPU with migration off).
+// The thread and the program share it through a memory mapping: the
+// program counts and paces, the thread reads the count and writes the
+// limit (to stop).
+const (
+	stSeq      = 0  // u64: the last sequence number stamped = frames sent
+	stLimit    = 8  // u64: stamp and transmit while seq < limit, drop after
+	stTSOff    = 16 // u64: CLOCK_REALTIME - CLOCK_MONOTONIC in ns
+	stGap      = 24 // u64: ns between frames; 0 = as fast as possible
+	stNext     = 32 // u64: when the next frame is due (CLOCK_MONOTONIC ns)
+	stSlack    = 40 // u64: how far behind the schedule may fall before it restarts
+	stCsumBase = 48 // u64: the thread's UDP checksum base (csumBase)
+	stFirst    = 56 // u64: when the first frame was stamped (CLOCK_MONOTONIC ns)
+	stLast     = 64 // u64: when the last frame was stamped
+	slotLen    = 128
+	slotShift  = 7
+)
+
+// genParams are the constants a thread's program is built with.
+type genParams struct {
+	hdrOff, udpOff     int    // pktgen header and UDP header offsets
+	frameLen           int    // the program checks the frame is this long
+	sportMin, sportMax uint16 // UDP source port cycle, inclusive
+	timestamp          bool
+	udpCsum            bool
+	cpus               int // slots in the state map: CPUs 0..cpus-1
+}
+
+// paramsOf: the threads' frames differ only in the source address, so
+// one program serves them all.
+func paramsOf(f *pktgen.Frame, cpus int) genParams {
+	return genParams{
+		hdrOff: f.HdrOff, udpOff: f.UDPOff, frameLen: len(f.Bytes),
+		sportMin: f.SportMin, sportMax: f.SportMax, timestamp: f.Timestamp, udpCsum: f.UDPCsum, cpus: cpus,
+	}
+}
+
+// csumBase sums what stays constant in the UDP checksum: the
+// pseudo-header and the datagram with the varying fields (source port,
+// checksum, sequence, time) taken as zero. Per packet the program adds
+// the varying 16-bit words and folds, which gives the exact checksum of
+// every frame whatever the page-pool recycled frame held before.
+func csumBase(f *pktgen.Frame) uint16 {
+	b := append([]byte(nil), f.Bytes...)
+	u := b[f.UDPOff:]
+	u[0], u[1], u[6], u[7] = 0, 0, 0, 0
+	for i := 4; i < 16; i++ {
+		b[f.HdrOff+i] = 0
+	}
+	var sum uint64
+	add := func(p []byte) {
+		for len(p) >= 2 {
+			sum += uint64(binary.BigEndian.Uint16(p))
+			p = p[2:]
+		}
+		if len(p) == 1 {
+			sum += uint64(p[0]) << 8
+		}
+	}
+	if f.IPv6 {
+		add(b[f.L3Off+8 : f.L3Off+40])
+	} else {
+		add(b[f.L3Off+12 : f.L3Off+20])
+	}
+	sum += 17 + uint64(len(u))
+	add(u)
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return uint16(sum)
+}
+
+// instructions builds the generator. Per frame, in the running CPU's
+// slot: once seq reaches the limit it drops the frame (so a run sends
+// exactly the frames asked for, however many times the kernel runs the
+// program); when paced and the next frame is not due yet it drops it too
+// (the kernel runs the program again at once: a spin with nanosecond
+// resolution); otherwise it takes the next sequence number, writes the
+// sequence, the time and the UDP source port of the cycle, the UDP
+// checksum when asked for, and returns XDP_TX, which live-frame mode
+// turns into a transmit on the ingress interface. Every varying field is
+// written every time: the kernel recycles frames without restoring the
+// template.
+//
+// Registers: r6 seq, r7 packet, r8 checksum sum, r9 slot.
+func instructions(p genParams, state *ebpf.Map) asm.Instructions {
+	r0, r1, r2, r3 := asm.R0, asm.R1, asm.R2, asm.R3
+	r6, r7, r8, r9 := asm.R6, asm.R7, asm.R8, asm.R9
+	hdr, udp := int16(p.hdrOff), int16(p.udpOff)
+	ins := asm.Instructions{
+		asm.LoadMem(r7, asm.R1, 0, asm.Word), // data
+		asm.LoadMem(r2, asm.R1, 4, asm.Word), // data_end
+		asm.Mov.Reg(r3, r7),
+		asm.Add.Imm(r3, int32(p.frameLen)),
+		asm.JGT.Reg(r3, r2, "abort"),
+		asm.FnGetSmpProcessorId.Call(),
+		asm.JGE.Imm(r0, int32(p.cpus), "abort"),
+		asm.LSh.Imm(r0, slotShift),
+		asm.LoadMapValue(r9, state.FD(), 0),
+		asm.Add.Reg(r9, r0),
+		asm.LoadMem(r6, r9, stSeq, asm.DWord),
+		asm.LoadMem(r1, r9, stLimit, asm.DWord),
+		asm.JGE.Reg(r6, r1, "drop"),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.RFP, -8, r0, asm.DWord),
+		// Pacing: drop until the next frame is due; when more than the
+		// slack behind, restart the schedule from now.
+		asm.LoadMem(r1, r9, stGap, asm.DWord),
+		asm.JEq.Imm(r1, 0, "send"),
+		asm.LoadMem(r1, r9, stNext, asm.DWord),
+		asm.JLT.Reg(r0, r1, "drop"),
+		asm.Mov.Reg(r2, r0),
+		asm.Sub.Reg(r2, r1),
+		asm.LoadMem(r3, r9, stSlack, asm.DWord),
+		asm.JLE.Reg(r2, r3, "due"),
+		asm.Mov.Reg(r1, r0),
+		asm.LoadMem(r2, r9, stGap, asm.DWord).WithSymbol("due"),
+		asm.Add.Reg(r1, r2),
+		asm.StoreMem(r9, stNext, r1, asm.DWord),
+		asm.Add.Imm(r6, 1).WithSymbol("send"),
+		asm.StoreMem(r9, stSeq, r6, asm.DWord),
+		// The sending window: first and last frame.
+		asm.LoadMem(r0, asm.RFP, -8, asm.DWord),
+		asm.StoreMem(r9, stLast, r0, asm.DWord),
+		asm.LoadMem(r1, r9, stFirst, asm.DWord),
+		asm.JNE.Imm(r1, 0, "stamp"),
+		asm.StoreMem(r9, stFirst, r0, asm.DWord),
+		asm.Mov.Reg32(r1, r6).WithSymbol("stamp"),
+		// sequence, big-endian
+		asm.HostTo(asm.BE, r1, asm.Word),
+		asm.StoreMem(r7, hdr+4, r1, asm.Word),
+		asm.LoadMem(r8, r9, stCsumBase, asm.DWord),
+	}
+	// addWords adds the two 16-bit halves of the 32-bit value in reg to
+	// the checksum sum (clobbers r3).
+	addWords := func(reg asm.Register) {
+		if !p.udpCsum {
+			return
+		}
+		ins = append(ins,
+			asm.Mov.Reg32(r3, reg),
+			asm.RSh.Imm32(r3, 16),
+			asm.Add.Reg(r8, r3),
+			asm.Mov.Reg32(r3, reg),
+			asm.And.Imm32(r3, 0xffff),
+			asm.Add.Reg(r8, r3),
+		)
+	}
+	addWords(r6)
+	if p.timestamp {
+		ins = append(ins,
+			asm.LoadMem(r0, asm.RFP, -8, asm.DWord),
+			asm.LoadMem(r1, r9, stTSOff, asm.DWord),
+			asm.Add.Reg(r0, r1), // CLOCK_REALTIME ns
+			asm.Mov.Reg(r1, r0),
+			asm.Div.Imm(r1, 1_000_000_000), // seconds
+			asm.Mod.Imm(r0, 1_000_000_000),
+			asm.Div.Imm(r0, 1000), // microseconds
+			asm.Mov.Reg32(r1, r1), // the low 32 bits, as pktgen
+		)
+		addWords(r1)
+		addWords(r0)
+		ins = append(ins,
+			asm.HostTo(asm.BE, r1, asm.Word),
+			asm.StoreMem(r7, hdr+8, r1, asm.Word),
+			asm.HostTo(asm.BE, r0, asm.Word),
+			asm.StoreMem(r7, hdr+12, r0, asm.Word),
+		)
+	}
+	// UDP source port: min + (seq-1) % span, as Frame.Stamp does.
+	span := uint32(p.sportMax) - uint32(p.sportMin) + 1
+	if span > 1 || p.udpCsum {
+		ins = append(ins, asm.Mov.Reg32(r1, r6))
+		if span > 1 {
+			ins = append(ins,
+				asm.Sub.Imm32(r1, 1),
+				asm.Mod.Imm32(r1, int32(span)),
+				asm.Add.Imm32(r1, int32(p.sportMin)),
+			)
+		} else {
+			ins = append(ins, asm.Mov.Imm32(r1, int32(p.sportMin)))
+		}
+		if p.udpCsum {
+			ins = append(ins, asm.Add.Reg(r8, r1))
+		}
+		ins = append(ins,
+			asm.HostTo(asm.BE, r1, asm.Half),
+			asm.StoreMem(r7, udp, r1, asm.Half),
+		)
+	}
+	if p.udpCsum {
+		// Fold twice (at most 7 words were added to a 16-bit base), take
+		// the complement; a computed 0 is sent as 0xffff (RFC 768).
+		for range 2 {
+			ins = append(ins,
+				asm.Mov.Reg(r1, r8),
+				asm.RSh.Imm(r1, 16),
+				asm.And.Imm(r8, 0xffff),
+				asm.Add.Reg(r8, r1),
+			)
+		}
+		ins = append(ins,
+			asm.Xor.Imm(r8, 0xffff),
+			asm.JNE.Imm(r8, 0, "csum"),
+			asm.Mov.Imm(r8, 0xffff),
+			asm.HostTo(asm.BE, r8, asm.Half).WithSymbol("csum"),
+			asm.StoreMem(r7, udp+6, r8, asm.Half),
+		)
+	}
+	ins = append(ins,
+		asm.Mov.Imm(r0, xdpTX),
+		asm.Return(),
+		asm.Mov.Imm(r0, xdpDrop).WithSymbol("drop"),
+		asm.Return(),
+		asm.Mov.Imm(r0, xdpAborted).WithSymbol("abort"),
+		asm.Return(),
+	)
+	return ins
+}
+
+// newGenerator loads the program and its state map (memory-mappable).
+func newGenerator(p genParams) (*ebpf.Program, *ebpf.Map, error) {
+	state, err := ebpf.NewMap(&ebpf.MapSpec{
+		Name: "lr_gen_state", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(p.cpus * slotLen), MaxEntries: 1,
+		Flags: unix.BPF_F_MMAPABLE,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create the generator's state map (%d CPU slots): %w", p.cpus, err)
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name: "lr_gen", Type: ebpf.XDP, License: "GPL", Instructions: instructions(p, state),
+	})
+	if err != nil {
+		state.Close()
+		return nil, nil, fmt.Errorf("load the generator XDP program: %w", err)
+	}
+	return prog, state, nil
+}

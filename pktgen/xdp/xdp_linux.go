@@ -1,0 +1,410 @@
+//go:build linux
+
+package xdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/internal/engine"
+)
+
+func (b *Backend) log() hclog.Logger {
+	if b.Log == nil {
+		return hclog.NewNullLogger()
+	}
+	return b.Log
+}
+
+// Probe reports why the backend cannot send from iface, or nil: kernel
+// 5.18+, the permission to load and run XDP programs in live-frame mode,
+// and (6.3+) the driver's ndo_xdp_xmit. Every failure wraps
+// pktgen.ErrUnsupported; the message says what to change.
+func (b *Backend) Probe(iface string) error {
+	return engine.OnThread(b.ThreadInit, func() error {
+		_, err := probe(iface)
+		return err
+	})
+}
+
+func unsupported(iface, format string, args ...any) error {
+	return fmt.Errorf("xdp backend on %s: %s: %w", iface, fmt.Sprintf(format, args...), pktgen.ErrUnsupported)
+}
+
+// kernelAtLeast compares uname's release with major.minor.
+func kernelAtLeast(major, minor int) (string, bool) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "", true // unknown: let the run tell
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	parts := strings.SplitN(rel, ".", 3)
+	if len(parts) < 2 {
+		return rel, true
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	min, err2 := strconv.Atoi(parts[1][:countDigits(parts[1])])
+	if err1 != nil || err2 != nil {
+		return rel, true
+	}
+	return rel, maj > major || maj == major && min >= minor
+}
+
+func countDigits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// probe checks iface in the calling thread's namespace and returns it.
+func probe(iface string) (*net.Interface, error) {
+	if rel, ok := kernelAtLeast(5, 18); !ok {
+		return nil, unsupported(iface, "kernel %s has no XDP live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+)", rel)
+	}
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, fmt.Errorf("xdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
+	}
+	if ifi.Flags&net.FlagUp == 0 {
+		return nil, fmt.Errorf("xdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
+	}
+	feat, ferr := xdpFeatures(ifi.Index)
+	if ferr == nil && feat&xdpActNdoXmit == 0 {
+		driver, _, _ := driverInfo(iface)
+		if driver == "veth" {
+			return nil, unsupported(iface, "the veth cannot transmit XDP frames (no ndo-xmit in its xdp-features): its peer needs an XDP program attached (linerate recv attaches one) or GRO on (ethtool -K PEER gro on); without either the peer discards them")
+		}
+		return nil, unsupported(iface, "driver %q cannot transmit XDP frames (no ndo-xmit in its xdp-features)", driver)
+	}
+	// Load and run a program that drops its one frame: proves the
+	// permission and live-frame support without sending anything.
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "lr_probe", Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpDrop), asm.Return()}})
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return nil, unsupported(iface, "loading an XDP program needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
+		}
+		return nil, unsupported(iface, "load a probe XDP program: %v", err)
+	}
+	defer prog.Close()
+	frame := make([]byte, 64)
+	md := &xdpMD{dataEnd: uint32(len(frame)), ingressIfindex: uint32(ifi.Index)}
+	if err := progRun(prog.FD(), frame, md, 1, 1); err != nil {
+		switch {
+		case errors.Is(err, unix.EPERM):
+			return nil, unsupported(iface, "BPF_PROG_RUN needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.EOPNOTSUPP):
+			return nil, unsupported(iface, "the kernel refuses BPF_PROG_RUN in live-frame mode on ifindex %d: %v", ifi.Index, err)
+		}
+		return nil, unsupported(iface, "BPF_PROG_RUN in live-frame mode: %v", err)
+	}
+	return ifi, nil
+}
+
+// run is one Run's shared state.
+type run struct {
+	cfg      *pktgen.Config
+	ifi      *net.Interface
+	frames   []*pktgen.Frame
+	prog     *ebpf.Program
+	state    *ebpf.Map
+	mem      []byte
+	batch    uint32
+	repeat   uint32
+	driver   string
+	before   map[string]uint64
+	statsErr error
+}
+
+func (r *run) close() {
+	if r.mem != nil {
+		_ = unix.Munmap(r.mem)
+	}
+	if r.prog != nil {
+		r.prog.Close()
+	}
+	if r.state != nil {
+		r.state.Close()
+	}
+}
+
+func (r *run) word(cpu, off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&r.mem[cpu*slotLen+off]))
+}
+
+// Run sends cfg's frames in live-frame mode. See the package doc.
+func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktgen.Progress)) (*pktgen.Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.UserspaceCheck("xdp"); err != nil {
+		return nil, err
+	}
+	log := b.log().Named("xdp").With("dev", cfg.Device)
+	r := &run{cfg: &cfg, batch: b.BatchSize, repeat: b.Repeat}
+	if r.batch == 0 {
+		r.batch = DefaultBatchSize
+	}
+	if r.batch > 256 {
+		return nil, fmt.Errorf("xdp backend: batch size %d: the kernel takes 1-256: %w", r.batch, pktgen.ErrConfig)
+	}
+	if r.repeat == 0 {
+		r.repeat = DefaultRepeat
+	}
+	defer r.close()
+	if err := engine.OnThread(b.ThreadInit, r.prepare); err != nil {
+		return nil, err
+	}
+	log.Debug("prepared", "driver", r.driver, "ifindex", r.ifi.Index, "batch", r.batch, "repeat", r.repeat)
+	sum, err := engine.Run(ctx, engine.Options{
+		Backend: b.Name(), Config: &cfg, Open: r.open, Log: log, Progress: progress,
+		Interval: b.Interval, ThreadInit: b.ThreadInit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var after map[string]uint64
+	err = engine.OnThread(b.ThreadInit, func() error {
+		var err error
+		_, after, err = driverInfo(cfg.Device)
+		return err
+	})
+	if err == nil && r.statsErr == nil {
+		err = r.account(sum, after, log)
+	} else {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("driver statistics of %s unreadable: frames the driver could not transmit are not visible", cfg.Device))
+	}
+	return sum, err
+}
+
+// prepare probes the interface, builds the frames and loads the program,
+// in the sending namespace.
+func (r *run) prepare() error {
+	cfg := r.cfg
+	ifi, err := probe(cfg.Device)
+	if err != nil {
+		return err
+	}
+	r.ifi = ifi
+	for i := range cfg.CPUs {
+		f, err := pktgen.BuildFrame(cfg, i, ifi.HardwareAddr)
+		if err != nil {
+			return fmt.Errorf("xdp backend: thread %d frame: %w", i, err)
+		}
+		if len(f.Bytes) > MaxFrame {
+			return fmt.Errorf("xdp backend: pkt_size %d: live-frame mode takes frames of at most %d bytes: %w", len(f.Bytes), MaxFrame, pktgen.ErrUnsupported)
+		}
+		r.frames = append(r.frames, f)
+	}
+	cpus := slices.Max(cfg.CPUs) + 1
+	r.prog, r.state, err = newGenerator(paramsOf(r.frames[0], cpus))
+	if err != nil {
+		return fmt.Errorf("xdp backend: %w", err)
+	}
+	size := (cpus*slotLen + os.Getpagesize() - 1) &^ (os.Getpagesize() - 1)
+	r.mem, err = unix.Mmap(r.state.FD(), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("xdp backend: map the generator state: %w", err)
+	}
+	r.driver, r.before, r.statsErr = driverInfo(cfg.Device)
+	return nil
+}
+
+// thread is one sender: its template, its CPU's slot.
+type thread struct {
+	r      *run
+	cpu    int
+	data   []byte
+	md     xdpMD
+	tid    int
+	repeat uint32
+	paced  bool
+	seq    *atomic.Uint64
+	limit  *atomic.Uint64
+}
+
+func (r *run) open(i, cpu int) (engine.Thread, error) {
+	f := r.frames[i]
+	t := &thread{r: r, cpu: cpu, data: append([]byte(nil), f.Bytes...), tid: unix.Gettid(), repeat: r.repeat,
+		seq: r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
+	t.md = xdpMD{dataEnd: uint32(len(t.data)), ingressIfindex: uint32(r.ifi.Index)}
+	var rt, mono unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		return nil, fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
+		return nil, fmt.Errorf("read CLOCK_REALTIME: %w", err)
+	}
+	limit := r.cfg.CountOf(i)
+	if limit == 0 {
+		limit = math.MaxUint64
+	}
+	var gap uint64
+	if num, den := r.cfg.Period(); num > 0 {
+		gap = max((num+den/2)/den, 1)
+		t.paced = true
+		// Most runs of a paced program drop (not due yet) and are cheap:
+		// longer calls keep the per-call pause rare.
+		t.repeat = uint32(min(uint64(r.repeat)*16, 1<<30))
+	}
+	var csum uint64
+	if f.UDPCsum {
+		csum = uint64(csumBase(f))
+	}
+	r.word(cpu, stSeq).Store(0)
+	r.word(cpu, stTSOff).Store(uint64(rt.Nano() - mono.Nano()))
+	r.word(cpu, stGap).Store(gap)
+	r.word(cpu, stNext).Store(0)
+	r.word(cpu, stSlack).Store(uint64(engine.CatchUp))
+	r.word(cpu, stCsumBase).Store(csum)
+	r.word(cpu, stFirst).Store(0)
+	r.word(cpu, stLast).Store(0)
+	r.word(cpu, stLimit).Store(limit)
+	return t, nil
+}
+
+// Send runs the program until the target is reached or the run stops.
+func (t *thread) Send(c *engine.Control) error {
+	for !c.Stopped() {
+		sent := t.seq.Load()
+		if c.Target > 0 && sent >= c.Target {
+			return nil
+		}
+		rep := t.repeat
+		if !t.paced && c.Target > 0 {
+			rep = uint32(min(uint64(rep), c.Target-sent))
+		}
+		err := progRun(t.r.prog.FD(), t.data, &t.md, rep, t.r.batch)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("BPF_PROG_RUN (live frames, repeat %d, batch %d) on %s: %w", rep, t.r.batch, t.r.cfg.Device, err)
+		}
+	}
+	return nil
+}
+
+func (t *thread) Progress() (uint64, uint64) { return t.seq.Load(), 0 }
+
+// Span is when the first and the last frame were stamped, from the
+// program's own clock: a call's setup and teardown (~10 ms each) are not
+// part of the sending window.
+func (t *thread) Span() (first, last time.Time, ok bool) {
+	f, l := t.r.word(t.cpu, stFirst).Load(), t.r.word(t.cpu, stLast).Load()
+	if f == 0 || l < f {
+		return time.Time{}, time.Time{}, false
+	}
+	var ts unix.Timespec
+	now := time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return time.Time{}, time.Time{}, false
+	}
+	mono := ts.Nano()
+	return now.Add(time.Duration(int64(f) - mono)), now.Add(time.Duration(int64(l) - mono)), true
+}
+
+// Interrupt stops transmitting at once (limit 0: the program drops
+// every further frame) and ends the syscall with a signal (SIGURG, which
+// the Go runtime tolerates unasked).
+func (t *thread) Interrupt() {
+	t.limit.Store(0)
+	_ = unix.Tgkill(os.Getpid(), t.tid, unix.SIGURG)
+}
+
+func (t *thread) Close() error { return nil }
+
+var queueStat = regexp.MustCompile(`^tx_queue_(\d+)_xdp_xmit$`)
+
+// account moves frames the driver did not transmit from packets to
+// errors, per thread when the driver's counters tell which thread's they
+// were (veth: the peer's receive queue is the sending CPU modulo the
+// queue count, shown as this side's tx_queue_N).
+func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Logger) error {
+	delta := func(name string) uint64 {
+		if a, b := after[name], r.before[name]; a > b {
+			return a - b
+		}
+		return 0
+	}
+	var total uint64
+	queues := map[int]uint64{}
+	found := false
+	for name := range after {
+		if !strings.HasSuffix(name, "xdp_xmit") {
+			continue
+		}
+		found = true
+		total += delta(name)
+		if m := queueStat.FindStringSubmatch(name); m != nil {
+			q, _ := strconv.Atoi(m[1])
+			queues[q] = delta(name)
+		}
+	}
+	if !found {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("driver %s of %s has no XDP transmit counter: frames it could not transmit are not visible here", r.driver, r.cfg.Device))
+		return nil
+	}
+	if sum.Packets > 0 && total == 0 {
+		return fmt.Errorf("xdp backend: %s's driver (%s) transmitted none of the %d frames (its xdp_xmit counters did not move): for a veth, attach an XDP program to the peer or turn GRO on there (ethtool -K PEER gro on): %w",
+			r.cfg.Device, r.driver, sum.Packets, pktgen.ErrUnsupported)
+	}
+	if total >= sum.Packets {
+		return nil
+	}
+	lost := sum.Packets - total
+	perThread := make([]uint64, len(sum.Threads))
+	exact := len(sum.Threads) == 1
+	if exact {
+		perThread[0] = lost
+	} else if len(queues) > 0 {
+		seen := map[int]bool{}
+		exact = true
+		for i, th := range sum.Threads {
+			q := th.CPU % len(queues)
+			if seen[q] {
+				exact = false
+				break
+			}
+			seen[q] = true
+			if x := queues[q]; x < th.Packets {
+				perThread[i] = th.Packets - x
+			}
+		}
+	}
+	if !exact {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d frames were not transmitted by %s's driver and cannot be told apart per thread: their sequence numbers are gaps at the receiver", lost, r.cfg.Device))
+		log.Warn("frames not transmitted by the driver", "frames", lost)
+		return nil
+	}
+	for i := range sum.Threads {
+		th := &sum.Threads[i]
+		d := min(perThread[i], th.Packets)
+		th.Packets -= d
+		th.Errors += d
+		th.PPS = pktgen.Rate(th.Packets, th.USec)
+	}
+	sum.Warnings = append(sum.Warnings, fmt.Sprintf("%d frames were stamped but not transmitted by %s's driver (ring full): counted as errors; their sequence numbers are gaps at the receiver", lost, r.cfg.Device))
+	log.Warn("frames not transmitted by the driver", "frames", lost)
+	sum.Finish(r.cfg.FrameBytes())
+	return nil
+}

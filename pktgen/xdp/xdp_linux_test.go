@@ -1,0 +1,216 @@
+//go:build linux
+
+package xdp
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/internal/gentest"
+	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/internal/engine"
+)
+
+func testLog(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Info, Output: testWriter{t}})
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func newBackend(t testing.TB, s *gentest.Setup) *Backend {
+	b := New(testLog(t))
+	b.ThreadInit = s.EnterA()
+	return b
+}
+
+func TestExactCountTwoThreads(t *testing.T) {
+	const total = 200_003
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) {
+		c.Counts = pktgen.SplitCount(total, 2)
+		c.Flags = []string{"UDPCSUM"}
+	})
+	var samples int
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, func(pktgen.Progress) { samples++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now()
+	if sum.Packets != total || sum.Backend != "xdp" || sum.Interrupted {
+		t.Fatalf("summary %+v", sum)
+	}
+	for i, th := range sum.Threads {
+		if th.Packets != s.Cfg.CountOf(i) || th.CPU != i || th.Entry != "lra@cpu"+string(rune('0'+i)) {
+			t.Errorf("thread %d: %+v", i, th)
+		}
+	}
+	s.Verify(t, sum, from, to)
+	t.Logf("%d packets in %d µs: %.0f pps, %d progress samples", sum.Packets, sum.USec, sum.PPS, samples)
+}
+
+func TestNoTimestampIPv4MinFrame(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
+		c.Count, c.Flags, c.UDPSrcMax = 4099, []string{"NO_TIMESTAMP"}, 0
+	})
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+// TestRunsOnCallingCPU: BPF_PROG_RUN runs the program on the CPU the
+// thread is pinned to, so the counter moves in that CPU's slot only.
+func TestRunsOnCallingCPU(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{1}, 1000, func(c *pktgen.Config) { c.Count = 1000 })
+	r := &run{cfg: &s.Cfg, batch: DefaultBatchSize, repeat: 1000}
+	defer r.close()
+	var slot0, slot1 uint64
+	err := engine.OnThread(s.EnterA(), func() error {
+		var set unix.CPUSet
+		set.Set(1)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return err
+		}
+		if err := r.prepare(); err != nil {
+			return err
+		}
+		th, err := r.open(0, 1)
+		if err != nil {
+			return err
+		}
+		t := th.(*thread)
+		if err := progRun(r.prog.FD(), t.data, &t.md, 1000, r.batch); err != nil {
+			return err
+		}
+		slot0, slot1 = r.word(0, stSeq).Load(), r.word(1, stSeq).Load()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slot0 != 0 || slot1 != 1000 {
+		t.Errorf("pinned to cpu 1: slot 0 counted %d, slot 1 %d; want 0 and 1000", slot0, slot1)
+	}
+}
+
+func TestRateControl(t *testing.T) {
+	const rate = 20_000
+	s := gentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
+		c.RatePPS, c.Duration = rate, time.Second
+	})
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	if math.Abs(sum.PPS-rate)/rate > 0.02 {
+		t.Errorf("paced at %d pps: sent %d in %d µs = %.0f pps, more than 2%% off", rate, sum.Packets, sum.USec, sum.PPS)
+	}
+	t.Logf("paced at %d pps: %d packets in %d µs = %.1f pps", rate, sum.Packets, sum.USec, sum.PPS)
+}
+
+func TestDurationStop(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 300 * time.Millisecond })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	took := time.Since(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The window is from the first to the last frame: the run's ~10 ms
+	// of program setup is not in it.
+	if sum.Interrupted || took < 300*time.Millisecond || sum.USec < 250_000 || sum.USec > 310_000 || took > time.Second {
+		t.Errorf("300 ms run: usec %d, took %v, interrupted %v", sum.USec, took, sum.Interrupted)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+func TestCancelStops(t *testing.T) {
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	from := time.Now()
+	var last pktgen.Progress
+	samples := 0
+	sum, err := newBackend(t, s).Run(ctx, s.Cfg, func(p pktgen.Progress) { last = p; samples++ })
+	took := time.Since(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if samples < 1 || samples > 3 || last.Packets == 0 || last.Packets > sum.Packets || len(last.Threads) != 2 {
+		t.Errorf("%d progress samples in 500 ms, the last %+v (sent %d in all)", samples, last, sum.Packets)
+	}
+	if !sum.Interrupted || took > 700*time.Millisecond {
+		t.Errorf("cancelled after 500 ms: took %v, interrupted %v", took, sum.Interrupted)
+	}
+	s.Verify(t, sum, from, time.Now())
+}
+
+func TestProbeVethWithoutPeerProgram(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	b := New(testLog(t))
+	b.ThreadInit = gentest.Enter(p.A.NS.Name)
+	err := b.Probe("lra")
+	if !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "peer") {
+		t.Fatalf("probe of a veth whose peer has no XDP program: %v", err)
+	}
+	if err := b.Probe("nosuch0"); !errors.Is(err, pktgen.ErrNoDevice) {
+		t.Errorf("probe of a missing interface: %v", err)
+	}
+}
+
+func TestRefusesWhatItCannotSend(t *testing.T) {
+	s := gentest.NewSetup(t, 1, []int{0}, 10, func(c *pktgen.Config) { c.Count = 10 })
+	b := newBackend(t, s)
+	c := s.Cfg
+	c.PktSize = 4000
+	if _, err := b.Run(context.Background(), c, nil); !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "3520") {
+		t.Errorf("pkt_size 4000: %v", err)
+	}
+	c = s.Cfg
+	c.CloneSkb = 5
+	if _, err := b.Run(context.Background(), c, nil); !errors.Is(err, pktgen.ErrConfig) || !strings.Contains(err.Error(), "clone_skb") {
+		t.Errorf("clone_skb 5: %v", err)
+	}
+	b.BatchSize = 512
+	if _, err := b.Run(context.Background(), s.Cfg, nil); !errors.Is(err, pktgen.ErrConfig) {
+		t.Errorf("batch 512: %v", err)
+	}
+}
+
+// TestPacedCount: a paced run with a count ends when the count is
+// reached (the program drops after the limit; the run is interrupted).
+func TestPacedCount(t *testing.T) {
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 3000, func(c *pktgen.Config) { c.Count, c.DelayNS = 2000, 50_000 })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	took := time.Since(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	for _, th := range sum.Threads {
+		if th.Packets != 2000 || math.Abs(th.PPS-20_000)/20_000 > 0.02 {
+			t.Errorf("thread on cpu %d: %d packets at %.0f pps, want 2000 at 20000 ±2%%", th.CPU, th.Packets, th.PPS)
+		}
+	}
+	if took > time.Second {
+		t.Errorf("2000 packets at 20 kpps took %v", took)
+	}
+}

@@ -1,0 +1,99 @@
+package receiver
+
+import "net/netip"
+
+// Report is what a receiver counted. Its JSON is the receiver half of a
+// run's result.
+type Report struct {
+	// Method is "xdp" or "afpacket"; MethodReason says why (and for XDP
+	// whether it attached native or generic).
+	Method       string `json:"method"`
+	MethodReason string `json:"method_reason"`
+	// Packets is every frame the method saw: the streams' received, plus
+	// OverflowPackets, plus OtherPackets.
+	Packets uint64 `json:"packets"`
+	// OtherPackets are frames without the pktgen magic (ARP, IPv6 ND, any
+	// other traffic, IPv4 fragments after the first); they are never part
+	// of a stream and the XDP method always passes them to the stack.
+	OtherPackets uint64 `json:"other_packets"`
+	// Streams are sorted by source, destination and port.
+	Streams []StreamReport `json:"streams"`
+	// Link holds the interface's counters, final minus baseline.
+	Link LinkCounters `json:"link"`
+	// RingDrops are the AF_PACKET rings' drops (PACKET_STATISTICS
+	// tp_drops): frames the kernel had for the receiver but no room for.
+	// Always 0 for XDP, which cannot fall behind this way.
+	RingDrops uint64 `json:"ring_drops"`
+	// OverflowPackets are test packets of streams beyond
+	// Options.MaxStreams, counted only here (absent when 0).
+	OverflowPackets uint64 `json:"overflow_packets,omitempty"`
+}
+
+// StreamReport is one stream: the packets with the pktgen magic from Src
+// to Dst with UDP destination port DstPort.
+type StreamReport struct {
+	Src     netip.Addr `json:"src"`
+	Dst     netip.Addr `json:"dst"`
+	DstPort uint16     `json:"dst_port"`
+	// Received counts every packet of the stream, duplicates and
+	// beyond-capacity ones included.
+	Received uint64 `json:"received"`
+	// MaxSeq is the highest sequence seen: a tail loss shows as MaxSeq
+	// below what was sent.
+	MaxSeq uint32 `json:"max_seq"`
+	// Duplicates are copies of a sequence already seen (more than
+	// Options.Repeats copies with Repeats > 1).
+	Duplicates uint64 `json:"duplicates"`
+	// Reordered are first copies that arrived after a higher sequence of
+	// the same stream (see the package documentation for the cases where
+	// this is per CPU).
+	Reordered uint64 `json:"reordered"`
+	// Missing is the number of sequences in [1, min(MaxSeq, SeqCapacity)]
+	// never seen, head loss included; MissingRanges lists the first
+	// Options.MaxRanges runs of them as inclusive [from, to] pairs.
+	// Snapshot reports Missing without ranges (and 0 with Repeats > 1).
+	Missing       uint64      `json:"missing"`
+	MissingRanges [][2]uint32 `json:"missing_ranges"`
+	// BeyondCapacity counts packets with sequence 0 or above
+	// Options.SeqCapacity: in Received, in no other counter (absent when 0).
+	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+}
+
+// LinkCounters are interface counters: netlink stats64 and the sum of
+// the driver's XDP statistics (ethtool -S). On a veth, frames an XDP
+// program consumes are counted only in XDPPackets (and XDPDrops when it
+// drops them), not in RxPackets; other drivers count every frame in
+// RxPackets and may have no XDP packet counter (0 here).
+type LinkCounters struct {
+	RxPackets  uint64 `json:"rx_packets"`
+	RxDropped  uint64 `json:"rx_dropped"`
+	RxMissed   uint64 `json:"rx_missed"` // rx_missed_errors
+	RxFifo     uint64 `json:"rx_fifo"`   // rx_fifo_errors
+	XDPPackets uint64 `json:"xdp_packets"`
+	XDPDrops   uint64 `json:"xdp_drops"`
+}
+
+// sub returns c - base per counter (0 where a counter went backwards, as
+// when the interface was re-created).
+func (c LinkCounters) sub(base LinkCounters) LinkCounters {
+	d := func(a, b uint64) uint64 {
+		if a < b {
+			return 0
+		}
+		return a - b
+	}
+	return LinkCounters{
+		RxPackets: d(c.RxPackets, base.RxPackets), RxDropped: d(c.RxDropped, base.RxDropped),
+		RxMissed: d(c.RxMissed, base.RxMissed), RxFifo: d(c.RxFifo, base.RxFifo),
+		XDPPackets: d(c.XDPPackets, base.XDPPackets), XDPDrops: d(c.XDPDrops, base.XDPDrops),
+	}
+}
+
+// TestPackets is the number of packets that carried the pktgen magic.
+func (r Report) TestPackets() uint64 {
+	n := r.OverflowPackets
+	for _, s := range r.Streams {
+		n += s.Received
+	}
+	return n
+}

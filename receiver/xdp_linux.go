@@ -1,0 +1,201 @@
+//go:build linux
+
+package receiver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// xdpMethod counts in an XDP program (see xdpProgram); Go reads its maps.
+type xdpMethod struct {
+	o                                  Options
+	streams, slots, seqs, meta, percpu *ebpf.Map
+	prog                               *ebpf.Program
+	lnk                                link.Link
+	wps                                uint64 // words per slot in seqs
+}
+
+// loadXDP creates the maps and loads the program; nothing is attached.
+func loadXDP(o Options) (_ *xdpMethod, err error) {
+	x := &xdpMethod{o: o, wps: wordsPerSlot(o.SeqCapacity, o.Repeats)}
+	defer func() {
+		if err != nil {
+			x.close()
+		}
+	}()
+	words := uint64(o.MaxStreams) * x.wps
+	if words*8 > maxXDPBytes-uint64(unix.Getpagesize()) {
+		return nil, fmt.Errorf("%w: xdp: %d streams × sequence capacity %d need %d MiB of sequence state, more than a BPF array holds (4 GiB): lower MaxStreams or SeqCapacity",
+			ErrOptions, o.MaxStreams, o.SeqCapacity, words*8>>20)
+	}
+	specs := []struct {
+		m    **ebpf.Map
+		spec ebpf.MapSpec
+	}{
+		{&x.streams, ebpf.MapSpec{Name: "lr_streams", Type: ebpf.Hash, KeySize: xdpKeySize, ValueSize: 4, MaxEntries: uint32(o.MaxStreams)}},
+		{&x.slots, ebpf.MapSpec{Name: "lr_slots", Type: ebpf.Array, KeySize: 4, ValueSize: slotSize, MaxEntries: uint32(o.MaxStreams)}},
+		{&x.seqs, ebpf.MapSpec{Name: "lr_seqs", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(words), Flags: unix.BPF_F_MMAPABLE}},
+		{&x.meta, ebpf.MapSpec{Name: "lr_meta", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
+		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 2}},
+	}
+	for _, s := range specs {
+		m, err := ebpf.NewMap(&s.spec)
+		if err != nil {
+			return nil, fmt.Errorf("xdp: create map %s (%s, %d entries): %w", s.spec.Name, s.spec.Type, s.spec.MaxEntries, err)
+		}
+		*s.m = m
+	}
+	insns, err := xdpProgram(xdpParams{
+		streams: x.streams.FD(), slots: x.slots.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(),
+		maxStreams: o.MaxStreams, capacity: o.SeqCapacity, wordsPerSlot: x.wps, repeats: o.Repeats, pass: o.Pass,
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
+		Name: "lr_recv", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: insns,
+	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			o.Logger.Debug("xdp verifier log", "log", fmt.Sprintf("%+v", ve))
+		}
+		return nil, fmt.Errorf("xdp: load the counting program (needs kernel 5.12+ for atomic fetch-or): %w", err)
+	}
+	return x, nil
+}
+
+// attach attaches the program to ifindex, native (driver) mode first,
+// else generic (SKB) mode, and says which.
+func (x *xdpMethod) attach(ifindex int) (mode string, err error) {
+	l, nerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPDriverMode})
+	if nerr == nil {
+		x.lnk = l
+		return "native", nil
+	}
+	l, gerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPGenericMode})
+	if gerr != nil {
+		return "", fmt.Errorf("xdp: attach to ifindex %d: native mode: %v; generic mode: %w", ifindex, nerr, gerr)
+	}
+	x.lnk = l
+	return fmt.Sprintf("generic (SKB) mode: native mode refused: %v", nerr), nil
+}
+
+// detach removes the program from the interface (idempotent).
+func (x *xdpMethod) detach() error {
+	if x.lnk == nil {
+		return nil
+	}
+	err := x.lnk.Close()
+	x.lnk = nil
+	if err != nil {
+		return fmt.Errorf("xdp: detach: %w", err)
+	}
+	return nil
+}
+
+func (x *xdpMethod) snapshot() (counts, error) { return x.read(false) }
+
+func (x *xdpMethod) stop() (counts, error) {
+	if err := x.detach(); err != nil {
+		return counts{}, err
+	}
+	return x.read(true)
+}
+
+func (x *xdpMethod) close() error {
+	err := x.detach()
+	for _, m := range []*ebpf.Map{x.streams, x.slots, x.seqs, x.meta, x.percpu} {
+		if m != nil {
+			m.Close()
+		}
+	}
+	if x.prog != nil {
+		x.prog.Close()
+	}
+	return err
+}
+
+// maxSeqSlack is how far past the program's max_seq the sequence state
+// is read at Stop, to repair a max_seq that lost a race between CPUs (a
+// stream counted on several CPUs at once, as RSS does with a range of UDP
+// source ports): the highest sequence set there is the real maximum.
+const maxSeqSlack = 1 << 16
+
+// read collects the counters; with final, also the sequence state, for
+// missing ranges.
+func (x *xdpMethod) read(final bool) (counts, error) {
+	var c counts
+	var key [xdpKeySize]byte
+	var slot uint32
+	it := x.streams.Iterate()
+	for it.Next(&key, &slot) {
+		var sc streamCounts
+		if err := x.slots.Lookup(slot, &sc); err != nil {
+			return c, fmt.Errorf("xdp: read counters of slot %d: %w", slot, err)
+		}
+		var words []uint64
+		if final {
+			var err error
+			// Past max_seq too: see maxSeqSlack.
+			if words, err = x.words(slot, min(sc.MaxSeq+maxSeqSlack, x.o.SeqCapacity)); err != nil {
+				return c, err
+			}
+		}
+		c.streams = append(c.streams, streamReport(xdpKey(key), sc, words, x.o.SeqCapacity, x.o.Repeats, final, x.o.MaxRanges))
+	}
+	if err := it.Err(); err != nil {
+		return c, fmt.Errorf("xdp: list streams: %w", err)
+	}
+	sortStreams(c.streams)
+	for _, v := range []struct {
+		index uint32
+		dst   *uint64
+	}{{cpuOther, &c.other}, {cpuOverflow, &c.overflow}} {
+		var per []uint64
+		if err := x.percpu.Lookup(v.index, &per); err != nil {
+			return c, fmt.Errorf("xdp: read per-CPU counter %d: %w", v.index, err)
+		}
+		for _, n := range per {
+			*v.dst += n
+		}
+	}
+	return c, nil
+}
+
+// words copies slot's sequence state for sequences [0, top] out of the
+// memory-mapped array.
+func (x *xdpMethod) words(slot uint32, top uint64) ([]uint64, error) {
+	mem, err := x.seqs.Memory()
+	if err != nil {
+		return nil, fmt.Errorf("xdp: map the sequence array: %w", err)
+	}
+	n := top/64 + 1
+	if x.o.Repeats > 1 {
+		n = top/4 + 1
+	}
+	n = min(n, x.wps)
+	out := make([]uint64, n)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*8)
+	if _, err := mem.ReadAt(b, int64(uint64(slot)*x.wps*8)); err != nil {
+		return nil, fmt.Errorf("xdp: read the sequence state of slot %d: %w", slot, err)
+	}
+	return out, nil
+}
+
+// xdpKey decodes the program's stream key: the raw address bytes and
+// the port in network order, as parseFrame reads them.
+func xdpKey(b [xdpKeySize]byte) streamKey {
+	return streamKey{
+		src0: binary.BigEndian.Uint64(b[0:]), src1: binary.BigEndian.Uint64(b[8:]),
+		dst0: binary.BigEndian.Uint64(b[16:]), dst1: binary.BigEndian.Uint64(b[24:]),
+		port: binary.BigEndian.Uint16(b[32:]),
+	}
+}

@@ -1,0 +1,373 @@
+//go:build linux
+
+package receiver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/linerate/linerate/pktgen"
+)
+
+// XDP verdicts.
+const (
+	xdpDrop = 1
+	xdpPass = 2
+)
+
+// Layout of the XDP program's maps, shared with the Go side.
+const (
+	xdpKeySize = 36 // src[16], dst[16] (IPv4 as ::ffff:a.b.c.d), UDP dst port (network order), 2 pad
+	// slot counters: five u64, as streamCounts
+	slotReceived  = 0
+	slotMaxSeq    = 8
+	slotDups      = 16
+	slotReordered = 24
+	slotBeyond    = 32
+	slotSize      = 40
+	// per-CPU counters
+	cpuOther    = 0
+	cpuOverflow = 1
+)
+
+// Stack of the program (offsets from the frame pointer R10).
+const (
+	stKey     = -40 // the 36-byte stream key (40 bytes zeroed)
+	stNewSlot = -44 // u32 slot being inserted
+	stZero    = -48 // u32 0: the meta map's key
+	stWord    = -52 // u32 index into the sequence array
+	stSlot    = -56 // u32 slot: the slots map's key
+	stCPUKey  = -60 // u32 index into the per-CPU counters
+)
+
+// xdpParams shape the program: map file descriptors and limits.
+type xdpParams struct {
+	streams, slots, seqs, meta, percpu int // map FDs
+	maxStreams                         int
+	capacity                           uint64 // highest sequence tracked
+	wordsPerSlot                       uint64
+	repeats                            int
+	pass                               bool
+}
+
+// be16 and be32 are network-order constants as a load of the packet
+// bytes into a register sees them on this host.
+func be16(v uint16) int32 {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], v)
+	return int32(binary.NativeEndian.Uint16(b[:]))
+}
+
+func be32(v uint32) int32 {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return int32(binary.NativeEndian.Uint32(b[:]))
+}
+
+// lookup emits r0 = bpf_map_lookup_elem(map, fp+keyOff).
+func lookup(mapFD int, keyOff int16) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(keyOff)),
+		asm.FnMapLookupElem.Call(),
+	}
+}
+
+// atomicInc emits an atomic *(u64 *)(reg + off) += 1 (clobbers R1).
+func atomicInc(reg asm.Register, off int16) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(reg, asm.R1, asm.DWord, off),
+	}
+}
+
+// Kernel encodings of the atomic operations used (the instruction's imm).
+const (
+	bpfFetch   = 0x01
+	bpfAtomAdd = 0x00 | bpfFetch // BPF_ADD | BPF_FETCH
+	bpfAtomOr  = 0x40 | bpfFetch // BPF_OR | BPF_FETCH
+)
+
+// atomicFetch emits a 64-bit atomic fetch-op: src = atomic_fetch_op((u64
+// *)(dst + off), src). cilium/ebpf v0.22.0's asm marshals every atomic
+// instruction with imm 0 (BPF_ADD, no BPF_FETCH): it computes the
+// immediate before it sets it from the opcode. So the encoding is checked
+// here and, when the library gets it wrong, the instruction is built as
+// a plain atomic add whose stale immediate is the one wanted.
+func atomicFetch(op asm.AtomicOp, dst, src asm.Register, off int16) asm.Instruction {
+	want := int64(bpfAtomAdd)
+	if op == asm.FetchOr {
+		want = bpfAtomOr
+	}
+	ins := op.Mem(dst, src, asm.DWord, off)
+	if atomicImm(ins) == want {
+		return ins
+	}
+	ins = asm.AddAtomic.Mem(dst, src, asm.DWord, off)
+	ins.Constant = want
+	return ins
+}
+
+// atomicImm is the immediate an instruction marshals to (-1 on error).
+func atomicImm(ins asm.Instruction) int64 {
+	// asm wants binary.LittleEndian or binary.BigEndian, not NativeEndian.
+	var order binary.ByteOrder = binary.LittleEndian
+	if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 {
+		order = binary.BigEndian
+	}
+	var b bytes.Buffer
+	if _, err := ins.Marshal(&b, order); err != nil || b.Len() < 8 {
+		return -1
+	}
+	return int64(order.Uint32(b.Bytes()[4:8]))
+}
+
+// xdpProgram is the receiver's XDP program. In C terms:
+//
+//	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
+//	fragment) or IPv6 (next header UDP), UDP; no pktgen magic -> other
+//	key = {src, dst, dport}; slot = streams[key], or a new slot from
+//	  atomic meta[0]++ inserted with BPF_NOEXIST (on failure, look up
+//	  again: another CPU inserted it); slot >= maxStreams -> overflow
+//	c = &slots[slot]; atomic c->received++
+//	seq == 0 || seq > capacity -> c->max_seq = max(..); atomic c->beyond++
+//	late = seq < c->max_seq; if seq > c->max_seq: c->max_seq = seq (racy
+//	  when one stream is received on several CPUs at once)
+//	w = &seqs[slot*wordsPerSlot + seq/64]
+//	old = atomic_fetch_or(w, 1 << seq%64); old & bit -> atomic c->dups++
+//	  (repeats: 16-bit lane counter with atomic_fetch_add; a lane already
+//	  at repeats is a duplicate and the add is undone)
+//	else if late: atomic c->reordered++
+//	return pass ? XDP_PASS : XDP_DROP
+//	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
+func xdpProgram(p xdpParams) (asm.Instructions, error) {
+	if p.wordsPerSlot > 1<<31-1 || p.maxStreams > 1<<31-1 {
+		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.wordsPerSlot)
+	}
+	verdict := int32(xdpDrop)
+	if p.pass {
+		verdict = xdpPass
+	}
+	var in asm.Instructions
+	add := func(i ...asm.Instruction) { in = append(in, i...) }
+	addN := func(is asm.Instructions) { in = append(in, is...) }
+
+	// Ethernet. R8 = data_end, R9 = cursor, R4 = EtherType.
+	add(
+		asm.LoadMem(asm.R8, asm.R1, 4, asm.Word),
+		asm.LoadMem(asm.R9, asm.R1, 0, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.R9),
+		asm.Add.Imm(asm.R2, 14),
+		asm.JGT.Reg(asm.R2, asm.R8, "other"),
+		asm.LoadMem(asm.R4, asm.R9, 12, asm.Half),
+		asm.Add.Imm(asm.R9, 14),
+	)
+	for i := 0; i < maxVLANs; i++ {
+		tag := fmt.Sprintf("tag%d", i)
+		add(
+			asm.JEq.Imm(asm.R4, be16(etherVLAN), tag),
+			asm.JNE.Imm(asm.R4, be16(etherQinQ), "l3"),
+			asm.Mov.Reg(asm.R2, asm.R9).WithSymbol(tag),
+			asm.Add.Imm(asm.R2, 4),
+			asm.JGT.Reg(asm.R2, asm.R8, "other"),
+			asm.LoadMem(asm.R4, asm.R9, 2, asm.Half),
+			asm.Add.Imm(asm.R9, 4),
+		)
+	}
+	// The key, zeroed.
+	add(asm.Mov.Imm(asm.R3, 0).WithSymbol("l3"))
+	for off := int16(stKey); off < 0; off += 8 {
+		add(asm.StoreMem(asm.RFP, off, asm.R3, asm.DWord))
+	}
+	add(
+		asm.JEq.Imm(asm.R4, be16(etherIPv4), "ipv4"),
+		asm.JEq.Imm(asm.R4, be16(etherIPv6), "ipv6"),
+		asm.Ja.Label("other"),
+	)
+	// IPv4: R2 = header length in bytes (20..60).
+	add(
+		asm.Mov.Reg(asm.R2, asm.R9).WithSymbol("ipv4"),
+		asm.Add.Imm(asm.R2, ipv4MinHdr),
+		asm.JGT.Reg(asm.R2, asm.R8, "other"),
+		asm.LoadMem(asm.R2, asm.R9, 0, asm.Byte),
+		asm.Mov.Reg(asm.R3, asm.R2),
+		asm.And.Imm(asm.R3, 0xf0),
+		asm.JNE.Imm(asm.R3, 0x40, "other"),
+		asm.And.Imm(asm.R2, 0x0f),
+		asm.JLT.Imm(asm.R2, 5, "other"),
+		asm.LSh.Imm(asm.R2, 2),
+		asm.LoadMem(asm.R3, asm.R9, 9, asm.Byte),
+		asm.JNE.Imm(asm.R3, protoUDP, "other"),
+		asm.LoadMem(asm.R3, asm.R9, 6, asm.Half),
+		asm.And.Imm(asm.R3, be16(0x1fff)),
+		asm.JNE.Imm(asm.R3, 0, "other"),
+		asm.StoreImm(asm.RFP, stKey+10, 0xffff, asm.Half),
+		asm.LoadMem(asm.R3, asm.R9, 12, asm.Word),
+		asm.StoreMem(asm.RFP, stKey+12, asm.R3, asm.Word),
+		asm.StoreImm(asm.RFP, stKey+16+10, 0xffff, asm.Half),
+		asm.LoadMem(asm.R3, asm.R9, 16, asm.Word),
+		asm.StoreMem(asm.RFP, stKey+16+12, asm.R3, asm.Word),
+		asm.Add.Reg(asm.R9, asm.R2),
+		asm.Ja.Label("udp"),
+	)
+	// IPv6.
+	add(
+		asm.Mov.Reg(asm.R2, asm.R9).WithSymbol("ipv6"),
+		asm.Add.Imm(asm.R2, ipv6Hdr),
+		asm.JGT.Reg(asm.R2, asm.R8, "other"),
+		asm.LoadMem(asm.R3, asm.R9, 0, asm.Byte),
+		asm.And.Imm(asm.R3, 0xf0),
+		asm.JNE.Imm(asm.R3, 0x60, "other"),
+		asm.LoadMem(asm.R3, asm.R9, 6, asm.Byte),
+		asm.JNE.Imm(asm.R3, protoUDP, "other"),
+	)
+	for i := int16(0); i < 4; i++ { // src and dst, 32 bytes from offset 8
+		add(
+			asm.LoadMem(asm.R3, asm.R9, 8+8*i, asm.DWord),
+			asm.StoreMem(asm.RFP, stKey+8*i, asm.R3, asm.DWord),
+		)
+	}
+	add(asm.Add.Imm(asm.R9, ipv6Hdr))
+	// UDP and the pktgen header: R6 = sequence.
+	add(
+		asm.Mov.Reg(asm.R2, asm.R9).WithSymbol("udp"),
+		asm.Add.Imm(asm.R2, udpHdr+8),
+		asm.JGT.Reg(asm.R2, asm.R8, "other"),
+		asm.LoadMem(asm.R3, asm.R9, 2, asm.Half),
+		asm.StoreMem(asm.RFP, stKey+32, asm.R3, asm.Half),
+		asm.LoadMem(asm.R3, asm.R9, udpHdr, asm.Word),
+		asm.JNE.Imm32(asm.R3, be32(pktgen.Magic), "other"),
+		asm.LoadMem(asm.R6, asm.R9, udpHdr+4, asm.Word),
+		asm.HostTo(asm.BE, asm.R6, asm.Word),
+	)
+	// Stream slot: R7.
+	addN(lookup(p.streams, stKey))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "alloc"),
+		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
+		asm.Ja.Label("have"),
+		asm.StoreImm(asm.RFP, stZero, 0, asm.Word).WithSymbol("alloc"),
+	)
+	addN(lookup(p.meta, stZero))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "overflow"),
+		asm.Mov.Imm(asm.R1, 1),
+		atomicFetch(asm.FetchAdd, asm.R0, asm.R1, 0),
+		asm.JGE.Imm(asm.R1, int32(p.maxStreams), "overflow"),
+		asm.Mov.Reg(asm.R7, asm.R1),
+		asm.StoreMem(asm.RFP, stNewSlot, asm.R7, asm.Word),
+		asm.LoadMapPtr(asm.R1, p.streams),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, stKey),
+		asm.Mov.Reg(asm.R3, asm.RFP),
+		asm.Add.Imm(asm.R3, stNewSlot),
+		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST
+		asm.FnMapUpdateElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "have"),
+	)
+	addN(lookup(p.streams, stKey)) // -EEXIST: another CPU won; or the map is full
+	add(
+		asm.JEq.Imm(asm.R0, 0, "overflow"),
+		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
+		asm.StoreMem(asm.RFP, stSlot, asm.R7, asm.Word).WithSymbol("have"),
+	)
+	// Slot counters: R8. R9 = late.
+	in = append(in, lookup(p.slots, stSlot)...)
+	add(
+		asm.JEq.Imm(asm.R0, 0, "overflow"),
+		asm.Mov.Reg(asm.R8, asm.R0),
+	)
+	addN(atomicInc(asm.R8, slotReceived))
+	add(
+		asm.JEq.Imm(asm.R6, 0, "beyond"),
+		asm.LoadImm(asm.R1, int64(p.capacity), asm.DWord),
+		asm.JGT.Reg(asm.R6, asm.R1, "beyond"),
+		asm.Mov.Imm(asm.R9, 0),
+		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord),
+		asm.JGE.Reg(asm.R6, asm.R1, "notlate"),
+		asm.Mov.Imm(asm.R9, 1),
+		asm.Ja.Label("seqstate"),
+		asm.JEq.Reg(asm.R6, asm.R1, "seqstate").WithSymbol("notlate"),
+		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+	)
+	// Sequence word: R0.
+	shift := int32(6)
+	if p.repeats > 1 {
+		shift = 2
+	}
+	add(
+		asm.Mov.Reg(asm.R1, asm.R7).WithSymbol("seqstate"),
+		asm.Mul.Imm(asm.R1, int32(p.wordsPerSlot)),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.RSh.Imm(asm.R2, shift),
+		asm.Add.Reg(asm.R1, asm.R2),
+		asm.StoreMem(asm.RFP, stWord, asm.R1, asm.Word),
+	)
+	addN(lookup(p.seqs, stWord))
+	add(asm.JEq.Imm(asm.R0, 0, "verdict"))
+	if p.repeats <= 1 {
+		add(
+			asm.Mov.Imm(asm.R1, 1),
+			asm.Mov.Reg(asm.R2, asm.R6),
+			asm.And.Imm(asm.R2, 63),
+			asm.LSh.Reg(asm.R1, asm.R2),
+			asm.Mov.Reg(asm.R3, asm.R1),
+			atomicFetch(asm.FetchOr, asm.R0, asm.R1, 0),
+			asm.And.Reg(asm.R1, asm.R3),
+			asm.JNE.Imm(asm.R1, 0, "dup"),
+		)
+	} else {
+		add(
+			asm.Mov.Reg(asm.R2, asm.R6),
+			asm.And.Imm(asm.R2, 3),
+			asm.LSh.Imm(asm.R2, 4),
+			asm.Mov.Imm(asm.R1, 1),
+			asm.LSh.Reg(asm.R1, asm.R2),
+			asm.Mov.Reg(asm.R3, asm.R1),
+			atomicFetch(asm.FetchAdd, asm.R0, asm.R1, 0),
+			asm.RSh.Reg(asm.R1, asm.R2),
+			asm.And.Imm(asm.R1, 0xffff),
+			asm.JLT.Imm(asm.R1, int32(p.repeats), "fresh"),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.Sub.Reg(asm.R4, asm.R3),
+			asm.AddAtomic.Mem(asm.R0, asm.R4, asm.DWord, 0), // undo: stay at repeats
+			asm.Ja.Label("dup"),
+		)
+	}
+	add(asm.JEq.Imm(asm.R9, 0, "verdict").WithSymbol("fresh"))
+	addN(atomicInc(asm.R8, slotReordered))
+	add(asm.Ja.Label("verdict"))
+	add(asm.Mov.Imm(asm.R1, 1).WithSymbol("dup"), asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotDups))
+	add(asm.Ja.Label("verdict"))
+	// Beyond capacity (or sequence 0).
+	add(
+		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("beyond"),
+		asm.JGE.Reg(asm.R1, asm.R6, "beyond2"),
+		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+		asm.Mov.Imm(asm.R1, 1).WithSymbol("beyond2"),
+		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotBeyond),
+	)
+	add(asm.Mov.Imm(asm.R0, verdict).WithSymbol("verdict"), asm.Return())
+	// Per-CPU counters: overflow (test packets of streams beyond the
+	// limit) and other (no pktgen header: always passed on).
+	for _, c := range []struct {
+		label, after string
+		index        int64
+	}{{"overflow", "verdict", cpuOverflow}, {"other", "pass", cpuOther}} {
+		add(asm.StoreImm(asm.RFP, stCPUKey, c.index, asm.Word).WithSymbol(c.label))
+		addN(lookup(p.percpu, stCPUKey))
+		add(
+			asm.JEq.Imm(asm.R0, 0, c.after),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.Add.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+			asm.Ja.Label(c.after),
+		)
+	}
+	add(asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"), asm.Return())
+	return in, nil
+}
