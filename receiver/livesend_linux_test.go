@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/linerate/linerate/internal/netns"
@@ -199,5 +200,59 @@ func TestXDPOneStreamTwoCPUs(t *testing.T) {
 	}
 	if st.Received == sent && (st.MaxSeq != uint32(sent) || st.Missing != 0) {
 		t.Errorf("all %d arrived, but max_seq %d missing %d", sent, st.MaxSeq, st.Missing)
+	}
+}
+
+// TestAFPacketRate floods the AF_PACKET method with the live-frame
+// sender (a pass-through XDP program on the receiving veth lets the
+// frames in) and checks that every frame the kernel handed to the packet
+// sockets is either counted or in ring_drops. LINERATE_RATE_PACKETS sets
+// the count (default 1 M); the rates are logged.
+func TestAFPacketRate(t *testing.T) {
+	n := uint32(1_000_000)
+	if v := os.Getenv("LINERATE_RATE_PACKETS"); v != "" {
+		x, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			t.Fatalf("LINERATE_RATE_PACKETS=%q: %v", v, err)
+		}
+		n = uint32(x)
+	}
+	if testing.Short() {
+		n = 100_000
+	}
+	p := nstest.NewPair(t, 1)
+	pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "lr_test_pass", Type: ebpf.XDP, License: "Dual MIT/GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpPass), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pass.Close()
+	if err := p.B.NS.Do(func() error {
+		l, err := link.AttachXDP(link.XDPOptions{Program: pass, Interface: p.B.Index, Flags: link.XDPDriverMode})
+		if err == nil {
+			t.Cleanup(func() { l.Close() })
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := newLiveSender(t, false)
+	r := startIn(t, t.Context(), p.B, Options{Method: MethodAFPacket, SeqCapacity: uint64(n) + 64})
+	start := time.Now()
+	sent, took := s.send(t, p.A, withMACs(testFrame{seq: 0}.bytes(), p.B.MAC, p.A.MAC), n)
+	rep, err := r.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	var st StreamReport
+	if len(rep.Streams) == 1 {
+		st = rep.Streams[0]
+	}
+	t.Logf("sent %d in %v (%.2f Mpps); counted %d (%.1f%%) + ring drops %d; %.2f Mpps counted over %v; link %+v",
+		sent, took, float64(sent)/took.Seconds()/1e6, st.Received, 100*float64(st.Received)/float64(sent), rep.RingDrops,
+		float64(st.Received)/elapsed.Seconds()/1e6, elapsed, rep.Link)
+	if st.Received+rep.RingDrops != rep.Link.XDPPackets || st.Duplicates != 0 {
+		t.Errorf("counted %d + ring drops %d != %d frames passed to the stack; stream %+v", st.Received, rep.RingDrops, rep.Link.XDPPackets, st)
 	}
 }

@@ -4,8 +4,9 @@ package receiver
 
 import (
 	"bufio"
-	"errors"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -364,5 +365,51 @@ func TestCloseDetaches(t *testing.T) {
 	})
 	if !errors.Is(err, ErrNoInterface) {
 		t.Errorf("Start on a missing interface: %v, want ErrNoInterface", err)
+	}
+}
+
+// TestXDPGenericOnLoopback: lo has no native XDP, so the program attaches
+// in generic (SKB) mode and says so; it counts datagrams the kernel
+// itself built (a UDP socket to 127.0.0.1) exactly.
+func TestXDPGenericOnLoopback(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	lo := &netns.Link{NS: p.B.NS, Name: "lo", Index: 1}
+	r := startIn(t, t.Context(), lo, Options{Method: MethodXDP, SeqCapacity: 1 << 10})
+	if m, why := r.Method(); m != MethodXDP || !strings.Contains(why, "generic (SKB) mode") {
+		t.Fatalf("method %s (%s), want xdp in generic mode", m, why)
+	}
+	err := p.B.NS.Do(func() error {
+		c, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7777})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		payload := make([]byte, 18)
+		for _, s := range []uint32{1, 2, 3, 5, 5, 4, 6} {
+			binary.BigEndian.PutUint32(payload[0:], 0xbe9be955)
+			binary.BigEndian.PutUint32(payload[4:], s)
+			if _, err := c.Write(payload); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r, 7)
+	rep, err := r.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Streams) != 1 {
+		t.Fatalf("streams %+v", rep.Streams)
+	}
+	s := rep.Streams[0]
+	if s.Src.String() != "127.0.0.1" || s.DstPort != 7777 || s.Received != 7 || s.MaxSeq != 6 || s.Duplicates != 1 || s.Reordered != 1 || s.Missing != 0 {
+		t.Errorf("stream %+v", s)
+	}
+	if rep.Link.RxPackets < 7 {
+		t.Errorf("link %+v: lo's rx_packets should count the datagrams", rep.Link)
 	}
 }

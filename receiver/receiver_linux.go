@@ -33,7 +33,7 @@ func start(o Options) (_ *Receiver, err error) {
 			var mode string
 			if mode, xerr = x.attach(links.index); xerr == nil {
 				r.m, r.method = x, MethodXDP
-				r.reason = fmt.Sprintf("XDP program attached to %s (driver %s) in %s mode", o.Iface, driver, mode)
+				r.reason = fmt.Sprintf("XDP program attached to %s (driver %s) in %s", o.Iface, driver, mode)
 				if o.Method == MethodAuto {
 					r.reason = "auto: " + r.reason
 				}

@@ -78,14 +78,19 @@ func (x *xdpMethod) attach(ifindex int) (mode string, err error) {
 	l, nerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPDriverMode})
 	if nerr == nil {
 		x.lnk = l
-		return "native", nil
+		return "native (driver) mode", nil
 	}
 	l, gerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPGenericMode})
 	if gerr != nil {
 		return "", fmt.Errorf("xdp: attach to ifindex %d: native mode: %v; generic mode: %w", ifindex, nerr, gerr)
 	}
 	x.lnk = l
-	return fmt.Sprintf("generic (SKB) mode: native mode refused: %v", nerr), nil
+	why := nerr
+	var errno unix.Errno
+	if errors.As(nerr, &errno) {
+		why = errno // "operation not supported" says it all
+	}
+	return fmt.Sprintf("generic (SKB) mode (native mode refused: %v)", why), nil
 }
 
 // detach removes the program from the interface (idempotent).
