@@ -4,63 +4,69 @@ package receiver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"unsafe"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// linkStats reads an interface's counters through a netlink socket and
-// an ethtool ioctl socket opened in the interface's namespace, so that
-// reading them later works from any thread.
+// linkStats reads an interface's counters through a route netlink
+// socket and an ethtool ioctl socket opened in the interface's namespace,
+// so that reading them later works from any thread.
 type linkStats struct {
 	name   string
 	index  int
 	driver string
-	h      *netlink.Handle
-	fd     int      // AF_INET socket for SIOCETHTOOL; -1 without
+	nl     int      // NETLINK_ROUTE socket
+	fd     int      // AF_INET socket for SIOCETHTOOL
 	names  []string // ETHTOOL_GSTRINGS of ETH_SS_STATS
+	seq    uint32
 }
 
 // openLinkStats must run in the interface's network namespace.
-func openLinkStats(name string) (*linkStats, error) {
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-	if err != nil {
-		return nil, fmt.Errorf("open netlink to read %s's counters: %w", name, err)
+func openLinkStats(name string) (_ *linkStats, err error) {
+	s := &linkStats{name: name, nl: -1, fd: -1}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		return nil, fmt.Errorf("open a socket for ioctls on %s: %w", name, err)
 	}
-	l, err := h.LinkByName(name)
+	ifr, err := unix.NewIfreq(name)
 	if err != nil {
-		h.Close()
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) || errors.Is(err, unix.ENODEV) {
+		return nil, fmt.Errorf("interface %q: %w (%w)", name, ErrNoInterface, err)
+	}
+	if err := unix.IoctlIfreq(s.fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
 			return nil, fmt.Errorf("interface %s: %w", name, ErrNoInterface)
 		}
 		return nil, fmt.Errorf("look up interface %s: %w", name, err)
 	}
-	s := &linkStats{name: name, index: l.Attrs().Index, h: h, fd: -1}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("open a socket for ethtool ioctls on %s: %w", name, err)
+	s.index = int(ifr.Uint32())
+	if s.nl, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE); err != nil {
+		return nil, fmt.Errorf("open netlink to read %s's counters: %w", name, err)
 	}
-	s.fd = fd
-	if info, err := unix.IoctlGetEthtoolDrvinfo(fd, name); err == nil {
+	if err := unix.Bind(s.nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return nil, fmt.Errorf("bind netlink to read %s's counters: %w", name, err)
+	}
+	if info, err := unix.IoctlGetEthtoolDrvinfo(s.fd, name); err == nil {
 		s.driver = unix.ByteSliceToString(info.Driver[:])
 	}
 	return s, nil
 }
 
 func (s *linkStats) close() {
-	if s.h != nil {
-		s.h.Close()
-		s.h = nil
-	}
-	if s.fd >= 0 {
-		unix.Close(s.fd)
-		s.fd = -1
+	for _, fd := range []*int{&s.nl, &s.fd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 }
 
@@ -68,13 +74,13 @@ func (s *linkStats) close() {
 // offer (EOPNOTSUPP) read as 0.
 func (s *linkStats) read() (LinkCounters, error) {
 	var c LinkCounters
-	l, err := s.h.LinkByIndex(s.index)
+	st, err := s.stats64()
 	if err != nil {
 		return c, fmt.Errorf("read counters of %s (ifindex %d): %w", s.name, s.index, err)
 	}
-	if st := l.Attrs().Statistics; st != nil {
-		c.RxPackets, c.RxDropped, c.RxMissed, c.RxFifo = st.RxPackets, st.RxDropped, st.RxMissedErrors, st.RxFifoErrors
-	}
+	// struct rtnl_link_stats64: rx_packets [0], rx_dropped [6],
+	// rx_fifo_errors [14], rx_missed_errors [15].
+	c.RxPackets, c.RxDropped, c.RxFifo, c.RxMissed = st[0], st[6], st[14], st[15]
 	stats, err := s.ethtoolStats()
 	if err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
@@ -84,6 +90,66 @@ func (s *linkStats) read() (LinkCounters, error) {
 	}
 	c.XDPPackets, c.XDPDrops = sumXDPStats(stats)
 	return c, nil
+}
+
+// stats64 asks for the link (RTM_GETLINK by index) and returns the first
+// 16 counters of its IFLA_STATS64 attribute.
+func (s *linkStats) stats64() ([16]uint64, error) {
+	var st [16]uint64
+	s.seq++
+	req := make([]byte, unix.SizeofNlMsghdr+unix.SizeofIfInfomsg)
+	hdr := (*unix.NlMsghdr)(unsafe.Pointer(&req[0]))
+	*hdr = unix.NlMsghdr{Len: uint32(len(req)), Type: unix.RTM_GETLINK, Flags: unix.NLM_F_REQUEST, Seq: s.seq}
+	ifi := (*unix.IfInfomsg)(unsafe.Pointer(&req[unix.SizeofNlMsghdr]))
+	ifi.Family, ifi.Index = unix.AF_UNSPEC, int32(s.index)
+	if err := unix.Sendto(s.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return st, fmt.Errorf("netlink RTM_GETLINK: %w", err)
+	}
+	buf := make([]byte, 1<<16)
+	for {
+		n, _, err := unix.Recvfrom(s.nl, buf, 0)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return st, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return st, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
+		}
+		for _, m := range msgs {
+			if m.Header.Seq != s.seq {
+				continue // a late reply to an earlier request
+			}
+			switch m.Header.Type {
+			case unix.NLMSG_ERROR:
+				if len(m.Data) >= 4 {
+					if e := int32(binary.NativeEndian.Uint32(m.Data)); e != 0 {
+						return st, fmt.Errorf("netlink RTM_GETLINK: %w", unix.Errno(-e))
+					}
+				}
+				return st, errors.New("netlink RTM_GETLINK: empty reply")
+			case unix.RTM_NEWLINK:
+				if len(m.Data) < unix.SizeofIfInfomsg {
+					return st, errors.New("netlink RTM_NEWLINK: short message")
+				}
+				attrs, err := syscall.ParseNetlinkRouteAttr(&m)
+				if err != nil {
+					return st, fmt.Errorf("netlink RTM_NEWLINK attributes: %w", err)
+				}
+				for _, a := range attrs {
+					if a.Attr.Type == unix.IFLA_STATS64 && len(a.Value) >= 16*8 {
+						for i := range st {
+							st[i] = binary.NativeEndian.Uint64(a.Value[8*i:])
+						}
+						return st, nil
+					}
+				}
+				return st, errors.New("netlink RTM_NEWLINK: no IFLA_STATS64")
+			}
+		}
+	}
 }
 
 // ETH_SS_STATS: the string set of ETHTOOL_GSTATS names.

@@ -92,9 +92,6 @@ type Options struct {
 
 // withDefaults validates o and fills its defaults.
 func (o Options) withDefaults() (Options, error) {
-	if o.Iface == "" {
-		return o, fmt.Errorf("%w: Iface is empty (want an interface name)", ErrOptions)
-	}
 	switch o.Method {
 	case "":
 		o.Method = MethodAuto

@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -43,6 +44,9 @@ type Receiver struct {
 // is always safe. If the process dies, the kernel detaches the XDP
 // program and closes the sockets itself (they are file descriptors).
 func Start(ctx context.Context, o Options) (*Receiver, error) {
+	if o.Iface == "" {
+		return nil, fmt.Errorf("%w: Iface is empty (want an interface name)", ErrOptions)
+	}
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err

@@ -35,10 +35,11 @@ type stream struct {
 // goroutines are combined with Merge. The hot path (Add) does not
 // allocate except to grow a stream's sequence state.
 type Table struct {
-	last     *stream   // the stream of the previous test packet
-	index    []*stream // open addressing, power-of-two length
-	shift    uint      // 64 - log2(len(index))
-	streams  []*stream // in order of first packet
+	last     *stream    // the stream of the previous test packet
+	cache4   [8]*stream // recent IPv4 streams, by a hash of their raw addresses and port
+	index    []*stream  // open addressing, power-of-two length
+	shift    uint       // 64 - log2(len(index))
+	streams  []*stream  // in order of first packet
 	other    uint64
 	overflow uint64
 
@@ -46,6 +47,26 @@ type Table struct {
 	repeats    uint64
 	maxWords   int // words per stream at capacity
 	maxStreams int
+}
+
+// NewTable returns an empty table counting as o says (Repeats,
+// SeqCapacity, MaxStreams; the other fields do not matter here).
+func NewTable(o Options) (*Table, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return newTable(o), nil
+}
+
+// Streams returns the per-stream report (with missing ranges: O(max_seq/64)
+// per stream) and the frames that were not test packets (other) or
+// belonged to streams beyond MaxStreams (overflow).
+func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow uint64) {
+	if maxRanges <= 0 {
+		maxRanges = DefaultMaxRanges
+	}
+	return t.counts(true, maxRanges)
 }
 
 // newTable makes a table for options already through withDefaults.
@@ -81,16 +102,10 @@ func (t *Table) Add(b []byte) {
 		addrs, port := uint64(binary.LittleEndian.Uint32(b[26:]))|uint64(binary.LittleEndian.Uint32(b[30:]))<<32, binary.LittleEndian.Uint16(b[36:])
 		s := t.last
 		if s == nil || s.raw4 != addrs || s.rawPort != port || !s.isV4 {
-			k := streamKey{
-				src1: v4Mapped | uint64(binary.BigEndian.Uint32(b[26:])),
-				dst1: v4Mapped | uint64(binary.BigEndian.Uint32(b[30:])),
-				port: binary.BigEndian.Uint16(b[36:]),
-			}
-			if s = t.lookup(&k, true); s == nil {
+			if s = t.lookup4(b, addrs, port); s == nil {
 				t.overflow++
 				return
 			}
-			t.last = s
 		}
 		sq := uint64(binary.BigEndian.Uint32(b[46:]))
 		// In order (above max_seq, so never seen before): no duplicate
@@ -119,6 +134,27 @@ func (t *Table) Add(b []byte) {
 		t.last = s
 	}
 	t.count(s, uint64(seq))
+}
+
+// lookup4 finds (or adds) the IPv4 stream of frame b, whose raw address
+// and port bytes are addrs and port: first in a small direct-mapped cache
+// for interleaved streams, then in the index.
+func (t *Table) lookup4(b []byte, addrs uint64, port uint16) *stream {
+	ci := (addrs ^ addrs>>32 ^ uint64(port)<<7) * 0x9e3779b97f4a7c15 >> 61
+	if c := t.cache4[ci]; c != nil && c.raw4 == addrs && c.rawPort == port {
+		t.last = c
+		return c
+	}
+	k := streamKey{
+		src1: v4Mapped | uint64(binary.BigEndian.Uint32(b[26:])),
+		dst1: v4Mapped | uint64(binary.BigEndian.Uint32(b[30:])),
+		port: binary.BigEndian.Uint16(b[36:]),
+	}
+	s := t.lookup(&k, true)
+	if s != nil {
+		t.last, t.cache4[ci] = s, s
+	}
+	return s
 }
 
 // count updates stream s for one packet with sequence sq.
@@ -235,6 +271,7 @@ func (t *Table) merge(o *Table, words bool) {
 		}
 	}
 	t.last = nil
+	t.cache4 = [8]*stream{}
 }
 
 func (t *Table) insert(s *stream) {

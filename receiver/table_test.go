@@ -38,7 +38,6 @@ func streamFrames(tmpl testFrame, ss []uint32) [][]byte {
 
 func mustOptions(t testing.TB, o Options) Options {
 	t.Helper()
-	o.Iface = "test0"
 	o, err := o.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +94,7 @@ func tableCases() []tableCase {
 		{name: "ipv4 options and vlan tags", frames: slices.Concat(streamFrames(testFrame{ihl: 15}, rng(1, 3)), streamFrames(testFrame{ihl: 6, vlans: 2}, rng(4, 6)),
 			streamFrames(testFrame{src: v6a, dst: v6b, vlans: 1}, rng(1, 2))),
 			want: []StreamReport{sr(6, 6, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 9, Received: 2, MaxSeq: 2, MissingRanges: [][2]uint32{}}}},
+		interleaved(),
 		{name: "ipv6 and ipv4 streams", frames: slices.Concat(streamFrames(testFrame{src: v6a, dst: v6b, port: 7}, seqs(1, 20, 4)), streamFrames(testFrame{}, rng(1, 3))),
 			want: []StreamReport{sr(3, 3, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 7, Received: 19, MaxSeq: 20, Missing: 1, MissingRanges: [][2]uint32{{4, 4}}}}},
 		{name: "ports and sources split streams",
@@ -112,17 +112,42 @@ func tableCases() []tableCase {
 	}
 }
 
+// interleaved is 12 IPv4 streams (more than Table's stream cache holds)
+// sent round-robin: stream i loses sequence i+1 and repeats sequence 20.
+func interleaved() tableCase {
+	c := tableCase{name: "12 streams interleaved"}
+	for seq := uint32(1); seq <= 20; seq++ {
+		for i := uint32(0); i < 12; i++ {
+			if seq != i+1 {
+				c.frames = append(c.frames, testFrame{port: uint16(100 + i), src: netip.AddrFrom4([4]byte{198, 18, 1, byte(i % 3)}), seq: seq}.bytes())
+			}
+		}
+	}
+	for i := uint32(0); i < 12; i++ {
+		c.frames = append(c.frames, testFrame{port: uint16(100 + i), src: netip.AddrFrom4([4]byte{198, 18, 1, byte(i % 3)}), seq: 20}.bytes())
+	}
+	for i := uint32(0); i < 12; i++ {
+		c.want = append(c.want, StreamReport{Src: netip.AddrFrom4([4]byte{198, 18, 1, byte(i % 3)}), Dst: addrB, DstPort: uint16(100 + i),
+			Received: 20, MaxSeq: 20, Duplicates: 1, Missing: 1, MissingRanges: [][2]uint32{{i + 1, i + 1}}})
+	}
+	sortStreams(c.want)
+	return c
+}
+
 var cmpAddr = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
 
 func TestTable(t *testing.T) {
 	for _, tt := range tableCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			o := mustOptions(t, tt.opts)
-			tab := newTable(o)
+			tab, err := NewTable(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, f := range tt.frames {
 				tab.Add(f)
 			}
-			got, other, overflow := tab.counts(true, o.MaxRanges)
+			got, other, overflow := tab.Streams(tt.opts.MaxRanges)
 			if diff := cmp.Diff(tt.want, got, cmpAddr); diff != "" {
 				t.Errorf("streams (-want +got):\n%s", diff)
 			}
