@@ -28,7 +28,8 @@ FUZZ_TARGETS := \
 	./topology/irqname:FuzzMatchName \
 	./internal/vmtest:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
-	./pktgen:FuzzDecodeHeader
+	./pktgen:FuzzDecodeHeader \
+	./receiver:FuzzParseFrame
 
 .PHONY: all build demo test deps vmtest-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 

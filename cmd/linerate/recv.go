@@ -91,6 +91,8 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 		return err
 	}
 	defer r.Close() // detaches on every path, panics included
+	method, why := r.Method()
+	a.log.Info("armed: counting", "iface", f.iface, "method", method, "why", why)
 
 	var deadline <-chan time.Time
 	if f.duration > 0 {

@@ -229,6 +229,12 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if f.udpCsum {
 		cfg.Flags = append(cfg.Flags, "UDPCSUM")
 	}
+	for i := range cfg.CPUs {
+		if src := cfg.ThreadSource(i); src == dst {
+			return nil, usagef("--src: thread %d would send from %s, the destination itself (thread i sends from --src+i); give --src outside %s..+%d",
+				i, src, cfg.SrcMin, len(cfg.CPUs)-1)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, usageError{err}
 	}

@@ -59,6 +59,7 @@ func TestSendBadInput(t *testing.T) {
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--src", "2001:2::2"}, "--src"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--vlan", "5000"}, "--vlan 5000"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--xmit-mode", "warp"}, "xmit_mode"},
+		{[]string{"--dst", "198.18.1.2", "--count", "10", "--threads", "2"}, "the destination itself"},
 	} {
 		code, _, errOut := linerate(t, append(append([]string{}, base...), tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +38,8 @@ func TestSendUserspaceBackends(t *testing.T) {
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			const total = 20_001
-			s := gentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags = []string{"UDPCSUM"} })
-			cmd := exec.Command("ip", "netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2",
+			s := gentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags, c.SrcMin = []string{"UDPCSUM"}, netip.MustParseAddr("198.18.0.11") })
+			cmd := exec.Command("ip", "netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
 				"--count", "20001", "--cpus", "0-1", "--udp-src", "1000-1006", "--udp-csum", "--backend", tc.backend, "--json")
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
@@ -74,7 +75,7 @@ func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	p := nstest.NewPair(t, 1)
-	cmd := exec.Command("ip", "netns", "exec", p.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2",
+	cmd := exec.Command("ip", "netns", "exec", p.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
 		"--count", "1000", "--backend", "userspace", "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -219,3 +219,10 @@ func RemoveLeftovers(prefix string) ([]string, error) {
 	}
 	return removed, errors.Join(errs...)
 }
+
+// Index is the host's number within its role, from 0.
+func (h *Host) Index() int {
+	var n int
+	fmt.Sscanf(h.Name[1:], "%d", &n)
+	return n - 1
+}
