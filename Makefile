@@ -149,5 +149,12 @@ crossbuild:
 bench-pktgen: deps vmtest-deps
 	LINERATE_BENCH=1 $(GO) test -count=1 -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
 
+# bench-generators: xdp and afpacket backends against trafgen and iperf3 on
+# one veth pair (root); figures in docs/benchmarks.md.
+bench-generators: build
+	@for p in trafgen:netsniff-ng iperf3:iperf3 jq:jq; do command -v $${p%%:*} >/dev/null || \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${p##*:} >/dev/null; done
+	LINERATE=$(LINERATE) ./bench/generators.sh
+
 clean:
 	rm -rf $(BIN)
