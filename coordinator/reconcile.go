@@ -1,0 +1,112 @@
+package coordinator
+
+// Wire overhead per frame beyond the frame without FCS: FCS (4), preamble
+// and SFD (8), inter-frame gap (12).
+const (
+	fcsBytes  = 4
+	wireExtra = 24
+)
+
+// MaxPPS is the line rate in frames per second of a link of speedMbps
+// carrying frames of frameBytes (without FCS): 64-byte frames (60 + FCS)
+// at 10 Gb/s are 14 880 952 pps.
+func MaxPPS(speedMbps, frameBytes float64) float64 {
+	if speedMbps <= 0 || frameBytes <= 0 {
+		return 0
+	}
+	return speedMbps * 1e6 / ((frameBytes + wireExtra) * 8)
+}
+
+// StreamCounts is one sequence stream as both ends saw it.
+type StreamCounts struct {
+	Src, Dst   string
+	DstPort    int
+	Sent       uint64 // the sender backend's count for this stream
+	Received   uint64 // every arrival, copies included
+	Duplicates uint64
+	Reordered  uint64
+}
+
+// FlowInput is everything known about one sender → receiver flow.
+type FlowInput struct {
+	Sender, Receiver string
+	Streams          []StreamCounts
+	// NotSent: packets the sender's backend failed to send (its errors);
+	// they are not in Sent and so never lost.
+	NotSent uint64
+	// SenderHostDrops: drops on the sending host after the backend
+	// counted the packet (interface tx_dropped, driver xmit errors).
+	SenderHostDrops uint64
+	// ReceiverHostDrops: drops on the receiving host before the receiver
+	// counted (rx_missed, rx_dropped, ring drops). Never network loss.
+	ReceiverHostDrops uint64
+	DurationSec       float64 // the send window
+	FrameBytes        float64 // mean frame size without FCS
+	LinkSpeedMbps     float64 // the slower of the two links; 0 when unknown
+	OfferedPPS        float64 // requested rate for the flow; 0 = as fast as possible
+	AchievedPPS       float64 // what the senders reached
+}
+
+// Flow is the reconciled result (the `flows` entries of `linerate run --json`).
+type Flow struct {
+	Sender           string  `json:"sender"`
+	Receiver         string  `json:"receiver"`
+	Streams          int     `json:"streams"`
+	Sent             uint64  `json:"sent"`
+	Received         uint64  `json:"received"`
+	Lost             uint64  `json:"lost"`
+	Duplicates       uint64  `json:"duplicates"`
+	Reordered        uint64  `json:"reordered"`
+	LossRatio        float64 `json:"loss_ratio"`
+	NotSent          uint64  `json:"not_sent"`
+	LostSenderHost   uint64  `json:"lost_sender_host"`
+	LostNetwork      uint64  `json:"lost_network"`
+	LostReceiverHost uint64  `json:"lost_receiver_host"`
+	PPS              float64 `json:"pps"`
+	L2BPS            float64 `json:"l2_bps"`
+	L1BPS            float64 `json:"l1_bps"`
+	LineRatePct      float64 `json:"line_rate_pct"`
+	GeneratorLimited bool    `json:"generator_limited"`
+}
+
+// generatorTolerance: senders within 1 % of the offered rate reached it.
+const generatorTolerance = 0.99
+
+// Reconcile balances one flow. Lost is sent minus the distinct packets
+// received (received − duplicates), per stream, so head and tail loss
+// count as well as gaps; a stream cannot make up for another's loss.
+// Loss is attributed in order: dropped in the sender host, dropped in
+// the receiver host, and the rest in the network — a receiver host's
+// drops are never reported as network loss.
+func Reconcile(in FlowInput) Flow {
+	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Streams: len(in.Streams), NotSent: in.NotSent}
+	for _, s := range in.Streams {
+		f.Sent += s.Sent
+		f.Received += s.Received
+		f.Duplicates += s.Duplicates
+		f.Reordered += s.Reordered
+		distinct := s.Received - min(s.Duplicates, s.Received)
+		if s.Sent > distinct {
+			f.Lost += s.Sent - distinct
+		}
+	}
+	if f.Sent > 0 {
+		f.LossRatio = float64(f.Lost) / float64(f.Sent)
+	}
+	rest := f.Lost
+	f.LostSenderHost = min(rest, in.SenderHostDrops)
+	rest -= f.LostSenderHost
+	f.LostReceiverHost = min(rest, in.ReceiverHostDrops)
+	rest -= f.LostReceiverHost
+	f.LostNetwork = rest
+	if in.DurationSec > 0 {
+		f.PPS = float64(f.Received-min(f.Duplicates, f.Received)) / in.DurationSec
+	}
+	f.L2BPS = f.PPS * (in.FrameBytes + fcsBytes) * 8
+	f.L1BPS = f.PPS * (in.FrameBytes + wireExtra) * 8
+	if in.LinkSpeedMbps > 0 {
+		f.LineRatePct = 100 * f.L1BPS / (in.LinkSpeedMbps * 1e6)
+	}
+	f.GeneratorLimited = in.OfferedPPS > 0 && in.AchievedPPS < generatorTolerance*in.OfferedPPS
+	return f
+}

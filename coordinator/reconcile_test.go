@@ -1,0 +1,109 @@
+package coordinator
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMaxPPS(t *testing.T) {
+	for _, tt := range []struct {
+		speed, frame, want float64
+	}{
+		{10_000, 60, 14_880_952.38}, {100_000, 60, 148_809_523.8}, {10_000, 1514, 812_743.8}, {1_000, 60, 1_488_095.2}, {0, 60, 0},
+	} {
+		if got := MaxPPS(tt.speed, tt.frame); math.Abs(got-tt.want) > 1 {
+			t.Errorf("MaxPPS(%v Mb/s, %v B) = %.1f, want %.1f", tt.speed, tt.frame, got, tt.want)
+		}
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	base := FlowInput{Sender: "s1", Receiver: "r1", DurationSec: 2, FrameBytes: 60, LinkSpeedMbps: 10_000}
+	tests := []struct {
+		name string
+		mod  func(*FlowInput)
+		want Flow
+	}{{
+		name: "clean",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}, {Sent: 500, Received: 500}}
+		},
+		want: Flow{Streams: 2, Sent: 1500, Received: 1500},
+	}, {
+		name: "network loss, head and tail included",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 990}, {Sent: 1000, Received: 1000}}
+		},
+		want: Flow{Streams: 2, Sent: 2000, Received: 1990, Lost: 10, LossRatio: 0.005, LostNetwork: 10},
+	}, {
+		name: "duplicates do not hide loss",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 100, Received: 100, Duplicates: 4}}
+		},
+		want: Flow{Streams: 1, Sent: 100, Received: 100, Duplicates: 4, Lost: 4, LossRatio: 0.04, LostNetwork: 4},
+	}, {
+		name: "one stream's surplus does not pay for another's loss",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 100, Received: 90}, {Sent: 100, Received: 100, Reordered: 3}}
+		},
+		want: Flow{Streams: 2, Sent: 200, Received: 190, Reordered: 3, Lost: 10, LossRatio: 0.05, LostNetwork: 10},
+	}, {
+		name: "attribution: sender host, then receiver host, rest network",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 900}}
+			in.NotSent, in.SenderHostDrops, in.ReceiverHostDrops = 7, 30, 50
+		},
+		want: Flow{Streams: 1, Sent: 1000, Received: 900, Lost: 100, LossRatio: 0.1, NotSent: 7, LostSenderHost: 30, LostReceiverHost: 50, LostNetwork: 20},
+	}, {
+		name: "host counters larger than the loss are capped",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 990}}
+			in.ReceiverHostDrops = 500
+		},
+		want: Flow{Streams: 1, Sent: 1000, Received: 990, Lost: 10, LossRatio: 0.01, LostReceiverHost: 10},
+	}, {
+		name: "generator-limited, not lossy",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
+			in.OfferedPPS, in.AchievedPPS = 1_000_000, 500
+		},
+		want: Flow{Streams: 1, Sent: 1000, Received: 1000, GeneratorLimited: true},
+	}, {
+		name: "within 1 % of the offered rate is reached",
+		mod: func(in *FlowInput) {
+			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
+			in.OfferedPPS, in.AchievedPPS = 1000, 991
+		},
+		want: Flow{Streams: 1, Sent: 1000, Received: 1000},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base
+			tt.mod(&in)
+			got := Reconcile(in)
+			tt.want.Sender, tt.want.Receiver = "s1", "r1"
+			distinct := float64(tt.want.Received - tt.want.Duplicates)
+			tt.want.PPS = distinct / 2
+			tt.want.L2BPS = tt.want.PPS * 64 * 8
+			tt.want.L1BPS = tt.want.PPS * 84 * 8
+			tt.want.LineRatePct = 100 * tt.want.L1BPS / 10e9
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if got.Lost != got.LostSenderHost+got.LostReceiverHost+got.LostNetwork {
+				t.Errorf("attribution does not add up: %+v", got)
+			}
+		})
+	}
+}
+
+// At line rate the report says 100 %.
+func TestLineRatePct(t *testing.T) {
+	pps := MaxPPS(10_000, 60)
+	f := Reconcile(FlowInput{Streams: []StreamCounts{{Sent: uint64(pps), Received: uint64(pps)}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
+	if math.Abs(f.LineRatePct-100) > 0.001 {
+		t.Errorf("line rate %% = %v at %v pps of 64-byte frames on 10G", f.LineRatePct, pps)
+	}
+}
