@@ -1,0 +1,75 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Patterns a run can pair senders and receivers in.
+const (
+	Pairwise = "pairwise" // sender i → receiver i
+	FanIn    = "fan-in"   // every sender → the one receiver (N:1)
+	FanOut   = "fan-out"  // the one sender → every receiver (1:N)
+	Mesh     = "mesh"     // every sender → every receiver
+)
+
+// Patterns lists the valid pattern names.
+var Patterns = []string{Pairwise, FanIn, FanOut, Mesh}
+
+// Pair is one flow of a plan.
+type Pair struct {
+	Sender, Receiver string
+}
+
+// Pairs plans the flows of a pattern over the named agents, in a stable
+// order (senders as given, then receivers as given).
+func Pairs(pattern string, senders, receivers []string) ([]Pair, error) {
+	if len(senders) == 0 || len(receivers) == 0 {
+		return nil, fmt.Errorf("pattern %s: %d senders and %d receivers: want at least one of each", pattern, len(senders), len(receivers))
+	}
+	for _, names := range [][]string{senders, receivers} {
+		for i, n := range names {
+			if slices.Contains(names[:i], n) {
+				return nil, fmt.Errorf("pattern %s: agent %q named twice", pattern, n)
+			}
+		}
+	}
+	for _, s := range senders {
+		if slices.Contains(receivers, s) {
+			return nil, fmt.Errorf("pattern %s: agent %q is both a sender and a receiver of this run", pattern, s)
+		}
+	}
+	var out []Pair
+	switch pattern {
+	case Pairwise:
+		if len(senders) != len(receivers) {
+			return nil, fmt.Errorf("pattern pairwise: %d senders and %d receivers: want as many of each (or use fan-in, fan-out, mesh)", len(senders), len(receivers))
+		}
+		for i := range senders {
+			out = append(out, Pair{senders[i], receivers[i]})
+		}
+	case FanIn:
+		if len(receivers) != 1 {
+			return nil, fmt.Errorf("pattern fan-in: %d receivers: want exactly one", len(receivers))
+		}
+		for _, s := range senders {
+			out = append(out, Pair{s, receivers[0]})
+		}
+	case FanOut:
+		if len(senders) != 1 {
+			return nil, fmt.Errorf("pattern fan-out: %d senders: want exactly one", len(senders))
+		}
+		for _, r := range receivers {
+			out = append(out, Pair{senders[0], r})
+		}
+	case Mesh:
+		for _, s := range senders {
+			for _, r := range receivers {
+				out = append(out, Pair{s, r})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("pattern %q: valid patterns are %v", pattern, Patterns)
+	}
+	return out, nil
+}
