@@ -1,0 +1,475 @@
+// Package agent is the daemon that runs on each host under test (`linerate
+// agent`): it inspects its NIC, restores the tuning of a crashed run, serves
+// the Agent gRPC service (mutual TLS, one coordinator at a time under a
+// lease) and announces itself over serf with compact tags.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	sockaddr "github.com/hashicorp/go-sockaddr"
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/serf/serf"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/linerate/linerate/internal/mtls"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/topology"
+)
+
+// Roles an agent runs as.
+const (
+	RoleSender   = "sender"
+	RoleReceiver = "receiver"
+	RoleBoth     = "both"
+)
+
+// Lease bounds used when Config leaves them zero.
+const (
+	DefaultLeaseTTL = 30 * time.Second
+	DefaultMinTTL   = time.Second
+	DefaultMaxTTL   = 10 * time.Minute
+)
+
+// maxTagBytes is serf's limit on the encoded tags (memberlist.MetaMaxSize).
+const maxTagBytes = memberlist.MetaMaxSize
+
+// Config is one agent.
+type Config struct {
+	// Name is the serf node name and the name in Describe; default the
+	// host name.
+	Name string
+	// Role is "sender", "receiver" or "both".
+	Role string
+	// Iface is the data interface the agent owns.
+	Iface string
+	// Bind is the gossip address (host:port, port 0 = any); empty runs
+	// without serf (single host, tests).
+	Bind string
+	// Advertise is the gossip address others reach this agent on; default
+	// Bind's.
+	Advertise string
+	// GRPCAddr is where the Agent service listens (host:port, port 0 =
+	// any).
+	GRPCAddr string
+	// Join are serf members to join at start (host:port).
+	Join []string
+	// GossipKey encrypts gossip: 16, 24 or 32 bytes (AES); nil = plaintext.
+	GossipKey []byte
+	// TLSDir is the certificate directory with TLSName.crt; Insecure
+	// serves plaintext instead (logged as a warning at every start).
+	TLSDir   string
+	TLSName  string // default Name
+	Insecure bool
+	// StateDir holds the tuning journals; default topology.DefaultStateDir.
+	StateDir string
+	// Root is the host root topology reads and tunes; default "/".
+	Root string
+	// Version is the agent binary's version.
+	Version string
+	// Lease TTL bounds: default, and the range a requested TTL is clamped
+	// to.
+	LeaseTTL, MinLeaseTTL, MaxLeaseTTL time.Duration
+	// ThreadInit, when set, runs on a locked OS thread before anything that
+	// depends on the network namespace (interface lookups, the receiver,
+	// the userspace senders): tests use it to run an agent against a
+	// namespace.
+	ThreadInit func() error
+	Logger     hclog.Logger
+
+	// serfHook adjusts serf's configuration before it starts (tests:
+	// shorter timers on loopback).
+	serfHook func(*serf.Config)
+}
+
+func (c *Config) defaults() error {
+	switch c.Role {
+	case RoleSender, RoleReceiver, RoleBoth:
+	default:
+		return fmt.Errorf("role %q: valid roles are sender, receiver and both", c.Role)
+	}
+	if c.Iface == "" {
+		return errors.New("no data interface (--iface)")
+	}
+	if c.Name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("node name: %w", err)
+		}
+		c.Name = h
+	}
+	if c.TLSName == "" {
+		c.TLSName = c.Name
+	}
+	if c.GRPCAddr == "" {
+		c.GRPCAddr = ":7443"
+	}
+	if c.StateDir == "" {
+		c.StateDir = topology.DefaultStateDir
+	}
+	if c.Root == "" {
+		c.Root = "/"
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.MinLeaseTTL == 0 {
+		c.MinLeaseTTL = DefaultMinTTL
+	}
+	if c.MaxLeaseTTL == 0 {
+		c.MaxLeaseTTL = DefaultMaxTTL
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	switch len(c.GossipKey) {
+	case 0, 16, 24, 32:
+	default:
+		return fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(c.GossipKey))
+	}
+	return nil
+}
+
+// Agent is one running agent.
+type Agent struct {
+	cfg  Config
+	log  hclog.Logger
+	root *topology.DirRoot
+	svc  *service
+
+	mu       sync.Mutex
+	lis      net.Listener
+	grpc     *grpc.Server
+	health   *health.Server
+	serf     *serf.Serf
+	events   chan serf.Event
+	served   chan struct{}
+	shutdown bool
+}
+
+// New checks cfg and opens the host root; nothing is started.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	root, err := topology.OpenRoot(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("agent: host root %s: %w", cfg.Root, err)
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, root: root}
+	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"))
+	return a, nil
+}
+
+// GRPCAddr is the address the Agent service listens on (after Start).
+func (a *Agent) GRPCAddr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lis == nil {
+		return ""
+	}
+	return a.lis.Addr().String()
+}
+
+// GossipAddr is the serf address others join (after Start, "" without
+// gossip).
+func (a *Agent) GossipAddr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.serf == nil {
+		return ""
+	}
+	n := a.serf.Memberlist().LocalNode()
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// Members are the serf members this agent sees (nil without gossip).
+func (a *Agent) Members() []serf.Member {
+	a.mu.Lock()
+	s := a.serf
+	a.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Members()
+}
+
+// Start inspects the NIC, restores a crashed run's journals, serves gRPC
+// with health, and joins serf. On error everything started is stopped.
+func (a *Agent) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			a.stopTransport(context.Background())
+		}
+	}()
+	a.svc.inspect()
+	a.restoreJournals(ctx)
+
+	if a.cfg.Insecure {
+		a.log.Warn(mtls.InsecureWarning)
+	}
+	creds, err := mtls.ServerCredentials(mtls.Options{
+		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure,
+		PeerRoles: []mtls.Role{mtls.RoleCoordinator},
+	})
+	if err != nil {
+		return fmt.Errorf("agent gRPC credentials: %w", err)
+	}
+	lis, err := net.Listen("tcp", a.cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
+	}
+	srv := grpc.NewServer(mtls.ServerOptions(creds)...)
+	lineratev1.RegisterAgentServer(srv, a.svc)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(lineratev1.Agent_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	served := make(chan struct{})
+	a.mu.Lock()
+	a.lis, a.grpc, a.health, a.served = lis, srv, hs, served
+	a.mu.Unlock()
+	go func() {
+		defer close(served)
+		if err := srv.Serve(lis); err != nil {
+			a.log.Error("gRPC server stopped", "error", err)
+		}
+	}()
+	a.log.Info("serving the Agent service", "addr", lis.Addr().String(), "tls", !a.cfg.Insecure)
+
+	if a.cfg.Bind != "" {
+		if err := a.startSerf(lis.Addr()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreJournals puts back what a crashed run left tuned.
+func (a *Agent) restoreJournals(ctx context.Context) {
+	paths, err := topology.ListJournals(a.cfg.StateDir)
+	if err != nil {
+		a.log.Warn("cannot list tuning journals", "state_dir", a.cfg.StateDir, "error", err)
+		return
+	}
+	if len(paths) == 0 {
+		return
+	}
+	a.log.Warn("tuning journals from an earlier run found: restoring", "journals", paths)
+	res, err := topology.Restore(ctx, a.root, topology.RestoreOptions{StateDir: a.cfg.StateDir, RootName: a.cfg.Root, Logger: a.log})
+	for _, r := range res {
+		a.log.Info("restored IRQ affinities", "iface", r.Iface, "journal", r.Journal, "changes", len(r.Changes), "warnings", r.Warnings)
+	}
+	if err != nil {
+		a.log.Error("restoring the earlier run's journals failed; they are kept for `linerate irq restore`", "error", err)
+	}
+}
+
+// tags are the compact serf tags; details come over Describe.
+func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
+	addr := grpcAddr.String()
+	if tcp, ok := grpcAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		// Listening on every address: announce the gossip address, else
+		// the private address memberlist would advertise.
+		host := ""
+		for _, hp := range []string{a.cfg.Advertise, a.cfg.Bind} {
+			if h, _, err := net.SplitHostPort(hp); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+				host = h
+				break
+			}
+		}
+		if host == "" {
+			ip, err := sockaddr.GetPrivateIP()
+			if err != nil || ip == "" {
+				return nil, fmt.Errorf("gRPC listens on %s: no address to announce (give --advertise or a gRPC host): %v", addr, err)
+			}
+			host = ip
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+	}
+	inv := a.svc.inventory()
+	t := map[string]string{
+		"role":    a.cfg.Role,
+		"grpc":    addr,
+		"iface":   a.cfg.Iface,
+		"numa":    strconv.Itoa(inv.numa),
+		"queues":  strconv.Itoa(inv.queues),
+		"speed":   strconv.FormatInt(inv.speed, 10),
+		"backend": strings.Join(a.svc.backends(), ","),
+		"version": a.cfg.Version,
+	}
+	if n := tagBytes(t); n >= maxTagBytes {
+		return nil, fmt.Errorf("serf tags take %d bytes, serf allows fewer than %d: shorten the version or addresses", n, maxTagBytes)
+	}
+	return t, nil
+}
+
+// tagBytes bounds the msgpack encoding of tags from above: a magic byte,
+// a map header, and per string a header of at most 5 bytes.
+func tagBytes(t map[string]string) int {
+	n := 1 + 5
+	for k, v := range t {
+		n += 5 + len(k) + 5 + len(v)
+	}
+	return n
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	return h, port, nil
+}
+
+func (a *Agent) startSerf(grpcAddr net.Addr) error {
+	tags, err := a.tags(grpcAddr)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	host, port, err := splitHostPort(a.cfg.Bind)
+	if err != nil {
+		return fmt.Errorf("agent: gossip bind %q: %w", a.cfg.Bind, err)
+	}
+	conf := serf.DefaultConfig()
+	conf.Init()
+	conf.NodeName = a.cfg.Name
+	conf.Tags = tags
+	std := a.log.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	conf.Logger, conf.LogOutput = std, nil
+	ml := conf.MemberlistConfig
+	ml.Logger, ml.LogOutput = std, nil
+	ml.BindAddr, ml.BindPort = host, port
+	if host == "" {
+		ml.BindAddr = "0.0.0.0"
+	}
+	if a.cfg.Advertise != "" {
+		ah, ap, err := splitHostPort(a.cfg.Advertise)
+		if err != nil {
+			return fmt.Errorf("agent: gossip advertise %q: %w", a.cfg.Advertise, err)
+		}
+		ml.AdvertiseAddr, ml.AdvertisePort = ah, ap
+	}
+	if len(a.cfg.GossipKey) > 0 {
+		kr, err := memberlist.NewKeyring(nil, a.cfg.GossipKey)
+		if err != nil {
+			return fmt.Errorf("agent: gossip keyring: %w", err)
+		}
+		ml.Keyring = kr
+	}
+	if a.cfg.serfHook != nil {
+		a.cfg.serfHook(conf)
+	}
+	events := make(chan serf.Event, 256)
+	conf.EventCh = events
+	s, err := serf.Create(conf)
+	if err != nil {
+		return fmt.Errorf("agent: start serf on %s: %w", a.cfg.Bind, err)
+	}
+	a.mu.Lock()
+	a.serf, a.events = s, events
+	a.mu.Unlock()
+	go a.eventLoop(s, events)
+	ln := s.Memberlist().LocalNode()
+	a.log.Info("gossip started", "node", a.cfg.Name, "addr", ln.Addr.String(), "port", ln.Port, "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
+	if len(a.cfg.Join) > 0 {
+		n, err := s.Join(a.cfg.Join, true)
+		if err != nil && n == 0 {
+			return fmt.Errorf("agent: join %s: %w", strings.Join(a.cfg.Join, ", "), err)
+		}
+		a.log.Info("joined the cluster", "contacted", n, "members", len(s.Members()))
+	}
+	return nil
+}
+
+// eventLoop drains serf's events (a full channel would stall serf) and
+// logs membership changes.
+func (a *Agent) eventLoop(s *serf.Serf, events chan serf.Event) {
+	for {
+		select {
+		case e := <-events:
+			if me, ok := e.(serf.MemberEvent); ok {
+				for _, m := range me.Members {
+					a.log.Debug("member event", "event", me.Type.String(), "member", m.Name, "role", m.Tags["role"])
+				}
+			}
+		case <-s.ShutdownCh():
+			return
+		}
+	}
+}
+
+// Shutdown ends the agent: health NOT_SERVING, stop sending, disarm,
+// restore tuning from the journal, leave serf, stop gRPC (gracefully within
+// ctx, then hard).
+func (a *Agent) Shutdown(ctx context.Context) error {
+	a.mu.Lock()
+	if a.shutdown {
+		a.mu.Unlock()
+		return nil
+	}
+	a.shutdown = true
+	hs := a.health
+	a.mu.Unlock()
+	if hs != nil {
+		hs.Shutdown() // every service NOT_SERVING
+	}
+	var errs []error
+	if err := a.svc.close(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	a.stopTransport(ctx)
+	if err := a.root.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close host root: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// stopTransport leaves serf and stops the gRPC server.
+func (a *Agent) stopTransport(ctx context.Context) {
+	a.mu.Lock()
+	s, srv, served := a.serf, a.grpc, a.served
+	a.serf, a.grpc = nil, nil
+	a.mu.Unlock()
+	if s != nil {
+		if err := s.Leave(); err != nil {
+			a.log.Warn("leaving the cluster", "error", err)
+		}
+		if err := s.Shutdown(); err != nil {
+			a.log.Warn("serf shutdown", "error", err)
+		}
+	}
+	if srv != nil {
+		done := make(chan struct{})
+		go func() { srv.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			srv.Stop()
+			<-done
+		}
+		<-served
+	}
+}
+
+// pathJoin joins a host path below a root directory.
+func pathJoin(root, p string) string { return path.Join(root, p) }

@@ -1,0 +1,362 @@
+package agent
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/linerate/linerate/pktgen"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
+)
+
+// This file maps the proto messages to and from the Go types of pktgen,
+// receiver and topology, and nothing else.
+
+func i32s(v []int) []int32 {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func ints(v []int32) []int {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func dur(d time.Duration) *durationpb.Duration {
+	if d == 0 {
+		return nil
+	}
+	return durationpb.New(d)
+}
+
+func addrString(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+func macString(m net.HardwareAddr) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return m.String()
+}
+
+// senderConfigFromProto turns a SenderConfig into a pktgen.Config; errors
+// name the field (INVALID_ARGUMENT material).
+func senderConfigFromProto(p *lineratev1.SenderConfig) (pktgen.Config, error) {
+	var c pktgen.Config
+	if p == nil {
+		return c, fmt.Errorf("config: missing")
+	}
+	c.Device = p.Device
+	c.CPUs = ints(p.Cpus)
+	c.Count = p.Count
+	c.Counts = append([]uint64(nil), p.Counts...)
+	if len(c.Counts) == 0 {
+		c.Counts = nil
+	}
+	if p.Duration != nil {
+		if err := p.Duration.CheckValid(); err != nil {
+			return c, fmt.Errorf("config.duration: %w", err)
+		}
+		c.Duration = p.Duration.AsDuration()
+	}
+	c.PktSize = int(p.PktSize)
+	c.Burst = int(p.Burst)
+	c.CloneSkb = int(p.CloneSkb)
+	c.RatePPS = p.RatePps
+	c.DelayNS = p.DelayNs
+	var err error
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *netip.Addr
+	}{{"dst_min", p.DstMin, &c.DstMin}, {"dst_max", p.DstMax, &c.DstMax}, {"src_min", p.SrcMin, &c.SrcMin}, {"src_max", p.SrcMax, &c.SrcMax}} {
+		if f.in == "" {
+			continue
+		}
+		if *f.out, err = netip.ParseAddr(f.in); err != nil {
+			return c, fmt.Errorf("config.%s %q: want an IPv4 or IPv6 address: %w", f.name, f.in, err)
+		}
+	}
+	c.SrcPerThread = p.SrcPerThread
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *net.HardwareAddr
+	}{{"dst_mac", p.DstMac, &c.DstMAC}, {"src_mac", p.SrcMac, &c.SrcMAC}} {
+		if f.in == "" {
+			continue
+		}
+		if *f.out, err = net.ParseMAC(f.in); err != nil {
+			return c, fmt.Errorf("config.%s %q: want a MAC address such as 02:00:00:00:00:02: %w", f.name, f.in, err)
+		}
+	}
+	c.UDPSrcMin, c.UDPSrcMax = int(p.UdpSrcMin), int(p.UdpSrcMax)
+	c.UDPDstMin, c.UDPDstMax = int(p.UdpDstMin), int(p.UdpDstMax)
+	if p.VlanId != nil {
+		c.HasVLAN, c.VLANID = true, int(*p.VlanId)
+	}
+	c.VLANPrio = int(p.VlanPrio)
+	c.Queues = ints(p.Queues)
+	c.Flags = append([]string(nil), p.Flags...)
+	if len(c.Flags) == 0 {
+		c.Flags = nil
+	}
+	c.XmitMode = p.XmitMode
+	c.AllowFallback = p.AllowFallback
+	return c, nil
+}
+
+// senderConfigToProto is the inverse of senderConfigFromProto for the
+// fields a SenderConfig carries.
+func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderConfig {
+	p := &lineratev1.SenderConfig{
+		Device: c.Device, Cpus: i32s(c.CPUs), Count: c.Count, Duration: dur(c.Duration),
+		PktSize: int32(c.PktSize), Burst: int32(c.Burst), CloneSkb: int32(c.CloneSkb),
+		RatePps: c.RatePPS, DelayNs: c.DelayNS,
+		DstMin: addrString(c.DstMin), DstMax: addrString(c.DstMax), SrcMin: addrString(c.SrcMin), SrcMax: addrString(c.SrcMax),
+		SrcPerThread: c.SrcPerThread, DstMac: macString(c.DstMAC), SrcMac: macString(c.SrcMAC),
+		UdpSrcMin: uint32(c.UDPSrcMin), UdpSrcMax: uint32(c.UDPSrcMax), UdpDstMin: uint32(c.UDPDstMin), UdpDstMax: uint32(c.UDPDstMax),
+		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: c.XmitMode, AllowFallback: c.AllowFallback,
+		Backend: backend,
+	}
+	if len(c.Counts) > 0 {
+		p.Counts = append([]uint64(nil), c.Counts...)
+	}
+	if len(c.Flags) > 0 {
+		p.Flags = append([]string(nil), c.Flags...)
+	}
+	if c.HasVLAN {
+		v := uint32(c.VLANID)
+		p.VlanId = &v
+	}
+	return p
+}
+
+func summaryToProto(s *pktgen.Summary) *lineratev1.SenderSummary {
+	if s == nil {
+		return nil
+	}
+	p := &lineratev1.SenderSummary{
+		Backend: s.Backend, Device: s.Device, Packets: s.Packets, Errors: s.Errors, Usec: s.USec, Pps: s.PPS,
+		L2Bps: s.L2BPS, L1Bps: s.L1BPS, FrameBytes: s.FrameBytes, Warnings: s.Warnings, Interrupted: s.Interrupted,
+	}
+	for _, t := range s.Threads {
+		p.Threads = append(p.Threads, &lineratev1.ThreadSummary{
+			Cpu: int32(t.CPU), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, Usec: t.USec, Pps: t.PPS,
+		})
+	}
+	return p
+}
+
+func summaryFromProto(p *lineratev1.SenderSummary) *pktgen.Summary {
+	if p == nil {
+		return nil
+	}
+	s := &pktgen.Summary{
+		Backend: p.Backend, Device: p.Device, Packets: p.Packets, Errors: p.Errors, USec: p.Usec, PPS: p.Pps,
+		L2BPS: p.L2Bps, L1BPS: p.L1Bps, FrameBytes: p.FrameBytes, Warnings: p.Warnings, Interrupted: p.Interrupted,
+	}
+	for _, t := range p.Threads {
+		s.Threads = append(s.Threads, pktgen.ThreadSummary{
+			CPU: int(t.Cpu), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, USec: t.Usec, PPS: t.Pps,
+		})
+	}
+	return s
+}
+
+func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
+	if r == nil {
+		return nil
+	}
+	p := &lineratev1.ReceiverReport{
+		Method: r.Method, MethodReason: r.MethodReason, Packets: r.Packets, OtherPackets: r.OtherPackets,
+		RingDrops: r.RingDrops, OverflowPackets: r.OverflowPackets,
+		Link: &lineratev1.LinkCounters{
+			RxPackets: r.Link.RxPackets, RxDropped: r.Link.RxDropped, RxMissed: r.Link.RxMissed,
+			RxFifo: r.Link.RxFifo, XdpPackets: r.Link.XDPPackets, XdpDrops: r.Link.XDPDrops,
+		},
+	}
+	for _, s := range r.Streams {
+		ps := &lineratev1.StreamReport{
+			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
+			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
+			BeyondCapacity: s.BeyondCapacity,
+		}
+		for _, m := range s.MissingRanges {
+			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
+		}
+		p.Streams = append(p.Streams, ps)
+	}
+	return p
+}
+
+func reportFromProto(p *lineratev1.ReceiverReport) (*receiver.Report, error) {
+	if p == nil {
+		return nil, nil
+	}
+	r := &receiver.Report{
+		Method: p.Method, MethodReason: p.MethodReason, Packets: p.Packets, OtherPackets: p.OtherPackets,
+		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets,
+	}
+	if l := p.Link; l != nil {
+		r.Link = receiver.LinkCounters{
+			RxPackets: l.RxPackets, RxDropped: l.RxDropped, RxMissed: l.RxMissed, RxFifo: l.RxFifo,
+			XDPPackets: l.XdpPackets, XDPDrops: l.XdpDrops,
+		}
+	}
+	for i, s := range p.Streams {
+		src, err := netip.ParseAddr(s.Src)
+		if err != nil {
+			return nil, fmt.Errorf("streams[%d].src %q: %w", i, s.Src, err)
+		}
+		dst, err := netip.ParseAddr(s.Dst)
+		if err != nil {
+			return nil, fmt.Errorf("streams[%d].dst %q: %w", i, s.Dst, err)
+		}
+		rs := receiver.StreamReport{
+			Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, MaxSeq: s.MaxSeq,
+			Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
+		}
+		for _, m := range s.MissingRanges {
+			rs.MissingRanges = append(rs.MissingRanges, [2]uint32{m.From, m.To})
+		}
+		r.Streams = append(r.Streams, rs)
+	}
+	return r, nil
+}
+
+func changesToProto(cs []topology.Change) []*lineratev1.IrqChange {
+	var out []*lineratev1.IrqChange
+	for _, c := range cs {
+		out = append(out, &lineratev1.IrqChange{
+			Irq: int32(c.IRQ), Name: c.Name, Queue: int32(c.Queue), From: c.From, To: c.To,
+			ReadBack: c.ReadBack, Effective: c.Effective, Status: c.Status, Note: c.Note,
+		})
+	}
+	return out
+}
+
+func changesFromProto(ps []*lineratev1.IrqChange) []topology.Change {
+	var out []topology.Change
+	for _, p := range ps {
+		out = append(out, topology.Change{
+			IRQ: int(p.Irq), Name: p.Name, Queue: int(p.Queue), From: p.From, To: p.To,
+			ReadBack: p.ReadBack, Effective: p.Effective, Status: p.Status, Note: p.Note,
+		})
+	}
+	return out
+}
+
+func skippedToProto(ss []topology.Skipped) []*lineratev1.SkippedIrq {
+	var out []*lineratev1.SkippedIrq
+	for _, s := range ss {
+		out = append(out, &lineratev1.SkippedIrq{Irq: int32(s.IRQ), Name: s.Name, Reason: s.Reason})
+	}
+	return out
+}
+
+// nicToProto is the inventory half of a Nic from topology's show report
+// (nil for an interface without a device: veth).
+func nicToProto(iface string, rep *topology.Report) *lineratev1.Nic {
+	n := &lineratev1.Nic{Iface: iface, NumaNode: -1}
+	if rep == nil {
+		return n
+	}
+	n.Driver, n.Pci, n.NumaNode = rep.Driver, rep.PCI, int32(rep.NUMANode)
+	n.LocalCpus = i32s(rep.LocalCPUs.CPUs())
+	for _, q := range rep.Queues {
+		n.Queues = append(n.Queues, &lineratev1.NicQueue{
+			Queue: int32(q.Queue), Irq: int32(q.IRQ), Name: q.Name, Dir: q.Dir, Current: q.Current,
+			Effective: q.Effective, Managed: q.Managed,
+		})
+	}
+	n.Skipped = skippedToProto(rep.Skipped)
+	n.Warnings = rep.Warnings
+	return n
+}
+
+// mappingsToProto splits a plan report's queues into the pinned map and
+// the managed ones, with the effective affinity read back by Apply.
+func mappingsToProto(rep *topology.Report, changes []topology.Change) (pinned, managed []*lineratev1.IrqMapping) {
+	eff := map[int]string{}
+	for _, c := range changes {
+		eff[c.IRQ] = c.Effective
+	}
+	for _, q := range rep.Queues {
+		m := &lineratev1.IrqMapping{Queue: int32(q.Queue), Irq: int32(q.IRQ), Name: q.Name, Dir: q.Dir, Cpu: -1, Effective: eff[q.IRQ]}
+		if q.CPU != nil {
+			m.Cpu = int32(*q.CPU)
+		}
+		if q.Managed {
+			managed = append(managed, m)
+		} else {
+			pinned = append(pinned, m)
+		}
+	}
+	return pinned, managed
+}
+
+func progressToSample(p pktgen.Progress, frameBytes float64) *lineratev1.SenderSample {
+	s := &lineratev1.SenderSample{
+		Elapsed: durationpb.New(p.Elapsed), Packets: p.Packets, Errors: p.Errors,
+		Bytes: uint64(float64(p.Packets) * frameBytes),
+	}
+	for _, t := range p.Threads {
+		s.Threads = append(s.Threads, &lineratev1.ThreadCounters{Cpu: int32(t.CPU), Packets: t.Packets, Errors: t.Errors})
+	}
+	return s
+}
+
+func snapshotToSample(r receiver.Report) *lineratev1.ReceiverSample {
+	s := &lineratev1.ReceiverSample{
+		Packets: r.TestPackets(),
+		Errors:  r.Link.RxDropped + r.Link.RxMissed + r.RingDrops,
+	}
+	for _, st := range r.Streams {
+		s.Streams = append(s.Streams, &lineratev1.StreamCounters{
+			Src: addrString(st.Src), Dst: addrString(st.Dst), DstPort: uint32(st.DstPort), Received: st.Received, MaxSeq: st.MaxSeq,
+		})
+	}
+	return s
+}
+
+func roleToProto(r string) lineratev1.Role {
+	switch r {
+	case RoleSender:
+		return lineratev1.Role_ROLE_SENDER
+	case RoleReceiver:
+		return lineratev1.Role_ROLE_RECEIVER
+	case RoleBoth:
+		return lineratev1.Role_ROLE_BOTH
+	}
+	return lineratev1.Role_ROLE_UNSPECIFIED
+}

@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/linerate/linerate/pktgen"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
+)
+
+// wire sends m through protojson and back, as a coordinator would read it.
+func wire[T proto.Message](t *testing.T, m T, fresh T) T {
+	t.Helper()
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := protojson.Unmarshal(b, fresh); err != nil {
+		t.Fatal(err)
+	}
+	return fresh
+}
+
+func TestSenderConfigRoundTrip(t *testing.T) {
+	mac := func(s string) net.HardwareAddr { m, _ := net.ParseMAC(s); return m }
+	in := pktgen.Config{
+		Device: "eth0", CPUs: []int{2, 3}, Counts: []uint64{5, 4}, Duration: 3 * time.Second, PktSize: 60, Burst: 1, CloneSkb: 0,
+		DelayNS: 1000, DstMin: netip.MustParseAddr("198.18.0.2"), DstMax: netip.MustParseAddr("198.18.0.9"),
+		SrcMin: netip.MustParseAddr("198.18.0.11"), SrcPerThread: true, DstMAC: mac("02:00:00:00:00:02"), SrcMAC: mac("02:00:00:00:00:01"),
+		UDPSrcMin: 1000, UDPSrcMax: 1006, UDPDstMin: 9, UDPDstMax: 9, HasVLAN: true, VLANID: 0, VLANPrio: 3,
+		Queues: []int{0, 1}, Flags: []string{"UDPCSUM", "!NO_TIMESTAMP"}, XmitMode: pktgen.XmitQueue, AllowFallback: true,
+	}
+	p := wire(t, senderConfigToProto(&in, "afpacket"), &lineratev1.SenderConfig{})
+	if p.Backend != "afpacket" || p.GetVlanId() != 0 || p.VlanId == nil {
+		t.Errorf("proto: %v", p)
+	}
+	out, err := senderConfigFromProto(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, out, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("round trip (-in +out):\n%s", diff)
+	}
+	for _, bad := range []*lineratev1.SenderConfig{{DstMin: "x"}, {DstMac: "zz"}, nil} {
+		if _, err := senderConfigFromProto(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}
+
+func TestSummaryRoundTrip(t *testing.T) {
+	in := &pktgen.Summary{
+		Backend: "kernel", Device: "eth0", Packets: 2000, Errors: 1, USec: 1500, PPS: 1.3e6, L2BPS: 6.4e8, L1BPS: 8.7e8, FrameBytes: 60,
+		Threads:  []pktgen.ThreadSummary{{CPU: 1, Entry: "eth0@1", Src: "198.18.0.11", Packets: 2000, Errors: 1, USec: 1500, PPS: 1.3e6}},
+		Warnings: []string{"w"}, Interrupted: true,
+	}
+	out := summaryFromProto(wire(t, summaryToProto(in), &lineratev1.SenderSummary{}))
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("round trip (-in +out):\n%s", diff)
+	}
+}
+
+func TestReportRoundTrip(t *testing.T) {
+	in := &receiver.Report{
+		Method: "xdp", MethodReason: "native", Packets: 12, OtherPackets: 2, RingDrops: 1, OverflowPackets: 3,
+		Link: receiver.LinkCounters{RxPackets: 1, RxDropped: 2, RxMissed: 3, RxFifo: 4, XDPPackets: 5, XDPDrops: 6},
+		Streams: []receiver.StreamReport{{
+			Src: netip.MustParseAddr("198.18.0.11"), Dst: netip.MustParseAddr("2001:db8::2"), DstPort: 9, Received: 7, MaxSeq: 9,
+			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: [][2]uint32{{2, 3}, {5, 5}}, BeyondCapacity: 1,
+		}},
+	}
+	out, err := reportFromProto(wire(t, reportToProto(in), &lineratev1.ReceiverReport{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, out, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("round trip (-in +out):\n%s", diff)
+	}
+}
+
+func TestChangesRoundTrip(t *testing.T) {
+	in := []topology.Change{{IRQ: 41, Name: "eth0-TxRx-0", Queue: 0, From: "0-7", To: "0", ReadBack: "0", Effective: "0", Status: "applied", Note: "n"}}
+	p := &lineratev1.RestoreResponse{Changes: changesToProto(in)}
+	out := changesFromProto(wire(t, p, &lineratev1.RestoreResponse{}).Changes)
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("round trip (-in +out):\n%s", diff)
+	}
+}

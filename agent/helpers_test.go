@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/linerate/linerate/internal/mtls"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// testLog sends hclog output to t.Log.
+func testLog(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: testWriter{t}})
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// testCerts makes a CA with an agent ("agent1"), a coordinator ("coord")
+// and a second agent certificate ("agent2", for refusal tests).
+func testCerts(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, _, err := mtls.Init(dir, mtls.CAOptions{}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []mtls.LeafOptions{
+		{Name: "agent1", Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1"}},
+		{Name: "agent2", Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1"}},
+		{Name: "coord", Role: mtls.RoleCoordinator},
+	} {
+		if _, _, err := mtls.Issue(dir, o, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// startAgent starts an agent on 127.0.0.1 with mTLS from certs, shut down
+// at the end of the test.
+func startAgent(t testing.TB, cfg Config, certs string) *Agent {
+	t.Helper()
+	cfg.TLSDir, cfg.TLSName = certs, "agent1"
+	if cfg.GRPCAddr == "" {
+		cfg.GRPCAddr = "127.0.0.1:0"
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = t.TempDir()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLog(t)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return a
+}
+
+// dial connects to a as the named certificate of certs.
+func dial(t testing.TB, a *Agent, certs, name string) lineratev1.AgentClient {
+	t.Helper()
+	return lineratev1.NewAgentClient(dialAs(t, a, certs, name))
+}
+
+// dialConn connects to a as its cluster's coordinator.
+func dialConn(t testing.TB, a *Agent) *grpc.ClientConn {
+	t.Helper()
+	return dialAs(t, a, a.cfg.TLSDir, "coord")
+}
+
+func dialAs(t testing.TB, a *Agent, certs, name string) *grpc.ClientConn {
+	t.Helper()
+	creds, err := mtls.ClientCredentials(mtls.Options{Dir: certs, Name: name, ServerName: "agent1", PeerRoles: []mtls.Role{mtls.RoleAgent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(a.GRPCAddr(), mtls.DialOptions(creds)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func wantCode(t testing.TB, err error, code codes.Code, what string) {
+	t.Helper()
+	if status.Code(err) != code {
+		t.Errorf("%s: got %v, want %s", what, err, code)
+	}
+}
+
+// poll waits up to d for cond.
+func poll(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

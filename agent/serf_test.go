@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/serf/serf"
+)
+
+func member(a *Agent, name string) (serf.Member, bool) {
+	for _, m := range a.Members() {
+		if m.Name == name && m.Status == serf.StatusAlive {
+			return m, true
+		}
+	}
+	return serf.Member{}, false
+}
+
+// fastSerf shortens serf's leave on loopback.
+func fastSerf(c *serf.Config) {
+	c.LeavePropagateDelay = 10 * time.Millisecond
+	c.BroadcastTimeout = 500 * time.Millisecond
+}
+
+func TestSerfJoinTags(t *testing.T) {
+	certs := testCerts(t)
+	key := bytes.Repeat([]byte{7}, 32)
+	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: key, Version: "v-test", serfHook: fastSerf}, certs)
+	b := startAgent(t, Config{Name: "a2", Role: RoleReceiver, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: key, Join: []string{a.GossipAddr()}, serfHook: fastSerf}, certs)
+	var m serf.Member
+	poll(t, 3*time.Second, "a1 sees a2", func() (ok bool) { m, ok = member(a, "a2"); return ok })
+	want := map[string]string{"role": "receiver", "grpc": b.GRPCAddr(), "iface": "lo", "numa": "-1", "queues": "0", "speed": "0", "backend": "", "version": "dev"}
+	for k, v := range want {
+		if m.Tags[k] != v {
+			t.Errorf("a2's tag %s = %q, want %q (tags %v)", k, m.Tags[k], v, m.Tags)
+		}
+	}
+	poll(t, 3*time.Second, "a2 sees a1", func() (ok bool) { m, ok = member(b, "a1"); return ok })
+	if m.Tags["role"] != "both" || m.Tags["version"] != "v-test" || m.Tags["grpc"] != a.GRPCAddr() {
+		t.Errorf("a1's tags: %v", m.Tags)
+	}
+}
+
+func TestSerfWrongKeyNeverAppears(t *testing.T) {
+	certs := testCerts(t)
+	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: bytes.Repeat([]byte{1}, 32), serfHook: fastSerf}, certs)
+	b, err := New(Config{Name: "intruder", Role: RoleSender, Iface: "lo", Bind: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", TLSDir: certs, TLSName: "agent1",
+		StateDir: t.TempDir(), GossipKey: bytes.Repeat([]byte{2}, 32), Join: []string{a.GossipAddr()}, Logger: testLog(t), serfHook: fastSerf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Start(context.Background())
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	if err == nil {
+		t.Error("joining with the wrong gossip key succeeded")
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if _, ok := member(a, "intruder"); ok {
+			t.Fatal("a member with the wrong gossip key appeared")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestTags(t *testing.T) {
+	a, err := New(Config{Role: RoleReceiver, Iface: "lo", Bind: "127.0.0.1:7946", Logger: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.root.Close()
+	tags, err := a.tags(&net.TCPAddr{IP: net.IPv6unspecified, Port: 7443})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tags["grpc"] != "127.0.0.1:7443" || tags["role"] != "receiver" {
+		t.Errorf("tags: %v", tags)
+	}
+	if n := tagBytes(tags); n >= maxTagBytes/2 {
+		t.Errorf("typical tags take %d bytes", n)
+	}
+	a.cfg.Version = strings.Repeat("v", 600)
+	if _, err := a.tags(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}); err == nil {
+		t.Error("600-byte tags accepted")
+	}
+}
