@@ -3,12 +3,12 @@
 package receiver
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/linerate/linerate/internal/bpfasm"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -85,46 +85,11 @@ func atomicInc(reg asm.Register, off int16) asm.Instructions {
 	}
 }
 
-// Kernel encodings of the atomic operations used (the instruction's imm).
-const (
-	bpfFetch   = 0x01
-	bpfAtomAdd = 0x00 | bpfFetch // BPF_ADD | BPF_FETCH
-	bpfAtomOr  = 0x40 | bpfFetch // BPF_OR | BPF_FETCH
-)
+// atomicFetch is bpfasm.AtomicFetch (cilium/ebpf v0.22 loses BPF_FETCH).
+var atomicFetch = bpfasm.AtomicFetch
 
-// atomicFetch emits a 64-bit atomic fetch-op: src = atomic_fetch_op((u64
-// *)(dst + off), src). cilium/ebpf v0.22.0's asm marshals every atomic
-// instruction with imm 0 (BPF_ADD, no BPF_FETCH): it computes the
-// immediate before it sets it from the opcode. So the encoding is checked
-// here and, when the library gets it wrong, the instruction is built as
-// a plain atomic add whose stale immediate is the one wanted.
-func atomicFetch(op asm.AtomicOp, dst, src asm.Register, off int16) asm.Instruction {
-	want := int64(bpfAtomAdd)
-	if op == asm.FetchOr {
-		want = bpfAtomOr
-	}
-	ins := op.Mem(dst, src, asm.DWord, off)
-	if atomicImm(ins) == want {
-		return ins
-	}
-	ins = asm.AddAtomic.Mem(dst, src, asm.DWord, off)
-	ins.Constant = want
-	return ins
-}
-
-// atomicImm is the immediate an instruction marshals to (-1 on error).
-func atomicImm(ins asm.Instruction) int64 {
-	// asm wants binary.LittleEndian or binary.BigEndian, not NativeEndian.
-	var order binary.ByteOrder = binary.LittleEndian
-	if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 {
-		order = binary.BigEndian
-	}
-	var b bytes.Buffer
-	if _, err := ins.Marshal(&b, order); err != nil || b.Len() < 8 {
-		return -1
-	}
-	return int64(order.Uint32(b.Bytes()[4:8]))
-}
+// atomicImm is bpfasm.Imm.
+var atomicImm = bpfasm.Imm
 
 // xdpProgram is the receiver's XDP program. In C terms:
 //

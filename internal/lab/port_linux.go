@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/linerate/linerate/internal/bpfasm"
 	"github.com/linerate/linerate/internal/netns"
 )
 
@@ -56,14 +57,9 @@ const (
 // magicLE is pktgen's magic as a little-endian load of its big-endian bytes.
 const magicLE = 0x55e99bbe
 
-// fetchAdd is `src = atomic_fetch_add((u64 *)dst, src)`. cilium/ebpf
-// v0.22 marshals an atomic instruction's immediate from Constant before it
-// derives Constant from the opcode, so a plain asm.FetchAdd.Mem loses
-// BPF_FETCH and src keeps its value; setting Constant ourselves works.
+// fetchAdd is `src = atomic_fetch_add((u64 *)dst, src)` (see bpfasm).
 func fetchAdd(dst, src asm.Register) asm.Instruction {
-	ins := asm.FetchAdd.Mem(dst, src, asm.DWord, 0)
-	ins.Constant = int64(asm.FetchAdd >> 8)
-	return ins
+	return bpfasm.AtomicFetch(asm.FetchAdd, dst, src, 0)
 }
 
 // portInstructions is the XDP program: count the frame; if it is a test
