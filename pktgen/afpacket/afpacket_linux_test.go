@@ -5,7 +5,7 @@ package afpacket
 import (
 	"context"
 	"errors"
-	"math"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -83,9 +83,7 @@ func TestRateControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Verify(t, sum, from, time.Now())
-	if math.Abs(sum.PPS-rate)/rate > 0.02 {
-		t.Errorf("paced at %d pps: sent %d in %d µs = %.0f pps, more than 2%% off", rate, sum.Packets, sum.USec, sum.PPS)
-	}
+	gentest.CheckRate(t, fmt.Sprintf("paced at %d pps: %d packets in %d µs", rate, sum.Packets, sum.USec), sum.PPS, float64(rate))
 	t.Logf("paced at %d pps: %d packets in %d µs = %.1f pps", rate, sum.Packets, sum.USec, sum.PPS)
 }
 
@@ -102,9 +100,7 @@ func TestDelayAcrossThreads(t *testing.T) {
 	}
 	s.Verify(t, sum, from, time.Now())
 	for _, th := range sum.Threads {
-		if math.Abs(th.PPS-5000)/5000 > 0.02 {
-			t.Errorf("thread on cpu %d: %.0f pps, want 5000 ±2%%", th.CPU, th.PPS)
-		}
+		gentest.CheckRate(t, fmt.Sprintf("thread on cpu %d", th.CPU), th.PPS, 5000)
 	}
 }
 
