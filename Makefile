@@ -135,7 +135,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
-		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s $$pkg; \
 	done
 
 # crossbuild: the tree builds (and its tests compile) off Linux too.
