@@ -24,6 +24,7 @@ import (
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/pktgen/xdp"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -675,10 +676,15 @@ func (s *service) Configure(_ context.Context, req *lineratev1.ConfigureRequest)
 			return nil, status.Errorf(codes.InvalidArgument, "config.src_min: missing, and %s has no address of the destination's family", cfg.Device)
 		}
 	}
-	be, name, err := s.pickBackend(req.Config.Backend, cfg.Device)
-	if err != nil {
-		return nil, err
+	be, why, err := choose.Backend(req.Config.Backend, cfg.Device, choose.Options{Log: s.log, ThreadInit: s.cfg.ThreadInit})
+	switch {
+	case errors.Is(err, choose.ErrUnknown):
+		return nil, status.Errorf(codes.InvalidArgument, "config.backend: %v", err)
+	case err != nil:
+		return nil, status.Errorf(codes.FailedPrecondition, "config.backend: %v", err)
 	}
+	name := be.Name()
+	s.log.Debug("backend chosen", "backend", name, "why", why)
 	if err := cfg.Validate(); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
@@ -699,35 +705,6 @@ func (s *service) Configure(_ context.Context, req *lineratev1.ConfigureRequest)
 	s.notify()
 	s.log.Info("sender configured", "backend", name, "device", cfg.Device, "cpus", cfg.CPUs, "dst", cfg.DstMin)
 	return &lineratev1.ConfigureResponse{Accepted: true, Backend: name, Config: senderConfigToProto(&cfg, name), Warnings: warnings}, nil
-}
-
-// pickBackend resolves a backend name ("auto": kernel pktgen, else xdp,
-// else afpacket).
-func (s *service) pickBackend(name, dev string) (pktgen.Backend, string, error) {
-	switch name {
-	case "kernel":
-		if !s.kernelPktgen() {
-			return nil, "", status.Errorf(codes.FailedPrecondition, "config.backend kernel: %s does not exist (modprobe pktgen)", pktgen.DefaultProcDir)
-		}
-		return pktgen.NewKernel(s.log), "kernel", nil
-	case "xdp":
-		b := s.xdpBackend()
-		if err := b.Probe(dev); err != nil {
-			return nil, "", status.Errorf(codes.FailedPrecondition, "config.backend xdp: %v", err)
-		}
-		return b, "xdp", nil
-	case "afpacket":
-		return s.afpacketBackend(), "afpacket", nil
-	case "", "auto":
-		if s.kernelPktgen() {
-			return pktgen.NewKernel(s.log), "kernel", nil
-		}
-		if b := s.xdpBackend(); b.Probe(dev) == nil {
-			return b, "xdp", nil
-		}
-		return s.afpacketBackend(), "afpacket", nil
-	}
-	return nil, "", status.Errorf(codes.InvalidArgument, "config.backend %q: valid backends are kernel, xdp, afpacket and auto", name)
 }
 
 func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lineratev1.StartResponse, error) {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,8 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/pktgen"
-	"github.com/linerate/linerate/pktgen/afpacket"
-	"github.com/linerate/linerate/pktgen/xdp"
+	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
@@ -76,19 +76,18 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 }
 
 func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
-	switch f.backend {
-	case "kernel", "xdp", "afpacket", "auto", "userspace":
-	default:
+	if !slices.Contains(choose.Names, f.backend) {
 		return usagef("--backend %q: valid backends are kernel, xdp, afpacket, auto and userspace (xdp, else afpacket)", f.backend)
 	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {
 		return err
 	}
-	be, err := a.pickBackend(f.backend, cfg.Device)
+	be, why, err := choose.Backend(f.backend, cfg.Device, choose.Options{Log: a.log, LoadModule: modprobePktgen})
 	if err != nil {
 		return err
 	}
+	a.log.Info("backend "+be.Name(), "why", why)
 	last := time.Now()
 	progress := func(p pktgen.Progress) {
 		if time.Since(last) >= time.Second {
@@ -107,43 +106,6 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 		return a.writeJSON(sum)
 	}
 	return writeSummary(a, sum)
-}
-
-// pickBackend resolves --backend: auto is the kernel's pktgen when
-// /proc/net/pktgen exists (after trying modprobe), else userspace;
-// userspace is xdp when it can run on the interface, else afpacket.
-func (a *app) pickBackend(name, iface string) (pktgen.Backend, error) {
-	switch name {
-	case "kernel":
-		return pktgen.NewKernel(a.log), nil
-	case "xdp":
-		return xdp.New(a.log), nil
-	case "afpacket":
-		return afpacket.New(a.log), nil
-	case "auto":
-		k := pktgen.NewKernel(a.log)
-		_, err := k.Available()
-		if err != nil {
-			loadErr := modprobePktgen()
-			if loadErr == nil {
-				_, err = k.Available()
-			} else {
-				err = fmt.Errorf("%w; `modprobe pktgen`: %v", err, loadErr)
-			}
-		}
-		if err == nil {
-			a.log.Info("backend kernel: /proc/net/pktgen exists")
-			return k, nil
-		}
-		a.log.Info("no kernel pktgen: trying the userspace backends", "why", err)
-	}
-	xb := xdp.New(a.log)
-	if err := xb.Probe(iface); err != nil {
-		a.log.Info("backend afpacket: XDP live frames cannot send here", "why", err)
-		return afpacket.New(a.log), nil
-	}
-	a.log.Info("backend xdp: XDP live frames work on this interface", "iface", iface)
-	return xb, nil
 }
 
 func modprobePktgen() error {

@@ -1,0 +1,86 @@
+// Package choose resolves a backend name into a pktgen.Backend, the one
+// rule `linerate send` and the agent share: "auto" is the kernel's pktgen
+// when /proc/net/pktgen exists, else "userspace"; "userspace" is XDP live
+// frames when they can run on the interface, else AF_PACKET.
+package choose
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/xdp"
+)
+
+// Names lists the valid backend names.
+var Names = []string{"kernel", "xdp", "afpacket", "userspace", "auto"}
+
+// ErrUnknown: the name is none of Names.
+var ErrUnknown = errors.New("unknown backend")
+
+// Options shape the choice.
+type Options struct {
+	Log hclog.Logger
+	// Kernel is the kernel backend to offer (default pktgen.NewKernel).
+	Kernel *pktgen.Kernel
+	// LoadModule, when set, is tried once when "auto" finds no pktgen
+	// (`modprobe pktgen` for a command run as root).
+	LoadModule func() error
+	// ThreadInit is given to the userspace backends (tests use it to
+	// enter a network namespace).
+	ThreadInit func() error
+}
+
+// Backend returns the backend for name on iface and why it was chosen.
+// An explicitly named backend that cannot run here is an error wrapping
+// pktgen.ErrNoPktgen or pktgen.ErrUnsupported.
+func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	k := o.Kernel
+	if k == nil {
+		k = pktgen.NewKernel(o.Log)
+	}
+	xb := xdp.New(o.Log)
+	xb.ThreadInit = o.ThreadInit
+	ab := afpacket.New(o.Log)
+	ab.ThreadInit = o.ThreadInit
+	switch name {
+	case "kernel":
+		if _, err := k.Available(); err != nil {
+			return nil, "", fmt.Errorf("backend kernel: %w", err)
+		}
+		return k, "asked for", nil
+	case "xdp":
+		if err := xb.Probe(iface); err != nil {
+			return nil, "", fmt.Errorf("backend xdp: %w", err)
+		}
+		return xb, "asked for", nil
+	case "afpacket":
+		return ab, "asked for", nil
+	case "auto":
+		_, err := k.Available()
+		if err != nil && o.LoadModule != nil {
+			if lerr := o.LoadModule(); lerr != nil {
+				err = fmt.Errorf("%w; loading the module: %v", err, lerr)
+			} else {
+				_, err = k.Available()
+			}
+		}
+		if err == nil {
+			return k, pktgen.DefaultProcDir + " exists", nil
+		}
+		o.Log.Info("no kernel pktgen: trying the userspace backends", "why", err)
+	case "userspace":
+	default:
+		return nil, "", fmt.Errorf("backend %q: %w (valid: %v)", name, ErrUnknown, Names)
+	}
+	if err := xb.Probe(iface); err != nil {
+		return ab, fmt.Sprintf("XDP live frames cannot send from %s (%v)", iface, err), nil
+	}
+	return xb, "XDP live frames work on " + iface, nil
+}

@@ -1,0 +1,29 @@
+package choose
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/linerate/linerate/pktgen"
+)
+
+// A host without pktgen: "kernel" is refused by name, "auto" falls to a
+// userspace backend (afpacket on an interface XDP cannot use), and the
+// module loader is tried once.
+func TestBackendWithoutPktgen(t *testing.T) {
+	none := &pktgen.Kernel{Proc: pktgen.DirProc{Dir: t.TempDir() + "/none"}}
+	if _, _, err := Backend("kernel", "lo", Options{Kernel: none}); !errors.Is(err, pktgen.ErrNoPktgen) {
+		t.Errorf("kernel without pktgen: %v", err)
+	}
+	loads := 0
+	b, why, err := Backend("auto", "nosuch0", Options{Kernel: none, LoadModule: func() error { loads++; return errors.New("not root") }})
+	if err != nil || b.Name() != "afpacket" || why == "" || loads != 1 {
+		t.Errorf("auto: %v %q %v, %d loads", b, why, err, loads)
+	}
+	if _, _, err := Backend("fpga", "lo", Options{Kernel: none}); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown name: %v", err)
+	}
+	if b, _, err := Backend("afpacket", "lo", Options{Kernel: none}); err != nil || b.Name() != "afpacket" {
+		t.Errorf("afpacket: %v %v", b, err)
+	}
+}
