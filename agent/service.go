@@ -23,7 +23,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/pktgen"
-	"github.com/linerate/linerate/pktgen/afpacket"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/pktgen/xdp"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -164,12 +163,6 @@ func (s *service) kernelPktgen() bool {
 
 func (s *service) xdpBackend() *xdp.Backend {
 	b := xdp.New(s.log)
-	b.ThreadInit = s.cfg.ThreadInit
-	return b
-}
-
-func (s *service) afpacketBackend() *afpacket.Backend {
-	b := afpacket.New(s.log)
 	b.ThreadInit = s.cfg.ThreadInit
 	return b
 }
