@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"path"
 	"strconv"
@@ -82,6 +84,16 @@ type Config struct {
 	// Lease TTL bounds: default, and the range a requested TTL is clamped
 	// to.
 	LeaseTTL, MinLeaseTTL, MaxLeaseTTL time.Duration
+	// AllowDst are destination ranges a sender may send to although no
+	// receiver of its cluster announces them (routed paths, sinks that run
+	// no agent); inside them dst_mac is not checked either.
+	AllowDst []netip.Prefix
+	// AllowMgmtIface lets a sender send from an interface that carries
+	// the default route or the control traffic (gRPC, gossip).
+	AllowMgmtIface bool
+	// MetricsAddr, when set, serves Prometheus metrics at /metrics
+	// (host:port, port 0 = any).
+	MetricsAddr string
 	// ThreadInit, when set, runs on a locked OS thread before anything that
 	// depends on the network namespace (interface lookups, the receiver,
 	// the userspace senders): tests use it to run an agent against a
@@ -92,6 +104,9 @@ type Config struct {
 	// serfHook adjusts serf's configuration before it starts (tests:
 	// shorter timers on loopback).
 	serfHook func(*serf.Config)
+	// netOS reads routes and addresses for the management-interface
+	// check; nil is the host's (netlink).
+	netOS netOS
 }
 
 func (c *Config) defaults() error {
@@ -142,6 +157,16 @@ func (c *Config) defaults() error {
 	default:
 		return fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(c.GossipKey))
 	}
+	c.AllowDst = append([]netip.Prefix(nil), c.AllowDst...) // masked below: not the caller's
+	for i, p := range c.AllowDst {
+		if !p.IsValid() {
+			return fmt.Errorf("allowed destination %d: not a CIDR: want one such as 198.18.0.0/15", i)
+		}
+		c.AllowDst[i] = p.Masked()
+	}
+	if c.netOS == nil {
+		c.netOS = hostNetOS{}
+	}
 	return nil
 }
 
@@ -159,6 +184,9 @@ type Agent struct {
 	serf     *serf.Serf
 	events   chan serf.Event
 	served   chan struct{}
+	metrics  *http.Server
+	mlis     net.Listener
+	mserved  chan struct{}
 	shutdown bool
 }
 
@@ -173,17 +201,21 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, root: root}
 	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"))
+	a.svc.members = a.Members
 	return a, nil
 }
 
 // GRPCAddr is the address the Agent service listens on (after Start).
-func (a *Agent) GRPCAddr() string {
+func (a *Agent) GRPCAddr() string { return a.addrOf(&a.lis) }
+
+// addrOf is the address of *lis ("" before it listens).
+func (a *Agent) addrOf(lis *net.Listener) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.lis == nil {
+	if *lis == nil {
 		return ""
 	}
-	return a.lis.Addr().String()
+	return (*lis).Addr().String()
 }
 
 // GossipAddr is the serf address others join (after Start, "" without
@@ -209,16 +241,26 @@ func (a *Agent) Members() []serf.Member {
 	return s.Members()
 }
 
-// Start inspects the NIC, restores a crashed run's journals, serves gRPC
-// with health, and joins serf. On error everything started is stopped.
+// Start refuses a sender on a management interface, inspects the NIC,
+// restores a crashed run's journals, serves metrics, serves gRPC with
+// health, and joins serf. On error everything started is stopped.
 func (a *Agent) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
 			a.stopTransport(context.Background())
 		}
 	}()
+	if err := a.checkMgmtIface(ctx); err != nil {
+		return err
+	}
 	a.svc.inspect()
 	a.restoreJournals(ctx)
+	a.svc.metrics.setInfo(a.cfg, a.svc.backends())
+	if a.cfg.MetricsAddr != "" {
+		if err := a.startMetrics(); err != nil {
+			return err
+		}
+	}
 
 	if a.cfg.Insecure {
 		a.log.Warn(mtls.InsecureWarning)
@@ -284,21 +326,9 @@ func (a *Agent) restoreJournals(ctx context.Context) {
 func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
 	addr := grpcAddr.String()
 	if tcp, ok := grpcAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
-		// Listening on every address: announce the gossip address, else
-		// the private address memberlist would advertise.
-		host := ""
-		for _, hp := range []string{a.cfg.Advertise, a.cfg.Bind} {
-			if h, _, err := net.SplitHostPort(hp); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
-				host = h
-				break
-			}
-		}
-		if host == "" {
-			ip, err := sockaddr.GetPrivateIP()
-			if err != nil || ip == "" {
-				return nil, fmt.Errorf("gRPC listens on %s: no address to announce (give --advertise or a gRPC host): %v", addr, err)
-			}
-			host = ip
+		host, err := a.announceHost()
+		if err != nil {
+			return nil, fmt.Errorf("gRPC listens on %s: no address to announce (give --advertise or a gRPC host): %v", addr, err)
 		}
 		addr = net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 	}
@@ -313,10 +343,36 @@ func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
 		"backend": strings.Join(a.svc.backends(), ","),
 		"version": a.cfg.Version,
 	}
+	if a.svc.receives() {
+		// What a sender checks its destination against (see dataTags).
+		mac, ips, _, err := a.svc.ifaceInfo(a.cfg.Iface)
+		if err != nil {
+			a.log.Warn("no data address or MAC to announce: senders will refuse this receiver", "iface", a.cfg.Iface, "error", err)
+		}
+		for k, v := range dataTags(mac, ips) {
+			t[k] = v
+		}
+	}
 	if n := tagBytes(t); n >= maxTagBytes {
 		return nil, fmt.Errorf("serf tags take %d bytes, serf allows fewer than %d: shorten the version or addresses", n, maxTagBytes)
 	}
 	return t, nil
+}
+
+// announceHost is the host others reach this agent on when it listens on
+// every address: the gossip advertise or bind host, else the private
+// address memberlist would advertise.
+func (a *Agent) announceHost() (string, error) {
+	for _, hp := range []string{a.cfg.Advertise, a.cfg.Bind} {
+		if h, _, err := net.SplitHostPort(hp); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+			return h, nil
+		}
+	}
+	ip, err := sockaddr.GetPrivateIP()
+	if err == nil && ip == "" {
+		err = errors.New("no private address on this host")
+	}
+	return ip, err
 }
 
 // tagBytes bounds the msgpack encoding of tags from above: a magic byte,
@@ -444,12 +500,19 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopTransport leaves serf and stops the gRPC server.
+// stopTransport leaves serf and stops the gRPC and metrics servers.
 func (a *Agent) stopTransport(ctx context.Context) {
 	a.mu.Lock()
 	s, srv, served := a.serf, a.grpc, a.served
-	a.serf, a.grpc = nil, nil
+	msrv, mserved := a.metrics, a.mserved
+	a.serf, a.grpc, a.metrics = nil, nil, nil
 	a.mu.Unlock()
+	if msrv != nil {
+		if err := msrv.Shutdown(ctx); err != nil {
+			_ = msrv.Close()
+		}
+		<-mserved
+	}
 	if s != nil {
 		if err := s.Leave(); err != nil {
 			a.log.Warn("leaving the cluster", "error", err)

@@ -3,6 +3,8 @@
 package agent
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,17 +18,24 @@ import (
 )
 
 // TestSendReceiveFlow drives a sender agent on lra and a receiver agent on
-// lrb (two namespaces) through one run over mutual-TLS gRPC.
+// lrb (two namespaces, gossip and gRPC on the host's loopback) through one
+// run over mutual-TLS gRPC, and reads their metrics.
 func TestSendReceiveFlow(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	if err := p.A.WaitUp(3 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	certs := testCerts(t)
-	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name)}, certs)
-	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: gentest.Enter(p.B.NS.Name)}, certs)
+	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name),
+		Bind: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
+	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: gentest.Enter(p.B.NS.Name),
+		Bind: "127.0.0.1:0", Join: []string{snd.GossipAddr()}, MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
 	sc, rc := dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)
+	poll(t, 3*time.Second, "the sender sees the receiver", func() bool { _, ok := member(snd, "rcv"); return ok })
+	if m, _ := member(snd, "rcv"); m.Tags[tagDataIPs] != "198.18.0.2" || m.Tags[tagDataMAC] != p.B.MAC.String() {
+		t.Errorf("the receiver's data tags: %v", m.Tags)
+	}
 
 	rd, err := rc.Describe(ctx, &lineratev1.DescribeRequest{})
 	if err != nil {
@@ -60,6 +69,19 @@ func TestSendReceiveFlow(t *testing.T) {
 	}
 	t.Logf("receiver method %s: %s", arm.Method, arm.MethodReason)
 
+	// Only to the receiver's address and MAC.
+	for _, bad := range []struct{ dst, dstMax, mac, want string }{
+		{"198.18.0.3", "", rd.Nic.Mac, "destination 198.18.0.3 is not a data address of a receiver"},
+		{"198.18.0.2", "", p.A.MAC.String(), "dst_mac " + p.A.MAC.String() + " is not the data MAC of the receiver holding 198.18.0.2 (rcv 198.18.0.2 at " + rd.Nic.Mac + ")"},
+	} {
+		_, err := sc.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: sl.LeaseId, Config: &lineratev1.SenderConfig{
+			Cpus: []int32{0}, Count: 2000, PktSize: 60, DstMin: bad.dst, DstMax: bad.dstMax, DstMac: bad.mac, Backend: "afpacket",
+		}})
+		wantCode(t, err, codes.PermissionDenied, "configure to "+bad.dst+"-"+bad.dstMax+" at "+bad.mac)
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "--allow-dst") {
+			t.Errorf("refusal %v: want %q and --allow-dst in it", err, bad.want)
+		}
+	}
 	cr, err := sc.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: sl.LeaseId, Config: &lineratev1.SenderConfig{
 		Cpus: []int32{0}, Count: 2000, PktSize: 60, DstMin: "198.18.0.2", DstMac: rd.Nic.Mac, Backend: "afpacket",
 	}})
@@ -118,6 +140,15 @@ func TestSendReceiveFlow(t *testing.T) {
 	}
 	_, err = rc.Collect(ctx, &lineratev1.CollectRequest{LeaseId: rl.LeaseId})
 	wantCode(t, err, codes.FailedPrecondition, "collect after disarm")
+	info := `linerate_agent_info{backend="` + strings.Join(sd.Backends, ",") + `",iface="lra",role="sender",version="dev"}`
+	wantMetrics(t, "sender", scrape(t, snd), map[string]float64{
+		"linerate_agent_packets_sent_total": 2000, "linerate_agent_send_errors_total": 0, "linerate_agent_lease_held": 1, info: 1,
+		`linerate_agent_runs_started_total{role="sender"}`: 1, `linerate_agent_runs_finished_total{role="sender"}`: 1, `linerate_agent_runs_failed_total{role="sender"}`: 0,
+	})
+	wantMetrics(t, "receiver", scrape(t, rcv), map[string]float64{
+		"linerate_agent_packets_received_total": 2000, "linerate_agent_lease_held": 1,
+		`linerate_agent_runs_started_total{role="receiver"}`: 1, `linerate_agent_runs_finished_total{role="receiver"}`: 1, `linerate_agent_runs_failed_total{role="receiver"}`: 0,
+	})
 	if st, err := sc.Stop(ctx, &lineratev1.StopRequest{LeaseId: sl.LeaseId}); err != nil || st.Stopped {
 		t.Errorf("stop after the run: %v %v", st, err)
 	}
@@ -129,6 +160,7 @@ func TestSendReceiveFlow(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	wantMetrics(t, "sender released", scrape(t, snd), map[string]float64{"linerate_agent_lease_held": 0})
 }
 
 // TestExpiryDisarmsAndStops: an expired lease stops a send that runs until
@@ -139,7 +171,9 @@ func TestExpiryDisarmsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	certs := testCerts(t)
-	ag := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name), MinLeaseTTL: 10 * time.Millisecond}, certs)
+	// lrb runs no agent: its address is allowed by CIDR.
+	ag := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name), MinLeaseTTL: 10 * time.Millisecond,
+		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}}, certs)
 	c := dial(t, ag, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)
 	l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1", Ttl: durationpb.New(time.Second)})

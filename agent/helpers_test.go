@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +129,43 @@ func poll(t testing.TB, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("%s: not within %s", what, d)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrape reads a's /metrics: the value of every series, keyed by its name
+// and labels as the exposition writes them (`name{label="v"}`).
+func scrape(t testing.TB, a *Agent) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + a.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %s %v", resp.Status, err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if line == "" || line[0] == '#' || i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("scrape: line %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+// wantMetrics checks series of a scrape.
+func wantMetrics(t testing.TB, what string, got map[string]float64, want map[string]float64) {
+	t.Helper()
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s: %s = %v (present %v), want %v", what, k, g, ok, v)
+		}
 	}
 }

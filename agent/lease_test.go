@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,7 @@ func fixtureAgent(t *testing.T, minTTL time.Duration) (*Agent, lineratev1.AgentC
 		t.Fatal(err)
 	}
 	certs, state := testCerts(t), t.TempDir()
-	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, MinLeaseTTL: minTTL}, certs)
+	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, MinLeaseTTL: minTTL, MetricsAddr: "127.0.0.1:0"}, certs)
 	return a, dial(t, a, certs, "coord"), root, state
 }
 
@@ -43,7 +44,7 @@ func affinity(t *testing.T, root string, irq int) string {
 }
 
 func TestLeaseTuneRelease(t *testing.T) {
-	_, c, root, state := fixtureAgent(t, 0)
+	a, c, root, state := fixtureAgent(t, 0)
 	ctx := ctxT(t, 10*time.Second)
 
 	d, err := c.Describe(ctx, &lineratev1.DescribeRequest{})
@@ -52,6 +53,16 @@ func TestLeaseTuneRelease(t *testing.T) {
 	}
 	if d.Role != lineratev1.Role_ROLE_RECEIVER || d.Nic.Driver != "ixgbe" || len(d.Nic.Queues) != 4 || d.Nic.NumaNode != 0 || d.Lease != nil {
 		t.Errorf("describe: %v", d)
+	}
+	idle := map[string]float64{
+		"linerate_agent_lease_held": 0, "linerate_agent_irqs_pinned": 0, "linerate_agent_tuning_journal_active": 0,
+		`linerate_agent_info{backend="",iface="eth0",role="receiver",version="dev"}`: 1,
+		`linerate_agent_runs_started_total{role="receiver"}`:                         0,
+	}
+	m := scrape(t, a)
+	wantMetrics(t, "before the lease", m, idle)
+	if _, ok := m[`linerate_agent_runs_started_total{role="sender"}`]; ok {
+		t.Error("a receiver shows sender runs")
 	}
 
 	l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})
@@ -93,6 +104,9 @@ func TestLeaseTuneRelease(t *testing.T) {
 	if err != nil || d.Lease.GetCoordinatorId() != "c1" {
 		t.Errorf("describe lease: %v %v", d.GetLease(), err)
 	}
+	wantMetrics(t, "tuned", scrape(t, a), map[string]float64{
+		"linerate_agent_lease_held": 1, "linerate_agent_irqs_pinned": 4, "linerate_agent_tuning_journal_active": 1,
+	})
 
 	rel, err := c.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: l.LeaseId})
 	if err != nil {
@@ -107,6 +121,7 @@ func TestLeaseTuneRelease(t *testing.T) {
 	if j, _ := topology.LoadJournal(state, "eth0"); j != nil {
 		t.Error("journal left after release")
 	}
+	wantMetrics(t, "released", scrape(t, a), idle)
 	if _, err := c.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: l.LeaseId}); err != nil {
 		t.Errorf("second release: %v", err)
 	}
@@ -237,6 +252,10 @@ func TestShutdownRestoresAndDrains(t *testing.T) {
 	}
 	if j, _ := topology.LoadJournal(state, "eth0"); j != nil {
 		t.Error("journal left after shutdown")
+	}
+	if r, err := http.Get("http://" + a.MetricsAddr() + "/metrics"); err == nil {
+		r.Body.Close()
+		t.Error("metrics still served after shutdown")
 	}
 	// The watch ends with the agent.
 	for {

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func fastSerf(c *serf.Config) {
 func TestSerfJoinTags(t *testing.T) {
 	certs := testCerts(t)
 	key := bytes.Repeat([]byte{7}, 32)
-	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: key, Version: "v-test", serfHook: fastSerf}, certs)
+	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: key, Version: "v-test", AllowMgmtIface: true, serfHook: fastSerf}, certs)
 	b := startAgent(t, Config{Name: "a2", Role: RoleReceiver, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: key, Join: []string{a.GossipAddr()}, serfHook: fastSerf}, certs)
 	var m serf.Member
 	poll(t, 3*time.Second, "a1 sees a2", func() (ok bool) { m, ok = member(a, "a2"); return ok })
@@ -39,6 +40,13 @@ func TestSerfJoinTags(t *testing.T) {
 			t.Errorf("a2's tag %s = %q, want %q (tags %v)", k, m.Tags[k], v, m.Tags)
 		}
 	}
+	// lo has no MAC; its first addresses are the data addresses.
+	if ips := m.Tags[tagDataIPs]; !strings.HasPrefix(ips, "127.0.0.1") || len(strings.Split(ips, ",")) > 2 {
+		t.Errorf("a2's data addresses %q: want 127.0.0.1 first, at most two", ips)
+	}
+	if mac, ok := m.Tags[tagDataMAC]; ok {
+		t.Errorf("a2 announces MAC %q for lo", mac)
+	}
 	poll(t, 3*time.Second, "a2 sees a1", func() (ok bool) { m, ok = member(b, "a1"); return ok })
 	if m.Tags["role"] != "both" || m.Tags["version"] != "v-test" || m.Tags["grpc"] != a.GRPCAddr() {
 		t.Errorf("a1's tags: %v", m.Tags)
@@ -47,9 +55,9 @@ func TestSerfJoinTags(t *testing.T) {
 
 func TestSerfWrongKeyNeverAppears(t *testing.T) {
 	certs := testCerts(t)
-	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: bytes.Repeat([]byte{1}, 32), serfHook: fastSerf}, certs)
+	a := startAgent(t, Config{Name: "a1", Role: RoleBoth, Iface: "lo", Bind: "127.0.0.1:0", GossipKey: bytes.Repeat([]byte{1}, 32), AllowMgmtIface: true, serfHook: fastSerf}, certs)
 	b, err := New(Config{Name: "intruder", Role: RoleSender, Iface: "lo", Bind: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", TLSDir: certs, TLSName: "agent1",
-		StateDir: t.TempDir(), GossipKey: bytes.Repeat([]byte{2}, 32), Join: []string{a.GossipAddr()}, Logger: testLog(t), serfHook: fastSerf})
+		StateDir: t.TempDir(), GossipKey: bytes.Repeat([]byte{2}, 32), Join: []string{a.GossipAddr()}, AllowMgmtIface: true, Logger: testLog(t), serfHook: fastSerf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,5 +94,37 @@ func TestTags(t *testing.T) {
 	a.cfg.Version = strings.Repeat("v", 600)
 	if _, err := a.tags(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}); err == nil {
 		t.Error("600-byte tags accepted")
+	}
+
+	// The largest tags a receiver announces, with a 64-byte version.
+	worst := map[string]string{
+		"role": RoleReceiver, "grpc": "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535", "iface": strings.Repeat("i", 15),
+		"numa": "-1", "queues": "65535", "speed": "8000000", "backend": "kernel,xdp,afpacket", "version": strings.Repeat("v", 64),
+	}
+	for k, v := range dataTags("ff:ff:ff:ff:ff:ff", []string{"255.255.255.255", "fe80::1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "10.0.0.1"}) {
+		worst[k] = v
+	}
+	if worst[tagDataIPs] != "255.255.255.255,ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" || worst[tagDataMAC] != "ff:ff:ff:ff:ff:ff" {
+		t.Errorf("data tags: %v", worst)
+	}
+	if n := tagBytes(worst); n >= maxTagBytes-64 {
+		t.Errorf("the largest tags take %d bytes of serf's %d: a version 64 bytes longer would not fit", n, maxTagBytes)
+	}
+}
+
+func TestDataTags(t *testing.T) {
+	for _, tc := range []struct {
+		mac  string
+		ips  []string
+		want map[string]string
+	}{
+		{"02:00:00:00:00:02", []string{"198.18.0.2", "198.18.0.3"}, map[string]string{"ips": "198.18.0.2", "mac": "02:00:00:00:00:02"}},
+		{"", []string{"fe80::1", "2001:db8::2", "198.18.0.2"}, map[string]string{"ips": "198.18.0.2,2001:db8::2"}},
+		{"02:00:00:00:00:02", []string{"fe80::1", "bad"}, map[string]string{"mac": "02:00:00:00:00:02"}},
+		{"", nil, map[string]string{}},
+	} {
+		if got := dataTags(tc.mac, tc.ips); !maps.Equal(got, tc.want) {
+			t.Errorf("dataTags(%q, %v) = %v, want %v", tc.mac, tc.ips, got, tc.want)
+		}
 	}
 }

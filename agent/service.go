@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/serf/serf"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -56,13 +57,16 @@ type sendRun struct {
 	progress pktgen.Progress
 	summary  *pktgen.Summary
 	err      error
+	// what the metrics counted of this run so far
+	countedPackets, countedErrors uint64
 }
 
 // armed is the receiver while it counts.
 type armed struct {
-	rx     *receiver.Receiver
-	cancel context.CancelFunc
-	at     time.Time
+	rx      *receiver.Receiver
+	cancel  context.CancelFunc
+	at      time.Time
+	counted uint64 // test packets the metrics counted so far
 }
 
 // inventory is what Inspect found, for tags and Describe.
@@ -84,6 +88,10 @@ type service struct {
 
 	base   context.Context // cancelled at shutdown
 	cancel context.CancelFunc
+	// members are the serf members the agent sees (nil without gossip):
+	// the receivers a sender may send to.
+	members func() []serf.Member
+	metrics *metrics
 
 	mu      sync.Mutex
 	inv     inventory
@@ -92,13 +100,16 @@ type service struct {
 	recv    *armed
 	tuned   []int // CPUs Tune pinned queues to, in queue order
 	queues  []int // the queues of tuned
+	pinned  int   // IRQs Tune pinned
 	changed chan struct{}
 	closed  bool
 }
 
 func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger) *service {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &service{cfg: cfg, root: root, log: log, base: ctx, cancel: cancel, changed: make(chan struct{})}
+	s := &service{cfg: cfg, root: root, log: log, base: ctx, cancel: cancel, changed: make(chan struct{})}
+	s.metrics = newMetrics(s)
+	return s
 }
 
 // notify wakes the watchers (a phase changed). Callers hold s.mu.
@@ -408,7 +419,9 @@ func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, 
 	}
 	if rx != nil {
 		rx.cancel()
-		if err := rx.rx.Close(); err != nil {
+		err := rx.rx.Close()
+		s.metrics.runEnded(runReceiver, err)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("disarm the receiver: %w", err))
 		}
 	}
@@ -439,7 +452,7 @@ func (s *service) restore(ctx context.Context) ([]topology.Change, []string, err
 		s.log.Info("restored IRQ affinities", "iface", r.Iface, "changes", len(r.Changes))
 	}
 	s.mu.Lock()
-	s.tuned, s.queues = nil, nil
+	s.tuned, s.queues, s.pinned = nil, nil, 0
 	s.mu.Unlock()
 	if err != nil {
 		return changes, warnings, fmt.Errorf("restore %s from %s: %w", s.cfg.Iface, s.cfg.StateDir, err)
@@ -515,7 +528,7 @@ func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*liner
 		}
 	}
 	s.mu.Lock()
-	s.tuned, s.queues = cpus, queues
+	s.tuned, s.queues, s.pinned = cpus, queues, len(pinned)
 	s.mu.Unlock()
 	s.log.Info("tuned", "iface", s.cfg.Iface, "journal", res.Journal, "cpus", cpus)
 	return &lineratev1.TuneResponse{
@@ -561,7 +574,7 @@ func (s *service) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev
 	}
 	if old := s.recv; old != nil { // re-arming discards what was counted
 		old.cancel()
-		_ = old.rx.Close()
+		s.metrics.runEnded(runReceiver, old.rx.Close())
 		s.recv = nil
 	}
 	ctx, cancel := context.WithCancel(s.base)
@@ -581,6 +594,7 @@ func (s *service) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev
 		}
 	}
 	s.recv = &armed{rx: rx, cancel: cancel, at: time.Now()}
+	s.metrics.runsStarted.WithLabelValues(runReceiver).Inc()
 	s.notify()
 	m, why := rx.Method()
 	s.log.Info("receiver armed", "iface", o.Iface, "method", m, "why", why)
@@ -599,15 +613,18 @@ func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*l
 	}
 	if req.KeepArmed {
 		rep := a.rx.Snapshot()
+		s.metrics.countReceived(a, rep.TestPackets())
 		return &lineratev1.CollectResponse{Report: reportToProto(&rep), CollectedAt: ts(time.Now())}, nil
 	}
 	rep, err := a.rx.Stop()
 	a.cancel()
 	s.recv = nil
 	s.notify()
+	s.metrics.runEnded(runReceiver, err)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "collect: stop the receiver: %v", err)
 	}
+	s.metrics.countReceived(a, rep.TestPackets())
 	return &lineratev1.CollectResponse{Report: reportToProto(rep), CollectedAt: ts(time.Now())}, nil
 }
 
@@ -686,6 +703,14 @@ func (s *service) Configure(_ context.Context, req *lineratev1.ConfigureRequest)
 			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
 	}
+	var members []serf.Member
+	if s.members != nil {
+		members = s.members()
+	}
+	if err := checkDestination(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != ""); err != nil {
+		s.log.Warn("configure refused", "error", err)
+		return nil, status.Errorf(codes.PermissionDenied, "configure: %v", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkLease(req.LeaseId); err != nil {
@@ -723,6 +748,7 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 	}
 	runCtx, cancel := context.WithCancel(s.base)
 	r.phase, r.cancel, r.done = lineratev1.Phase_PHASE_SCHEDULED, cancel, make(chan struct{})
+	s.metrics.runsStarted.WithLabelValues(runSender).Inc()
 	s.notify()
 	s.mu.Unlock()
 
@@ -750,6 +776,7 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 			p.Threads = append([]pktgen.ThreadProgress(nil), p.Threads...) // the backend may reuse it
 			s.mu.Lock()
 			r.progress = p
+			s.metrics.countSent(r, p.Packets, p.Errors)
 			s.mu.Unlock()
 		})
 		s.finish(r, sum, err)
@@ -762,6 +789,10 @@ func (s *service) finish(r *sendRun, sum *pktgen.Summary, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.stopped, r.summary, r.err = time.Now(), sum, err
+	if sum != nil {
+		s.metrics.countSent(r, sum.Packets, sum.Errors)
+	}
+	s.metrics.runEnded(runSender, err)
 	if err != nil {
 		r.phase = lineratev1.Phase_PHASE_FAILED
 		s.log.Error("send failed", "error", err)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -15,10 +17,10 @@ import (
 )
 
 type agentFlags struct {
-	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root string
-	join                                                                            []string
-	insecure                                                                        bool
-	shutdownTimeout                                                                 time.Duration
+	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
+	join, allowDst                                                                           []string
+	insecure, allowMgmtIface                                                                 bool
+	shutdownTimeout                                                                          time.Duration
 }
 
 func (a *app) agentCommand() *cobra.Command {
@@ -31,8 +33,15 @@ affinities of a crashed run from --state-dir, serves the Agent gRPC service
 (mutual TLS with certificates from 'linerate certs'; only coordinator
 certificates are accepted; plaintext only with --insecure) and joins the
 serf cluster with compact tags (role, gRPC address, iface, NUMA node, queues,
-link speed, backends, version). On SIGTERM or SIGINT it stops sending,
-disarms, restores the tuning, leaves the cluster and stops.`,
+link speed, backends, version; a receiver adds its data addresses and MAC).
+On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
+the cluster and stops.
+
+Safety rails: a sender sends only to a data address of an alive receiver of
+its own cluster, with that receiver's MAC as dst_mac, unless the whole
+destination range lies in an --allow-dst CIDR; and it refuses to start when
+--iface carries the default route (IPv4 or IPv6) or one of its gRPC or gossip
+addresses, unless --allow-mgmt-iface.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.agent(cmd.Context(), f) },
 	}
@@ -49,6 +58,9 @@ disarms, restores the tuning, leaves the cluster and stops.`,
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
 	fl.StringVar(&f.root, "root", "/", "host root for the NIC topology")
+	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac not checked), repeatable")
+	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let a sender send from an interface that carries the default route or the gRPC/gossip traffic")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
@@ -70,9 +82,14 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 			return usagef("--gossip-key %s: not base64: %v", f.gossipKey, err)
 		}
 	}
+	allow, err := parseCIDRs(f.allowDst)
+	if err != nil {
+		return usagef("--allow-dst: %v", err)
+	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: f.role, Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
+		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics,
 		Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
@@ -82,6 +99,9 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
 		_ = ag.Shutdown(sctx)
+		if errors.Is(err, agent.ErrMgmtIface) {
+			return usageError{err}
+		}
 		return err
 	}
 	<-ctx.Done()
@@ -92,4 +112,21 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		return fmt.Errorf("agent shutdown: %w", err)
 	}
 	return nil
+}
+
+// parseCIDRs parses CIDRs (a bare address is its /32 or /128).
+func parseCIDRs(ss []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range ss {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q: want a CIDR such as 198.18.0.0/15 or an address: %w", s, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +55,11 @@ func TestAgentBadInput(t *testing.T) {
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--gossip-key", notB64}, "base64"},
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--gossip-key", shortKey}, "16, 24 or 32"},
 		{[]string{"--iface", "lo", "--insecure"}, "role"},
+		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--allow-dst", "198.18.0.0/33"}, `--allow-dst: "198.18.0.0/33": want a CIDR`},
+		// lo holds the gRPC address: a sender may not send from it.
+		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", ""},
+			"--iface lo carries the gRPC address (--grpc) 127.0.0.1"},
+		{[]string{"--role", "both", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0"}, "--allow-mgmt-iface to send from it anyway"},
 	} {
 		code, _, errOut := linerate(t, append([]string{"agent"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
@@ -60,42 +68,79 @@ func TestAgentBadInput(t *testing.T) {
 	}
 }
 
+// startAgent runs `linerate agent args...` until the returned stop,
+// which cancels its signal context and returns the exit code; it returns
+// once the agent logged until.
+func startAgent(t *testing.T, until string, args ...string) (stderr *syncBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout syncBuffer
+	stderr = &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"agent"}, args...), &stdout, stderr) }()
+	stop = func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("agent did not stop on the signal")
+			return -1
+		}
+	}
+	t.Cleanup(func() { cancel() })
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(stderr.String(), until) {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("agent did not start:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return stderr, stop
+}
+
 // TestAgentRunsUntilSignal: an insecure agent warns, restores a journal a
-// crashed run left, serves, and on the signal context shuts down cleanly.
+// crashed run left, serves gRPC and metrics, and on the signal context
+// shuts down cleanly.
 func TestAgentRunsUntilSignal(t *testing.T) {
 	root, state := host(t), t.TempDir()
 	sum := treeSum(t, root)
 	if code, _, errOut := linerate(t, "irq", "apply", "--iface", "eth0", "--root", root, "--state-dir", state); code != 0 {
 		t.Fatalf("apply: %s", errOut)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"agent", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
-			"--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1"}, &stdout, &stderr)
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(stderr.String(), "gossip started") {
-		if time.Now().After(deadline) {
-			t.Fatalf("agent did not start:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	stderr, stop := startAgent(t, "gossip started", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
+		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--metrics", "127.0.0.1:0")
 	if treeSum(t, root) != sum {
 		t.Error("the crashed run's journal was not restored at start")
 	}
 	if !strings.Contains(stderr.String(), mtls.InsecureWarning) {
 		t.Errorf("no insecure warning:\n%s", stderr.String())
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d:\n%s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("agent did not stop on the signal")
+	url := regexp.MustCompile(`serving metrics: url=(\S+)`).FindStringSubmatch(stderr.String())
+	if url == nil {
+		t.Fatalf("no metrics URL logged:\n%s", stderr.String())
+	}
+	resp, err := http.Get(url[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `linerate_agent_info{backend="",iface="eth0",role="receiver",version="` + version + `"} 1`; err != nil || !strings.Contains(string(b), want) {
+		t.Errorf("metrics (%v): no %s in\n%s", err, want, b)
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+}
+
+// TestAgentAllowMgmtIface: a sender on the interface of its gRPC address
+// starts when allowed.
+func TestAgentAllowMgmtIface(t *testing.T) {
+	stderr, stop := startAgent(t, "serving the Agent service", "--role", "sender", "--iface", "lo", "--state-dir", t.TempDir(),
+		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "", "--name", "t1", "--allow-mgmt-iface", "--allow-dst", "198.18.0.0/15")
+	if code := stop(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
 	}
 }

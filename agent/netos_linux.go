@@ -1,0 +1,89 @@
+//go:build linux
+
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// hostNetOS reads routes and addresses over netlink, in the calling
+// thread's network namespace.
+type hostNetOS struct{}
+
+// dumpTries bounds the retries of a netlink dump the kernel interrupted.
+const dumpTries = 3
+
+func (hostNetOS) defaultRouteIfaces() ([]string, error) {
+	var names []string
+	seen := map[int]bool{}
+	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		var routes []netlink.Route
+		var err error
+		for range dumpTries {
+			if routes, err = netlink.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE); !errors.Is(err, netlink.ErrDumpInterrupted) {
+				break
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list routes: %w", err)
+		}
+		for _, r := range routes {
+			if r.Type != unix.RTN_UNICAST || r.Dst != nil && !isDefault(r.Dst.Mask) {
+				continue
+			}
+			idx := []int{r.LinkIndex}
+			for _, nh := range r.MultiPath {
+				idx = append(idx, nh.LinkIndex)
+			}
+			for _, i := range idx {
+				if i <= 0 || seen[i] {
+					continue
+				}
+				seen[i] = true
+				l, err := netlink.LinkByIndex(i)
+				if err != nil {
+					return nil, fmt.Errorf("interface %d of a default route: %w", i, err)
+				}
+				names = append(names, l.Attrs().Name)
+			}
+		}
+	}
+	return names, nil
+}
+
+func isDefault(mask []byte) bool {
+	for _, b := range mask {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (hostNetOS) ifaceAddrs(name string) ([]netip.Addr, error) {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", name, err)
+	}
+	var as []netlink.Addr
+	for range dumpTries {
+		if as, err = netlink.AddrList(l, netlink.FAMILY_ALL); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("addresses of %s: %w", name, err)
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			out = append(out, ip.Unmap())
+		}
+	}
+	return out, nil
+}

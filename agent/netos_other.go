@@ -1,0 +1,17 @@
+//go:build !linux
+
+package agent
+
+import (
+	"errors"
+	"net/netip"
+)
+
+// hostNetOS cannot read routes off Linux: a sender there needs
+// --allow-mgmt-iface.
+type hostNetOS struct{}
+
+var errNoNetlink = errors.New("reading routes and addresses needs Linux (netlink)")
+
+func (hostNetOS) defaultRouteIfaces() ([]string, error)   { return nil, errNoNetlink }
+func (hostNetOS) ifaceAddrs(string) ([]netip.Addr, error) { return nil, errNoNetlink }

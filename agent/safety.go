@@ -1,0 +1,314 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	sockaddr "github.com/hashicorp/go-sockaddr"
+	"github.com/hashicorp/serf/serf"
+
+	"github.com/linerate/linerate/pktgen"
+)
+
+// The safety rails: a sender sends only to the data addresses and MACs of
+// the receivers of its own cluster (or into --allow-dst), and never from
+// the interface that carries the default route or the control traffic
+// (unless --allow-mgmt-iface).
+
+// ErrMgmtIface is Start's refusal of a sender whose data interface carries
+// the default route or the control traffic.
+var ErrMgmtIface = errors.New("sender on a management interface")
+
+// Serf tags of a receiver's data plane, what a sender checks its
+// destinations against.
+const (
+	// tagDataIPs holds the first IPv4 and the first IPv6 (not link-local)
+	// address of the data interface, comma-separated.
+	tagDataIPs = "ips"
+	// tagDataMAC is the data interface's MAC.
+	tagDataMAC = "mac"
+)
+
+// maxListed bounds the receivers an error lists.
+const maxListed = 8
+
+// netOS is what the management-interface check reads of the host's
+// network stack (netlink on Linux; a fake in tests). Both run in the
+// agent's network namespace (Config.ThreadInit).
+type netOS interface {
+	// defaultRouteIfaces names the interfaces of the default routes of
+	// the main table, IPv4 and IPv6 (every next hop of a multipath one).
+	defaultRouteIfaces() ([]string, error)
+	// ifaceAddrs are the addresses on the named interface.
+	ifaceAddrs(name string) ([]netip.Addr, error)
+}
+
+// dataTags are the receiver's data tags from its interface's MAC and
+// addresses (as ifaceInfo gives them).
+func dataTags(mac string, ips []string) map[string]string {
+	var v4, v6 string
+	for _, s := range ips {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.IsLinkLocalUnicast() {
+			continue
+		}
+		a = a.Unmap()
+		switch {
+		case a.Is4() && v4 == "":
+			v4 = a.String()
+		case a.Is6() && v6 == "":
+			v6 = a.WithZone("").String()
+		}
+	}
+	t := map[string]string{}
+	if ips := strings.Trim(v4+","+v6, ","); ips != "" {
+		t[tagDataIPs] = ips
+	}
+	if mac != "" {
+		t[tagDataMAC] = mac
+	}
+	return t
+}
+
+// target is a receiver of the cluster as its serf tags announce it.
+type target struct {
+	name string
+	ips  []netip.Addr
+	mac  net.HardwareAddr
+}
+
+func (t target) String() string {
+	var ips []string
+	for _, ip := range t.ips {
+		ips = append(ips, ip.String())
+	}
+	mac := "no MAC"
+	if t.mac != nil {
+		mac = t.mac.String()
+	}
+	return fmt.Sprintf("%s %s at %s", t.name, strings.Join(ips, ","), mac)
+}
+
+// targetsOf are the alive receiver (and both) members with data tags.
+func targetsOf(ms []serf.Member) []target {
+	var out []target
+	for _, m := range ms {
+		if m.Status != serf.StatusAlive || (m.Tags["role"] != RoleReceiver && m.Tags["role"] != RoleBoth) {
+			continue
+		}
+		t := target{name: m.Name}
+		for _, s := range strings.Split(m.Tags[tagDataIPs], ",") {
+			if a, err := netip.ParseAddr(s); err == nil {
+				t.ips = append(t.ips, a.Unmap().WithZone(""))
+			}
+		}
+		t.mac, _ = net.ParseMAC(m.Tags[tagDataMAC])
+		if len(t.ips) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// checkDestination allows c's destination range dst_min..dst_max when it
+// lies inside one of the allowed prefixes, or when every address in it is
+// a data address of a receiver in targets whose MAC is c's dst_mac.
+// gossip tells whether the agent has a cluster at all (for the message).
+func checkDestination(c *pktgen.Config, targets []target, allow []netip.Prefix, gossip bool) error {
+	lo, hi := c.DstMin.Unmap().WithZone(""), c.DstMax.Unmap().WithZone("")
+	if !hi.IsValid() {
+		hi = lo
+	}
+	for _, p := range allow {
+		if p.Contains(lo) && p.Contains(hi) {
+			return nil
+		}
+	}
+	flag := fmt.Sprintf("--allow-dst %s", cover(lo, hi))
+	for a := lo; a.IsValid(); a = a.Next() {
+		var holders []target
+		for _, t := range targets {
+			if slices.Contains(t.ips, a) {
+				holders = append(holders, t)
+			}
+		}
+		if len(holders) == 0 {
+			return fmt.Errorf("destination %s is not a data address of a receiver in this agent's cluster (%s); "+
+				"send to an address a receiver announces (its Describe's nic.data_ips), or start the sender agent with %s to allow it",
+				a, allowed(targets, allow, gossip), flag)
+		}
+		if !slices.ContainsFunc(holders, func(t target) bool { return bytesEqualMAC(t.mac, c.DstMAC) }) {
+			return fmt.Errorf("dst_mac %s is not the data MAC of the receiver holding %s (%s); "+
+				"use that MAC (its Describe's nic.mac), or start the sender agent with %s to send there through another next hop",
+				macString(c.DstMAC), a, listTargets(holders), flag)
+		}
+		if a == hi {
+			return nil
+		}
+	}
+	return nil
+}
+
+func bytesEqualMAC(a, b net.HardwareAddr) bool { return len(a) > 0 && bytes.Equal(a, b) }
+
+// allowed says what a sender may send to, for an error.
+func allowed(targets []target, allow []netip.Prefix, gossip bool) string {
+	var parts []string
+	switch {
+	case !gossip:
+		parts = append(parts, "the agent runs without gossip (no --bind), so it knows no receivers")
+	case len(targets) == 0:
+		parts = append(parts, "no alive receiver with data addresses in the cluster")
+	default:
+		parts = append(parts, "receivers: "+listTargets(targets))
+	}
+	if len(allow) == 0 {
+		parts = append(parts, "no --allow-dst")
+	} else {
+		var ps []string
+		for _, p := range allow {
+			ps = append(ps, p.String())
+		}
+		parts = append(parts, "--allow-dst "+strings.Join(ps, ","))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func listTargets(ts []target) string {
+	var out []string
+	for i, t := range ts {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("and %d more", len(ts)-maxListed))
+			break
+		}
+		out = append(out, t.String())
+	}
+	return strings.Join(out, "; ")
+}
+
+// cover is the smallest prefix holding lo..hi (same family).
+func cover(lo, hi netip.Addr) netip.Prefix {
+	for bits := lo.BitLen(); bits >= 0; bits-- {
+		p, err := lo.Prefix(bits)
+		if err == nil && p.Contains(hi) {
+			return p
+		}
+	}
+	return netip.Prefix{}
+}
+
+// ctlAddr is an address the control traffic uses.
+type ctlAddr struct {
+	what string
+	host string
+}
+
+// specificHost is a host part that names one address (not empty, not
+// 0.0.0.0 or ::).
+func specificHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip == nil || !ip.IsUnspecified()
+}
+
+// controlAddrs are the addresses the coordinator and the cluster reach
+// this agent on: the gRPC listen address (or, listening on every address,
+// the announced one) and serf's bind and advertise addresses.
+func (a *Agent) controlAddrs() []ctlAddr {
+	var out []ctlAddr
+	gossip := a.cfg.Bind != ""
+	if h, _, err := net.SplitHostPort(a.cfg.GRPCAddr); err == nil && specificHost(h) {
+		out = append(out, ctlAddr{"the gRPC address (--grpc)", h})
+	} else if gossip {
+		if h, err := a.announceHost(); err == nil {
+			out = append(out, ctlAddr{"the announced gRPC address", h})
+		}
+	}
+	if !gossip {
+		return out
+	}
+	bh, _, _ := net.SplitHostPort(a.cfg.Bind)
+	if specificHost(bh) {
+		out = append(out, ctlAddr{"the gossip address (--bind)", bh})
+	}
+	if ah, _, err := net.SplitHostPort(a.cfg.Advertise); err == nil && specificHost(ah) {
+		out = append(out, ctlAddr{"the gossip advertise address (--advertise)", ah})
+	} else if !specificHost(bh) {
+		if ip, err := sockaddr.GetPrivateIP(); err == nil && ip != "" {
+			out = append(out, ctlAddr{"the gossip address serf advertises (the host's private address)", ip})
+		}
+	}
+	return out
+}
+
+// resolve is host's addresses (a literal, or looked up).
+func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap().WithZone("")}, nil
+	}
+	as, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	for i := range as {
+		as[i] = as[i].Unmap().WithZone("")
+	}
+	return as, err
+}
+
+// checkMgmtIface refuses a sender (or both) whose data interface carries
+// a default route or one of the control addresses, unless AllowMgmtIface.
+func (a *Agent) checkMgmtIface(ctx context.Context) error {
+	if !a.svc.sends() || a.cfg.AllowMgmtIface {
+		return nil
+	}
+	iface := a.cfg.Iface
+	type resolved struct {
+		ctlAddr
+		ips []netip.Addr
+	}
+	var ctl []resolved
+	for _, c := range a.controlAddrs() {
+		ips, err := resolve(ctx, c.host)
+		if err != nil {
+			return fmt.Errorf("agent: check that --iface %s carries no control traffic: resolve %s %s: %w (give an address, or --allow-mgmt-iface to skip the check)", iface, c.what, c.host, err)
+		}
+		ctl = append(ctl, resolved{c, ips})
+	}
+	var found []string
+	err := a.svc.onThread(func() error {
+		routes, err := a.cfg.netOS.defaultRouteIfaces()
+		if err != nil {
+			return fmt.Errorf("read the default routes: %w", err)
+		}
+		if slices.Contains(routes, iface) {
+			found = append(found, "the default route")
+		}
+		addrs, err := a.cfg.netOS.ifaceAddrs(iface)
+		if err != nil {
+			return fmt.Errorf("read the addresses of %s: %w", iface, err)
+		}
+		for _, c := range ctl {
+			for _, ip := range c.ips {
+				if slices.Contains(addrs, ip) {
+					found = append(found, fmt.Sprintf("%s %s", c.what, ip))
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent: check that --iface %s carries no management traffic: %w (give --allow-mgmt-iface to skip the check)", iface, err)
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("agent: %w: --iface %s carries %s, and test traffic from it would compete with or cut off the control traffic: "+
+			"give a separate data interface, or --allow-mgmt-iface to send from it anyway", ErrMgmtIface, iface, strings.Join(found, " and "))
+	}
+	return nil
+}
