@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
 	root.AddCommand(a.recvCommand())
-	root.AddCommand(a.agentCommand())
+	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {

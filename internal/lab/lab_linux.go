@@ -8,10 +8,12 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	lrnetns "github.com/linerate/linerate/internal/netns"
 )
@@ -25,6 +27,13 @@ type Spec struct {
 	Receivers int
 	Queues    int  // rx/tx queues per veth end (default 1)
 	Loss      Loss // applied on the switch ports facing the senders
+	// ShapeBPS, when set, puts a tbf qdisc of this many bits per second
+	// on the switch ports toward the receivers: a slower link.
+	ShapeBPS uint64
+	// Mgmt builds the management network: a second bridge in the switch
+	// namespace, an interface mgmt0 per host and one in the calling
+	// process's namespace (named MgmtLinkName), all in 198.19.K.0/24.
+	Mgmt bool
 }
 
 // Host is one namespace of the lab.
@@ -35,6 +44,15 @@ type Host struct {
 	Data   *lrnetns.Link // data0, in the host's namespace
 	Switch *lrnetns.Link // the switch port facing it
 	Port   *Port         // XDP program on the switch port (senders' ports always; pass or lossy)
+	Mgmt   *lrnetns.Link // mgmt0, in the host's namespace (Spec.Mgmt)
+}
+
+// MgmtAddr is the host's management address (invalid without Spec.Mgmt).
+func (h *Host) MgmtAddr() netip.Addr {
+	if h.Mgmt == nil {
+		return netip.Addr{}
+	}
+	return h.Mgmt.Addr.Addr()
 }
 
 // Addr is the host's data address.
@@ -46,8 +64,19 @@ type Lab struct {
 	Switch    *lrnetns.NS
 	Senders   []*Host
 	Receivers []*Host
-	log       hclog.Logger
+	// MgmtHost is the management link in the calling process's namespace
+	// (Spec.Mgmt): the coordinator reaches the agents through it.
+	MgmtHost *lrnetns.Link
+	hostNS   *lrnetns.NS
+	log      hclog.Logger
+	dir      string   // StartAgents' directory, removed by Down
+	agents   []*Agent // running agent processes
+	spawner  *spawner
 }
+
+// MgmtLinkName is the name of a lab's management link in the calling
+// process's namespace.
+func MgmtLinkName(lab string) string { return "lrm-" + lab }
 
 // Prefix is the namespace name prefix of a lab.
 func Prefix(name string) string { return "lr-" + name + "-" }
@@ -59,6 +88,9 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	}
 	if spec.Name == "" || len(spec.Name) > 20 || strings.ContainsAny(spec.Name, "/ -") {
 		return nil, fmt.Errorf("lab name %q: 1-20 characters, no '/', '-' or spaces", spec.Name)
+	}
+	if spec.Mgmt && len(MgmtLinkName(spec.Name)) > 15 {
+		return nil, fmt.Errorf("lab name %q: at most %d characters with a management network (interface %s)", spec.Name, 15-len(MgmtLinkName("")), MgmtLinkName(spec.Name))
 	}
 	if spec.Senders < 1 || spec.Receivers < 1 || spec.Senders+spec.Receivers > 200 {
 		return nil, fmt.Errorf("lab %s: %d senders and %d receivers: want at least one of each, at most 200 hosts", spec.Name, spec.Senders, spec.Receivers)
@@ -80,9 +112,34 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if err := netlink.LinkAdd(br); err != nil {
 			return fmt.Errorf("add bridge: %w", err)
 		}
-		return netlink.LinkSetUp(br)
+		if err := netlink.LinkSetUp(br); err != nil {
+			return err
+		}
+		if !spec.Mgmt {
+			return nil
+		}
+		mg := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: mgmtBridge}}
+		if err := netlink.LinkAdd(mg); err != nil {
+			return fmt.Errorf("add management bridge: %w", err)
+		}
+		return netlink.LinkSetUp(mg)
 	}); err != nil {
 		return l, fmt.Errorf("lab %s: switch bridge: %w", spec.Name, err)
+	}
+	var mgmtNet netip.Prefix
+	if spec.Mgmt {
+		if mgmtNet, err = freeMgmtNet(spec.Name); err != nil {
+			return l, fmt.Errorf("lab %s: %w", spec.Name, err)
+		}
+		if l.hostNS, err = lrnetns.Host(); err != nil {
+			return l, err
+		}
+		if l.MgmtHost, _, err = lrnetns.Veth(l.hostNS, MgmtLinkName(spec.Name), l.Switch, "mhost", lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, 254), NoIPv6: true}); err != nil {
+			return l, fmt.Errorf("lab %s: management link: %w", spec.Name, err)
+		}
+		if err := l.enslave("mhost", mgmtBridge); err != nil {
+			return l, err
+		}
 	}
 	add := func(role string, i int) (*Host, error) {
 		name := fmt.Sprintf("%c%d", role[0], i+1)
@@ -100,18 +157,21 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if err != nil {
 			return h, err
 		}
-		if err := l.Switch.Do(func() error {
-			port, err := netlink.LinkByName(name)
-			if err != nil {
-				return err
+		if err := l.enslave(name, "lrbr0"); err != nil {
+			return h, err
+		}
+		if spec.Mgmt {
+			if h.Mgmt, _, err = lrnetns.Veth(h.NS, "mgmt0", l.Switch, "m"+name, lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, octet), NoIPv6: true}); err != nil {
+				return h, fmt.Errorf("management link: %w", err)
 			}
-			br, err := netlink.LinkByName("lrbr0")
-			if err != nil {
-				return err
+			if err := l.enslave("m"+name, mgmtBridge); err != nil {
+				return h, err
 			}
-			return netlink.LinkSetMaster(port, br)
-		}); err != nil {
-			return h, fmt.Errorf("attach %s to the switch bridge: %w", name, err)
+		}
+		if role == "receiver" && spec.ShapeBPS > 0 {
+			if err := shape(l.Switch, name, spec.ShapeBPS); err != nil {
+				return h, err
+			}
 		}
 		if role == "sender" {
 			// Frames the xdp backend transmits into a veth are accepted
@@ -140,6 +200,19 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 			return l, fmt.Errorf("lab %s: receiver %d: %w", spec.Name, i+1, err)
 		}
 	}
+	// The switch knows every host's port from the start, as a learned
+	// switch would: receivers never send, so without this the bridge
+	// would flood their traffic to every port.
+	for _, h := range l.Hosts() {
+		if err := l.Switch.Do(func() error {
+			return netlink.NeighSet(&netlink.Neigh{
+				LinkIndex: h.Switch.Index, Family: unix.AF_BRIDGE, State: netlink.NUD_NOARP,
+				Flags: netlink.NTF_MASTER, HardwareAddr: h.Data.MAC,
+			})
+		}); err != nil {
+			return l, fmt.Errorf("lab %s: switch forwarding entry %s → port %s: %w", spec.Name, h.Data.MAC, h.Name, err)
+		}
+	}
 	// Static neighbours both ways: no ARP before (or during) a run.
 	for _, s := range l.Senders {
 		for _, r := range l.Receivers {
@@ -155,6 +228,26 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	return l, nil
 }
 
+const mgmtBridge = "lrmg0"
+
+// enslave attaches the switch namespace's port to a bridge there.
+func (l *Lab) enslave(port, bridge string) error {
+	if err := l.Switch.Do(func() error {
+		p, err := netlink.LinkByName(port)
+		if err != nil {
+			return err
+		}
+		br, err := netlink.LinkByName(bridge)
+		if err != nil {
+			return err
+		}
+		return netlink.LinkSetMaster(p, br)
+	}); err != nil {
+		return fmt.Errorf("lab %s: attach %s to bridge %s: %w", l.Spec.Name, port, bridge, err)
+	}
+	return nil
+}
+
 // Hosts returns senders then receivers.
 func (l *Lab) Hosts() []*Host { return append(append([]*Host{}, l.Senders...), l.Receivers...) }
 
@@ -162,6 +255,13 @@ func (l *Lab) Hosts() []*Host { return append(append([]*Host{}, l.Senders...), l
 // (their links go with them). It is safe to call more than once.
 func (l *Lab) Down() error {
 	var errs []error
+	if len(l.agents) > 0 {
+		errs = append(errs, l.StopAgents(15*time.Second))
+	}
+	if l.spawner != nil {
+		l.spawner.close()
+		l.spawner = nil
+	}
 	for _, h := range l.Hosts() {
 		if h.Port != nil {
 			errs = append(errs, h.Port.Close())
@@ -169,8 +269,26 @@ func (l *Lab) Down() error {
 		}
 		errs = append(errs, h.NS.Close())
 	}
+	if l.MgmtHost != nil {
+		// Deleting the switch namespace would take it too, but later.
+		errs = append(errs, l.hostNS.Do(func() error {
+			link, err := netlink.LinkByName(l.MgmtHost.Name)
+			if err != nil {
+				return nil // gone already
+			}
+			return netlink.LinkDel(link)
+		}))
+		l.MgmtHost = nil
+	}
 	if l.Switch != nil {
 		errs = append(errs, l.Switch.Close())
+	}
+	if l.hostNS != nil {
+		errs = append(errs, l.hostNS.Close())
+	}
+	if l.dir != "" {
+		errs = append(errs, os.RemoveAll(l.dir))
+		l.dir = ""
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("lab %s down: %w", l.Spec.Name, err)

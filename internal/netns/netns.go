@@ -29,6 +29,20 @@ var Bench = netip.MustParsePrefix("198.18.0.0/15")
 type NS struct {
 	Name   string
 	handle netns.NsHandle
+	host   bool // the caller's own namespace: Close never deletes it
+}
+
+// Host is the namespace the process runs in, as an NS, so that a veth
+// can have one end there (a lab's management link). Close only releases
+// the handle.
+func Host() (*NS, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := netns.Get()
+	if err != nil {
+		return nil, fmt.Errorf("netns: open the current namespace: %w", err)
+	}
+	return &NS{Name: "(host)", handle: h, host: true}, nil
 }
 
 // New creates the named namespace with its loopback up. The name must
@@ -75,6 +89,9 @@ func (n *NS) Close() error {
 	}
 	n.handle.Close()
 	n.handle = -1
+	if n.host {
+		return nil
+	}
 	if err := netns.DeleteNamed(n.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("netns %s: delete: %w", n.Name, err)
 	}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/mtls"
+)
+
+// clusterFlags are how a coordinator command reaches the agents: gossip
+// to find them, mutual TLS to drive them.
+type clusterFlags struct {
+	join                                    []string
+	bind, advertise, gossipKey, tlsDir, crt string
+	insecure                                bool
+}
+
+func (f *clusterFlags) register(fl *pflag.FlagSet) {
+	fl.StringSliceVar(&f.join, "join", nil, "gossip address (host:port) of any agent of the cluster, repeatable")
+	fl.StringVar(&f.bind, "bind", "0.0.0.0:0", "gossip address:port of the coordinator (port 0: any free port)")
+	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port agents reach the coordinator on (default: --bind's)")
+	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the cluster's base64 gossip encryption key")
+	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs' (holds the coordinator's certificate)")
+	fl.StringVar(&f.crt, "cert-name", "coordinator", "name of the coordinator's certificate in --tls-dir")
+	fl.BoolVar(&f.insecure, "insecure", false, "talk to agents without TLS (they must run with --insecure too)")
+}
+
+// readGossipKey reads a base64 keyring key from path ("" → none).
+func readGossipKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--gossip-key: %v", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, usagef("--gossip-key %s: not base64: %v", path, err)
+	}
+	return key, nil
+}
+
+// open joins the cluster and returns it with a dialer for its agents.
+func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, error) {
+	if len(f.join) == 0 {
+		return nil, nil, usagef("--join: give the gossip address (host:port) of at least one agent")
+	}
+	if f.insecure == (f.tlsDir != "") {
+		return nil, nil, usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
+	}
+	if f.insecure {
+		a.log.Warn(mtls.InsecureWarning)
+	} else if _, err := os.Stat(mtls.CertPath(f.tlsDir, f.crt)); err != nil {
+		return nil, nil, usagef("--tls-dir %s: no certificate %q (%v): issue one with 'linerate certs issue --name %s --role coordinator'", f.tlsDir, f.crt, err, f.crt)
+	}
+	key, err := readGossipKey(f.gossipKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{
+		Bind: f.bind, Advertise: f.advertise, Join: f.join, GossipKey: key, Logger: a.log.Named("cluster"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("coordinator: %w", err)
+	}
+	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure})
+	return cl, dial, nil
+}

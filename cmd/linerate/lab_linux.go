@@ -1,0 +1,382 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/internal/mtls"
+)
+
+// labFlags shape a lab.
+type labFlags struct {
+	name               string
+	senders, receivers int
+	queues             int
+	lossEvery          uint64
+	lossPct            float64
+	shape              string
+	agentLogLevel      string
+	readyTimeout       time.Duration
+	spec               lab.Spec
+}
+
+func (f *labFlags) register(fl *pflag.FlagSet, defName string) {
+	fl.StringVar(&f.name, "name", defName, "lab name: part of every namespace (lr-NAME-…) and interface, 1-11 characters")
+	fl.IntVar(&f.senders, "senders", 2, "sender hosts")
+	fl.IntVar(&f.receivers, "receivers", 2, "receiver hosts")
+	fl.IntVar(&f.queues, "queues", 1, "rx/tx queues per data interface")
+	fl.Uint64Var(&f.lossEvery, "loss-every", 0, "the switch drops every K-th test packet (K ≥ 2) and counts it")
+	fl.Float64Var(&f.lossPct, "loss", 0, "the switch drops this percentage of test packets at random (0-100) and counts it")
+	fl.StringVar(&f.shape, "shape", "", "tbf on the switch ports toward the receivers: a slower link, e.g. 200mbit, 1gbit")
+	fl.StringVar(&f.agentLogLevel, "agent-log-level", "info", "the agents' log level (their logs are in the lab directory)")
+	fl.DurationVar(&f.readyTimeout, "ready-timeout", 20*time.Second, "how long the agents may take to come up")
+}
+
+// check turns the flags into a lab.Spec.
+func (f *labFlags) check() error {
+	if f.lossEvery > 0 && f.lossPct > 0 {
+		return usagef("--loss-every %d and --loss %g: give one", f.lossEvery, f.lossPct)
+	}
+	if f.lossEvery == 1 {
+		return usagef("--loss-every 1: would drop every packet; want 2 or more")
+	}
+	if f.lossPct < 0 || f.lossPct > 100 || math.IsNaN(f.lossPct) {
+		return usagef("--loss %g: want a percentage from 0 to 100", f.lossPct)
+	}
+	if f.senders < 1 || f.receivers < 1 || f.senders+f.receivers > 200 {
+		return usagef("--senders %d --receivers %d: want at least one of each, at most 200 hosts", f.senders, f.receivers)
+	}
+	if f.queues < 1 || f.queues > 64 {
+		return usagef("--queues %d: want 1-64", f.queues)
+	}
+	var shape uint64
+	if f.shape != "" {
+		var err error
+		if shape, err = parseBitRate(f.shape); err != nil {
+			return usagef("--shape %q: %v", f.shape, err)
+		}
+	}
+	if len(f.name) == 0 || len(lab.MgmtLinkName(f.name)) > 15 || strings.ContainsAny(f.name, "/ -") {
+		return usagef("--name %q: 1-11 characters, no '/', '-' or spaces", f.name)
+	}
+	f.spec = lab.Spec{
+		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
+		Loss: lab.Loss{Every: f.lossEvery, BasisPoints: uint32(math.Round(f.lossPct * 100))},
+	}
+	return nil
+}
+
+// parseBitRate reads tc-style rates: 200mbit, 1gbit, 500kbit, 64000bit
+// or a plain number of bits per second.
+func parseBitRate(s string) (uint64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("want a rate such as 200mbit, 1gbit, 500kbit or bits per second")
+	}
+	bps := v * float64(mult)
+	if bps < 8000 || bps > 400e9 {
+		return 0, fmt.Errorf("%.0f bit/s: want 8kbit to 400gbit", bps)
+	}
+	return uint64(bps), nil
+}
+
+func (a *app) labCommand() *cobra.Command {
+	cmd := group(&cobra.Command{
+		Use:   "lab",
+		Short: "A lab of sender and receiver hosts made of network namespaces on this machine",
+		Long: `lab builds hosts from network namespaces: each sender and receiver has a
+data interface into a "switch" namespace that bridges them, and a separate
+management network for gossip and gRPC. Real 'linerate agent' processes run
+in the hosts with certificates the lab issues; the calling process is the
+coordinator. The switch can lose a known share of test packets (--loss-every,
+--loss) or shape toward the receivers (--shape), and reports its own counts.`,
+	})
+	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand())
+	return cmd
+}
+
+func (a *app) labRunCommand() *cobra.Command {
+	lf := &labFlags{}
+	rf := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [--senders 2] [--receivers 2] [--pattern pairwise] [--frame-size 64] [--duration 3s] [--loss-every K | --loss PCT] [--shape RATE] [--json]",
+		Short: "Build a lab, drive one run through its agents, report, and remove everything",
+		Long: `lab run builds the lab, starts its agents, runs as 'linerate run' does
+(every sender of the lab to the receivers in --pattern), adds the switch's
+own counters to the report ("lab": {"switch_ports": …}) and removes the lab:
+no namespace, link, process or journal is left, also after Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("count") && !cmd.Flags().Changed("duration") {
+				rf.spec.Duration = 0 // --count replaces the default duration
+			}
+			return a.labRun(cmd.Context(), lf, rf)
+		},
+	}
+	lf.register(cmd.Flags(), fmt.Sprintf("run%d", os.Getpid()%100000))
+	rf.register(cmd.Flags())
+	_ = cmd.Flags().Set("duration", "3s")
+	cmd.Flags().Lookup("duration").DefValue = "3s"
+	return cmd
+}
+
+func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
+	if err := lf.check(); err != nil {
+		return err
+	}
+	spec := rf.spec
+	for i := range lf.senders {
+		spec.Senders = append(spec.Senders, fmt.Sprintf("s%d", i+1))
+	}
+	for i := range lf.receivers {
+		spec.Receivers = append(spec.Receivers, fmt.Sprintf("r%d", i+1))
+	}
+	if err := spec.Validate(); err != nil {
+		return usageError{fmt.Errorf("lab run: %w", err)}
+	}
+	if _, err := coordinator.Pairs(spec.Pattern, spec.Senders, spec.Receivers); err != nil {
+		return usageError{fmt.Errorf("lab run: %w", err)}
+	}
+	sess, err := a.labStart(ctx, lf, false)
+	if sess != nil {
+		defer sess.down(a)
+	}
+	if err != nil {
+		return err
+	}
+	base, err := sess.lab.Truth()
+	if err != nil {
+		return err
+	}
+	res, err := a.drive(ctx, &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name}, spec, rf)
+	if err != nil {
+		return err
+	}
+	after, err := sess.lab.Truth()
+	if err != nil {
+		return err
+	}
+	truth := after.Sub(base)
+	res.Lab = truth
+	return a.report(res, rf, func(w io.Writer) { printTruth(w, truth) })
+}
+
+// labSession is a lab with its agents and the coordinator's membership.
+type labSession struct {
+	lab     *lab.Lab
+	conf    *lab.Cluster
+	cluster *coordinator.Cluster
+	dial    coordinator.Dialer
+}
+
+// labStart builds the lab, starts its agents and joins their cluster. On
+// error the returned session (if any) still needs down.
+func (a *app) labStart(ctx context.Context, lf *labFlags, keep bool) (*labSession, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("lab: needs root (network namespaces, XDP, qdiscs)")
+	}
+	if left, _ := lab.Leftovers(); len(left) > 0 {
+		for _, n := range left {
+			if strings.HasPrefix(n, lab.Prefix(lf.name)) {
+				return nil, usagef("lab %s exists already (namespace %s): remove it with 'linerate lab down --name %s'", lf.name, n, lf.name)
+			}
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("lab: find the linerate binary for the agents: %w", err)
+	}
+	l, err := lab.Up(lf.spec, a.log)
+	if err != nil {
+		return nil, err
+	}
+	s := &labSession{lab: l}
+	if s.conf, err = l.StartAgents(ctx, lab.AgentOptions{Binary: bin, LogLevel: lf.agentLogLevel, Keep: keep, Ready: lf.readyTimeout}); err != nil {
+		return s, err
+	}
+	key, err := readGossipKey(s.conf.GossipKey)
+	if err != nil {
+		return s, err
+	}
+	if s.cluster, err = coordinator.JoinCluster(coordinator.ClusterConfig{
+		Bind: s.conf.Bind, Join: s.conf.Join[:1], GossipKey: key, Logger: a.log.Named("cluster"),
+	}); err != nil {
+		return s, err
+	}
+	s.dial = coordinator.TLSDialer(mtls.Options{Dir: s.conf.TLSDir, Name: lab.CoordinatorCert})
+	want := len(l.Hosts())
+	deadline := time.Now().Add(lf.readyTimeout)
+	for {
+		alive := 0
+		for _, m := range s.cluster.Members() {
+			if m.Status == "alive" {
+				alive++
+			}
+		}
+		if alive == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return s, fmt.Errorf("lab %s: %d of %d agents in the cluster after %s", lf.name, alive, want, lf.readyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	a.log.Info("lab ready", "lab", lf.name, "agents", want, "dir", s.conf.Dir)
+	return s, nil
+}
+
+func (s *labSession) down(a *app) {
+	if s.cluster != nil {
+		if err := s.cluster.Close(); err != nil {
+			a.log.Warn("leave the lab cluster", "error", err)
+		}
+	}
+	if err := s.lab.Down(); err != nil {
+		a.log.Error("lab down", "error", err)
+	}
+}
+
+func printTruth(w io.Writer, t lab.Truth) {
+	fmt.Fprintln(w, "\nswitch (the lab's own counts):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PORT\tTO\tTEST IN\tTX\tDROPS\tPROGRAM\tQDISC\t")
+	for _, p := range t.SwitchPorts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops)
+	}
+	tw.Flush()
+}
+
+func (a *app) labUpCommand() *cobra.Command {
+	lf := &labFlags{}
+	cmd := &cobra.Command{
+		Use:   "up [--name lab] [--senders 2] [--receivers 2] [--loss-every K | --loss PCT] [--shape RATE]",
+		Short: "Build a lab and keep it, with its agents, until Ctrl-C",
+		Long: `lab up builds the lab and starts its agents, prints how to reach them
+('linerate members' and 'linerate run' flags) and keeps the lab until it is
+interrupted, then removes all of it. 'linerate lab down' removes what a
+killed 'lab up' left.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.labUp(cmd.Context(), lf) },
+	}
+	lf.register(cmd.Flags(), "lab")
+	return cmd
+}
+
+func (a *app) labUp(ctx context.Context, lf *labFlags) error {
+	if err := lf.check(); err != nil {
+		return err
+	}
+	sess, err := a.labStart(ctx, lf, false)
+	if sess != nil {
+		defer sess.down(a)
+	}
+	if err != nil {
+		return err
+	}
+	c := sess.conf
+	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
+	fmt.Fprintf(a.stdout, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", lf.name, lf.senders, lf.receivers, c.Dir)
+	fmt.Fprintf(a.stdout, "  linerate members %s\n", flags)
+	fmt.Fprintf(a.stdout, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags, names("s", lf.senders), names("r", lf.receivers))
+	fmt.Fprintln(a.stdout, "Ctrl-C removes the lab.")
+	// The coordinator of `lab up` only proves the cluster formed.
+	if err := sess.cluster.Close(); err != nil {
+		a.log.Warn("leave the lab cluster", "error", err)
+	}
+	sess.cluster = nil
+	<-ctx.Done()
+	return nil
+}
+
+func names(prefix string, n int) string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i+1))
+	}
+	return strings.Join(out, ",")
+}
+
+func (a *app) labDownCommand() *cobra.Command {
+	var name string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "down (--name NAME | --all)",
+		Short: "Remove what a killed lab left: agents, namespaces, links, its directory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (name == "") == !all {
+				return usagef("give --name NAME or --all")
+			}
+			return a.labDown(name)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the lab to remove")
+	cmd.Flags().BoolVar(&all, "all", false, "remove every lab (every namespace named lr-…)")
+	return cmd
+}
+
+func (a *app) labDown(name string) error {
+	dirs := []string{lab.DefaultDir(name)}
+	prefix := lab.Prefix(name)
+	if name == "" {
+		dirs, _ = filepath.Glob(lab.DefaultDir("*"))
+		prefix = "lr-"
+	}
+	var errs []string
+	for _, d := range dirs {
+		killed, err := lab.KillLeftoverAgents(d, 10*time.Second)
+		if len(killed) > 0 {
+			a.log.Info("stopped leftover agents", "dir", d, "hosts", killed)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	removed, err := lab.RemoveLeftovers(prefix)
+	if len(removed) > 0 {
+		a.log.Info("removed namespaces", "namespaces", removed)
+	}
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("lab down: %s", strings.Join(errs, "; "))
+	}
+	fmt.Fprintf(a.stdout, "removed: %d namespaces\n", len(removed))
+	return nil
+}

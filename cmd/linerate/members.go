@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+type membersFlags struct {
+	cluster clusterFlags
+	wait    int
+	timeout time.Duration
+	json    bool
+	noCheck bool
+}
+
+func (a *app) membersCommand() *cobra.Command {
+	f := &membersFlags{}
+	cmd := &cobra.Command{
+		Use:   "members --join HOST:PORT (--tls-dir DIR | --insecure) [--wait N] [--json]",
+		Short: "List the agents of a cluster with role, address, NIC, NUMA node and health",
+		Long: `members joins the agents' gossip cluster for a moment, lists every agent
+(role, gRPC address, interface, NUMA node, queues, link speed, backends,
+version) and asks each one's health service whether it is serving.
+--wait N waits (up to --timeout) until N agents are alive.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.members(cmd.Context(), f) },
+	}
+	f.cluster.register(cmd.Flags())
+	cmd.Flags().IntVar(&f.wait, "wait", 0, "wait until this many agents are alive")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long --wait and the health checks may take")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&f.noCheck, "no-health", false, "skip the gRPC health checks")
+	return cmd
+}
+
+func (a *app) members(ctx context.Context, f *membersFlags) error {
+	if f.wait < 0 {
+		return usagef("--wait %d: want 0 or more agents", f.wait)
+	}
+	cl, dial, err := f.cluster.open(a)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	t0 := time.Now()
+	deadline := t0.Add(f.timeout)
+	alive := func(ms []coordinator.Member) int {
+		n := 0
+		for _, m := range ms {
+			if m.Status == "alive" {
+				n++
+			}
+		}
+		return n
+	}
+	ms := cl.Members()
+	for alive(ms) < f.wait {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("members: %d of %d agents alive after %s", alive(ms), f.wait, f.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		ms = cl.Members()
+	}
+	a.log.Debug("members listed", "alive", alive(ms), "after", time.Since(t0))
+	if !f.noCheck {
+		ms = coordinator.Check(ctx, ms, dial, max(time.Until(deadline), time.Second))
+	}
+	if f.json {
+		if ms == nil {
+			ms = []coordinator.Member{}
+		}
+		return a.writeJSON(ms)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tGRPC\tIFACE\tNUMA\tQUEUES\tSPEED\tBACKENDS\tVERSION\tHEALTH")
+	for _, m := range ms {
+		speed := "-"
+		if m.SpeedMb > 0 {
+			speed = fmt.Sprintf("%dMb/s", m.SpeedMb)
+		}
+		health := m.Health
+		if health == "" {
+			health = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Name, m.Role, m.Status, m.GRPC, m.Iface, m.NUMA, m.Queues, speed, m.Backend, m.Version, health)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// runFlags are the run's shape, shared by `run` and `lab run`.
+type runFlags struct {
+	senders, receivers []string
+	spec               coordinator.Spec
+	json, jsonStream   bool
+}
+
+func (f *runFlags) register(fl *pflag.FlagSet) {
+	s := &f.spec
+	fl.StringVar(&s.Pattern, "pattern", coordinator.Pairwise, "pairwise, fan-in, fan-out or mesh")
+	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, "Ethernet frame size in bytes including the FCS (64-9018)")
+	fl.DurationVar(&s.Duration, "duration", 0, "how long every sender sends (or --count)")
+	fl.Uint64Var(&s.Count, "count", 0, "packets per flow (or --duration)")
+	fl.Uint64Var(&s.Rate, "rate", 0, "packets per second per flow (0: as fast as the sender goes)")
+	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
+	fl.StringVar(&s.Backend, "backend", "auto", "sender backend: auto, kernel, xdp or afpacket")
+	fl.StringVar(&s.Method, "method", "auto", "receiver method: auto, xdp or afpacket")
+	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
+	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")
+	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
+	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
+	fl.StringVar(&s.IRQBalance, "irqbalance", "refuse", "when irqbalance runs: refuse, or ignore it")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
+	fl.BoolVar(&f.jsonStream, "json-stream", false, "print NDJSON events (phases, live samples) and the result as the last line")
+}
+
+func (a *app) runCommand() *cobra.Command {
+	f := &runFlags{}
+	cf := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --join HOST:PORT --senders A,B --receivers C,D (--duration D | --count N) [flags]",
+		Short: "Drive agents through one run and reconcile sent, received and lost",
+		Long: `run finds the named agents in the gossip cluster, leases them, pins both
+ends' queue IRQs to CPUs on the NIC's NUMA node, arms the receivers, starts
+every sender at one scheduled instant, watches live counters, stops, drains,
+collects, reconciles every flow to the packet, restores every host and
+releases it. A member that fails or leaves fails the run, naming it and the
+phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.spec.Senders, f.spec.Receivers = f.senders, f.receivers
+			return a.runCmd(cmd.Context(), cf, f)
+		},
+	}
+	cf.register(cmd.Flags())
+	f.register(cmd.Flags())
+	cmd.Flags().StringSliceVar(&f.senders, "senders", nil, "sender agents (serf node names)")
+	cmd.Flags().StringSliceVar(&f.receivers, "receivers", nil, "receiver agents (serf node names)")
+	return cmd
+}
+
+func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
+	spec := f.spec
+	if err := spec.Validate(); err != nil {
+		return usageError{fmt.Errorf("run: %w", err)}
+	}
+	if _, err := coordinator.Pairs(spec.Pattern, spec.Senders, spec.Receivers); err != nil {
+		return usageError{fmt.Errorf("run: %w", err)}
+	}
+	cl, dial, err := cf.open(a)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	host, _ := os.Hostname()
+	res, err := a.drive(ctx, &coordinator.Runner{Cluster: cl, Dial: dial, ID: host}, spec, f)
+	if err != nil {
+		return err
+	}
+	return a.report(res, f, nil)
+}
+
+// drive runs spec with the live display f asks for.
+func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator.Spec, f *runFlags) (*coordinator.Result, error) {
+	r.Log = a.log.Named("run")
+	var live *liveView
+	switch {
+	case f.jsonStream:
+		enc := &ndjson{w: a.stdout}
+		r.OnSample = func(s coordinator.Sample) { enc.write(s) }
+		r.OnPhase = func(p coordinator.PhaseEvent) { enc.write(p) }
+	case isTerminal(a.stderr):
+		live = newLiveView(a.stderr)
+		r.OnSample = live.sample
+		defer live.close()
+	}
+	res, err := r.Run(ctx, spec)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("run: %w", err)}
+	}
+	return res, nil
+}
+
+// report prints res as f asks and turns a failed run into exit status 1.
+// extra, when set, prints more after the flow table (the lab's truth).
+func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)) error {
+	switch {
+	case f.jsonStream:
+		(&ndjson{w: a.stdout}).write(struct {
+			Event string `json:"event"`
+			*coordinator.Result
+		}{"result", res})
+	case f.json:
+		if err := a.writeJSON(res); err != nil {
+			return err
+		}
+	default:
+		printResult(a.stdout, res)
+		if extra != nil {
+			extra(a.stdout)
+		}
+	}
+	if res.Status != coordinator.StatusOK {
+		return fmt.Errorf("run %s %s: %s", res.RunID, res.Status, res.Error)
+	}
+	return nil
+}
+
+type ndjson struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (n *ndjson) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.w.Write(append(b, '\n'))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// liveView redraws one status line per second on a terminal: every
+// agent's packet rate.
+type liveView struct {
+	w    io.Writer
+	mu   sync.Mutex
+	last map[string]coordinator.Sample
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newLiveView(w io.Writer) *liveView {
+	v := &liveView{w: w, last: map[string]coordinator.Sample{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-v.stop:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case <-t.C:
+				v.draw()
+			}
+		}
+	}()
+	return v
+}
+
+func (v *liveView) sample(s coordinator.Sample) {
+	v.mu.Lock()
+	v.last[s.Agent] = s
+	v.mu.Unlock()
+}
+
+func (v *liveView) draw() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var names []string
+	for n := range v.last {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		s := v.last[n]
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, siRate(s.PPS, "pps"), siRate(s.L2BPS, "b/s")))
+	}
+	fmt.Fprintf(v.w, "\r\033[K%s", strings.Join(parts, " | "))
+}
+
+func (v *liveView) close() {
+	close(v.stop)
+	<-v.done
+}
+
+func siRate(v float64, unit string) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG%s", v/1e9, unit)
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM%s", v/1e6, unit)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk%s", v/1e3, unit)
+	}
+	return fmt.Sprintf("%.0f%s", v, unit)
+}
+
+// printResult is the terminal report of a run.
+func printResult(w io.Writer, res *coordinator.Result) {
+	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
+	if res.Error != "" {
+		fmt.Fprintf(w, " — %s", res.Error)
+	}
+	fmt.Fprintf(w, "\nframe %d B, pattern %s, start skew %.0f µs\n\n", res.FrameSize, res.Pattern, res.StartSkewUS)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "FLOW\tSENT\tRECEIVED\tLOST\tLOSS\tDUPS\tREORD\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t%LINE\t")
+	for _, fl := range res.Flows {
+		name := fl.Sender + "→" + fl.Receiver
+		if fl.GeneratorLimited {
+			name += " (generator-limited)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, fl.Sent, fl.Received, fl.Lost,
+			100*fl.LossRatio, fl.Duplicates, fl.Reordered, fl.LostSenderHost, fl.LostNetwork, fl.LostReceiverHost,
+			siRate(fl.PPS, "pps"), siRate(fl.L1BPS, "b/s"), fl.LineRatePct)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
+	for _, h := range res.Hosts {
+		var pins []string
+		for _, p := range h.IRQMap {
+			pins = append(pins, fmt.Sprintf("q%d:%d→cpu%d", p.Queue, p.IRQ, p.CPU))
+		}
+		irqs := strings.Join(pins, " ")
+		if irqs == "" {
+			irqs = "-"
+		}
+		engine := h.Backend
+		if h.Role == "receiver" {
+			engine = h.Method
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
+	}
+	tw.Flush()
+	for _, h := range res.Hosts {
+		for _, wn := range h.Warnings {
+			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)
+		}
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+}

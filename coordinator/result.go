@@ -1,0 +1,92 @@
+package coordinator
+
+import "time"
+
+// Run status values.
+const (
+	StatusOK      = "ok"      // every phase done, every flow reconciled
+	StatusFailed  = "failed"  // the run ended early: Error names the agent and phase
+	StatusPartial = "partial" // collected, but some flows have no result (see Error)
+)
+
+// Result is what `linerate run --json` prints.
+type Result struct {
+	RunID       string    `json:"run_id"`
+	Status      string    `json:"status"`
+	Error       string    `json:"error,omitempty"`
+	FailedPhase string    `json:"failed_phase,omitempty"`
+	StartSkewUS float64   `json:"start_skew_us"`
+	Pattern     string    `json:"pattern"`
+	FrameSize   int       `json:"frame_size"`
+	RatePPS     uint64    `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	Flows       []Flow    `json:"flows"`
+	Hosts       []Host    `json:"hosts"`
+	Warnings    []string  `json:"warnings,omitempty"`
+	// Lab is the lab's own truth (switch port counters), added by
+	// `linerate lab run`.
+	Lab any `json:"lab,omitempty"`
+}
+
+// Host is one agent's part in a run.
+type Host struct {
+	Name          string       `json:"name"`
+	Role          string       `json:"role"` // sender or receiver in this run
+	Kernel        string       `json:"kernel"`
+	Iface         string       `json:"iface"`
+	Driver        string       `json:"driver"`
+	NUMANode      int          `json:"numa_node"`
+	LinkSpeedMbps int64        `json:"link_speed_mbps"`
+	IRQMap        []IRQPin     `json:"irq_map"`
+	ManagedIRQs   []IRQPin     `json:"managed_irqs,omitempty"` // kernel-managed: left where the kernel put them
+	SkippedIRQs   []SkippedIRQ `json:"skipped_irqs"`
+	Tuned         string       `json:"tuned"` // "applied", "restored", "kept", "not tuned: why"
+	Backend       string       `json:"backend,omitempty"`
+	Method        string       `json:"method,omitempty"`
+	MethodReason  string       `json:"method_reason,omitempty"`
+	CPUs          []int        `json:"cpus,omitempty"` // sender threads' CPUs
+	StartedAt     *time.Time   `json:"started_at,omitempty"`
+	Sent          uint64       `json:"sent,omitempty"`
+	SendErrors    uint64       `json:"send_errors,omitempty"`
+	TxDropped     uint64       `json:"tx_dropped,omitempty"`
+	Received      uint64       `json:"received,omitempty"`
+	HostDrops     uint64       `json:"host_drops,omitempty"` // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
+	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+// IRQPin is one queue IRQ pinned to a CPU.
+type IRQPin struct {
+	Queue int    `json:"queue"`
+	IRQ   int    `json:"irq"`
+	CPU   int    `json:"cpu"`
+	Name  string `json:"name,omitempty"`
+	Dir   string `json:"dir,omitempty"`
+}
+
+// SkippedIRQ is an IRQ of the NIC that was not pinned, and why.
+type SkippedIRQ struct {
+	IRQ    int    `json:"irq"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Sample is one agent's live counters during a run (`--json-stream`).
+type Sample struct {
+	Event   string    `json:"event"` // "sample"
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent"`
+	Role    string    `json:"role"`
+	Phase   string    `json:"phase"`
+	Packets uint64    `json:"packets"`
+	Errors  uint64    `json:"errors,omitempty"`
+	PPS     float64   `json:"pps"`
+	L2BPS   float64   `json:"l2_bps"`
+}
+
+// PhaseEvent marks the run entering a phase (`--json-stream`).
+type PhaseEvent struct {
+	Event string    `json:"event"` // "phase"
+	Time  time.Time `json:"time"`
+	Phase string    `json:"phase"`
+}

@@ -1,0 +1,400 @@
+package coordinator
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// fakeAgent is an Agent service with scripted counters: a sender "sends"
+// sent packets per thread, a receiver reports what its peer's senders
+// told it (minus lose per stream). Real agents are exercised by the lab
+// end-to-end tests; this one lets every path of the driver be forced.
+type fakeAgent struct {
+	lineratev1.UnimplementedAgentServer
+	name, role string
+	ip, mac    string
+	threads    []string // sender: source address per thread
+	sent       uint64   // per thread
+	lose       uint64   // receiver: per stream
+	hostDrops  uint64   // receiver: rx_dropped
+	failIn     string   // RPC name that fails
+	hangResult bool     // Result blocks until the call ends
+
+	mu        sync.Mutex
+	calls     []string
+	lease     string
+	released  bool
+	startedAt time.Time
+	expect    []*lineratev1.StreamReport // receiver: filled by the test's wiring
+}
+
+func (f *fakeAgent) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	if f.failIn == call {
+		return status.Errorf(codes.Internal, "%s: scripted failure", call)
+	}
+	return nil
+}
+
+func (f *fakeAgent) called(call string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if c == call {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
+	if err := f.record("Describe"); err != nil {
+		return nil, err
+	}
+	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: &lineratev1.Nic{
+		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
+	}}, nil
+}
+
+func (f *fakeAgent) AcquireLease(context.Context, *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
+	if err := f.record("AcquireLease"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.lease = "lease-" + f.name
+	f.mu.Unlock()
+	return &lineratev1.AcquireLeaseResponse{LeaseId: "lease-" + f.name}, nil
+}
+
+func (f *fakeAgent) RenewLease(context.Context, *lineratev1.RenewLeaseRequest) (*lineratev1.RenewLeaseResponse, error) {
+	return &lineratev1.RenewLeaseResponse{}, f.record("RenewLease")
+}
+
+func (f *fakeAgent) ReleaseLease(context.Context, *lineratev1.ReleaseLeaseRequest) (*lineratev1.ReleaseLeaseResponse, error) {
+	if err := f.record("ReleaseLease"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.released = true
+	f.mu.Unlock()
+	return &lineratev1.ReleaseLeaseResponse{}, nil
+}
+
+func (f *fakeAgent) Arm(context.Context, *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
+	return &lineratev1.ArmResponse{Armed: true, Method: "xdp"}, f.record("Arm")
+}
+
+func (f *fakeAgent) Configure(_ context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
+	if err := f.record("Configure"); err != nil {
+		return nil, err
+	}
+	return &lineratev1.ConfigureResponse{Accepted: true, Backend: "kernel", Config: req.Config}, nil
+}
+
+func (f *fakeAgent) Start(ctx context.Context, req *lineratev1.StartRequest) (*lineratev1.StartResponse, error) {
+	if err := f.record("Start"); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Until(req.At.AsTime()))
+	f.mu.Lock()
+	f.startedAt = time.Now()
+	f.mu.Unlock()
+	return &lineratev1.StartResponse{StartedAt: timestamppb.New(f.startedAt)}, nil
+}
+
+func (f *fakeAgent) Stop(context.Context, *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {
+	return &lineratev1.StopResponse{}, f.record("Stop")
+}
+
+func (f *fakeAgent) Result(ctx context.Context, _ *lineratev1.ResultRequest) (*lineratev1.ResultResponse, error) {
+	if err := f.record("Result"); err != nil {
+		return nil, err
+	}
+	if f.hangResult {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	s := &lineratev1.SenderSummary{Backend: "kernel", Usec: 1e6}
+	for i, src := range f.threads {
+		s.Threads = append(s.Threads, &lineratev1.ThreadSummary{Cpu: int32(i), Src: src, Packets: f.sent})
+		s.Packets += f.sent
+	}
+	s.Pps = float64(s.Packets)
+	return &lineratev1.ResultResponse{Summary: s}, nil
+}
+
+func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
+	if err := f.record("Collect"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rep := &lineratev1.ReceiverReport{Method: "xdp", Link: &lineratev1.LinkCounters{RxDropped: f.hostDrops}}
+	for _, e := range f.expect {
+		s := *e
+		s.Received -= f.lose
+		rep.Streams = append(rep.Streams, &s)
+		rep.Packets += s.Received
+	}
+	return &lineratev1.CollectResponse{Report: rep}, nil
+}
+
+func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {
+	for {
+		resp := &lineratev1.WatchResponse{Time: timestamppb.Now(), Sender: &lineratev1.SenderSample{Phase: lineratev1.Phase_PHASE_RUNNING}}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// fakeCluster serves fake agents over bufconn and plays serf.
+type fakeCluster struct {
+	agents  map[string]*fakeAgent
+	servers map[string]*grpc.Server
+	lis     map[string]*bufconn.Listener
+	events  chan Event
+}
+
+func newFakeCluster(t *testing.T, agents ...*fakeAgent) *fakeCluster {
+	c := &fakeCluster{agents: map[string]*fakeAgent{}, servers: map[string]*grpc.Server{}, lis: map[string]*bufconn.Listener{}, events: make(chan Event, 16)}
+	for _, a := range agents {
+		lis := bufconn.Listen(1 << 20)
+		srv := grpc.NewServer()
+		lineratev1.RegisterAgentServer(srv, a)
+		go srv.Serve(lis)
+		c.agents[a.name], c.servers[a.name], c.lis[a.name] = a, srv, lis
+		t.Cleanup(srv.Stop)
+	}
+	return c
+}
+
+func (c *fakeCluster) Members() []Member {
+	var out []Member
+	for _, a := range c.agents {
+		out = append(out, Member{Name: a.name, Role: a.role, Status: "alive", GRPC: "bufconn:" + a.name})
+	}
+	return out
+}
+
+func (c *fakeCluster) Subscribe() (<-chan Event, func()) { return c.events, func() {} }
+
+func (c *fakeCluster) dial(m Member) (*grpc.ClientConn, error) {
+	lis := c.lis[m.Name]
+	return grpc.NewClient("passthrough:///"+m.Name,
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// wire tells each receiver fake what its senders will send (flow i on
+// port 10000+i), so that Collect answers like a real receiver.
+func wire(spec Spec, c *fakeCluster) {
+	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers)
+	for i, p := range pairs {
+		s, r := c.agents[p.Sender], c.agents[p.Receiver]
+		for _, src := range s.threads {
+			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + i), Received: s.sent, MaxSeq: uint32(s.sent)})
+		}
+	}
+}
+
+func sender(name, ip string, sent uint64, threads ...string) *fakeAgent {
+	return &fakeAgent{name: name, role: "sender", ip: ip, mac: "02:00:00:00:00:01", threads: threads, sent: sent}
+}
+
+func receiver(name, ip string) *fakeAgent {
+	return &fakeAgent{name: name, role: "receiver", ip: ip, mac: "02:00:00:00:01:01"}
+}
+
+func TestRunFanInBalances(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 1000, "198.18.0.1", "198.18.0.2")
+	s2 := sender("s2", "198.18.0.2", 500, "198.18.0.2") // same source as s1's thread 1: the port tells flows apart
+	r1 := receiver("r1", "198.18.0.101")
+	r1.lose, r1.hostDrops = 10, 25
+	c := newFakeCluster(t, s1, s2, r1)
+	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1"}, Pattern: FanIn, Count: 1000, Drain: time.Millisecond}
+	wire(spec, c)
+	var phases []string
+	var mu sync.Mutex
+	r := &Runner{Cluster: c, Dial: c.dial, OnPhase: func(p PhaseEvent) { mu.Lock(); phases = append(phases, p.Phase); mu.Unlock() }}
+	res, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusOK || len(res.Flows) != 2 {
+		t.Fatalf("status %s (%s), %d flows", res.Status, res.Error, len(res.Flows))
+	}
+	// s1: 2 streams × 1000 sent, 10 lost each; s2: 1 × 500, 10 lost.
+	f1, f2 := res.Flows[0], res.Flows[1]
+	if f1.Sent != 2000 || f1.Received != 1980 || f1.Lost != 20 || f1.Streams != 2 {
+		t.Errorf("flow s1→r1: %+v", f1)
+	}
+	if f2.Sent != 500 || f2.Received != 490 || f2.Lost != 10 {
+		t.Errorf("flow s2→r1: %+v", f2)
+	}
+	// r1 dropped 25 itself: shared out over its flows in order, once.
+	if f1.LostReceiverHost != 20 || f1.LostNetwork != 0 || f2.LostReceiverHost != 5 || f2.LostNetwork != 5 {
+		t.Errorf("attribution: s1 %d@rx %d@net, s2 %d@rx %d@net", f1.LostReceiverHost, f1.LostNetwork, f2.LostReceiverHost, f2.LostNetwork)
+	}
+	want := []string{PhaseDiscover, PhaseDescribe, PhaseLease, PhaseTune, PhaseArm, PhaseConfigure, PhaseStart, PhaseRun, PhaseDrain, PhaseCollect, PhaseReconcile, PhaseRestore}
+	if strings.Join(phases, ",") != strings.Join(want, ",") {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+	for _, a := range []*fakeAgent{s1, s2, r1} {
+		if !a.released {
+			t.Errorf("%s not released", a.name)
+		}
+	}
+	if res.StartSkewUS < 0 || res.StartSkewUS > 1e5 {
+		t.Errorf("start skew %v µs", res.StartSkewUS)
+	}
+	if len(res.Hosts) != 3 || res.Hosts[2].Role != "receiver" || res.Hosts[2].HostDrops != 25 {
+		t.Errorf("hosts: %+v", res.Hosts)
+	}
+}
+
+func TestRunFailsNamingAgentAndPhase(t *testing.T) {
+	for _, tc := range []struct {
+		failIn, agent, phase string
+	}{
+		{"Describe", "r1", PhaseDescribe},
+		{"AcquireLease", "s1", PhaseLease},
+		{"Arm", "r1", PhaseArm},
+		{"Configure", "s1", PhaseConfigure},
+		{"Start", "s1", PhaseStart},
+		{"Collect", "r1", PhaseCollect},
+	} {
+		t.Run(tc.failIn, func(t *testing.T) {
+			s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+			r1 := receiver("r1", "198.18.0.101")
+			map[string]*fakeAgent{"s1": s1, "r1": r1}[tc.agent].failIn = tc.failIn
+			c := newFakeCluster(t, s1, r1)
+			spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond}
+			wire(spec, c)
+			res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != StatusFailed || res.FailedPhase != tc.phase || !strings.Contains(res.Error, "agent "+tc.agent) || !strings.Contains(res.Error, "scripted failure") {
+				t.Fatalf("status %s phase %q error %q", res.Status, res.FailedPhase, res.Error)
+			}
+			for _, a := range []*fakeAgent{s1, r1} {
+				if a.called("AcquireLease") && a.failIn != "AcquireLease" && !a.released {
+					t.Errorf("%s leased but not released", a.name)
+				}
+			}
+		})
+	}
+}
+
+func TestRunMemberFailureEndsRunQuickly(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	s1.hangResult = true // a run that would never end by itself
+	r1 := receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Duration: time.Hour, Drain: time.Millisecond}
+	wire(spec, c)
+	go func() {
+		for !s1.called("Result") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.events <- Event{Member: Member{Name: "r1"}, Type: "member-failed"}
+	}()
+	t0 := time.Now()
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || res.FailedPhase != PhaseRun || !strings.Contains(res.Error, "agent r1") || !strings.Contains(res.Error, "failed") {
+		t.Fatalf("status %s phase %q error %q", res.Status, res.FailedPhase, res.Error)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("run took %s to fail", d)
+	}
+	if !s1.called("Stop") || !s1.released || !r1.released {
+		t.Errorf("s1 stopped %t released %t, r1 released %t", s1.called("Stop"), s1.released, r1.released)
+	}
+}
+
+func TestRunAgentGoneMidRun(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	s1.hangResult = true
+	r1 := receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Duration: time.Hour, Drain: time.Millisecond}
+	wire(spec, c)
+	go func() {
+		for !s1.called("Result") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.servers["r1"].Stop() // the process is gone: its streams break
+	}()
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "agent r1") {
+		t.Fatalf("status %s error %q", res.Status, res.Error)
+	}
+	if !s1.released {
+		t.Error("s1 not released")
+	}
+	if !strings.Contains(strings.Join(res.Hosts[1].Warnings, "\n"), "release lease") {
+		t.Errorf("r1's failed release not reported: %v", res.Hosts[1].Warnings)
+	}
+}
+
+func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}}, "neither a duration nor a count"},
+		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, FrameSize: 40}, "frame size 40"},
+		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, Pattern: "star"}, `pattern "star"`},
+		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, Backend: "dpdk"}, `backend "dpdk"`},
+		{Spec{Senders: []string{"s1", "s1"}, Receivers: []string{"r1", "r2"}, Count: 1}, "named twice"},
+	} {
+		_, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), tc.spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"r1"}, Receivers: []string{"s1"}, Count: 1})
+	if err != nil || res.Status != StatusFailed || !strings.Contains(res.Error, "cannot be a sender") {
+		t.Errorf("roles swapped: %v %+v", err, res)
+	}
+	res, err = (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s9"}, Receivers: []string{"r1"}, Count: 1})
+	if err != nil || res.Status != StatusFailed || !strings.Contains(res.Error, "agent s9") || !strings.Contains(res.Error, "not a member") {
+		t.Errorf("unknown agent: %v %+v", err, res)
+	}
+	for _, a := range []*fakeAgent{s1, r1} {
+		if a.called("AcquireLease") {
+			t.Errorf("%s leased by a run that could not start", a.name)
+		}
+	}
+}
+

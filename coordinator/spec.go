@@ -1,0 +1,116 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Spec is one run: who sends to whom, what, and for how long.
+type Spec struct {
+	Senders, Receivers []string // agent (serf node) names
+	Pattern            string   // pairwise (default), fan-in, fan-out, mesh
+	FrameSize          int      // Ethernet frame including FCS (RFC 2544), default 64
+	Duration           time.Duration
+	Count              uint64 // packets per flow; 0 with a duration
+	Rate               uint64 // packets per second per flow; 0 = as fast as the sender goes
+	Threads            int    // sender threads per flow (0: every tuned queue, at least 1)
+	Backend            string // sender backend: auto (default), kernel, xdp, afpacket
+	Method             string // receiver method: auto (default), xdp, afpacket
+	Drain              time.Duration
+	LeaseTTL           time.Duration
+	StartLead          time.Duration // how far ahead the common start instant is set (default: from RTTs)
+	KeepTuning         bool          // leave the IRQ affinities applied after the run
+	NoTune             bool          // do not touch IRQ affinities
+	IRQBalance         string        // refuse (default) or ignore
+	WatchInterval      time.Duration
+	BasePort           int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
+}
+
+// Defaults for a Spec's zero fields.
+const (
+	DefaultFrameSize = 64
+	DefaultDrain     = time.Second
+	DefaultLeaseTTL  = 15 * time.Second
+	DefaultBasePort  = 10000
+	maxDuration      = 24 * time.Hour
+)
+
+// Validate fills defaults and names the first bad field with what would be
+// valid.
+func (s *Spec) Validate() error {
+	if s.Pattern == "" {
+		s.Pattern = Pairwise
+	}
+	if !slices.Contains(Patterns, s.Pattern) {
+		return fmt.Errorf("pattern %q: valid patterns are %s", s.Pattern, strings.Join(Patterns, ", "))
+	}
+	if len(s.Senders) == 0 {
+		return fmt.Errorf("senders: none named: give at least one sender agent")
+	}
+	if len(s.Receivers) == 0 {
+		return fmt.Errorf("receivers: none named: give at least one receiver agent")
+	}
+	if s.FrameSize == 0 {
+		s.FrameSize = DefaultFrameSize
+	}
+	if s.FrameSize < 64 || s.FrameSize > 9018 {
+		return fmt.Errorf("frame size %d: want 64 to 9018 bytes (Ethernet frame including FCS)", s.FrameSize)
+	}
+	switch {
+	case s.Duration == 0 && s.Count == 0:
+		return fmt.Errorf("neither a duration nor a count: give one (e.g. --duration 10s or --count 1000000)")
+	case s.Duration != 0 && s.Count != 0:
+		return fmt.Errorf("both a duration (%s) and a count (%d): give one", s.Duration, s.Count)
+	case s.Duration < 0 || s.Duration > maxDuration:
+		return fmt.Errorf("duration %s: want more than 0 and at most %s", s.Duration, maxDuration)
+	}
+	if s.Threads < 0 || s.Threads > 1024 {
+		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to 1024", s.Threads)
+	}
+	switch s.Backend {
+	case "":
+		s.Backend = "auto"
+	case "auto", "kernel", "xdp", "afpacket":
+	default:
+		return fmt.Errorf("backend %q: valid backends are auto, kernel, xdp, afpacket", s.Backend)
+	}
+	switch s.Method {
+	case "":
+		s.Method = "auto"
+	case "auto", "xdp", "afpacket":
+	default:
+		return fmt.Errorf("method %q: valid receiver methods are auto, xdp, afpacket", s.Method)
+	}
+	switch s.IRQBalance {
+	case "", "refuse", "ignore":
+	default:
+		return fmt.Errorf("irqbalance %q: valid values are refuse and ignore", s.IRQBalance)
+	}
+	if s.Drain == 0 {
+		s.Drain = DefaultDrain
+	}
+	if s.Drain < 0 || s.Drain > time.Minute {
+		return fmt.Errorf("drain %s: want 0 to 1m", s.Drain)
+	}
+	if s.LeaseTTL == 0 {
+		s.LeaseTTL = DefaultLeaseTTL
+	}
+	if s.LeaseTTL < 3*time.Second || s.LeaseTTL > 10*time.Minute {
+		return fmt.Errorf("lease TTL %s: want 3s to 10m", s.LeaseTTL)
+	}
+	if s.StartLead < 0 || s.StartLead > time.Minute {
+		return fmt.Errorf("start lead %s: want 0 (automatic) to 1m", s.StartLead)
+	}
+	if s.WatchInterval == 0 {
+		s.WatchInterval = time.Second
+	}
+	if s.BasePort == 0 {
+		s.BasePort = DefaultBasePort
+	}
+	if s.BasePort < 1 || s.BasePort > 65535 {
+		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
+	}
+	return nil
+}
