@@ -397,4 +397,3 @@ func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
 		}
 	}
 }
-
