@@ -38,6 +38,10 @@ const maxStartAhead = time.Minute
 // minWatchInterval is the shortest Watch interval.
 const minWatchInterval = 200 * time.Millisecond
 
+// destinationSettle is how long Configure waits for gossip to bring the
+// receiver a destination belongs to before it refuses the destination.
+const destinationSettle = 3 * time.Second
+
 type lease struct {
 	id, coordinator string
 	expires         time.Time
@@ -630,7 +634,7 @@ func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*l
 
 // ---- sender
 
-func (s *service) Configure(_ context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
+func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
 	s.mu.Lock()
 	if err := s.checkLease(req.LeaseId); err != nil {
 		s.mu.Unlock()
@@ -707,7 +711,18 @@ func (s *service) Configure(_ context.Context, req *lineratev1.ConfigureRequest)
 	if s.members != nil {
 		members = s.members()
 	}
-	if err := checkDestination(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != ""); err != nil {
+	err = checkDestination(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != "")
+	// A receiver that joined a moment ago may not have reached this
+	// agent by gossip yet: look again for a few seconds before refusing.
+	for deadline := time.Now().Add(destinationSettle); err != nil && s.members != nil && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		err = checkDestination(&cfg, targetsOf(s.members()), s.cfg.AllowDst, true)
+	}
+	if err != nil {
 		s.log.Warn("configure refused", "error", err)
 		return nil, status.Errorf(codes.PermissionDenied, "configure: %v", err)
 	}

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,16 +68,9 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
 	}
-	var key []byte
-	if f.gossipKey != "" {
-		b, err := os.ReadFile(f.gossipKey)
-		if err != nil {
-			return usagef("--gossip-key: %v", err)
-		}
-		key, err = base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil {
-			return usagef("--gossip-key %s: not base64: %v", f.gossipKey, err)
-		}
+	key, err := readGossipKey(f.gossipKey)
+	if err != nil {
+		return err
 	}
 	allow, err := parseCIDRs(f.allowDst)
 	if err != nil {
