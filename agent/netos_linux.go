@@ -87,3 +87,15 @@ func (hostNetOS) ifaceAddrs(name string) ([]netip.Addr, error) {
 	}
 	return out, nil
 }
+
+// linkTxDropped is the named device's tx_dropped (stats64).
+func linkTxDropped(name string) (uint64, error) {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return 0, fmt.Errorf("read tx_dropped of %s: %w", name, err)
+	}
+	if st := l.Attrs().Statistics; st != nil {
+		return st.TxDropped, nil
+	}
+	return 0, fmt.Errorf("read tx_dropped of %s: no statistics", name)
+}

@@ -63,6 +63,9 @@ type sendRun struct {
 	err      error
 	// what the metrics counted of this run so far
 	countedPackets, countedErrors uint64
+	// the device's tx_dropped when the run started and ended
+	txDropped0, txDropped1 uint64
+	txDroppedOK            bool
 }
 
 // armed is the receiver while it counts.
@@ -786,7 +789,20 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 	started := r.started
 	s.notify()
 	s.mu.Unlock()
+	var tx0 uint64
+	tx0Err := s.onThread(func() (err error) { tx0, err = linkTxDropped(r.cfg.Device); return err })
 	go func() {
+		defer func() {
+			// Frames the host dropped after the backend counted them.
+			var tx1 uint64
+			err := s.onThread(func() (err error) { tx1, err = linkTxDropped(r.cfg.Device); return err })
+			s.mu.Lock()
+			r.txDropped0, r.txDropped1, r.txDroppedOK = tx0, tx1, tx0Err == nil && err == nil
+			s.mu.Unlock()
+			if tx0Err != nil || err != nil {
+				s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", errors.Join(tx0Err, err))
+			}
+		}()
 		sum, err := r.backend.Run(runCtx, r.cfg, func(p pktgen.Progress) {
 			p.Threads = append([]pktgen.ThreadProgress(nil), p.Threads...) // the backend may reuse it
 			s.mu.Lock()
@@ -883,7 +899,11 @@ func (s *service) Result(ctx context.Context, req *lineratev1.ResultRequest) (*l
 	if r.err != nil {
 		return nil, status.Errorf(codes.Internal, "result: the run failed: %v", r.err)
 	}
-	return &lineratev1.ResultResponse{Summary: summaryToProto(r.summary), StartedAt: ts(r.started), StoppedAt: ts(r.stopped)}, nil
+	sum := summaryToProto(r.summary)
+	if sum != nil && r.txDroppedOK && r.txDropped1 > r.txDropped0 {
+		sum.TxDropped = r.txDropped1 - r.txDropped0
+	}
+	return &lineratev1.ResultResponse{Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped)}, nil
 }
 
 // ---- watch

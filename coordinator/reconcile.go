@@ -67,6 +67,8 @@ type Flow struct {
 	L1BPS            float64 `json:"l1_bps"`
 	LineRatePct      float64 `json:"line_rate_pct"`
 	GeneratorLimited bool    `json:"generator_limited"`
+	// StreamDetail is every stream of the flow as both ends saw it.
+	StreamDetail []StreamResult `json:"stream_detail,omitempty"`
 }
 
 // generatorTolerance: senders within 1 % of the offered rate reached it.

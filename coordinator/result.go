@@ -90,3 +90,20 @@ type PhaseEvent struct {
 	Time  time.Time `json:"time"`
 	Phase string    `json:"phase"`
 }
+
+// StreamResult is one sequence stream of a flow (one sender thread): the
+// sender's count and the receiver's account, with the first missing
+// sequence ranges.
+type StreamResult struct {
+	Src           string      `json:"src"`
+	Dst           string      `json:"dst"`
+	DstPort       int         `json:"dst_port"`
+	Sent          uint64      `json:"sent"`
+	Received      uint64      `json:"received"`
+	Lost          uint64      `json:"lost"` // sent − distinct received: head and tail loss included
+	Duplicates    uint64      `json:"duplicates"`
+	Reordered     uint64      `json:"reordered"`
+	MaxSeq        uint32      `json:"max_seq"`
+	Missing       uint64      `json:"missing"` // gaps below max_seq
+	MissingRanges [][2]uint32 `json:"missing_ranges,omitempty"`
+}

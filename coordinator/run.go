@@ -645,7 +645,7 @@ func (st *runState) wait(ctx context.Context) error {
 		}
 		n.summary = resp.Summary
 		if s := resp.Summary; s != nil {
-			n.host.Sent, n.host.SendErrors = s.Packets, s.Errors
+			n.host.Sent, n.host.SendErrors, n.host.TxDropped = s.Packets, s.Errors, s.TxDropped
 			n.host.Warnings = append(n.host.Warnings, s.Warnings...)
 			if s.Backend != "" {
 				n.host.Backend = s.Backend
@@ -778,15 +778,25 @@ func (st *runState) reconcile() {
 			AchievedPPS:       s.summary.Pps,
 		}
 		matched := map[string]bool{}
+		var detail []StreamResult
 		for _, t := range s.summary.Threads {
 			sc := StreamCounts{Src: t.Src, Dst: rcv.dst.String(), DstPort: int(port), Sent: t.Packets}
+			d := StreamResult{Src: t.Src, Dst: sc.Dst, DstPort: int(port), Sent: t.Packets}
 			for _, rs := range rcv.report.Streams {
 				if rs.DstPort == port && rs.Src == t.Src && rs.Dst == sc.Dst {
 					sc.Received, sc.Duplicates, sc.Reordered = rs.Received, rs.Duplicates, rs.Reordered
+					d.Received, d.Duplicates, d.Reordered, d.MaxSeq, d.Missing = rs.Received, rs.Duplicates, rs.Reordered, rs.MaxSeq, rs.Missing
+					for _, m := range rs.MissingRanges {
+						d.MissingRanges = append(d.MissingRanges, [2]uint32{m.From, m.To})
+					}
 					matched[rs.Src] = true
 				}
 			}
+			if distinct := sc.Received - min(sc.Duplicates, sc.Received); sc.Sent > distinct {
+				d.Lost = sc.Sent - distinct
+			}
 			in.Streams = append(in.Streams, sc)
+			detail = append(detail, d)
 		}
 		for _, rs := range rcv.report.Streams {
 			if rs.DstPort == port && !matched[rs.Src] {
@@ -794,6 +804,7 @@ func (st *runState) reconcile() {
 			}
 		}
 		f := Reconcile(in)
+		f.StreamDetail = detail
 		txBudget[p.Sender] -= f.LostSenderHost
 		rxBudget[p.Receiver] -= f.LostReceiverHost
 		st.res.Flows = append(st.res.Flows, f)

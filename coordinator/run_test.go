@@ -32,6 +32,7 @@ type fakeAgent struct {
 	hostDrops  uint64   // receiver: rx_dropped
 	failIn     string   // RPC name that fails
 	hangResult bool     // Result blocks until the call ends
+	txDropped  uint64   // sender: the host's tx drops
 
 	mu        sync.Mutex
 	calls     []string
@@ -129,7 +130,7 @@ func (f *fakeAgent) Result(ctx context.Context, _ *lineratev1.ResultRequest) (*l
 		<-ctx.Done()
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
-	s := &lineratev1.SenderSummary{Backend: "kernel", Usec: 1e6}
+	s := &lineratev1.SenderSummary{Backend: "kernel", Usec: 1e6, TxDropped: f.txDropped}
 	for i, src := range f.threads {
 		s.Threads = append(s.Threads, &lineratev1.ThreadSummary{Cpu: int32(i), Src: src, Packets: f.sent})
 		s.Packets += f.sent
@@ -231,6 +232,7 @@ func TestRunFanInBalances(t *testing.T) {
 	s2 := sender("s2", "198.18.0.2", 500, "198.18.0.2") // same source as s1's thread 1: the port tells flows apart
 	r1 := receiver("r1", "198.18.0.101")
 	r1.lose, r1.hostDrops = 10, 25
+	s2.txDropped = 3
 	c := newFakeCluster(t, s1, s2, r1)
 	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1"}, Pattern: FanIn, Count: 1000, Drain: time.Millisecond}
 	wire(spec, c)
@@ -252,9 +254,16 @@ func TestRunFanInBalances(t *testing.T) {
 	if f2.Sent != 500 || f2.Received != 490 || f2.Lost != 10 {
 		t.Errorf("flow s2→r1: %+v", f2)
 	}
-	// r1 dropped 25 itself: shared out over its flows in order, once.
-	if f1.LostReceiverHost != 20 || f1.LostNetwork != 0 || f2.LostReceiverHost != 5 || f2.LostNetwork != 5 {
-		t.Errorf("attribution: s1 %d@rx %d@net, s2 %d@rx %d@net", f1.LostReceiverHost, f1.LostNetwork, f2.LostReceiverHost, f2.LostNetwork)
+	// s2's host dropped 3 of its 10; r1 dropped 25 itself, shared out over
+	// its flows in order, once: 20 to s1's flow, the last 5 to s2's.
+	if f1.LostSenderHost != 0 || f1.LostReceiverHost != 20 || f1.LostNetwork != 0 {
+		t.Errorf("attribution s1: %d@tx %d@rx %d@net", f1.LostSenderHost, f1.LostReceiverHost, f1.LostNetwork)
+	}
+	if f2.LostSenderHost != 3 || f2.LostReceiverHost != 5 || f2.LostNetwork != 2 {
+		t.Errorf("attribution s2: %d@tx %d@rx %d@net", f2.LostSenderHost, f2.LostReceiverHost, f2.LostNetwork)
+	}
+	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != "198.18.0.2" || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
+		t.Errorf("stream detail of s1→r1: %+v", f1.StreamDetail)
 	}
 	want := []string{PhaseDiscover, PhaseDescribe, PhaseLease, PhaseTune, PhaseArm, PhaseConfigure, PhaseStart, PhaseRun, PhaseDrain, PhaseCollect, PhaseReconcile, PhaseRestore}
 	if strings.Join(phases, ",") != strings.Join(want, ",") {

@@ -2910,7 +2910,10 @@ type SenderSummary struct {
 	Threads    []*ThreadSummary `protobuf:"bytes,10,rep,name=threads,proto3" json:"threads,omitempty"`
 	Warnings   []string         `protobuf:"bytes,11,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	// The run was stopped before its count or duration.
-	Interrupted   bool `protobuf:"varint,12,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	Interrupted bool `protobuf:"varint,12,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	// Frames the sending host dropped after the backend counted them: the
+	// device's tx_dropped over the run (stats64).
+	TxDropped     uint64 `protobuf:"varint,13,opt,name=tx_dropped,json=txDropped,proto3" json:"tx_dropped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3027,6 +3030,13 @@ func (x *SenderSummary) GetInterrupted() bool {
 		return x.Interrupted
 	}
 	return false
+}
+
+func (x *SenderSummary) GetTxDropped() uint64 {
+	if x != nil {
+		return x.TxDropped
+	}
+	return 0
 }
 
 // ThreadSummary is one sender thread: one CPU, one sequence stream.
@@ -3800,7 +3810,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x129\n" +
 	"\n" +
-	"stopped_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\"\xdc\x02\n" +
+	"stopped_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\"\xfb\x02\n" +
 	"\rSenderSummary\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06device\x18\x02 \x01(\tR\x06device\x12\x18\n" +
@@ -3815,7 +3825,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\athreads\x18\n" +
 	" \x03(\v2\x1a.linerate.v1.ThreadSummaryR\athreads\x12\x1a\n" +
 	"\bwarnings\x18\v \x03(\tR\bwarnings\x12 \n" +
-	"\vinterrupted\x18\f \x01(\bR\vinterrupted\"\xa1\x01\n" +
+	"\vinterrupted\x18\f \x01(\bR\vinterrupted\x12\x1d\n" +
+	"\n" +
+	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xa1\x01\n" +
 	"\rThreadSummary\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\tR\x05entry\x12\x10\n" +
