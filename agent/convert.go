@@ -132,6 +132,17 @@ func senderConfigFromProto(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = p.XmitMode
 	c.AllowFallback = p.AllowFallback
+	for i, d := range p.ThreadDst {
+		a, err := netip.ParseAddr(d.Ip)
+		if err != nil {
+			return c, fmt.Errorf("config.thread_dst[%d].ip %q: want an IPv4 or IPv6 address: %w", i, d.Ip, err)
+		}
+		mac, err := net.ParseMAC(d.Mac)
+		if err != nil {
+			return c, fmt.Errorf("config.thread_dst[%d].mac %q: want a MAC address such as 02:00:00:00:00:02: %w", i, d.Mac, err)
+		}
+		c.ThreadDst = append(c.ThreadDst, pktgen.Dest{Addr: a, MAC: mac})
+	}
 	return c, nil
 }
 
@@ -157,6 +168,9 @@ func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderCon
 	if c.HasVLAN {
 		v := uint32(c.VLANID)
 		p.VlanId = &v
+	}
+	for _, d := range c.ThreadDst {
+		p.ThreadDst = append(p.ThreadDst, &lineratev1.ThreadDest{Ip: addrString(d.Addr), Mac: macString(d.MAC)})
 	}
 	return p
 }

@@ -116,6 +116,19 @@ func targetsOf(ms []serf.Member) []target {
 	return out
 }
 
+// checkDestinations checks every thread's destination (checkDestination).
+func checkDestinations(c *pktgen.Config, targets []target, allow []netip.Prefix, gossip bool) error {
+	if len(c.ThreadDst) == 0 {
+		return checkDestination(c, targets, allow, gossip)
+	}
+	for i := range c.ThreadDst {
+		if err := checkDestination(c.ForThread(i), targets, allow, gossip); err != nil {
+			return fmt.Errorf("thread %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // checkDestination allows c's destination range dst_min..dst_max when it
 // lies inside one of the allowed prefixes, or when every address in it is
 // a data address of a receiver in targets whose MAC is c's dst_mac.

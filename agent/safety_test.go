@@ -196,3 +196,25 @@ func TestCover(t *testing.T) {
 		}
 	}
 }
+
+// A fan-out sender's every thread destination is checked, not only the
+// first.
+func TestCheckThreadDestinations(t *testing.T) {
+	targets := targetsOf([]serf.Member{
+		{Name: "r1", Status: serf.StatusAlive, Tags: map[string]string{"role": RoleReceiver, "ips": "198.18.0.101", "mac": "02:00:00:00:01:01"}},
+		{Name: "r2", Status: serf.StatusAlive, Tags: map[string]string{"role": RoleReceiver, "ips": "198.18.0.102", "mac": "02:00:00:00:01:02"}},
+	})
+	dest := func(ip, mac string) pktgen.Dest {
+		m, _ := net.ParseMAC(mac)
+		return pktgen.Dest{Addr: netip.MustParseAddr(ip), MAC: m}
+	}
+	c := &pktgen.Config{DstMin: netip.MustParseAddr("198.18.0.101"), DstMAC: net.HardwareAddr{2, 0, 0, 0, 1, 1},
+		ThreadDst: []pktgen.Dest{dest("198.18.0.101", "02:00:00:00:01:01"), dest("198.18.0.102", "02:00:00:00:01:02")}}
+	if err := checkDestinations(c, targets, nil, true); err != nil {
+		t.Fatalf("both receivers refused: %v", err)
+	}
+	c.ThreadDst[1] = dest("198.18.0.103", "02:00:00:00:01:02")
+	if err := checkDestinations(c, targets, nil, true); err == nil || !strings.HasPrefix(err.Error(), "thread 1: destination 198.18.0.103 is not a data address") {
+		t.Fatalf("thread 1 to a non-receiver: %v", err)
+	}
+}

@@ -84,6 +84,7 @@ type inventory struct {
 	queues int
 	speed  int64
 	err    error
+	online []int // without a NIC topology: the online CPUs, reported as local
 }
 
 // service implements lineratev1.AgentServer.
@@ -151,6 +152,9 @@ func (s *service) inspect() {
 	if err != nil {
 		inv.err = err
 		s.log.Info("no NIC topology for the interface: reporting no queues", "iface", s.cfg.Iface, "why", err)
+		if online, err := topology.OnlineCPUs(s.root); err == nil {
+			inv.online = online.CPUs()
+		}
 	} else {
 		inv.nic, inv.report = nic, topology.ShowReport(nic)
 		inv.numa, inv.queues = nic.NUMANode, nic.Queues()
@@ -236,6 +240,9 @@ func (s *service) ifaceInfo(name string) (mac string, ips []string, mtu int, err
 func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
 	inv := s.inventory()
 	nic := nicToProto(s.cfg.Iface, inv.report)
+	if len(nic.LocalCpus) == 0 {
+		nic.LocalCpus = i32s(inv.online) // a virtual device is local to every CPU
+	}
 	nic.LinkSpeedMbps = inv.speed
 	if inv.err != nil {
 		nic.Warnings = append(nic.Warnings, "no NIC topology: "+inv.err.Error())
@@ -714,7 +721,7 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if s.members != nil {
 		members = s.members()
 	}
-	err = checkDestination(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != "")
+	err = checkDestinations(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != "")
 	// A receiver that joined a moment ago may not have reached this
 	// agent by gossip yet: look again for a few seconds before refusing.
 	for deadline := time.Now().Add(destinationSettle); err != nil && s.members != nil && time.Now().Before(deadline); {
@@ -723,7 +730,7 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 			return nil, status.FromContextError(ctx.Err()).Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		err = checkDestination(&cfg, targetsOf(s.members()), s.cfg.AllowDst, true)
+		err = checkDestinations(&cfg, targetsOf(s.members()), s.cfg.AllowDst, true)
 	}
 	if err != nil {
 		s.log.Warn("configure refused", "error", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,7 @@ type node struct {
 	host     *Host
 	dst      netip.Addr // receivers: the data address flows are sent to
 	mac      string
+	flowOf   []int // sender: the flow (index into pairs) of each thread
 	summary  *lineratev1.SenderSummary
 	report   *lineratev1.ReceiverReport
 	started  time.Time
@@ -512,40 +514,101 @@ func (st *runState) flowsOf(n *node) []int {
 	return out
 }
 
+// slot is where a sender thread can run: a CPU and, when tuned, the
+// queue whose IRQ is pinned to it (-1: none).
+type slot struct{ cpu, queue int32 }
+
+// senderThreads plans a sender's threads: perFlow threads for each of
+// its flows, spread over the slots in turn, each flow's count split over
+// its threads. flowOf[i] is thread i's flow.
+func senderThreads(flows []int, perFlow int, slots []slot, count uint64) (cpus, queues []int32, flowOf []int, counts []uint64) {
+	queued := len(slots) > 0 && slots[0].queue >= 0
+	for fi, f := range flows {
+		for k := range perFlow {
+			sl := slots[(fi*perFlow+k)%len(slots)]
+			cpus, flowOf = append(cpus, sl.cpu), append(flowOf, f)
+			if queued {
+				queues = append(queues, sl.queue)
+			}
+			if count > 0 {
+				c := count / uint64(perFlow)
+				if uint64(k) < count%uint64(perFlow) {
+					c++
+				}
+				counts = append(counts, c)
+			}
+		}
+	}
+	return cpus, queues, flowOf, counts
+}
+
+// slots are the places n's threads may run: the tuned queues' CPUs, or
+// the NIC's local CPUs when nothing was pinned.
+func (n *node) slots() []slot {
+	var out []slot
+	if n.tune != nil {
+		seen := map[int32]bool{}
+		for _, m := range n.tune.IrqMap {
+			if !seen[m.Queue] {
+				seen[m.Queue] = true
+				out = append(out, slot{cpu: m.Cpu, queue: m.Queue})
+			}
+		}
+	}
+	if len(out) == 0 && n.desc.Nic != nil {
+		for _, c := range n.desc.Nic.LocalCpus {
+			out = append(out, slot{cpu: c, queue: -1})
+		}
+	}
+	if len(out) == 0 {
+		out = []slot{{cpu: 0, queue: -1}}
+	}
+	return out
+}
+
+// portOf is the UDP destination port of a sender's streams: with the
+// destination and the per-thread source it names each stream uniquely.
+func (st *runState) portOf(sender string) uint32 {
+	return uint32(st.spec.BasePort + slices.Index(st.spec.Senders, sender))
+}
+
 func (st *runState) configure(ctx context.Context, n *node) error {
 	flows := st.flowsOf(n)
-	if len(flows) != 1 {
-		return fmt.Errorf("configure: %d flows from one sender (pattern %s): a sender drives one destination per run here; use pairwise or fan-in", len(flows), st.spec.Pattern)
+	slots := n.slots()
+	perFlow := st.spec.Threads
+	if perFlow == 0 {
+		perFlow = 1
+		if len(flows) == 1 && n.tune != nil && len(n.tune.IrqMap) > 0 {
+			perFlow = len(slots) // one thread per tuned queue
+		}
 	}
-	f := flows[0]
-	rcv := st.nodes[st.pairs[f].Receiver]
-	port := uint32(st.spec.BasePort + f)
+	cpus, queues, flowOf, counts := senderThreads(flows, perFlow, slots, st.spec.Count)
+	n.flowOf = flowOf
+	first := st.nodes[st.pairs[flows[0]].Receiver]
+	port := st.portOf(n.m.Name)
 	cfg := &lineratev1.SenderConfig{
+		Cpus:         cpus,
+		Queues:       queues,
+		Counts:       counts,
 		PktSize:      int32(st.spec.FrameSize - fcsBytes),
-		Count:        st.spec.Count,
-		RatePps:      st.spec.Rate,
-		DstMin:       rcv.dst.String(),
-		DstMac:       rcv.mac,
+		RatePps:      st.spec.Rate / uint64(perFlow),
+		DstMin:       first.dst.String(),
+		DstMac:       first.mac,
 		SrcPerThread: true,
 		UdpDstMin:    port,
 		UdpDstMax:    port,
 		Backend:      st.spec.Backend,
 	}
+	if st.spec.Rate%uint64(perFlow) != 0 {
+		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow over %d threads: %d pps each", st.spec.Rate, perFlow, cfg.RatePps))
+	}
 	if st.spec.Duration > 0 {
 		cfg.Duration = durationpb.New(st.spec.Duration)
 	}
-	if n.tune == nil || len(n.tune.IrqMap) == 0 {
-		// Nothing pinned: threads on the NIC's local CPUs, first ones first.
-		threads := max(st.spec.Threads, 1)
-		var local []int32
-		if n.desc.Nic != nil {
-			local = n.desc.Nic.LocalCpus
-		}
-		if len(local) == 0 {
-			local = []int32{0}
-		}
-		for i := range threads {
-			cfg.Cpus = append(cfg.Cpus, local[i%len(local)])
+	if len(flows) > 1 {
+		for _, f := range flowOf {
+			r := st.nodes[st.pairs[f].Receiver]
+			cfg.ThreadDst = append(cfg.ThreadDst, &lineratev1.ThreadDest{Ip: r.dst.String(), Mac: r.mac})
 		}
 	}
 	cctx, cancel := st.call(ctx)
@@ -555,10 +618,8 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		return fmt.Errorf("configure: %w", err)
 	}
 	n.host.Backend = resp.Backend
-	if resp.Config != nil {
-		for _, c := range resp.Config.Cpus {
-			n.host.CPUs = append(n.host.CPUs, int(c))
-		}
+	for _, c := range cpus {
+		n.host.CPUs = append(n.host.CPUs, int(c))
 	}
 	n.host.Warnings = append(n.host.Warnings, resp.Warnings...)
 	return nil
@@ -765,10 +826,9 @@ func (st *runState) reconcile() {
 			st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("flow %s → %s: no result (sender summary %t, receiver report %t)", p.Sender, p.Receiver, s.summary != nil, rcv.report != nil))
 			continue
 		}
-		port := uint32(st.spec.BasePort + i)
+		port := st.portOf(p.Sender)
 		in := FlowInput{
 			Sender: p.Sender, Receiver: p.Receiver,
-			NotSent:           s.summary.Errors,
 			SenderHostDrops:   txBudget[p.Sender],
 			ReceiverHostDrops: rxBudget[p.Receiver],
 			DurationSec:       float64(s.summary.Usec) / 1e6,
@@ -779,7 +839,13 @@ func (st *runState) reconcile() {
 		}
 		matched := map[string]bool{}
 		var detail []StreamResult
-		for _, t := range s.summary.Threads {
+		var threadPPS float64
+		for j, t := range s.summary.Threads {
+			if j < len(s.flowOf) && s.flowOf[j] != i {
+				continue // another flow's thread
+			}
+			in.NotSent += t.Errors
+			threadPPS += t.Pps
 			sc := StreamCounts{Src: t.Src, Dst: rcv.dst.String(), DstPort: int(port), Sent: t.Packets}
 			d := StreamResult{Src: t.Src, Dst: sc.Dst, DstPort: int(port), Sent: t.Packets}
 			for _, rs := range rcv.report.Streams {
@@ -802,6 +868,9 @@ func (st *runState) reconcile() {
 			if rs.DstPort == port && !matched[rs.Src] {
 				st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("flow %s → %s: %d packets of an unknown stream from %s to port %d (not sent in this run)", p.Sender, p.Receiver, rs.Received, rs.Src, port))
 			}
+		}
+		if len(st.flowsOf(s)) > 1 {
+			in.AchievedPPS = threadPPS // this flow's threads only
 		}
 		f := Reconcile(in)
 		f.StreamDetail = detail

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -24,15 +25,16 @@ import (
 // end-to-end tests; this one lets every path of the driver be forced.
 type fakeAgent struct {
 	lineratev1.UnimplementedAgentServer
-	name, role string
-	ip, mac    string
-	threads    []string // sender: source address per thread
-	sent       uint64   // per thread
-	lose       uint64   // receiver: per stream
-	hostDrops  uint64   // receiver: rx_dropped
-	failIn     string   // RPC name that fails
-	hangResult bool     // Result blocks until the call ends
-	txDropped  uint64   // sender: the host's tx drops
+	name, role  string
+	ip, mac     string
+	threads     []string // sender: source address per thread
+	sent        uint64   // per thread
+	lose        uint64   // receiver: per stream
+	hostDrops   uint64   // receiver: rx_dropped
+	failIn      string   // RPC name that fails
+	hangResult  bool     // Result blocks until the call ends
+	txDropped   uint64   // sender: the host's tx drops
+	onConfigure func(*lineratev1.SenderConfig)
 
 	mu        sync.Mutex
 	calls     []string
@@ -103,6 +105,9 @@ func (f *fakeAgent) Arm(context.Context, *lineratev1.ArmRequest) (*lineratev1.Ar
 func (f *fakeAgent) Configure(_ context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
 	if err := f.record("Configure"); err != nil {
 		return nil, err
+	}
+	if f.onConfigure != nil {
+		f.onConfigure(req.Config)
 	}
 	return &lineratev1.ConfigureResponse{Accepted: true, Backend: "kernel", Config: req.Config}, nil
 }
@@ -207,14 +212,24 @@ func (c *fakeCluster) dial(m Member) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
-// wire tells each receiver fake what its senders will send (flow i on
-// port 10000+i), so that Collect answers like a real receiver.
+// wire tells each receiver fake what its senders will send (sender i on
+// port 10000+i; a sender's threads split evenly over its flows in
+// order), so that Collect answers like a real receiver.
 func wire(spec Spec, c *fakeCluster) {
+	_ = spec.Validate() // the pattern's default
 	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers)
-	for i, p := range pairs {
-		s, r := c.agents[p.Sender], c.agents[p.Receiver]
-		for _, src := range s.threads {
-			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + i), Received: s.sent, MaxSeq: uint32(s.sent)})
+	for si, name := range spec.Senders {
+		s := c.agents[name]
+		var rcvs []*fakeAgent
+		for _, p := range pairs {
+			if p.Sender == name {
+				rcvs = append(rcvs, c.agents[p.Receiver])
+			}
+		}
+		per := len(s.threads) / len(rcvs)
+		for j, src := range s.threads {
+			r := rcvs[j/per]
+			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: uint32(s.sent)})
 		}
 	}
 }
@@ -404,5 +419,54 @@ func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
 		if a.called("AcquireLease") {
 			t.Errorf("%s leased by a run that could not start", a.name)
 		}
+	}
+}
+
+func TestSenderThreads(t *testing.T) {
+	// Two flows, two threads each, over three tuned queues: flows take
+	// the slots in turn, counts split with the remainder first.
+	cpus, queues, flowOf, counts := senderThreads([]int{4, 7}, 2, []slot{{0, 0}, {1, 1}, {2, 2}}, 1001)
+	if fmt.Sprint(cpus, queues, flowOf, counts) != "[0 1 2 0] [0 1 2 0] [4 4 7 7] [501 500 501 500]" {
+		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
+	}
+	// Untuned (no queues), duration run: no queues, no counts.
+	cpus, queues, flowOf, counts = senderThreads([]int{0}, 3, []slot{{5, -1}}, 0)
+	if fmt.Sprint(cpus, queues, flowOf, counts) != "[5 5 5] [] [0 0 0] []" {
+		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
+	}
+}
+
+// A mesh: every sender feeds every receiver, one thread per flow with its
+// own destination; each flow balances on its own.
+func TestRunMesh(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 300, "198.18.0.1", "198.18.0.2")
+	s2 := sender("s2", "198.18.0.2", 300, "198.18.0.2", "198.18.0.3")
+	r1, r2 := receiver("r1", "198.18.0.101"), receiver("r2", "198.18.0.102")
+	r2.mac, r2.lose = "02:00:00:00:01:02", 7
+	c := newFakeCluster(t, s1, s2, r1, r2)
+	var mu sync.Mutex
+	configs := map[string]*lineratev1.SenderConfig{}
+	for _, s := range []*fakeAgent{s1, s2} {
+		s.onConfigure = func(cfg *lineratev1.SenderConfig) { mu.Lock(); configs[s.name] = cfg; mu.Unlock() }
+	}
+	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Pattern: Mesh, Count: 300, Drain: time.Millisecond}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK || len(res.Flows) != 4 {
+		t.Fatalf("%v: status %s (%s), %d flows", err, res.Status, res.Error, len(res.Flows))
+	}
+	for _, f := range res.Flows {
+		wantLost := uint64(0)
+		if f.Receiver == "r2" {
+			wantLost = 7
+		}
+		if f.Sent != 300 || f.Lost != wantLost || f.Streams != 1 {
+			t.Errorf("flow %s→%s: sent %d lost %d streams %d", f.Sender, f.Receiver, f.Sent, f.Lost, f.Streams)
+		}
+	}
+	cfg := configs["s2"]
+	if len(cfg.ThreadDst) != 2 || cfg.ThreadDst[0].Ip != "198.18.0.101" || cfg.ThreadDst[1].Mac != "02:00:00:00:01:02" ||
+		fmt.Sprint(cfg.Counts) != "[300 300]" || cfg.UdpDstMin != 10001 {
+		t.Errorf("s2's config: %v", cfg)
 	}
 }

@@ -71,6 +71,11 @@ type Config struct {
 
 	DstMAC, SrcMAC net.HardwareAddr
 
+	// ThreadDst, when set, gives thread i its own destination (address
+	// and MAC) in place of DstMin/DstMAC: one sender feeding several
+	// receivers (fan-out, mesh). One entry per CPU.
+	ThreadDst []Dest
+
 	// UDP port ranges, inclusive (pktgen's max is exclusive; Commands converts).
 	UDPSrcMin, UDPSrcMax int
 	UDPDstMin, UDPDstMax int
@@ -208,6 +213,24 @@ func (c *Config) Validate() error {
 	if c.SrcMax.IsValid() && (!c.SrcMin.IsValid() || c.SrcMax.Less(c.SrcMin) || c.SrcMax.Is4() != c.SrcMin.Is4()) {
 		add(cfgErr("src_max", "%s: needs src_min of the same family not above it", c.SrcMax))
 	}
+	if len(c.ThreadDst) > 0 {
+		if len(c.ThreadDst) != len(c.CPUs) {
+			add(cfgErr("thread_dst", "%d destinations for %d threads: want one per thread", len(c.ThreadDst), len(c.CPUs)))
+		}
+		if c.DstMax.IsValid() && c.DstMax != c.DstMin {
+			add(cfgErr("thread_dst", "per-thread destinations exclude a destination range (dst_max)"))
+		}
+		for i, d := range c.ThreadDst {
+			switch {
+			case !d.Addr.IsValid():
+				add(cfgErr("thread_dst", "thread %d: no address", i))
+			case c.DstMin.IsValid() && d.Addr.Is4() != c.DstMin.Is4():
+				add(cfgErr("thread_dst", "thread %d: %s is not of dst_min %s's family", i, d.Addr, c.DstMin))
+			case len(d.MAC) != 6:
+				add(cfgErr("thread_dst", "thread %d: MAC %q is not 6 bytes", i, d.MAC))
+			}
+		}
+	}
 	if c.SrcPerThread && !c.SrcMin.IsValid() {
 		add(cfgErr("src", "one source per thread needs a first source address"))
 	}
@@ -305,6 +328,23 @@ func SplitCount(total uint64, n int) []uint64 {
 // EntryName is the device file of thread i: "<dev>@<cpu>".
 func (c *Config) EntryName(i int) string { return fmt.Sprintf("%s@%d", c.Device, c.CPUs[i]) }
 
+// Dest is one destination: IP address and next-hop MAC.
+type Dest struct {
+	Addr netip.Addr
+	MAC  net.HardwareAddr
+}
+
+// ForThread is the config as thread i sends it: with ThreadDst, its own
+// destination in DstMin/DstMAC (a copy); otherwise c itself.
+func (c *Config) ForThread(i int) *Config {
+	if i < 0 || i >= len(c.ThreadDst) {
+		return c
+	}
+	t := *c
+	t.DstMin, t.DstMax, t.DstMAC = c.ThreadDst[i].Addr, netip.Addr{}, c.ThreadDst[i].MAC
+	return &t
+}
+
 // ThreadSource is the source address of thread i when SrcPerThread is set.
 func (c *Config) ThreadSource(i int) netip.Addr {
 	a := c.SrcMin
@@ -317,6 +357,7 @@ func (c *Config) ThreadSource(i int) netip.Addr {
 // Commands is the ordered list of device-file writes that configure
 // thread i's entry, one command per write(2).
 func (c *Config) Commands(i int) []string {
+	c = c.ForThread(i)
 	var cmds []string
 	add := func(format string, args ...any) { cmds = append(cmds, fmt.Sprintf(format, args...)) }
 	if c.XmitMode != "" && c.XmitMode != XmitStart {

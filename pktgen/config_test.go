@@ -1,7 +1,9 @@
 package pktgen
 
 import (
+	"bytes"
 	"errors"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -46,6 +48,16 @@ func TestValidate(t *testing.T) {
 		{"xmit mode", func(c *Config) { c.XmitMode = "warp" }, `xmit_mode: "warp"`},
 		{"burst through qdisc", func(c *Config) { c.XmitMode, c.Burst = XmitQueue, 4 }, "queue_xmit"},
 		{"bad mac", func(c *Config) { c.DstMAC = []byte{1, 2, 3} }, "dst_mac"},
+		{"thread destinations", func(c *Config) { c.ThreadDst = twoDests() }, ""},
+		{"thread destinations short", func(c *Config) { c.ThreadDst = twoDests()[:1] }, "1 destinations for 2 threads"},
+		{"thread destination family", func(c *Config) {
+			c.ThreadDst = twoDests()
+			c.ThreadDst[1].Addr = netip.MustParseAddr("2001:2::9")
+		}, "thread 1: 2001:2::9 is not of dst_min"},
+		{"thread destination mac", func(c *Config) { c.ThreadDst = twoDests(); c.ThreadDst[0].MAC = nil }, "thread 0: MAC"},
+		{"thread destinations and range", func(c *Config) {
+			c.ThreadDst, c.DstMax = twoDests(), netip.MustParseAddr("198.18.0.9")
+		}, "exclude a destination range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,5 +101,38 @@ func TestCommands(t *testing.T) {
 	}
 	if got := c6.FrameBytes(); got < 361.66 || got > 361.67 {
 		t.Errorf("imix mean frame %v, want (78*7+570*4+1514)/12 = 361.67", got)
+	}
+}
+
+func twoDests() []Dest {
+	return []Dest{
+		{Addr: netip.MustParseAddr("198.18.0.101"), MAC: net.HardwareAddr{2, 0, 0, 0, 1, 1}},
+		{Addr: netip.MustParseAddr("198.18.0.102"), MAC: net.HardwareAddr{2, 0, 0, 0, 1, 2}},
+	}
+}
+
+// Each thread of a fan-out sender writes its own destination into its
+// pktgen entry and its frames.
+func TestThreadDestinations(t *testing.T) {
+	c := baseConfig()
+	c.ThreadDst = twoDests()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range c.ThreadDst {
+		cmds := strings.Join(c.Commands(i), "\n")
+		if !strings.Contains(cmds, "dst_min "+d.Addr.String()) || !strings.Contains(cmds, "dst_max "+d.Addr.String()) || !strings.Contains(cmds, "dst_mac "+d.MAC.String()) {
+			t.Errorf("thread %d commands:\n%s", i, cmds)
+		}
+		f, err := BuildFrame(&c, i, net.HardwareAddr{2, 0, 0, 0, 0, 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(f.Bytes[0:6], d.MAC) || netip.AddrFrom4([4]byte(f.Bytes[30:34])) != d.Addr {
+			t.Errorf("thread %d frame: dst MAC %x, dst IP %v", i, f.Bytes[0:6], f.Bytes[30:34])
+		}
+	}
+	if c.DstMin != netip.MustParseAddr("198.18.0.2") {
+		t.Errorf("ForThread changed the config: dst_min %s", c.DstMin)
 	}
 }

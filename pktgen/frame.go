@@ -33,6 +33,7 @@ var ErrFrame = errors.New("cannot build frame")
 // BuildFrame builds thread i's template. srcMAC is the sending
 // interface's address when cfg has no SrcMAC.
 func BuildFrame(cfg *Config, i int, srcMAC net.HardwareAddr) (*Frame, error) {
+	cfg = cfg.ForThread(i)
 	if len(cfg.IMIX) > 0 || cfg.MinPktSize != 0 {
 		return nil, fmt.Errorf("%w: the userspace backends send one frame size (pkt_size), not ranges or imix", ErrFrame)
 	}

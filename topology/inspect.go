@@ -181,6 +181,20 @@ func (n *NIC) warnf(format string, args ...any) {
 
 const cpuDir = "/sys/devices/system/cpu"
 
+// OnlineCPUs are the host's online CPUs: where threads for a virtual
+// device (no NUMA node, no queue IRQs) may run.
+func OnlineCPUs(r Root) (cpuset.Set, error) {
+	s, err := readString(r, cpuDir+"/online")
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("read online CPUs: %w", err)
+	}
+	set, err := cpuset.ParseList(s, 0)
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("read %s/online: %w", cpuDir, err)
+	}
+	return set, nil
+}
+
 func (n *NIC) readCPUs(r Root) error {
 	s, err := readString(r, cpuDir+"/online")
 	if err != nil {

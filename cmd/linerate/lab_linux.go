@@ -133,16 +133,15 @@ own counters to the report ("lab": {"switch_ports": …}) and removes the lab:
 no namespace, link, process or journal is left, also after Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("count") && !cmd.Flags().Changed("duration") {
-				rf.spec.Duration = 0 // --count replaces the default duration
+			if !cmd.Flags().Changed("count") && !cmd.Flags().Changed("duration") {
+				rf.spec.Duration = 3 * time.Second
 			}
 			return a.labRun(cmd.Context(), lf, rf)
 		},
 	}
 	lf.register(cmd.Flags(), fmt.Sprintf("run%d", os.Getpid()%100000))
 	rf.register(cmd.Flags())
-	_ = cmd.Flags().Set("duration", "3s")
-	cmd.Flags().Lookup("duration").DefValue = "3s"
+	cmd.Flags().Lookup("duration").DefValue = "3s" // unless --count is given
 	return cmd
 }
 
@@ -269,9 +268,9 @@ func (s *labSession) down(a *app) {
 func printTruth(w io.Writer, t lab.Truth) {
 	fmt.Fprintln(w, "\nswitch (the lab's own counts):")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PORT\tTO\tTEST IN\tTX\tDROPS\tPROGRAM\tQDISC\t")
+	fmt.Fprintln(tw, "PORT\tTO\tTEST IN\tTX\tDROPS\tPROGRAM\tQDISC\tLINK\t")
 	for _, p := range t.SwitchPorts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops, p.LinkDrops)
 	}
 	tw.Flush()
 }

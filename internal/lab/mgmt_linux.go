@@ -83,9 +83,10 @@ type PortTruth struct {
 	To          string `json:"to"`                  // where its frames go: "switch" (from a sender) or the receiver
 	TxPackets   uint64 `json:"tx_packets"`          // frames the port sent on (toward its receiver)
 	TestPackets uint64 `json:"test_packets"`        // test frames the port program saw (sender ports)
-	Drops       uint64 `json:"drops"`               // everything the port dropped: program + qdisc
+	Drops       uint64 `json:"drops"`               // everything the port dropped: program + qdisc + link
 	QdiscDrops  uint64 `json:"qdisc_drops"`         // the shaper's drops
 	ProgDrops   uint64 `json:"program_drops"`       // the lossy program's drops
+	LinkDrops   uint64 `json:"link_drops"`          // the port's own rx_dropped + tx_dropped (overload)
 	Loss        string `json:"loss,omitempty"`      // the port program's setting
 	ShapeBPS    uint64 `json:"shape_bps,omitempty"` // the shaper's rate
 }
@@ -118,6 +119,7 @@ func (t Truth) Sub(base Truth) Truth {
 			p.Drops -= min(p.Drops, b.Drops)
 			p.QdiscDrops -= min(p.QdiscDrops, b.QdiscDrops)
 			p.ProgDrops -= min(p.ProgDrops, b.ProgDrops)
+			p.LinkDrops -= min(p.LinkDrops, b.LinkDrops)
 		}
 	}
 	return out
@@ -144,7 +146,7 @@ func (l *Lab) Truth() (Truth, error) {
 				return err
 			}
 			if s := link.Attrs().Statistics; s != nil {
-				p.TxPackets = s.TxPackets
+				p.TxPackets, p.LinkDrops = s.TxPackets, s.RxDropped+s.TxDropped
 			}
 			qs, err := netlink.QdiscList(link)
 			if err != nil {
@@ -159,7 +161,7 @@ func (l *Lab) Truth() (Truth, error) {
 		}); err != nil {
 			return Truth{}, fmt.Errorf("lab %s: read switch port %s: %w", l.Spec.Name, h.Name, err)
 		}
-		p.Drops = p.ProgDrops + p.QdiscDrops
+		p.Drops = p.ProgDrops + p.QdiscDrops + p.LinkDrops
 		t.SwitchPorts = append(t.SwitchPorts, p)
 	}
 	return t, nil
