@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -152,9 +153,9 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 	defer f.mu.Unlock()
 	rep := &lineratev1.ReceiverReport{Method: "xdp", Link: &lineratev1.LinkCounters{RxDropped: f.hostDrops}}
 	for _, e := range f.expect {
-		s := *e
+		s := proto.Clone(e).(*lineratev1.StreamReport)
 		s.Received -= f.lose
-		rep.Streams = append(rep.Streams, &s)
+		rep.Streams = append(rep.Streams, s)
 		rep.Packets += s.Received
 	}
 	return &lineratev1.CollectResponse{Report: rep}, nil
