@@ -43,8 +43,10 @@ type AgentOptions struct {
 	// Keep: the agents outlive the calling process (`lab up`). Otherwise
 	// they get SIGTERM when it dies, even by SIGKILL.
 	Keep bool
-	// Args are added to every agent's command line.
-	Args []string
+	// Args are added to every agent's command line, HostArgs to the
+	// named host's.
+	Args     []string
+	HostArgs map[string][]string
 	// Ready bounds the wait for every agent's gRPC port (default 20 s).
 	Ready time.Duration
 }
@@ -121,6 +123,7 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 			args = append(args, "--join", c.Join[0])
 		}
 		args = append(args, o.Args...)
+		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)
 		if err != nil {
 			return c, err
