@@ -50,8 +50,9 @@ type Host struct {
 	Sent          uint64       `json:"sent,omitempty"`
 	SendErrors    uint64       `json:"send_errors,omitempty"`
 	TxDropped     uint64       `json:"tx_dropped,omitempty"`
-	Received      uint64       `json:"received,omitempty"`
-	HostDrops     uint64       `json:"host_drops,omitempty"` // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
+	Received      uint64       `json:"received,omitempty"`     // receiver: test packets counted
+	OtherFrames   uint64       `json:"other_frames,omitempty"` // receiver: frames without the pktgen header (ARP, ND, …)
+	HostDrops     uint64       `json:"host_drops,omitempty"`   // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
 	Warnings      []string     `json:"warnings,omitempty"`
 }
 

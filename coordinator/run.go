@@ -743,7 +743,8 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 	}
 	n.report = resp.Report
 	if rp := resp.Report; rp != nil {
-		n.host.Received = rp.Packets
+		n.host.Received = rp.Packets - min(rp.OtherPackets, rp.Packets) // test packets only
+		n.host.OtherFrames = rp.OtherPackets
 		n.host.HostDrops = receiverHostDrops(rp)
 		if n.host.Method == "" {
 			n.host.Method = rp.Method

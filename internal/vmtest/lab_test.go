@@ -1,0 +1,110 @@
+//go:build linux
+
+package vmtest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nsExecShim stands in for iproute2's `ip netns exec` in the guest, whose
+// busybox ip has no netns: enter the namespace, and in a mount namespace
+// of its own remount /sys so that the program sees the namespace's
+// interfaces there, as `ip netns exec` does. Everything else goes to
+// busybox ip.
+const nsExecShim = `#!/bin/sh
+if [ "$1" = netns ] && [ "$2" = exec ]; then
+	ns=$3; shift 3
+	exec nsenter --net=/run/netns/$ns unshare -m /bin/sh -c 'mount --make-rslave / 2>/dev/null; umount -l /sys && mount -t sysfs sysfs /sys; exec "$@"' sh "$@"
+fi
+exec busybox ip "$@"
+`
+
+// TestLabRealPktgen is the 2×2 lab run of `linerate lab run` inside the
+// guest, whose kernel has pktgen: the sender agents' backend is the
+// kernel's pktgen, driven by the coordinator through the agents, and
+// every flow balances to the packet.
+func TestLabRealPktgen(t *testing.T) {
+	k := SkipUnlessAvailable(t)
+	if testing.Short() {
+		t.Skip("boots a guest and runs a lab of four agents in it")
+	}
+	bin := filepath.Join(t.TempDir(), "linerate")
+	build := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build linerate: %v\n%s", err, out)
+	}
+	shim := filepath.Join(t.TempDir(), "ip")
+	if err := os.WriteFile(shim, []byte(nsExecShim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := &Guest{
+		Kernel:  k,
+		Modules: []string{"veth", "pktgen", "bridge"},
+		Files:   map[string]string{"/bin/linerate": bin, "/usr/local/bin/ip": shim},
+		CPUs:    2,
+		Memory:  "1G",
+		Script: `mkdir -p /run /var && ln -sf /run /var/run && mount -t tmpfs tmpfs /run
+export PATH=/usr/local/bin:$PATH
+echo "== json"
+linerate lab run --name g --senders 2 --receivers 2 --count 20000 --backend kernel --json --log-level warn --ready-timeout 60s
+rc=$?
+echo "== end"
+echo "leftover namespaces: $(ls /run/netns 2>/dev/null | wc -l)"
+exit $rc
+`,
+		Timeout: 6 * time.Minute,
+		Log:     TestLogger(t),
+	}
+	res, err := g.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest ran %s, exit %d; output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Output)
+	if res.ExitCode != 0 {
+		t.Fatalf("lab run in the guest failed (exit %d); console:\n%s", res.ExitCode, res.Console)
+	}
+	body := res.Output
+	if i := strings.Index(body, "== json"); i >= 0 {
+		body = body[i+len("== json"):]
+	}
+	if i := strings.Index(body, "== end"); i >= 0 {
+		body = body[:i]
+	}
+	var out struct {
+		Status string `json:"status"`
+		Flows  []struct {
+			Sender, Receiver     string
+			Sent, Received, Lost uint64
+		} `json:"flows"`
+		Hosts []struct {
+			Name, Role, Backend string
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(body[strings.Index(body, "{"):]), &out); err != nil {
+		t.Fatalf("lab run JSON: %v\n%s", err, body)
+	}
+	if out.Status != "ok" || len(out.Flows) != 2 {
+		t.Fatalf("status %s, %d flows", out.Status, len(out.Flows))
+	}
+	for _, f := range out.Flows {
+		if f.Sent != 20000 || f.Received != 20000 || f.Lost != 0 {
+			t.Errorf("flow %s→%s: sent %d received %d lost %d", f.Sender, f.Receiver, f.Sent, f.Received, f.Lost)
+		}
+	}
+	for _, h := range out.Hosts {
+		if h.Role == "sender" && h.Backend != "kernel" {
+			t.Errorf("sender %s used backend %q, not the kernel's pktgen", h.Name, h.Backend)
+		}
+	}
+	if !strings.Contains(res.Output, "leftover namespaces: 0") {
+		t.Errorf("the lab left namespaces in the guest")
+	}
+}
