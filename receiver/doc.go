@@ -32,23 +32,32 @@
 //
 // XDP (Options.Method "xdp", first choice of "auto"): a program written
 // with cilium/ebpf's asm package at run time (no clang) parses each frame
-// in the kernel and counts it: a hash map gives the stream's slot (new
-// slots from an atomic counter, inserted with BPF_NOEXIST), per-slot
-// counters are updated with atomic adds, and the sequence bitmap lives in
-// one BPF_F_MMAPABLE array set with atomic fetch-or, whose old value
-// tells a duplicate. The array is allocated up front: MaxStreams ×
-// SeqCapacity bits (8 MiB per stream by default). Test packets are
-// dropped after counting (XDP_DROP: the receiver is a sink) unless
-// Options.Pass; other packets always pass. The program attaches in
-// native (driver) mode where the driver has it, else generic (SKB) mode,
-// and Report.MethodReason says which. When one stream is counted on
-// several CPUs at once (RSS spreading a range of UDP source ports), the
-// per-slot max_seq update races: Stop repairs max_seq from the bitmap,
-// and reordered then also counts arrivals that were only late between
-// CPUs; and a new stream first seen on two CPUs at the same instant may
-// use up two of the MaxStreams slots (one stays empty). Needs Linux 5.12 (atomic fetch-or), CAP_BPF and CAP_NET_ADMIN;
-// measured here: 6 Mpps over a veth with the sender on the same CPU,
-// about 40 ns per packet more than a program that only drops.
+// in the kernel and counts it. The stream's slot comes from a small
+// per-CPU cache of the streams the CPU saw last (8 entries, direct-mapped
+// by a hash of the key, compared on the whole key), else from a hash map
+// (new slots from an atomic counter, inserted with BPF_NOEXIST). The
+// per-slot counters are per CPU, plain adds, summed by Go (MaxStreams × 40
+// bytes per CPU). The sequence bitmap is one BPF_F_MMAPABLE array shared
+// by all CPUs, set with an atomic fetch-or whose old value tells a
+// duplicate — the one atomic per packet of a known stream — so duplicates
+// and missing are exact however the packets spread over CPUs. max_seq is
+// the highest of the CPUs'. Reordered is counted per CPU, as the AF_PACKET method counts
+// it per ring: a first copy that arrived after a higher sequence of the
+// same stream on the same CPU (RX queue). With one RX queue per stream —
+// a veth, or a NIC whose RSS hashes the stream to one queue — that is
+// every reordered packet; packets of one stream that RSS spreads over
+// queues (a range of UDP source ports) have no order between queues.
+// The array is allocated up front: MaxStreams × SeqCapacity bits (8 MiB
+// per stream by default). Test packets are dropped after counting
+// (XDP_DROP: the receiver is a sink) unless Options.Pass; other packets
+// always pass. The program attaches in native (driver) mode where the
+// driver has it, else generic (SKB) mode, and Report.MethodReason says
+// which. A new stream first seen on two CPUs at the same instant may use
+// up two of the MaxStreams slots (one stays empty). Needs Linux 5.12
+// (atomic fetch-or), CAP_BPF and CAP_NET_ADMIN. Measured here
+// (docs/benchmarks.md): about 8 ns per packet more than a program that
+// only counts packets (38 ns before the per-CPU cache and counters); 5.7
+// Mpps over a veth with the sender on the same CPU.
 //
 // AF_PACKET ("afpacket", or "auto" when XDP cannot attach): one
 // TPACKET_V3 ring per CPU in a PACKET_FANOUT_CPU group, each read by a

@@ -39,20 +39,7 @@ func newLiveSender(t *testing.T, shared bool) *liveSender {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { seq.Close() })
-	const seqOff = 14 + 20 + 8 + 4
-	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, seq.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -4),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "drop"),
-		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // data
-		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // data_end
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, seqOff+4),
-		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
+	insns := append(frameProlog(seq.FD()),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.Add.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
@@ -62,7 +49,7 @@ func newLiveSender(t *testing.T, shared bool) *liveSender {
 		asm.Return(),
 		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
 		asm.Return(),
-	}
+	)
 	if shared {
 		i := slices.IndexFunc(insns, func(in asm.Instruction) bool { return in.OpCode == asm.LoadMemOp(asm.DWord) })
 		insns = slices.Replace(insns, i, i+3,
@@ -76,6 +63,26 @@ func newLiveSender(t *testing.T, shared bool) *liveSender {
 	}
 	t.Cleanup(func() { prog.Close() })
 	return &liveSender{prog: prog, seq: seq}
+}
+
+// seqOff is where an untagged IPv4 test frame holds its sequence.
+const seqOff = 14 + 20 + 8 + 4
+
+// frameProlog starts a test program that numbers untagged IPv4 test
+// frames: R6 = the context, R0 = &counter[0] (an array map), R2 = data,
+// R3 = data_end, the frame long enough for its sequence; else to "drop".
+func frameProlog(counterFD int) asm.Instructions {
+	return slices.Concat(asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+	}, lookup(counterFD, -4), asm.Instructions{
+		asm.JEq.Imm(asm.R0, 0, "drop"),
+		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // data
+		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // data_end
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, seqOff+4),
+		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
+	})
 }
 
 // xdpMD is struct xdp_md as BPF_PROG_RUN takes it for its context.
@@ -175,8 +182,8 @@ func TestXDPLineRate(t *testing.T) {
 
 // TestXDPOneStreamTwoCPUs: one stream sent from two CPUs into a two-queue
 // veth, so that the XDP program counts it on both CPUs at once: the
-// atomics keep received, duplicates and missing exact, and max_seq is
-// right after Stop's repair.
+// shared sequence state keeps duplicates and missing exact, and max_seq
+// is the highest of the CPUs'.
 func TestXDPOneStreamTwoCPUs(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs")

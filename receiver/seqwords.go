@@ -37,16 +37,6 @@ func seenBitmap(words []uint64, repeats int) []uint64 {
 	return out
 }
 
-// highestSet is the highest sequence set in bitmap (0 when none).
-func highestSet(bitmap []uint64) uint64 {
-	for i := len(bitmap) - 1; i >= 0; i-- {
-		if w := bitmap[i]; w != 0 {
-			return uint64(i)*64 + uint64(63-bits.LeadingZeros64(w))
-		}
-	}
-	return 0
-}
-
 // missingRanges counts the sequences in [1, maxSeq] whose bit is not set
 // in bitmap (words past its end count as all missing) and lists the first
 // limit runs of them as inclusive [from, to] ranges, in order. ranges is

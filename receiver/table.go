@@ -320,13 +320,7 @@ func streamReport(k streamKey, c streamCounts, words []uint64, capacity uint64, 
 	top := min(c.MaxSeq, capacity)
 	switch {
 	case final:
-		bitmap := seenBitmap(words, repeats)
-		// The XDP program's max_seq update races when one stream is
-		// counted on several CPUs at once; the sequence state does not.
-		if hi := highestSet(bitmap); hi > c.MaxSeq {
-			r.MaxSeq, top = uint32(hi), min(hi, capacity)
-		}
-		r.Missing, r.MissingRanges = missingRanges(bitmap, top, maxRanges)
+		r.Missing, r.MissingRanges = missingRanges(seenBitmap(words, repeats), top, maxRanges)
 	case repeats <= 1:
 		if distinct := c.Received - c.Dups - c.Beyond; top > distinct {
 			r.Missing = top - distinct

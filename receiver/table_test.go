@@ -302,17 +302,3 @@ func benchAdd(b *testing.B, streams, repeats int) {
 		b.Fatalf("received %d of %d", got, n)
 	}
 }
-
-func TestHighestSetRepairsMaxSeq(t *testing.T) {
-	words := make([]uint64, 4)
-	words[2] = 1 << 5 // sequence 133
-	words[0] = 1<<1 | 1<<2
-	if got := highestSet(words); got != 133 {
-		t.Fatalf("highestSet = %d", got)
-	}
-	// A max_seq that lost a race (100) is raised to what the state says.
-	r := streamReport(streamKey{}, streamCounts{Received: 3, MaxSeq: 100}, words, 1000, 1, true, 4)
-	if r.MaxSeq != 133 || r.Missing != 130 {
-		t.Errorf("max_seq %d missing %d, want 133 and 130", r.MaxSeq, r.Missing)
-	}
-}

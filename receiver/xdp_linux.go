@@ -15,11 +15,11 @@ import (
 
 // xdpMethod counts in an XDP program (see xdpProgram); Go reads its maps.
 type xdpMethod struct {
-	o                                  Options
-	streams, slots, seqs, meta, percpu *ebpf.Map
-	prog                               *ebpf.Program
-	lnk                                link.Link
-	wps                                uint64 // words per slot in seqs
+	o                                         Options
+	streams, counts, seqs, meta, percpu, last *ebpf.Map
+	prog                                      *ebpf.Program
+	lnk                                       link.Link
+	wps                                       uint64 // words per slot in seqs
 }
 
 // loadXDP creates the maps and loads the program; nothing is attached.
@@ -40,10 +40,11 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		spec ebpf.MapSpec
 	}{
 		{&x.streams, ebpf.MapSpec{Name: "lr_streams", Type: ebpf.Hash, KeySize: xdpKeySize, ValueSize: 4, MaxEntries: uint32(o.MaxStreams)}},
-		{&x.slots, ebpf.MapSpec{Name: "lr_slots", Type: ebpf.Array, KeySize: 4, ValueSize: slotSize, MaxEntries: uint32(o.MaxStreams)}},
+		{&x.counts, ebpf.MapSpec{Name: "lr_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: slotSize, MaxEntries: uint32(o.MaxStreams)}},
 		{&x.seqs, ebpf.MapSpec{Name: "lr_seqs", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(words), Flags: unix.BPF_F_MMAPABLE}},
 		{&x.meta, ebpf.MapSpec{Name: "lr_meta", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
 		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 2}},
+		{&x.last, ebpf.MapSpec{Name: "lr_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: lastSize, MaxEntries: lastEntries}},
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -53,7 +54,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		*s.m = m
 	}
 	insns, err := xdpProgram(xdpParams{
-		streams: x.streams.FD(), slots: x.slots.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(),
+		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(),
 		maxStreams: o.MaxStreams, capacity: o.SeqCapacity, wordsPerSlot: x.wps, repeats: o.Repeats, pass: o.Pass,
 	})
 	if err != nil {
@@ -117,7 +118,7 @@ func (x *xdpMethod) stop() (counts, error) {
 
 func (x *xdpMethod) close() error {
 	err := x.detach()
-	for _, m := range []*ebpf.Map{x.streams, x.slots, x.seqs, x.meta, x.percpu} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last} {
 		if m != nil {
 			m.Close()
 		}
@@ -128,12 +129,6 @@ func (x *xdpMethod) close() error {
 	return err
 }
 
-// maxSeqSlack is how far past the program's max_seq the sequence state
-// is read at Stop, to repair a max_seq that lost a race between CPUs (a
-// stream counted on several CPUs at once, as RSS does with a range of UDP
-// source ports): the highest sequence set there is the real maximum.
-const maxSeqSlack = 1 << 16
-
 // read collects the counters; with final, also the sequence state, for
 // missing ranges.
 func (x *xdpMethod) read(final bool) (counts, error) {
@@ -142,15 +137,13 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 	var slot uint32
 	it := x.streams.Iterate()
 	for it.Next(&key, &slot) {
-		var sc streamCounts
-		if err := x.slots.Lookup(slot, &sc); err != nil {
-			return c, fmt.Errorf("xdp: read counters of slot %d: %w", slot, err)
+		sc, err := x.slotCounts(slot)
+		if err != nil {
+			return c, err
 		}
 		var words []uint64
 		if final {
-			var err error
-			// Past max_seq too: see maxSeqSlack.
-			if words, err = x.words(slot, min(sc.MaxSeq+maxSeqSlack, x.o.SeqCapacity)); err != nil {
+			if words, err = x.words(slot, min(sc.MaxSeq, x.o.SeqCapacity)); err != nil {
 				return c, err
 			}
 		}
@@ -173,6 +166,23 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 		}
 	}
 	return c, nil
+}
+
+// slotCounts sums the CPUs' counters of slot; max_seq is the highest.
+func (x *xdpMethod) slotCounts(slot uint32) (streamCounts, error) {
+	var per []streamCounts
+	if err := x.counts.Lookup(slot, &per); err != nil {
+		return streamCounts{}, fmt.Errorf("xdp: read the per-CPU counters of slot %d: %w", slot, err)
+	}
+	var sc streamCounts
+	for _, p := range per {
+		sc.Received += p.Received
+		sc.MaxSeq = max(sc.MaxSeq, p.MaxSeq)
+		sc.Dups += p.Dups
+		sc.Reordered += p.Reordered
+		sc.Beyond += p.Beyond
+	}
+	return sc, nil
 }
 
 // words copies slot's sequence state for sequences [0, top] out of the

@@ -3,12 +3,16 @@
 package receiver
 
 import (
+	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 func skipUnlessRoot(t testing.TB) {
@@ -71,6 +75,73 @@ func TestXDPProgramMatchesTable(t *testing.T) {
 	}
 }
 
+// TestXDPProgramPerCPU runs one stream's frames through the program on
+// two CPUs (BPF_PROG_RUN runs on the calling thread's CPU): received and
+// duplicates are exact across CPUs, max_seq is the highest of all, and
+// reordered counts first copies that arrived after a higher sequence on
+// the same CPU.
+func TestXDPProgramPerCPU(t *testing.T) {
+	skipUnlessRoot(t)
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	x, err := loadXDP(mustOptions(t, Options{SeqCapacity: 1 << 10}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	for _, step := range []struct {
+		cpu  int
+		seqs []uint32
+	}{
+		{0, rng(1, 50)},
+		{1, rng(40, 60)},      // 40-50: duplicates of CPU 0's
+		{1, []uint32{55}},     // a duplicate on its own CPU
+		{1, []uint32{30}},     // late here, but a duplicate: not reordered
+		{1, []uint32{62, 61}}, // 61: reordered
+		{0, []uint32{51}},     // a duplicate of CPU 1's, in order here
+		{0, []uint32{63}},
+		{1, []uint32{70}},
+		{0, []uint32{65}}, // below CPU 1's 70, above CPU 0's 63: not reordered
+	} {
+		if err := runOnCPU(step.cpu, func() error {
+			for _, f := range streamFrames(testFrame{}, step.seqs) {
+				if _, err := x.prog.Run(&ebpf.RunOptions{Data: f}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := x.read(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []StreamReport{{Src: addrA, Dst: addrB, DstPort: 9, Received: 79, MaxSeq: 70, Duplicates: 14, Reordered: 1,
+		Missing: 5, MissingRanges: [][2]uint32{{64, 64}, {66, 69}}}}
+	if diff := cmp.Diff(want, c.streams, cmpAddr); diff != "" {
+		t.Errorf("streams (-want +got):\n%s", diff)
+	}
+}
+
+// runOnCPU runs f on a thread pinned to cpu.
+func runOnCPU(cpu int, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			errc <- fmt.Errorf("pin to cpu %d: %w", cpu, err)
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
 // TestAtomicEncoding: the fetch-or and fetch-add the program relies on
 // marshal to the kernel's immediates (see atomicFetch).
 func TestAtomicEncoding(t *testing.T) {
@@ -85,4 +156,125 @@ func TestAtomicEncoding(t *testing.T) {
 	if got := atomicImm(asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0)); got != 0 {
 		t.Errorf("atomic add: imm %#x, want 0", got)
 	}
+}
+
+// BenchmarkXDPProgram is the receiver program's cost per packet in the
+// kernel, without an interface: BPF_PROG_RUN repeats a driver program
+// that numbers the next packet (streams interleaved packet by packet,
+// each sequence sent repeats times, all in order) and tail-calls the
+// program under test; ns/op is per packet. "drop" is the driver plus a
+// program that only drops, "count" one that adds one to a per-CPU counter
+// and drops: subtract them for the receiver program's own cost.
+//
+//	go test -run XXX -bench XDPProgram -benchtime 20000000x ./receiver
+func BenchmarkXDPProgram(b *testing.B) {
+	skipUnlessRoot(b)
+	for _, bb := range []struct {
+		name             string
+		streams, repeats int
+		drop, count      bool
+	}{
+		{name: "drop", streams: 1, repeats: 1, drop: true},
+		{name: "count", streams: 1, repeats: 1, count: true},
+		{name: "one stream", streams: 1, repeats: 1},
+		{name: "four streams interleaved", streams: 4, repeats: 1},
+		{name: "repeats 4", streams: 1, repeats: 4},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			per := uint64(bb.streams * bb.repeats)
+			o := mustOptions(b, Options{SeqCapacity: uint64(b.N)/per + 64, Repeats: bb.repeats})
+			x, err := loadXDP(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.close()
+			target := x.prog
+			if bb.drop || bb.count {
+				insns := asm.Instructions{asm.Mov.Imm(asm.R0, xdpDrop), asm.Return()}
+				if bb.count { // percpu[0]++
+					insns = slices.Concat(asm.Instructions{asm.StoreImm(asm.RFP, -4, 0, asm.Word)}, lookup(x.percpu.FD(), -4),
+						asm.Instructions{asm.JEq.Imm(asm.R0, 0, "out")}, inc(asm.R0, 0), at("out", insns))
+				}
+				target, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "lr_bench_sink", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: insns})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer target.Close()
+			}
+			driver, n := benchDriver(b, target, bb.streams, bb.repeats)
+			if _, _, err := driver.Benchmark(testFrame{}.bytes(), b.N, b.ResetTimer); err != nil {
+				b.Fatal(err)
+			}
+			if bb.drop || bb.count {
+				return
+			}
+			var sent uint64
+			if err := n.Lookup(uint32(0), &sent); err != nil {
+				b.Fatal(err)
+			}
+			c, err := x.read(true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got uint64
+			for _, st := range c.streams {
+				got += st.Received
+				if st.Duplicates != 0 || st.Reordered != 0 || st.BeyondCapacity != 0 || st.Missing != 0 {
+					b.Fatalf("stream %+v", st)
+				}
+			}
+			if got != sent || uint64(len(c.streams)) != min(per/uint64(bb.repeats), sent) {
+				b.Fatalf("counted %d in %d streams, sent %d in %d", got, len(c.streams), sent, bb.streams)
+			}
+		})
+	}
+}
+
+// benchDriver returns BenchmarkXDPProgram's driver program, which writes
+// packet n's sequence (1 + n/(streams*repeats)) and UDP destination port
+// (9 + n%streams) into an untagged IPv4 test frame and tail-calls target,
+// and its counter n.
+func benchDriver(b *testing.B, target *ebpf.Program, streams, repeats int) (*ebpf.Program, *ebpf.Map) {
+	b.Helper()
+	n, err := ebpf.NewMap(&ebpf.MapSpec{Name: "lr_bench_n", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { n.Close() })
+	jump, err := ebpf.NewMap(&ebpf.MapSpec{Name: "lr_bench_jmp", Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { jump.Close() })
+	if err := jump.Put(uint32(0), target); err != nil {
+		b.Fatal(err)
+	}
+	const portOff = 14 + 20 + 2
+	insns := append(frameProlog(n.FD()),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.Mov.Reg(asm.R3, asm.R1),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord),
+		asm.Mov.Reg(asm.R3, asm.R1),
+		asm.Mod.Imm(asm.R3, int32(streams)),
+		asm.Add.Imm(asm.R3, 9),
+		asm.HostTo(asm.BE, asm.R3, asm.Half),
+		asm.StoreMem(asm.R2, portOff, asm.R3, asm.Half),
+		asm.Div.Imm(asm.R1, int32(streams*repeats)),
+		asm.Add.Imm(asm.R1, 1),
+		asm.HostTo(asm.BE, asm.R1, asm.Word),
+		asm.StoreMem(asm.R2, seqOff, asm.R1, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.LoadMapPtr(asm.R2, jump.FD()),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnTailCall.Call(),
+		asm.Mov.Imm(asm.R0, xdpDrop).WithSymbol("drop"),
+		asm.Return(),
+	)
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "lr_bench_drv", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: insns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { prog.Close() })
+	return prog, n
 }

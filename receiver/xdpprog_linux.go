@@ -21,13 +21,19 @@ const (
 // Layout of the XDP program's maps, shared with the Go side.
 const (
 	xdpKeySize = 36 // src[16], dst[16] (IPv4 as ::ffff:a.b.c.d), UDP dst port (network order), 2 pad
-	// slot counters: five u64, as streamCounts
+	// per-CPU slot counters: five u64, as streamCounts
 	slotReceived  = 0
 	slotMaxSeq    = 8
 	slotDups      = 16
 	slotReordered = 24
 	slotBeyond    = 32
 	slotSize      = 40
+	// per-CPU recent streams, direct-mapped by a hash of the key: the key
+	// (40 bytes, zero-padded) and its slot+1 (0: none yet)
+	lastSlot    = 40
+	lastSize    = 48
+	lastEntries = 8  // a power of two
+	lastShift   = 61 // 64 - log2(lastEntries)
 	// per-CPU counters
 	cpuOther    = 0
 	cpuOverflow = 1
@@ -39,18 +45,19 @@ const (
 	stNewSlot = -44 // u32 slot being inserted
 	stZero    = -48 // u32 0: the meta map's key
 	stWord    = -52 // u32 index into the sequence array
-	stSlot    = -56 // u32 slot: the slots map's key
+	stSlot    = -56 // u32 slot: the counters map's key
 	stCPUKey  = -60 // u32 index into the per-CPU counters
+	stLast    = -64 // u32 index into the recent streams
 )
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, slots, seqs, meta, percpu int // map FDs
-	maxStreams                         int
-	capacity                           uint64 // highest sequence tracked
-	wordsPerSlot                       uint64
-	repeats                            int
-	pass                               bool
+	streams, counts, seqs, meta, percpu, last int // map FDs
+	maxStreams                                int
+	capacity                                  uint64 // highest sequence tracked
+	wordsPerSlot                              uint64
+	repeats                                   int
+	pass                                      bool
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -77,12 +84,20 @@ func lookup(mapFD int, keyOff int16) asm.Instructions {
 	}
 }
 
-// atomicInc emits an atomic *(u64 *)(reg + off) += 1 (clobbers R1).
-func atomicInc(reg asm.Register, off int16) asm.Instructions {
+// inc emits *(u64 *)(reg + off) += 1, not atomic: for per-CPU values
+// (clobbers R1).
+func inc(reg asm.Register, off int16) asm.Instructions {
 	return asm.Instructions{
-		asm.Mov.Imm(asm.R1, 1),
-		asm.AddAtomic.Mem(reg, asm.R1, asm.DWord, off),
+		asm.LoadMem(asm.R1, reg, off, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(reg, off, asm.R1, asm.DWord),
 	}
+}
+
+// at labels the first of is with sym.
+func at(sym string, is asm.Instructions) asm.Instructions {
+	is[0] = is[0].WithSymbol(sym)
+	return is
 }
 
 // atomicFetch is bpfasm.AtomicFetch (cilium/ebpf v0.22 loses BPF_FETCH).
@@ -95,20 +110,31 @@ var atomicImm = bpfasm.Imm
 //
 //	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
 //	fragment) or IPv6 (next header UDP), UDP; no pktgen magic -> other
-//	key = {src, dst, dport}; slot = streams[key], or a new slot from
-//	  atomic meta[0]++ inserted with BPF_NOEXIST (on failure, look up
-//	  again: another CPU inserted it); slot >= maxStreams -> overflow
-//	c = &slots[slot]; atomic c->received++
-//	seq == 0 || seq > capacity -> c->max_seq = max(..); atomic c->beyond++
-//	late = seq < c->max_seq; if seq > c->max_seq: c->max_seq = seq (racy
-//	  when one stream is received on several CPUs at once)
-//	w = &seqs[slot*wordsPerSlot + seq/64]
-//	old = atomic_fetch_or(w, 1 << seq%64); old & bit -> atomic c->dups++
+//	key = {src, dst, dport}
+//	l = &last[hash(key) % 8] (per CPU); l->key == key && l->slot1 ->
+//	  slot = l->slot1-1
+//	else: slot = streams[key], or a new slot from atomic meta[0]++
+//	  inserted with BPF_NOEXIST (on failure, look up again: another CPU
+//	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
+//	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
+//	seq == 0 || seq > capacity -> c->max_seq = max(..); c->beyond++
+//	late = seq < c->max_seq; c->max_seq = max(..) (this CPU's)
+//	w = &seqs[slot*wordsPerSlot + seq/64] (shared by all CPUs)
+//	old = atomic_fetch_or(w, 1 << seq%64); old & bit -> c->dups++
 //	  (repeats: 16-bit lane counter with atomic_fetch_add; a lane already
 //	  at repeats is a duplicate and the add is undone)
-//	else if late: atomic c->reordered++
+//	else if late: c->reordered++
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
+//
+// The only atomic on the path of a test packet of a known stream is the
+// sequence state's fetch-or (fetch-add with repeats): duplicates are exact
+// across CPUs. Packets of a stream this CPU saw recently (all of them, with
+// up to a few streams per RX queue) skip the hash map: a small
+// direct-mapped per-CPU cache of streams answers. max_seq and reordered
+// are per CPU: reordered is "arrived after a higher sequence of the same
+// stream on the same CPU", as the AF_PACKET method counts it per ring; Go
+// takes the highest max_seq, which is then exact.
 func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	if p.wordsPerSlot > 1<<31-1 || p.maxStreams > 1<<31-1 {
 		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.wordsPerSlot)
@@ -209,12 +235,42 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R6, asm.R9, udpHdr+4, asm.Word),
 		asm.HostTo(asm.BE, asm.R6, asm.Word),
 	)
-	// Stream slot: R7.
-	addN(lookup(p.streams, stKey))
+	// Stream slot: R7. This CPU's recent streams first: entry
+	// (xor of the key's words) * 2^64/phi >> lastShift.
+	add(asm.LoadMem(asm.R1, asm.RFP, stKey, asm.DWord))
+	for off := int16(8); off < 40; off += 8 {
+		add(
+			asm.LoadMem(asm.R2, asm.RFP, stKey+off, asm.DWord),
+			asm.Xor.Reg(asm.R1, asm.R2),
+		)
+	}
+	add(
+		asm.LoadImm(asm.R2, -0x61c8864680b583eb, asm.DWord), // 0x9e3779b97f4a7c15
+		asm.Mul.Reg(asm.R1, asm.R2),
+		asm.RSh.Imm(asm.R1, lastShift),
+		asm.StoreMem(asm.RFP, stLast, asm.R1, asm.Word),
+	)
+	addN(lookup(p.last, stLast))
+	add(asm.JEq.Imm(asm.R0, 0, "lookup"))
+	for off := int16(0); off < 40; off += 8 {
+		add(
+			asm.LoadMem(asm.R1, asm.R0, off, asm.DWord),
+			asm.LoadMem(asm.R2, asm.RFP, stKey+off, asm.DWord),
+			asm.JNE.Reg(asm.R1, asm.R2, "lookup"),
+		)
+	}
+	add(
+		asm.LoadMem(asm.R7, asm.R0, lastSlot, asm.Word),
+		asm.JEq.Imm(asm.R7, 0, "lookup"),
+		asm.Sub.Imm(asm.R7, 1),
+		asm.Ja.Label("have"),
+	)
+	// The hash map, or a new slot.
+	addN(at("lookup", lookup(p.streams, stKey)))
 	add(
 		asm.JEq.Imm(asm.R0, 0, "alloc"),
 		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
-		asm.Ja.Label("have"),
+		asm.Ja.Label("fill"),
 		asm.StoreImm(asm.RFP, stZero, 0, asm.Word).WithSymbol("alloc"),
 	)
 	addN(lookup(p.meta, stZero))
@@ -232,21 +288,35 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.Add.Imm(asm.R3, stNewSlot),
 		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST
 		asm.FnMapUpdateElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "have"),
+		asm.JEq.Imm(asm.R0, 0, "fill"),
 	)
 	addN(lookup(p.streams, stKey)) // -EEXIST: another CPU won; or the map is full
 	add(
 		asm.JEq.Imm(asm.R0, 0, "overflow"),
 		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
-		asm.StoreMem(asm.RFP, stSlot, asm.R7, asm.Word).WithSymbol("have"),
 	)
-	// Slot counters: R8. R9 = late.
-	in = append(in, lookup(p.slots, stSlot)...)
+	// Remember the stream in its entry of this CPU's recent streams.
+	addN(at("fill", lookup(p.last, stLast)))
+	add(asm.JEq.Imm(asm.R0, 0, "have"))
+	for off := int16(0); off < 40; off += 8 {
+		add(
+			asm.LoadMem(asm.R1, asm.RFP, stKey+off, asm.DWord),
+			asm.StoreMem(asm.R0, off, asm.R1, asm.DWord),
+		)
+	}
+	add(
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, lastSlot, asm.R1, asm.Word),
+	)
+	// This CPU's counters of the slot: R8. R9 = late.
+	add(asm.StoreMem(asm.RFP, stSlot, asm.R7, asm.Word).WithSymbol("have"))
+	addN(lookup(p.counts, stSlot))
 	add(
 		asm.JEq.Imm(asm.R0, 0, "overflow"),
 		asm.Mov.Reg(asm.R8, asm.R0),
 	)
-	addN(atomicInc(asm.R8, slotReceived))
+	addN(inc(asm.R8, slotReceived))
 	add(
 		asm.JEq.Imm(asm.R6, 0, "beyond"),
 		asm.LoadImm(asm.R1, int64(p.capacity), asm.DWord),
@@ -304,18 +374,17 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		)
 	}
 	add(asm.JEq.Imm(asm.R9, 0, "verdict").WithSymbol("fresh"))
-	addN(atomicInc(asm.R8, slotReordered))
+	addN(inc(asm.R8, slotReordered))
 	add(asm.Ja.Label("verdict"))
-	add(asm.Mov.Imm(asm.R1, 1).WithSymbol("dup"), asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotDups))
+	addN(at("dup", inc(asm.R8, slotDups)))
 	add(asm.Ja.Label("verdict"))
 	// Beyond capacity (or sequence 0).
 	add(
 		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("beyond"),
 		asm.JGE.Reg(asm.R1, asm.R6, "beyond2"),
 		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
-		asm.Mov.Imm(asm.R1, 1).WithSymbol("beyond2"),
-		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotBeyond),
 	)
+	addN(at("beyond2", inc(asm.R8, slotBeyond)))
 	add(asm.Mov.Imm(asm.R0, verdict).WithSymbol("verdict"), asm.Return())
 	// Per-CPU counters: overflow (test packets of streams beyond the
 	// limit) and other (no pktgen header: always passed on).
@@ -325,13 +394,9 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	}{{"overflow", "verdict", cpuOverflow}, {"other", "pass", cpuOther}} {
 		add(asm.StoreImm(asm.RFP, stCPUKey, c.index, asm.Word).WithSymbol(c.label))
 		addN(lookup(p.percpu, stCPUKey))
-		add(
-			asm.JEq.Imm(asm.R0, 0, c.after),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-			asm.Add.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-			asm.Ja.Label(c.after),
-		)
+		add(asm.JEq.Imm(asm.R0, 0, c.after))
+		addN(inc(asm.R0, 0))
+		add(asm.Ja.Label(c.after))
 	}
 	add(asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"), asm.Return())
 	return in, nil
