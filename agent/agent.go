@@ -27,6 +27,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
 )
@@ -94,6 +95,11 @@ type Config struct {
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
 	MetricsAddr string
+	// Backend, when set, is the generator every send uses instead of the
+	// one "auto" or the coordinator's choice would pick: an embedding
+	// program's own generator, or a stand-in in tests that time the
+	// control plane without traffic.
+	Backend pktgen.Backend
 	// ThreadInit, when set, runs on a locked OS thread before anything that
 	// depends on the network namespace (interface lookups, the receiver,
 	// the userspace senders): tests use it to run an agent against a

@@ -700,7 +700,13 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 			return nil, status.Errorf(codes.InvalidArgument, "config.src_min: missing, and %s has no address of the destination's family", cfg.Device)
 		}
 	}
-	be, why, err := choose.Backend(req.Config.Backend, cfg.Device, choose.Options{Log: s.log, ThreadInit: s.cfg.ThreadInit})
+	var be pktgen.Backend
+	var why string
+	if s.cfg.Backend != nil {
+		be, why = s.cfg.Backend, "the agent's configured generator"
+	} else {
+		be, why, err = choose.Backend(req.Config.Backend, cfg.Device, choose.Options{Log: s.log, ThreadInit: s.cfg.ThreadInit})
+	}
 	switch {
 	case errors.Is(err, choose.ErrUnknown):
 		return nil, status.Errorf(codes.InvalidArgument, "config.backend: %v", err)

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -72,6 +73,7 @@ type Event struct {
 type Cluster struct {
 	serf *serf.Serf
 	log  hclog.Logger
+	join []string
 
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
@@ -130,7 +132,7 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
-	c := &Cluster{serf: s, log: cfg.Logger, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
+	c := &Cluster{serf: s, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
 	go c.loop(events)
 	n, err := s.Join(cfg.Join, true)
 	if n == 0 {
@@ -214,6 +216,46 @@ func (c *Cluster) Members() []Member {
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// Refresh exchanges the full member state with the members it joined
+// (serf's push-pull): news of many agents that joined a moment ago
+// arrives at once instead of by gossip, a few per round.
+func (c *Cluster) Refresh() {
+	if _, err := c.serf.Join(c.join, true); err != nil {
+		c.log.Debug("refresh the member list", "error", err)
+	}
+}
+
+// WaitAlive waits until at least n agents are alive, refreshing the
+// member list twice a second, and returns them.
+func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) ([]Member, error) {
+	deadline := time.Now().Add(timeout)
+	refresh := time.Now().Add(500 * time.Millisecond)
+	for {
+		ms := c.Members()
+		alive := 0
+		for _, m := range ms {
+			if m.Status == "alive" {
+				alive++
+			}
+		}
+		if alive >= n {
+			return ms, nil
+		}
+		if time.Now().After(deadline) {
+			return ms, fmt.Errorf("%d of %d agents alive after %s", alive, n, timeout)
+		}
+		if time.Now().After(refresh) {
+			c.Refresh()
+			refresh = time.Now().Add(500 * time.Millisecond)
+		}
+		select {
+		case <-ctx.Done():
+			return ms, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Close leaves the cluster gracefully and stops gossip.

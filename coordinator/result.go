@@ -11,19 +11,22 @@ const (
 
 // Result is what `linerate run --json` prints.
 type Result struct {
-	RunID       string    `json:"run_id"`
-	Status      string    `json:"status"`
-	Error       string    `json:"error,omitempty"`
-	FailedPhase string    `json:"failed_phase,omitempty"`
-	StartSkewUS float64   `json:"start_skew_us"`
-	Pattern     string    `json:"pattern"`
-	FrameSize   int       `json:"frame_size"`
-	RatePPS     uint64    `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished"`
-	Flows       []Flow    `json:"flows"`
-	Hosts       []Host    `json:"hosts"`
-	Warnings    []string  `json:"warnings,omitempty"`
+	RunID       string  `json:"run_id"`
+	Status      string  `json:"status"`
+	Error       string  `json:"error,omitempty"`
+	FailedPhase string  `json:"failed_phase,omitempty"`
+	StartSkewUS float64 `json:"start_skew_us"` // last sender start minus first
+	// Percentiles of how late each sender started after the instant.
+	StartOffsetP50US float64   `json:"start_offset_p50_us"`
+	StartOffsetP99US float64   `json:"start_offset_p99_us"`
+	Pattern          string    `json:"pattern"`
+	FrameSize        int       `json:"frame_size"`
+	RatePPS          uint64    `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	Started          time.Time `json:"started"`
+	Finished         time.Time `json:"finished"`
+	Flows            []Flow    `json:"flows"`
+	Hosts            []Host    `json:"hosts"`
+	Warnings         []string  `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
 	Lab any `json:"lab,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -629,52 +630,116 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 // Start call arrives before it, and measures the skew of the reported
 // start times.
 func (st *runState) start(ctx context.Context) error {
-	senders := st.senders()
-	lead := st.spec.StartLead
+	var starters []Starter
+	for _, n := range st.senders() {
+		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
+	}
+	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
+	if err != nil {
+		return err
+	}
+	for _, n := range st.senders() {
+		n.started = rep.Started[n.m.Name]
+		t := n.started.UTC()
+		n.host.StartedAt = &t
+	}
+	st.res.StartSkewUS, st.res.StartOffsetP50US, st.res.StartOffsetP99US = rep.SpreadUS, rep.P50US, rep.P99US
+	st.log.Debug("senders started", "spread_us", rep.SpreadUS, "p50_us", rep.P50US, "p99_us", rep.P99US)
+	return nil
+}
+
+// Starter is a configured sender to start.
+type Starter struct {
+	Name   string
+	Client lineratev1.AgentClient
+	Lease  string
+}
+
+// StartReport tells when each sender began against the common instant.
+type StartReport struct {
+	At      time.Time
+	Lead    time.Duration
+	Started map[string]time.Time
+	// SpreadUS is the start skew: last start minus first, µs. P50US and
+	// P99US are percentiles of each start's lateness after At.
+	SpreadUS, P50US, P99US float64
+}
+
+// StartAt starts every sender at one instant, lead ahead (0: ten times
+// the slowest round trip, at least 200 ms), and reports the skew. The
+// first failure is returned as a *failure naming the sender.
+func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Duration) (*StartReport, error) {
+	if callTimeout == 0 {
+		callTimeout = 30 * time.Second
+	}
 	if lead == 0 {
-		// Time a round trip to each sender; the instant is 10 RTTs (at
-		// least 200 ms) ahead.
 		var worst time.Duration
-		for _, n := range senders {
+		for _, s := range senders {
 			t0 := time.Now()
-			cctx, cancel := st.call(ctx)
-			_, err := n.c.Describe(cctx, &lineratev1.DescribeRequest{})
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			_, err := s.Client.Describe(cctx, &lineratev1.DescribeRequest{})
 			cancel()
 			if err != nil {
-				return &failure{agent: n.m.Name, phase: PhaseStart, err: fmt.Errorf("describe (timing the start): %w", err)}
+				return nil, &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("describe (timing the start): %w", err)}
 			}
 			worst = max(worst, time.Since(t0))
 		}
 		lead = max(200*time.Millisecond, 10*worst)
 	}
-	at := time.Now().Add(lead)
-	st.log.Debug("start scheduled", "at", at, "lead", lead)
-	err := st.each(ctx, senders, func(ctx context.Context, n *node) error {
-		cctx, cancel := context.WithTimeout(ctx, lead+st.r.CallTimeout)
-		defer cancel()
-		resp, err := n.c.Start(cctx, &lineratev1.StartRequest{LeaseId: n.lease, At: timestamppb.New(at)})
+	rep := &StartReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(senders))
+	for i, s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, lead+callTimeout)
+			defer cancel()
+			resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At)})
+			if err != nil {
+				errs[i] = &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("start: %w", err)}
+				return
+			}
+			mu.Lock()
+			rep.Started[s.Name] = resp.StartedAt.AsTime()
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil {
+		return nil, cause
+	}
+	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("start: %w", err)
+			return nil, err
 		}
-		n.started = resp.StartedAt.AsTime()
-		t := n.started.UTC()
-		n.host.StartedAt = &t
-		return nil
-	})
-	if err != nil {
-		return err
 	}
+	var late []float64
 	var first, last time.Time
-	for i, n := range senders {
-		if i == 0 || n.started.Before(first) {
-			first = n.started
+	for _, t := range rep.Started {
+		if first.IsZero() || t.Before(first) {
+			first = t
 		}
-		if i == 0 || n.started.After(last) {
-			last = n.started
+		if last.IsZero() || t.After(last) {
+			last = t
 		}
+		late = append(late, float64(t.Sub(rep.At).Nanoseconds())/1e3)
 	}
-	st.res.StartSkewUS = float64(last.Sub(first).Nanoseconds()) / 1e3
-	return nil
+	rep.SpreadUS = float64(last.Sub(first).Nanoseconds()) / 1e3
+	rep.P50US, rep.P99US = percentile(late, 50), percentile(late, 99)
+	return rep, nil
+}
+
+// percentile is the nearest-rank p-th percentile of v (0 for none).
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[min(max(rank, 1), len(s))-1]
 }
 
 // wait collects every sender's result: at the end of its count or

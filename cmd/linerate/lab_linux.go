@@ -230,25 +230,8 @@ func (a *app) labStart(ctx context.Context, lf *labFlags, keep bool) (*labSessio
 	}
 	s.dial = coordinator.TLSDialer(mtls.Options{Dir: s.conf.TLSDir, Name: lab.CoordinatorCert})
 	want := len(l.Hosts())
-	deadline := time.Now().Add(lf.readyTimeout)
-	for {
-		alive := 0
-		for _, m := range s.cluster.Members() {
-			if m.Status == "alive" {
-				alive++
-			}
-		}
-		if alive == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			return s, fmt.Errorf("lab %s: %d of %d agents in the cluster after %s", lf.name, alive, want, lf.readyTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return s, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if _, err := s.cluster.WaitAlive(ctx, want, lf.readyTimeout); err != nil {
+		return s, fmt.Errorf("lab %s: %w", lf.name, err)
 	}
 	a.log.Info("lab ready", "lab", lf.name, "agents", want, "dir", s.conf.Dir)
 	return s, nil
@@ -360,6 +343,13 @@ func (a *app) labDown(name string) error {
 		if err != nil {
 			errs = append(errs, err.Error())
 		}
+	}
+	links, err := lab.RemoveMgmtLinks(name)
+	if len(links) > 0 {
+		a.log.Info("removed management links", "links", links)
+	}
+	if err != nil {
+		errs = append(errs, err.Error())
 	}
 	removed, err := lab.RemoveLeftovers(prefix)
 	if len(removed) > 0 {

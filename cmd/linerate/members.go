@@ -49,29 +49,12 @@ func (a *app) members(ctx context.Context, f *membersFlags) error {
 	}
 	defer cl.Close()
 	t0 := time.Now()
+	ms, err := cl.WaitAlive(ctx, f.wait, f.timeout)
+	if err != nil {
+		return fmt.Errorf("members: %w", err)
+	}
+	a.log.Debug("members listed", "agents", len(ms), "after", time.Since(t0))
 	deadline := t0.Add(f.timeout)
-	alive := func(ms []coordinator.Member) int {
-		n := 0
-		for _, m := range ms {
-			if m.Status == "alive" {
-				n++
-			}
-		}
-		return n
-	}
-	ms := cl.Members()
-	for alive(ms) < f.wait {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("members: %d of %d agents alive after %s", alive(ms), f.wait, f.timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		ms = cl.Members()
-	}
-	a.log.Debug("members listed", "alive", alive(ms), "after", time.Since(t0))
 	if !f.noCheck {
 		ms = coordinator.Check(ctx, ms, dial, max(time.Until(deadline), time.Second))
 	}

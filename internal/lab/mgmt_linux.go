@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 
@@ -165,4 +166,25 @@ func (l *Lab) Truth() (Truth, error) {
 		t.SwitchPorts = append(t.SwitchPorts, p)
 	}
 	return t, nil
+}
+
+// RemoveMgmtLinks deletes the management link a crashed lab left in the
+// calling namespace (name "" = every lab's), and returns what it deleted.
+// Removing the lab's switch namespace deletes it too, but later.
+func RemoveMgmtLinks(name string) ([]string, error) {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	var removed []string
+	for _, l := range links {
+		n := l.Attrs().Name
+		if (name == "" && strings.HasPrefix(n, MgmtLinkName(""))) || (name != "" && n == MgmtLinkName(name)) {
+			if err := netlink.LinkDel(l); err != nil {
+				return removed, fmt.Errorf("delete management link %s: %w", n, err)
+			}
+			removed = append(removed, n)
+		}
+	}
+	return removed, nil
 }
