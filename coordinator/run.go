@@ -194,7 +194,20 @@ func (st *runState) finish(err error) {
 		res.Status, res.Error, res.FailedPhase = StatusFailed, err.Error(), st.currentPhase()
 	}
 	for _, n := range st.order {
-		res.Hosts = append(res.Hosts, *n.host)
+		h := *n.host
+		if h.IRQMap == nil {
+			h.IRQMap = []IRQPin{}
+		}
+		if h.SkippedIRQs == nil {
+			h.SkippedIRQs = []SkippedIRQ{}
+		}
+		res.Hosts = append(res.Hosts, h)
+	}
+	if res.Flows == nil {
+		res.Flows = []Flow{}
+	}
+	if res.Hosts == nil {
+		res.Hosts = []Host{}
 	}
 }
 

@@ -41,8 +41,12 @@ func labRun(t *testing.T, bin, name string, args ...string) *labResult {
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	out := stdout.String()
+	if slices.Contains(args, "--json-stream") {
+		out = checkStream(t, out)
+	}
 	var res labResult
-	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
 		t.Fatalf("lab run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
 	}
 	if err != nil && res.Status == coordinator.StatusOK {
@@ -53,6 +57,44 @@ func labRun(t *testing.T, bin, name string, args ...string) *labResult {
 	}
 	assertNoLab(t, name)
 	return &res
+}
+
+// checkStream checks `--json-stream` output: one JSON object per line,
+// every phase of a run in order, live samples of every agent, and the
+// result last; it returns the result line.
+func checkStream(t *testing.T, out string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var phases []string
+	agents := map[string]bool{}
+	for i, l := range lines {
+		var ev struct {
+			Event, Phase, Agent string
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, l)
+		}
+		switch ev.Event {
+		case "phase":
+			phases = append(phases, ev.Phase)
+		case "sample":
+			agents[ev.Agent] = true
+		case "result":
+			if i != len(lines)-1 {
+				t.Errorf("result on line %d of %d", i+1, len(lines))
+			}
+		default:
+			t.Errorf("line %d: event %q", i+1, ev.Event)
+		}
+	}
+	want := []string{"discover", "describe", "lease", "tune", "arm", "configure", "start", "run", "drain", "collect", "reconcile", "restore"}
+	if !slices.Equal(phases, want) {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+	if len(agents) == 0 {
+		t.Error("no live samples")
+	}
+	return lines[len(lines)-1]
 }
 
 // assertNoLab: no namespace, management link, directory or agent process
@@ -117,7 +159,7 @@ func TestLabRun(t *testing.T) {
 		}
 	})
 	t.Run("fan-in-3to1", func(t *testing.T) {
-		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000")
+		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000", "--json-stream")
 		exact(t, res, 3, 15000)
 	})
 	t.Run("mesh-2x2", func(t *testing.T) {
@@ -149,6 +191,14 @@ func TestLabRun(t *testing.T) {
 		}
 		if d := res.Lab.Drops(); lost != d || d != 24 {
 			t.Errorf("lost %d, the switch dropped %d (want 24 both)", lost, d)
+		}
+	})
+	t.Run("loss-random", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("r%d", id), "--senders", "1", "--receivers", "1", "--loss", "2", "--count", "20000", "--backend", "afpacket")
+		f := res.Flows[0]
+		// 2 % of 20 000: 400 expected, binomial σ ≈ 20.
+		if f.Lost < 250 || f.Lost > 550 || f.Lost != res.Lab.Drops() || f.LostNetwork != f.Lost {
+			t.Errorf("lost %d (network %d), switch dropped %d; want ≈ 400, equal, all in the network", f.Lost, f.LostNetwork, res.Lab.Drops())
 		}
 	})
 	t.Run("shaped", func(t *testing.T) {
