@@ -78,7 +78,6 @@ type node struct {
 	summary  *lineratev1.SenderSummary
 	report   *lineratev1.ReceiverReport
 	started  time.Time
-	sendErr  error
 	stopOnce sync.Once
 }
 
