@@ -67,6 +67,8 @@ type Flow struct {
 	L1BPS            float64 `json:"l1_bps"`
 	LineRatePct      float64 `json:"line_rate_pct"`
 	GeneratorLimited bool    `json:"generator_limited"`
+	OfferedPPS       float64 `json:"offered_pps,omitempty"` // requested; 0 = as fast as possible
+	AchievedPPS      float64 `json:"achieved_pps"`          // what the senders sent per second
 	// StreamDetail is every stream of the flow as both ends saw it.
 	StreamDetail []StreamResult `json:"stream_detail,omitempty"`
 }
@@ -110,5 +112,6 @@ func Reconcile(in FlowInput) Flow {
 		f.LineRatePct = 100 * f.L1BPS / (in.LinkSpeedMbps * 1e6)
 	}
 	f.GeneratorLimited = in.OfferedPPS > 0 && in.AchievedPPS < generatorTolerance*in.OfferedPPS
+	f.OfferedPPS, f.AchievedPPS = in.OfferedPPS, in.AchievedPPS
 	return f
 }

@@ -69,14 +69,14 @@ func TestReconcile(t *testing.T) {
 			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
 			in.OfferedPPS, in.AchievedPPS = 1_000_000, 500
 		},
-		want: Flow{Streams: 1, Sent: 1000, Received: 1000, GeneratorLimited: true},
+		want: Flow{Streams: 1, Sent: 1000, Received: 1000, GeneratorLimited: true, OfferedPPS: 1_000_000, AchievedPPS: 500},
 	}, {
 		name: "within 1 % of the offered rate is reached",
 		mod: func(in *FlowInput) {
 			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
 			in.OfferedPPS, in.AchievedPPS = 1000, 991
 		},
-		want: Flow{Streams: 1, Sent: 1000, Received: 1000},
+		want: Flow{Streams: 1, Sent: 1000, Received: 1000, OfferedPPS: 1000, AchievedPPS: 991},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

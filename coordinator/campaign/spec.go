@@ -1,0 +1,417 @@
+// Package campaign turns runs into campaigns: a YAML spec names the
+// agents, frame sizes, rates or a throughput search, durations and
+// repetitions; the campaign runs one trial (one coordinator run) after
+// another and records every trial in a results document.
+package campaign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// Spec is a campaign as written in YAML.
+type Spec struct {
+	Name    string   `yaml:"name"`
+	Agents  Agents   `yaml:"agents"`
+	Pattern string   `yaml:"pattern"`
+	Sizes   []Size   `yaml:"frame_sizes"`
+	IMIX    []Weight `yaml:"imix"`
+	Threads int      `yaml:"threads"`
+	// Rates are offered rates per flow for a sweep (search: none).
+	Rates    []Rate   `yaml:"rates"`
+	Search   Search   `yaml:"search"`
+	Duration Duration `yaml:"trial_duration"`
+	// Repetitions repeat each size's search (or sweep); the summary keeps
+	// the lowest throughput, the conservative answer.
+	Repetitions int      `yaml:"repetitions"`
+	Warmup      Duration `yaml:"warmup"`
+	Drain       Duration `yaml:"drain"`
+	Between     Between  `yaml:"between_trials"`
+	Backend     string   `yaml:"backend"`
+	Method      string   `yaml:"method"`
+	// Shortfall says what a trial whose senders did not reach the offered
+	// rate is: "invalid" (default: the generator's limit, never the
+	// device's loss) or "fail" (the path pushed back — a socket sender
+	// behind a shaped link is slowed, not dropped).
+	Shortfall string `yaml:"shortfall"`
+
+	lines map[string]int // field path → line in the YAML, for errors
+}
+
+// Agents are the run's senders and receivers, by name or by tag selector.
+type Agents struct {
+	Senders   []string          `yaml:"senders"`
+	Receivers []string          `yaml:"receivers"`
+	Select    map[string]string `yaml:"select"` // tag=value every selected agent carries (role decides sender/receiver)
+}
+
+// Size is a frame size including FCS, or the imix.
+type Size struct {
+	Bytes int  // 64 … 9018
+	IMIX  bool // the spec's imix
+}
+
+// Weight is one imix entry.
+type Weight struct {
+	Size   int `yaml:"size"`
+	Weight int `yaml:"weight"`
+}
+
+// DefaultIMIX is the common 7:4:1 of 64, 570 and 1518-byte frames.
+var DefaultIMIX = []Weight{{64, 7}, {570, 4}, {1518, 1}}
+
+// Rate is an offered rate per flow: packets per second, or a percentage
+// of the line rate of the slowest link for the frame size.
+type Rate struct {
+	PPS     float64
+	Percent float64
+}
+
+// PerFlow is r in packets per second for a line rate of linePPS.
+func (r Rate) PerFlow(linePPS float64) float64 {
+	if r.Percent > 0 {
+		return r.Percent / 100 * linePPS
+	}
+	return r.PPS
+}
+
+func (r Rate) String() string {
+	if r.Percent > 0 {
+		return strconv.FormatFloat(r.Percent, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(r.PPS, 'f', -1, 64) + "pps"
+}
+
+// Search is the throughput search of every frame size.
+type Search struct {
+	Type       string    `yaml:"type"`       // rfc2544 (default), ndr-pdr, none (sweep the rates)
+	LossGoal   float64   `yaml:"loss_goal"`  // rfc2544: the highest loss ratio that passes (default 0)
+	Goals      []float64 `yaml:"goals"`      // ndr-pdr: loss ratio goals (default 0 and 0.005)
+	Resolution Rate      `yaml:"resolution"` // stop when the bounds are this close (default 1%)
+	Min        Rate      `yaml:"min_rate"`   // default 1%
+	Max        Rate      `yaml:"max_rate"`   // default 100%
+	Initial    Duration  `yaml:"initial_duration"`
+	MaxTrials  int       `yaml:"max_trials"`
+}
+
+// Between is what happens between trials.
+type Between struct {
+	Pause Duration `yaml:"pause"` // idle time (default 1s): queues drain, counters settle
+}
+
+// Duration is a YAML duration ("10s", "1m30s").
+type Duration time.Duration
+
+// Search types.
+const (
+	SearchRFC2544 = "rfc2544"
+	SearchNDRPDR  = "ndr-pdr"
+	SearchNone    = "none"
+)
+
+// Parse reads and validates a spec. Errors name the line and the field.
+func Parse(data []byte) (*Spec, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("campaign spec: %w", err)
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("campaign spec: empty")
+	}
+	s := &Spec{lines: map[string]int{}}
+	index(root.Content[0], "", s.lines)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(s); err != nil {
+		return nil, fmt.Errorf("campaign spec: %w", cleanYAMLError(err))
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// index records the line of every mapping key and sequence item by path
+// ("search.resolution", "frame_sizes[2]").
+func index(n *yaml.Node, path string, lines map[string]int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			lines[p] = n.Content[i].Line
+			index(n.Content[i+1], p, lines)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			lines[p] = c.Line
+			index(c, p, lines)
+		}
+	}
+}
+
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var msgs []string
+		for _, e := range te.Errors {
+			msgs = append(msgs, strings.Replace(e, "in type campaign.Spec", "", 1))
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
+
+// errf is a validation error at a field, with its line when known.
+func (s *Spec) errf(field, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if l, ok := s.lines[field]; ok {
+		return fmt.Errorf("campaign spec: line %d: %s: %s", l, field, msg)
+	}
+	return fmt.Errorf("campaign spec: %s: %s", field, msg)
+}
+
+func (s *Spec) validate() error {
+	if s.Pattern == "" {
+		s.Pattern = coordinator.Pairwise
+	}
+	if !slices.Contains(coordinator.Patterns, s.Pattern) {
+		return s.errf("pattern", "%q: valid patterns are %s", s.Pattern, strings.Join(coordinator.Patterns, ", "))
+	}
+	a := s.Agents
+	if len(a.Select) == 0 && (len(a.Senders) == 0 || len(a.Receivers) == 0) {
+		return s.errf("agents", "name senders and receivers, or give a tag selector (select: {tag: value})")
+	}
+	if len(a.Select) > 0 && (len(a.Senders) > 0 || len(a.Receivers) > 0) {
+		return s.errf("agents.select", "a selector or names, not both")
+	}
+	if len(s.Sizes) == 0 {
+		return s.errf("frame_sizes", "missing: give frame sizes including FCS (e.g. [64, 512, 1518]) and/or imix")
+	}
+	for i, sz := range s.Sizes {
+		if !sz.IMIX && (sz.Bytes < 64 || sz.Bytes > 9018) {
+			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want 64-9018 bytes (Ethernet frame including FCS) or imix", sz.Bytes)
+		}
+	}
+	if len(s.IMIX) == 0 {
+		s.IMIX = DefaultIMIX
+	}
+	for i, w := range s.IMIX {
+		if w.Size < 64 || w.Size > 9018 || w.Weight < 1 {
+			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: want a size of 64-9018 and a weight of at least 1", w.Size, w.Weight)
+		}
+	}
+	if s.Threads < 0 || s.Threads > 1024 {
+		return s.errf("threads", "%d: want 0 (one per queue) to 1024", s.Threads)
+	}
+	switch s.Search.Type {
+	case "":
+		s.Search.Type = SearchRFC2544
+		if len(s.Rates) > 0 {
+			s.Search.Type = SearchNone
+		}
+	case SearchRFC2544, SearchNDRPDR, SearchNone:
+	default:
+		return s.errf("search.type", "%q: valid searches are rfc2544, ndr-pdr and none (sweep the rates)", s.Search.Type)
+	}
+	if s.Search.Type == SearchNone && len(s.Rates) == 0 {
+		return s.errf("rates", "missing: a sweep (search: none) needs offered rates, e.g. [10%%, 50%%, 100%%] or [100000, 200000]")
+	}
+	if s.Search.Type != SearchNone && len(s.Rates) > 0 {
+		return s.errf("rates", "a %s search finds the rates itself; give rates only with search type none", s.Search.Type)
+	}
+	for i, r := range s.Rates {
+		if err := r.check(); err != nil {
+			return s.errf(fmt.Sprintf("rates[%d]", i), "%v", err)
+		}
+	}
+	sr := &s.Search
+	if sr.LossGoal < 0 || sr.LossGoal >= 1 {
+		return s.errf("search.loss_goal", "%g: want a loss ratio from 0 to below 1 (0.001 = 0.1 %%)", sr.LossGoal)
+	}
+	if len(sr.Goals) == 0 {
+		sr.Goals = []float64{0, 0.005}
+	}
+	for i, g := range sr.Goals {
+		if g < 0 || g >= 1 {
+			return s.errf(fmt.Sprintf("search.goals[%d]", i), "%g: want a loss ratio from 0 to below 1", g)
+		}
+	}
+	defRate := func(r *Rate, pct float64) {
+		if *r == (Rate{}) {
+			r.Percent = pct
+		}
+	}
+	defRate(&sr.Resolution, 1)
+	defRate(&sr.Min, 1)
+	defRate(&sr.Max, 100)
+	for field, r := range map[string]Rate{"search.resolution": sr.Resolution, "search.min_rate": sr.Min, "search.max_rate": sr.Max} {
+		if err := r.check(); err != nil {
+			return s.errf(field, "%v", err)
+		}
+	}
+	if sr.Min.Percent > 0 && sr.Max.Percent > 0 && sr.Min.Percent >= sr.Max.Percent || sr.Min.PPS > 0 && sr.Max.PPS > 0 && sr.Min.PPS >= sr.Max.PPS {
+		return s.errf("search.min_rate", "%s is not below max_rate %s", sr.Min, sr.Max)
+	}
+	if sr.MaxTrials == 0 {
+		sr.MaxTrials = 30
+	}
+	if sr.MaxTrials < 1 || sr.MaxTrials > 1000 {
+		return s.errf("search.max_trials", "%d: want 1-1000", sr.MaxTrials)
+	}
+	if s.Duration == 0 {
+		s.Duration = Duration(10 * time.Second)
+	}
+	if s.Duration < Duration(100*time.Millisecond) || s.Duration > Duration(time.Hour) {
+		return s.errf("trial_duration", "%s: want 100ms to 1h", time.Duration(s.Duration))
+	}
+	if sr.Initial == 0 {
+		sr.Initial = Duration(min(time.Second, time.Duration(s.Duration)))
+	}
+	if sr.Initial > s.Duration {
+		return s.errf("search.initial_duration", "%s is longer than trial_duration %s", time.Duration(sr.Initial), time.Duration(s.Duration))
+	}
+	if s.Repetitions == 0 {
+		s.Repetitions = 1
+	}
+	if s.Repetitions < 1 || s.Repetitions > 100 {
+		return s.errf("repetitions", "%d: want 1-100", s.Repetitions)
+	}
+	if s.Warmup < 0 || s.Warmup > Duration(10*time.Minute) {
+		return s.errf("warmup", "%s: want 0 to 10m", time.Duration(s.Warmup))
+	}
+	if s.Drain == 0 {
+		s.Drain = Duration(time.Second)
+	}
+	if s.Drain < 0 || s.Drain > Duration(time.Minute) {
+		return s.errf("drain", "%s: want 0 to 1m", time.Duration(s.Drain))
+	}
+	if s.Between.Pause == 0 {
+		s.Between.Pause = Duration(time.Second)
+	}
+	if s.Between.Pause < 0 || s.Between.Pause > Duration(10*time.Minute) {
+		return s.errf("between_trials.pause", "%s: want 0 to 10m", time.Duration(s.Between.Pause))
+	}
+	switch s.Backend {
+	case "":
+		s.Backend = "auto"
+	case "auto", "kernel", "xdp", "afpacket":
+	default:
+		return s.errf("backend", "%q: valid backends are auto, kernel, xdp, afpacket", s.Backend)
+	}
+	if slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) && s.Backend != "kernel" {
+		return s.errf("frame_sizes", "imix needs backend: kernel (pktgen's imix_weights); the userspace generators send one size per run")
+	}
+	switch s.Method {
+	case "":
+		s.Method = "auto"
+	case "auto", "xdp", "afpacket":
+	default:
+		return s.errf("method", "%q: valid receiver methods are auto, xdp, afpacket", s.Method)
+	}
+	switch s.Shortfall {
+	case "":
+		s.Shortfall = "invalid"
+	case "invalid", "fail":
+	default:
+		return s.errf("shortfall", "%q: valid values are invalid (a generator-limited trial proves nothing) and fail (the path pushed back)", s.Shortfall)
+	}
+	return nil
+}
+
+func (r Rate) check() error {
+	switch {
+	case math.IsNaN(r.PPS) || math.IsNaN(r.Percent):
+		return fmt.Errorf("not a number")
+	case r.Percent > 0 && r.Percent > 100:
+		return fmt.Errorf("%s: a percentage of line rate above 100", r)
+	case r.Percent <= 0 && r.PPS <= 0:
+		return fmt.Errorf("%s: want a positive rate: packets per second (100000, 1.5e6) or a percentage of line rate (50%%)", r)
+	}
+	return nil
+}
+
+// UnmarshalYAML reads 64, "1518" or "imix".
+func (z *Size) UnmarshalYAML(n *yaml.Node) error {
+	if strings.EqualFold(n.Value, "imix") {
+		*z = Size{IMIX: true}
+		return nil
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: frame size %q: want bytes including FCS (64-9018) or imix", n.Line, n.Value)
+	}
+	*z = Size{Bytes: v}
+	return nil
+}
+
+func (z Size) String() string {
+	if z.IMIX {
+		return "imix"
+	}
+	return strconv.Itoa(z.Bytes)
+}
+
+// UnmarshalYAML reads 150000, 1.5e6, "1.5mpps", "200kpps" or "50%".
+func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseRate(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: rate %q: %v", n.Line, n.Value, err)
+	}
+	*r = v
+	return nil
+}
+
+// ParseRate reads a rate: packets per second (150000, 1.5e6, 200kpps,
+// 1.5mpps) or a percentage of line rate (50%).
+func ParseRate(s string) (Rate, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return Rate{}, fmt.Errorf("want a percentage such as 50%%")
+		}
+		return Rate{Percent: v}, nil
+	}
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		mult   float64
+	}{{"mpps", 1e6}, {"kpps", 1e3}, {"pps", 1}} {
+		if x, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(x), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return Rate{}, fmt.Errorf("want packets per second (150000, 1.5e6, 200kpps, 1.5mpps) or a percentage of line rate (50%%)")
+	}
+	return Rate{PPS: v * mult}, nil
+}
+
+// UnmarshalYAML reads "10s", "1m30s".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: duration %q: want a Go duration such as 500ms, 10s, 1m30s", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes durations back as text.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

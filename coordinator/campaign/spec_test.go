@@ -1,0 +1,90 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodSpec = `name: nic-qual
+agents:
+  senders: [s1, s2]
+  receivers: [r1, r2]
+pattern: pairwise
+frame_sizes: [64, 512, 1518]
+threads: 1
+search:
+  type: ndr-pdr
+  goals: [0, 0.001]
+  resolution: 0.5%
+  max_rate: 1.5mpps
+trial_duration: 2s
+repetitions: 2
+warmup: 1s
+between_trials:
+  pause: 500ms
+`
+
+func TestParseGood(t *testing.T) {
+	s, err := Parse([]byte(goodSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "nic-qual" || len(s.Sizes) != 3 || s.Sizes[2].Bytes != 1518 || s.Search.Type != SearchNDRPDR {
+		t.Errorf("spec %+v", s)
+	}
+	if s.Search.Resolution.Percent != 0.5 || s.Search.Max.PPS != 1.5e6 || s.Search.Min.Percent != 1 {
+		t.Errorf("rates: resolution %+v max %+v min %+v", s.Search.Resolution, s.Search.Max, s.Search.Min)
+	}
+	if time.Duration(s.Duration) != 2*time.Second || time.Duration(s.Search.Initial) != time.Second || time.Duration(s.Between.Pause) != 500*time.Millisecond {
+		t.Errorf("durations %v %v %v", s.Duration, s.Search.Initial, s.Between.Pause)
+	}
+	if s.Backend != "auto" || s.Shortfall != "invalid" || s.Repetitions != 2 || len(s.IMIX) != 3 {
+		t.Errorf("defaults: backend %s shortfall %s repetitions %d imix %v", s.Backend, s.Shortfall, s.Repetitions, s.IMIX)
+	}
+}
+
+func TestParseSweepDefaults(t *testing.T) {
+	s, err := Parse([]byte("agents: {senders: [a], receivers: [b]}\nframe_sizes: [64]\nrates: [10%, 200kpps, 1e5]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Search.Type != SearchNone || len(s.Rates) != 3 || s.Rates[0].Percent != 10 || s.Rates[1].PPS != 200000 || s.Rates[2].PPS != 1e5 {
+		t.Errorf("sweep %+v rates %+v", s.Search, s.Rates)
+	}
+	if got := s.Rates[0].PerFlow(1e6); got != 1e5 {
+		t.Errorf("10%% of 1 Mpps = %v", got)
+	}
+}
+
+// Every bad spec names its line and field and what would be valid.
+func TestParseErrorsNameLineAndField(t *testing.T) {
+	base := "agents: {senders: [a], receivers: [b]}\n"
+	for _, tc := range []struct {
+		spec, want string
+	}{
+		{base + "frame_sizes: [64, 40]\n", "line 2: frame_sizes[1]: 40: want 64-9018 bytes"},
+		{base + "frame_sizes: [64, jumbo]\n", `line 2: frame size "jumbo": want bytes including FCS`},
+		{base + "frame_sizes: [64]\nsearch:\n  type: linear\n", `line 4: search.type: "linear": valid searches are rfc2544, ndr-pdr and none`},
+		{base + "frame_sizes: [64]\nsearch:\n  max_rate: 150%\n", "line 4: search.max_rate: 150%: a percentage of line rate above 100"},
+		{base + "frame_sizes: [64]\nsearch:\n  resolution: fast\n", `line 4: rate "fast": want packets per second`},
+		{base + "frame_sizes: [64]\ntrial_duration: 10\n", `line 3: duration "10": want a Go duration`},
+		{base + "frame_sizes: [64]\ntrial_duraton: 10s\n", "line 3: field trial_duraton not found"},
+		{base + "frame_sizes: [64]\nrates: [10%]\nsearch: {type: rfc2544}\n", "line 3: rates: a rfc2544 search finds the rates itself"},
+		{base + "frame_sizes: [64]\nsearch: {type: none}\n", "rates: missing: a sweep"},
+		{base + "frame_sizes: [64]\npattern: star\n", `line 3: pattern: "star": valid patterns are`},
+		{base + "frame_sizes: [imix]\n", "line 2: frame_sizes: imix needs backend: kernel"},
+		{base + "frame_sizes: [64]\nsearch:\n  loss_goal: 2\n", "line 4: search.loss_goal: 2: want a loss ratio"},
+		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 50%\n  max_rate: 40%\n", "line 4: search.min_rate: 50% is not below max_rate 40%"},
+		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid`},
+		{"frame_sizes: [64]\n", "agents: name senders and receivers, or give a tag selector"},
+		{base, "frame_sizes: missing"},
+		{"", "campaign spec: empty"},
+		{base + "frame_sizes: [64\n", "campaign spec: yaml"},
+	} {
+		_, err := Parse([]byte(tc.spec))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("spec:\n%s\nerror %v\nwant it to contain %q", tc.spec, err, tc.want)
+		}
+	}
+}
