@@ -123,6 +123,19 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("run guest: build initramfs: %w", err)
 	}
 
+	res, err := g.boot(ctx, qemu, initrd, spec, mods, log)
+	if errors.Is(err, errLockup) {
+		log.Warn("the guest kernel locked up (a starved TCG vCPU on a busy host): booting it once more")
+		res, err = g.boot(ctx, qemu, initrd, spec, mods, log)
+	}
+	return res, err
+}
+
+// errLockup: the guest reported a soft lockup and was stopped early.
+var errLockup = errors.New("guest kernel soft lockup")
+
+// boot runs qemu once.
+func (g *Guest) boot(ctx context.Context, qemu, initrd string, spec *initSpec, mods []Module, log hclog.Logger) (*Result, error) {
 	args := g.qemuArgs(initrd)
 	timeout := g.Timeout
 	if timeout <= 0 {
@@ -133,7 +146,8 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	log.Debug("booting guest", "modules", moduleNames(mods), "timeout", timeout,
 		"cmd", qemu+" "+strings.Join(args, " "))
 
-	con := &consoleBuffer{log: log, tee: g.Console}
+	lockup := make(chan struct{})
+	con := &consoleBuffer{log: log, tee: g.Console, onLockup: func() { close(lockup); cancel() }}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.Stdin = nil // /dev/null: no monitor input
@@ -161,12 +175,23 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	switch {
 	case errors.Is(perr, ErrGuestSetup):
 		return res, fmt.Errorf("%s: %w%s", what, perr, tail)
+	case isClosed(lockup):
+		return res, fmt.Errorf("%s: %w: stopped after %s%s", what, errLockup, res.Duration.Round(time.Second), tail)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return res, fmt.Errorf("%s: %w after %s (timeout %s)%s%s", what, ErrTimeout, res.Duration.Round(time.Second), timeout, hint(res.Console), tail)
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("%s: %w%s", what, ctx.Err(), tail)
 	}
 	return res, fmt.Errorf("%s: %w (qemu %s)%s%s", what, ErrNoExit, exitText(runErr), hint(res.Console), tail)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func writeInitramfsFile(p string, spec *initSpec) error {
@@ -295,12 +320,23 @@ type consoleBuffer struct {
 	line []byte
 	log  hclog.Logger
 	tee  io.Writer
+	// onLockup is called (once) when the guest kernel reports a soft
+	// lockup: under TCG on an overloaded host a vCPU thread can starve
+	// for minutes, and the guest never recovers.
+	onLockup func()
 }
+
+// lockupSign is what the guest kernel's watchdog prints then.
+const lockupSign = "watchdog: BUG: soft lockup"
 
 func (c *consoleBuffer) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf.Write(p)
+	if c.onLockup != nil && bytes.Contains(c.buf.Bytes(), []byte(lockupSign)) {
+		c.onLockup()
+		c.onLockup = nil
+	}
 	if c.tee != nil {
 		_, _ = c.tee.Write(p)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
 	"io"
 	"os"
 	"path/filepath"
@@ -213,5 +214,20 @@ func TestCleanConsole(t *testing.T) {
 	in := "\x1bc\x1b[?7l\x1b[2J\x1b[0mSeaBIOS (version 1.16.2)\r\nBooting from ROM..\x1bc\x1b[?7l\x1b[2J@@m:start@@\r\nok\r\n"
 	if got, want := cleanConsole(in), "SeaBIOS (version 1.16.2)\nBooting from ROM..@@m:start@@\nok\n"; got != want {
 		t.Errorf("cleanConsole = %q, want %q", got, want)
+	}
+}
+
+// A soft lockup on the guest console stops the boot early (once).
+func TestConsoleLockup(t *testing.T) {
+	calls := 0
+	c := &consoleBuffer{log: hclog.NewNullLogger(), onLockup: func() { calls++ }}
+	c.Write([]byte("[ 1.0] booting\n[ 48.6] watchdog: BUG: soft lo"))
+	if calls != 0 {
+		t.Fatal("lockup reported before the whole sign arrived")
+	}
+	c.Write([]byte("ckup - CPU#1 stuck for 45s!\n"))
+	c.Write([]byte("[ 76.6] watchdog: BUG: soft lockup - CPU#1 stuck for 71s!\n"))
+	if calls != 1 {
+		t.Fatalf("onLockup called %d times, want 1", calls)
 	}
 }
