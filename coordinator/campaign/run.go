@@ -1,0 +1,391 @@
+package campaign
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"gopkg.in/yaml.v3"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/coordinator/search"
+)
+
+// Runner runs campaigns: every trial is one coordinator run.
+type Runner struct {
+	// Cluster lists the agents (names, roles, tags, link speeds).
+	Cluster interface{ Members() []coordinator.Member }
+	// Run performs one trial (coordinator.Runner.Run).
+	Run func(ctx context.Context, spec coordinator.Spec) (*coordinator.Result, error)
+	Log hclog.Logger
+	// OnEvent, when set, receives progress: trials, searches, sizes.
+	OnEvent func(Event)
+	// Version is the tool's version for the record.
+	Version string
+	// LineRatePPS, when set, replaces the line rate of a frame size (per
+	// flow) that rates in % and the search bounds refer to: the lab sets
+	// it to a shaped link's rate. Default: the slowest agent link.
+	LineRatePPS func(frameBytes int) float64
+}
+
+// Event is one progress report (`--json-stream`).
+type Event struct {
+	Event      string    `json:"event"` // trial, size, campaign
+	Time       time.Time `json:"time"`
+	Size       int       `json:"size,omitempty"`
+	Phase      string    `json:"phase,omitempty"`
+	N          int       `json:"n,omitempty"`
+	OfferedPPS float64   `json:"offered_pps,omitempty"`
+	LossRatio  float64   `json:"loss_ratio"`
+	Passed     bool      `json:"passed"`
+	Valid      bool      `json:"valid"`
+	BestPPS    float64   `json:"best_pps"`
+	SizesDone  int       `json:"sizes_done"`
+	SizesTotal int       `json:"sizes_total"`
+	Message    string    `json:"message,omitempty"`
+}
+
+// campaignRun is one campaign in progress.
+type campaignRun struct {
+	r         *Runner
+	spec      *Spec
+	doc       *results.Document
+	senders   []string
+	receivers []string
+	speedMbps int64
+	hosts     []coordinator.Host
+	lab       any
+	sizesDone int
+	best      float64
+}
+
+// NewID is a result id: sortable by time, unique.
+func NewID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run performs the campaign and returns its document (also when it ended
+// early: Status says so). raw is the spec as given, kept in the record.
+func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*results.Document, error) {
+	if r.Log == nil {
+		r.Log = hclog.NewNullLogger()
+	}
+	now := time.Now().UTC()
+	c := &campaignRun{r: r, spec: spec, doc: &results.Document{
+		Schema: results.Schema, ID: NewID(now), Kind: results.KindCampaign, Name: spec.Name, Created: now, Tool: r.Version,
+		Summary: []results.SizeResult{}, Trials: []results.Trial{}, Hosts: []results.Fingerprint{},
+	}}
+	if js, err := specJSON(raw); err == nil {
+		c.doc.Spec = js
+	}
+	if err := c.resolve(); err != nil {
+		return nil, err
+	}
+	err := c.run(ctx)
+	c.finish(err)
+	return c.doc, nil
+}
+
+// specJSON keeps the spec as given, as JSON.
+func specJSON(raw []byte) (json.RawMessage, error) {
+	var v any
+	if err := yaml.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// resolve finds the senders and receivers (names or selector) among the
+// cluster's alive members and the slowest link among them.
+func (c *campaignRun) resolve() error {
+	ms := c.r.Cluster.Members()
+	byName := map[string]coordinator.Member{}
+	for _, m := range ms {
+		byName[m.Name] = m
+	}
+	a := c.spec.Agents
+	if len(a.Select) > 0 {
+		for _, m := range ms {
+			if m.Status != "alive" || !matches(m, a.Select) {
+				continue
+			}
+			switch {
+			case m.Role == "sender":
+				c.senders = append(c.senders, m.Name)
+			case m.Role == "receiver":
+				c.receivers = append(c.receivers, m.Name)
+			}
+		}
+		sort.Strings(c.senders)
+		sort.Strings(c.receivers)
+		if len(c.senders) == 0 || len(c.receivers) == 0 {
+			return fmt.Errorf("campaign: agents.select %v: %d senders and %d receivers alive: want at least one of each", a.Select, len(c.senders), len(c.receivers))
+		}
+	} else {
+		c.senders, c.receivers = a.Senders, a.Receivers
+	}
+	if _, err := coordinator.Pairs(c.spec.Pattern, c.senders, c.receivers); err != nil {
+		return fmt.Errorf("campaign: %w", err)
+	}
+	for _, n := range append(append([]string{}, c.senders...), c.receivers...) {
+		m, ok := byName[n]
+		if !ok {
+			return fmt.Errorf("campaign: agent %s is not a member of the cluster", n)
+		}
+		if m.SpeedMb > 0 && (c.speedMbps == 0 || m.SpeedMb < c.speedMbps) {
+			c.speedMbps = m.SpeedMb
+		}
+	}
+	return nil
+}
+
+// matches: m carries every tag of sel (role, iface, numa, backend, … as
+// serf announces them).
+func matches(m coordinator.Member, sel map[string]string) bool {
+	tags := map[string]string{"name": m.Name, "role": m.Role, "iface": m.Iface, "numa": fmt.Sprint(m.NUMA),
+		"queues": fmt.Sprint(m.Queues), "speed": fmt.Sprint(m.SpeedMb), "backend": m.Backend, "version": m.Version}
+	for k, v := range sel {
+		if tags[k] != v && !(k == "role" && v == "sender" && m.Role == "both") {
+			return false
+		}
+	}
+	return true
+}
+
+// linePPS is the line rate per flow for a frame size (incl. FCS).
+func (c *campaignRun) linePPS(size int) (float64, error) {
+	if c.r.LineRatePPS != nil {
+		return c.r.LineRatePPS(size), nil
+	}
+	if c.speedMbps <= 0 {
+		return 0, fmt.Errorf("campaign: no agent announces its link speed: give rates and search bounds in packets per second, not %%")
+	}
+	return coordinator.MaxPPS(float64(c.speedMbps), float64(size-4)), nil
+}
+
+func (c *campaignRun) emit(e Event) {
+	e.Time = time.Now().UTC()
+	e.SizesDone, e.SizesTotal = c.sizesDone, len(c.spec.Sizes)
+	if c.r.OnEvent != nil {
+		c.r.OnEvent(e)
+	}
+}
+
+func (c *campaignRun) run(ctx context.Context) error {
+	for _, sz := range c.spec.Sizes {
+		size := sz.Bytes
+		if sz.IMIX {
+			return fmt.Errorf("campaign: imix frame sizes are not run yet: list the sizes instead")
+		}
+		line, err := c.linePPS(size)
+		if err != nil {
+			return err
+		}
+		var best *results.SizeResult
+		for rep := range c.spec.Repetitions {
+			c.best = 0
+			res, err := c.size(ctx, size, line, rep)
+			if err != nil {
+				return err
+			}
+			if best == nil || res.ThroughputPPS < best.ThroughputPPS {
+				best = res
+			}
+		}
+		c.doc.Summary = append(c.doc.Summary, *best)
+		c.sizesDone++
+		c.emit(Event{Event: "size", Size: size, BestPPS: best.ThroughputPPS, Message: best.Note})
+	}
+	return nil
+}
+
+// size searches (or sweeps) one frame size once.
+func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int) (*results.SizeResult, error) {
+	s := c.spec
+	first := s.Search.Max.PerFlow(line)
+	if s.Search.Type == SearchNone {
+		first = s.Rates[0].PerFlow(line)
+	}
+	if s.Warmup > 0 {
+		if _, err := c.trial(ctx, size, first, time.Duration(s.Warmup), "warmup", false); err != nil {
+			return nil, err
+		}
+	}
+	n0 := len(c.doc.Trials)
+	res := &results.SizeResult{Size: size}
+	switch s.Search.Type {
+	case SearchNone:
+		for _, rt := range s.Rates {
+			t, err := c.trial(ctx, size, rt.PerFlow(line), time.Duration(s.Duration), "sweep", true)
+			if err != nil {
+				return nil, err
+			}
+			if t.Passed && t.OfferedPPS > res.ThroughputPPS {
+				res.ThroughputPPS, res.LossRatio = t.OfferedPPS, t.LossRatio
+			}
+		}
+	default:
+		if err := c.search(ctx, size, line, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Trials = len(c.doc.Trials) - n0
+	pps := res.ThroughputPPS * float64(c.flows())
+	res.L1BPS = pps * float64(size+20) * 8
+	if line > 0 {
+		res.LineRatePct = 100 * res.ThroughputPPS / line
+	}
+	if rep > 0 {
+		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" repetition %d of %d", rep+1, s.Repetitions))
+	}
+	return res, nil
+}
+
+func (c *campaignRun) flows() int {
+	p, _ := coordinator.Pairs(c.spec.Pattern, c.senders, c.receivers)
+	return len(p)
+}
+
+// trial runs once at rate (per flow) and records it.
+func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.Duration, phase string, counted bool) (*results.Trial, error) {
+	if n := len(c.doc.Trials); n > 0 && c.spec.Between.Pause > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(c.spec.Between.Pause)):
+		}
+	}
+	s := c.spec
+	res, err := c.r.Run(ctx, coordinator.Spec{
+		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: size, Duration: d,
+		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("campaign: trial at %.0f pps, %d-byte frames: %w", rate, size, err)
+	}
+	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
+		DurationSec: d.Seconds(), RunID: res.RunID, Flows: res.Flows, Error: res.Error}
+	var achieved float64
+	for _, f := range res.Flows {
+		t.Sent += f.Sent
+		t.Received += f.Received
+		t.Lost += f.Lost
+		achieved += f.AchievedPPS
+		t.GeneratorLimited = t.GeneratorLimited || f.GeneratorLimited
+	}
+	if len(res.Flows) > 0 {
+		t.AchievedPPS = achieved / float64(len(res.Flows))
+	}
+	if t.Sent > 0 {
+		t.LossRatio = float64(t.Lost) / float64(t.Sent)
+	}
+	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == "fail")
+	t.Passed = t.Valid && t.LossRatio <= s.Search.LossGoal && !t.GeneratorLimited
+	if !counted {
+		t.Valid, t.Passed = false, false
+	}
+	c.doc.Trials = append(c.doc.Trials, t)
+	if len(res.Hosts) > 0 {
+		c.hosts = res.Hosts
+	}
+	if res.Lab != nil {
+		c.lab = res.Lab
+	}
+	if t.Passed && rate > c.best {
+		c.best = rate
+	}
+	c.emit(Event{Event: "trial", Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
+	c.r.Log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
+	return &t, nil
+}
+
+func (c *campaignRun) finish(err error) {
+	d := c.doc
+	d.Finished = time.Now().UTC()
+	d.Status = coordinator.StatusOK
+	if err != nil {
+		d.Status, d.Error = coordinator.StatusFailed, err.Error()
+		if len(d.Summary) > 0 {
+			d.Status = coordinator.StatusPartial
+		}
+	}
+	for _, h := range c.hosts {
+		d.Hosts = append(d.Hosts, results.Fingerprint{
+			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Driver: h.Driver, Iface: h.Iface, LinkSpeedMbps: h.LinkSpeedMbps,
+			NUMANode: h.NUMANode, IRQMap: h.IRQMap, Backend: h.Backend, Method: h.Method, Version: c.r.Version,
+		})
+	}
+	d.Lab = c.lab
+	c.emit(Event{Event: "campaign", Message: d.Status})
+}
+
+// search runs the spec's throughput search for one size: every trial
+// is a real run through trial; the search decides the rates.
+func (c *campaignRun) search(ctx context.Context, size int, line float64, res *results.SizeResult) error {
+	sr := c.spec.Search
+	opts := search.Options{
+		MaxPPS: sr.Max.PerFlow(line), MinPPS: sr.Min.PerFlow(line), Resolution: sr.Resolution.PerFlow(line),
+		Duration: time.Duration(c.spec.Duration), MaxTrials: sr.MaxTrials,
+	}
+	if sr.Type == SearchNDRPDR {
+		opts.Goals, opts.InitialDuration = sr.Goals, time.Duration(sr.Initial)
+	} else {
+		opts.LossGoal = sr.LossGoal
+	}
+	n0 := len(c.doc.Trials)
+	fn := func(ctx context.Context, rate float64, d time.Duration, phase string) (search.Outcome, error) {
+		t, err := c.trial(ctx, size, rate, d, phase, true)
+		if err != nil {
+			return search.Outcome{}, err
+		}
+		o := search.Outcome{OfferedPPS: rate, AchievedPPS: t.AchievedPPS, Sent: t.Sent, Received: t.Received, Lost: t.Lost,
+			LossRatio: t.LossRatio, GeneratorLimited: t.GeneratorLimited}
+		if t.Error != "" {
+			o.Err = errors.New(t.Error)
+		}
+		if c.spec.Shortfall == "fail" && t.GeneratorLimited {
+			// The path pushed back: what could not be offered counts
+			// against the device like loss.
+			o.GeneratorLimited = false
+			if rate > 0 {
+				o.LossRatio = max(o.LossRatio, 1-t.AchievedPPS/rate)
+			}
+		}
+		return o, nil
+	}
+	var r *search.Result
+	var err error
+	if sr.Type == SearchNDRPDR {
+		r, err = search.NDRPDR(ctx, opts, fn)
+	} else {
+		r, err = search.RFC2544(ctx, opts, fn)
+	}
+	if r != nil {
+		// The search's verdicts are the record's.
+		for i, st := range r.Trials {
+			if k := n0 + i; k < len(c.doc.Trials) {
+				c.doc.Trials[k].Valid, c.doc.Trials[k].Passed = st.Valid, st.Passed
+			}
+		}
+		lo := r.Goals[0]
+		res.ThroughputPPS, res.LossRatio, res.GeneratorLimited, res.Note = lo.RatePPS, lo.LossRatio, r.GeneratorLimited, strings.TrimSpace(r.Note+" "+lo.Note)
+		if sr.Type == SearchNDRPDR {
+			hi := r.Goals[len(r.Goals)-1]
+			res.NDRPPS, res.PDRPPS, res.PDRGoal = lo.RatePPS, hi.RatePPS, hi.Goal
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("campaign: %d-byte frames: %s search: %w", size, sr.Type, err)
+	}
+	return nil
+}

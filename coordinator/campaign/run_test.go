@@ -1,0 +1,212 @@
+package campaign
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+type members []coordinator.Member
+
+func (m members) Members() []coordinator.Member { return m }
+
+var lab2x2 = members{
+	{Name: "s1", Role: "sender", Status: "alive", SpeedMb: 10000, Iface: "data0"},
+	{Name: "s2", Role: "sender", Status: "alive", SpeedMb: 10000, Iface: "data0"},
+	{Name: "r1", Role: "receiver", Status: "alive", SpeedMb: 1000, Iface: "data0"},
+	{Name: "r2", Role: "receiver", Status: "alive", SpeedMb: 10000, Iface: "data0"},
+	{Name: "x1", Role: "receiver", Status: "failed", SpeedMb: 10, Iface: "data0"},
+}
+
+// dut is a simulated device under test: per flow it carries up to
+// limit(size) pps without loss and drops the excess; the senders reach
+// at most gen pps (0: any rate), or are slowed to the limit (pushback).
+type dut struct {
+	limit    func(size int) float64
+	gen      float64
+	pushback bool
+
+	mu    sync.Mutex
+	specs []coordinator.Spec
+}
+
+func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, error) {
+	d.mu.Lock()
+	d.specs = append(d.specs, s)
+	d.mu.Unlock()
+	pairs, _ := coordinator.Pairs(s.Pattern, s.Senders, s.Receivers)
+	res := &coordinator.Result{RunID: "run", Status: coordinator.StatusOK,
+		Hosts: []coordinator.Host{{Name: "s1", Role: "sender", Kernel: "6.1", Driver: "veth", LinkSpeedMbps: 10000}}}
+	secs := s.Duration.Seconds()
+	for _, p := range pairs {
+		achieved := float64(s.Rate)
+		if d.gen > 0 {
+			achieved = min(achieved, d.gen)
+		}
+		if d.pushback {
+			achieved = min(achieved, d.limit(s.FrameSize))
+		}
+		sent := uint64(achieved * secs)
+		carried := min(achieved, d.limit(s.FrameSize))
+		recv := uint64(carried * secs)
+		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
+			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.StreamCounts{{Sent: sent, Received: recv}},
+			DurationSec: secs, FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: achieved,
+		}))
+	}
+	return res, nil
+}
+
+func parse(t *testing.T, y string) *Spec {
+	t.Helper()
+	s, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runCampaign(t *testing.T, d *dut, y string, line func(int) float64) (*results.Document, []Event) {
+	t.Helper()
+	var mu sync.Mutex
+	var events []Event
+	r := &Runner{Cluster: lab2x2, Run: d.run, Version: "test", LineRatePPS: line,
+		OnEvent: func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
+	doc, err := r.RunCampaign(context.Background(), parse(t, y), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, events
+}
+
+func TestCampaignRFC2544(t *testing.T) {
+	// 60 % of the 1 Gb/s line rate for every size (r1 is the slowest link).
+	limit := func(size int) float64 { return 0.6 * coordinator.MaxPPS(1000, float64(size-4)) }
+	d := &dut{limit: limit}
+	doc, events := runCampaign(t, d, `name: q
+agents: {senders: [s1, s2], receivers: [r1, r2]}
+frame_sizes: [64, 1518]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+search: {resolution: 0.5%}
+`, nil)
+	if doc.Status != coordinator.StatusOK || doc.Schema != results.Schema || doc.Kind != results.KindCampaign || len(doc.Summary) != 2 {
+		t.Fatalf("doc %s %s %s, %d sizes: %s", doc.Status, doc.Schema, doc.Kind, len(doc.Summary), doc.Error)
+	}
+	for _, s := range doc.Summary {
+		line := coordinator.MaxPPS(1000, float64(s.Size-4))
+		if math.Abs(s.ThroughputPPS-limit(s.Size)) > 0.005*line || s.LineRatePct < 59 || s.LineRatePct > 61 || s.Trials < 3 || s.Trials > 12 {
+			t.Errorf("size %d: throughput %.0f (want %.0f ± %.0f), %.1f %% of line, %d trials", s.Size, s.ThroughputPPS, limit(s.Size), 0.005*line, s.LineRatePct, s.Trials)
+		}
+		if want := s.ThroughputPPS * 2 * float64(s.Size+20) * 8; math.Abs(s.L1BPS-want) > 1 {
+			t.Errorf("size %d: L1 %.0f, want %.0f (two flows)", s.Size, s.L1BPS, want)
+		}
+	}
+	if n := len(doc.Trials); n != doc.Summary[0].Trials+doc.Summary[1].Trials {
+		t.Errorf("%d trials recorded, summary counts %d", n, doc.Summary[0].Trials+doc.Summary[1].Trials)
+	}
+	first := d.specs[0]
+	if first.FrameSize != 64 || first.Rate != uint64(coordinator.MaxPPS(1000, 60)+0.5) || first.Pattern != "pairwise" || len(first.Senders) != 2 {
+		t.Errorf("first trial %+v", first)
+	}
+	if len(doc.Hosts) != 1 || doc.Hosts[0].Version != "test" || !strings.Contains(string(doc.Spec), `"frame_sizes":[64,1518]`) {
+		t.Errorf("hosts %+v spec %s", doc.Hosts, doc.Spec)
+	}
+	var trials, sizes int
+	for _, e := range events {
+		switch e.Event {
+		case "trial":
+			trials++
+		case "size":
+			sizes++
+		}
+	}
+	if trials != len(doc.Trials) || sizes != 2 || events[len(events)-1].Event != "campaign" {
+		t.Errorf("events: %d trials %d sizes, last %+v", trials, sizes, events[len(events)-1])
+	}
+}
+
+// A generator that cannot reach the rate is invalid, never loss — unless
+// the spec says the path pushes back (a shaped link slowing a socket
+// sender), where the shortfall fails the trial.
+func TestCampaignShortfall(t *testing.T) {
+	line := func(int) float64 { return 100000 }
+	spec := `agents: {senders: [s1], receivers: [r2]}
+frame_sizes: [64]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+search: {resolution: 1%}
+`
+	doc, _ := runCampaign(t, &dut{limit: func(int) float64 { return 1e9 }, gen: 70000}, spec, line)
+	s := doc.Summary[0]
+	if !s.GeneratorLimited || s.ThroughputPPS < 69000 || s.ThroughputPPS > 70000 {
+		t.Errorf("generator-limited at 70 kpps: %+v", s)
+	}
+	for _, tr := range doc.Trials {
+		if tr.GeneratorLimited && (tr.Valid || tr.Passed || tr.LossRatio != 0) {
+			t.Errorf("generator-limited trial counted: %+v", tr)
+		}
+	}
+	doc, _ = runCampaign(t, &dut{limit: func(int) float64 { return 52000 }, pushback: true}, spec+"shortfall: fail\n", line)
+	s = doc.Summary[0]
+	if s.GeneratorLimited || math.Abs(s.ThroughputPPS-52000) > 1000 {
+		t.Errorf("pushback at 52 kpps: %+v", s)
+	}
+}
+
+func TestCampaignSweepAndSelector(t *testing.T) {
+	d := &dut{limit: func(int) float64 { return 150000 }}
+	doc, _ := runCampaign(t, d, `agents: {select: {iface: data0}}
+frame_sizes: [512]
+rates: [50kpps, 100kpps, 200kpps]
+trial_duration: 100ms
+warmup: 50ms
+between_trials: {pause: 1ms}
+`, nil)
+	if len(d.specs) != 4 || d.specs[0].Duration.Milliseconds() != 50 {
+		t.Fatalf("%d runs (want warm-up + 3): %+v", len(d.specs), d.specs)
+	}
+	if got := strings.Join(d.specs[1].Senders, ",") + "→" + strings.Join(d.specs[1].Receivers, ","); got != "s1,s2→r1,r2" {
+		t.Errorf("selected %s (the failed x1 must not be)", got)
+	}
+	s := doc.Summary[0]
+	if s.ThroughputPPS != 100000 || s.Trials != 3 || doc.Trials[0].Phase != "warmup" || doc.Trials[0].Valid {
+		t.Errorf("sweep: %+v, first trial %+v", s, doc.Trials[0])
+	}
+}
+
+func TestCampaignNDRPDR(t *testing.T) {
+	// No loss up to 40 kpps, 0.2 % loss up to 60 kpps, then all the excess.
+	d := &dut{limit: func(int) float64 { return 60000 }}
+	run := d.run
+	knee := func(ctx context.Context, s coordinator.Spec) (*coordinator.Result, error) {
+		res, err := run(ctx, s)
+		for i := range res.Flows {
+			f := &res.Flows[i]
+			if s.Rate > 40000 && s.Rate <= 60000 {
+				f.Lost = f.Sent / 500
+				f.Received = f.Sent - f.Lost
+			}
+		}
+		return res, err
+	}
+	r := &Runner{Cluster: lab2x2, Run: knee, LineRatePPS: func(int) float64 { return 100000 }}
+	doc, err := r.RunCampaign(context.Background(), parse(t, `agents: {senders: [s1], receivers: [r2]}
+frame_sizes: [64]
+trial_duration: 200ms
+between_trials: {pause: 1ms}
+search: {type: ndr-pdr, initial_duration: 100ms, resolution: 1%}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Summary[0]
+	if math.Abs(s.NDRPPS-40000) > 1000 || math.Abs(s.PDRPPS-60000) > 1000 || s.NDRPPS > s.PDRPPS || s.PDRGoal != 0.005 {
+		t.Errorf("NDR %.0f (want 40k), PDR %.0f (want 60k), goal %v", s.NDRPPS, s.PDRPPS, s.PDRGoal)
+	}
+}
