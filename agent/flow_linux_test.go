@@ -42,7 +42,7 @@ func TestSendReceiveFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rd.Nic.Mac != p.B.MAC.String() || len(rd.Nic.DataIps) != 1 || rd.Nic.DataIps[0] != "198.18.0.2" || rd.Nic.Mtu == 0 ||
-		rd.Role != lineratev1.Role_ROLE_RECEIVER || len(rd.ReceiverMethods) == 0 || rd.Kernel == "" {
+		rd.Role != lineratev1.Role_ROLE_RECEIVER || len(rd.ReceiverMethods) == 0 || rd.Kernel == "" || rd.Nic.Driver != "veth" || rd.Nic.Model != "" {
 		t.Errorf("receiver describe: %v", rd)
 	}
 	sd, err := sc.Describe(ctx, &lineratev1.DescribeRequest{})

@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -98,4 +99,27 @@ func linkTxDropped(name string) (uint64, error) {
 		return st.TxDropped, nil
 	}
 	return 0, fmt.Errorf("read tx_dropped of %s: no statistics", name)
+}
+
+// driverInfo is what ethtool -i tells of a device.
+type driverInfo struct{ driver, firmware string }
+
+// ethtoolDriverInfo asks the named device's driver (ETHTOOL_GDRVINFO).
+func ethtoolDriverInfo(name string) (driverInfo, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
+	if err != nil {
+		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
+	}
+	cstr := func(b []byte) string {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		return string(b)
+	}
+	return driverInfo{driver: cstr(info.Driver[:]), firmware: cstr(info.Fw_version[:])}, nil
 }

@@ -17,3 +17,7 @@ func (hostNetOS) defaultRouteIfaces() ([]string, error)   { return nil, errNoNet
 func (hostNetOS) ifaceAddrs(string) ([]netip.Addr, error) { return nil, errNoNetlink }
 
 func linkTxDropped(string) (uint64, error) { return 0, errNoNetlink }
+
+type driverInfo struct{ driver, firmware string }
+
+func ethtoolDriverInfo(string) (driverInfo, error) { return driverInfo{}, errNoNetlink }

@@ -252,6 +252,14 @@ func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (
 		nic.Warnings = append(nic.Warnings, fmt.Sprintf("interface %s: %v", s.cfg.Iface, err))
 	}
 	nic.Mac, nic.DataIps, nic.Mtu = mac, ips, int32(mtu)
+	var drv driverInfo
+	if err := s.onThread(func() (err error) { drv, err = ethtoolDriverInfo(s.cfg.Iface); return err }); err == nil {
+		nic.Firmware = drv.firmware
+		if nic.Driver == "" {
+			nic.Driver = drv.driver // a virtual device: topology found none
+		}
+	}
+	nic.Model = s.pciModel(s.cfg.Iface)
 	host, _ := os.Hostname()
 	resp := &lineratev1.DescribeResponse{
 		HostName: host, Kernel: kernelRelease(), Version: s.cfg.Version, Role: roleToProto(s.cfg.Role),
@@ -263,6 +271,20 @@ func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (
 	}
 	s.mu.Unlock()
 	return resp, nil
+}
+
+// pciModel is the interface's PCI "vendor:device" from the host root's
+// sysfs ("" for a virtual device).
+func (s *service) pciModel(iface string) string {
+	var ids []string
+	for _, f := range []string{"vendor", "device"} {
+		b, err := os.ReadFile(pathJoin(s.cfg.Root, "/sys/class/net/"+iface+"/device/"+f))
+		if err != nil {
+			return ""
+		}
+		ids = append(ids, strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"))
+	}
+	return strings.Join(ids, ":")
 }
 
 // ---- leases

@@ -39,6 +39,9 @@ type Host struct {
 	Kernel        string       `json:"kernel"`
 	Iface         string       `json:"iface"`
 	Driver        string       `json:"driver"`
+	Firmware      string       `json:"firmware,omitempty"`
+	Model         string       `json:"model,omitempty"` // PCI vendor:device
+	PCI           string       `json:"pci,omitempty"`
 	NUMANode      int          `json:"numa_node"`
 	LinkSpeedMbps int64        `json:"link_speed_mbps"`
 	IRQMap        []IRQPin     `json:"irq_map"`

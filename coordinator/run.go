@@ -398,6 +398,7 @@ func (st *runState) describe(ctx context.Context, n *node) error {
 	h.Kernel = d.Kernel
 	if nic := d.Nic; nic != nil {
 		h.Iface, h.Driver, h.NUMANode, h.LinkSpeedMbps = nic.Iface, nic.Driver, int(nic.NumaNode), nic.LinkSpeedMbps
+		h.Firmware, h.Model, h.PCI = nic.Firmware, nic.Model, nic.Pci
 		n.mac = nic.Mac
 		for _, s := range nic.Skipped {
 			h.SkippedIRQs = append(h.SkippedIRQs, SkippedIRQ{IRQ: int(s.Irq), Name: s.Name, Reason: s.Reason})

@@ -321,7 +321,8 @@ func (c *campaignRun) finish(err error) {
 	}
 	for _, h := range c.hosts {
 		d.Hosts = append(d.Hosts, results.Fingerprint{
-			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Driver: h.Driver, Iface: h.Iface, LinkSpeedMbps: h.LinkSpeedMbps,
+			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Driver: h.Driver, Firmware: h.Firmware, NIC: strings.TrimSpace(h.Model + " " + h.PCI),
+			Iface: h.Iface, LinkSpeedMbps: h.LinkSpeedMbps,
 			NUMANode: h.NUMANode, IRQMap: h.IRQMap, Backend: h.Backend, Method: h.Method, Version: c.r.Version,
 		})
 	}

@@ -358,8 +358,13 @@ type Nic struct {
 	Mac string `protobuf:"bytes,10,opt,name=mac,proto3" json:"mac,omitempty"`
 	// Addresses on the interface that traffic may be sent to, without
 	// prefix length ("198.18.0.2", "2001:db8::2").
-	DataIps       []string `protobuf:"bytes,11,rep,name=data_ips,json=dataIps,proto3" json:"data_ips,omitempty"`
-	Mtu           int32    `protobuf:"varint,12,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	DataIps []string `protobuf:"bytes,11,rep,name=data_ips,json=dataIps,proto3" json:"data_ips,omitempty"`
+	Mtu     int32    `protobuf:"varint,12,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// The driver's firmware version (ethtool's fw_version), "" when it has
+	// none (virtual devices).
+	Firmware string `protobuf:"bytes,13,opt,name=firmware,proto3" json:"firmware,omitempty"`
+	// The PCI vendor:device ID ("8086:1592"), "" for a virtual device.
+	Model         string `protobuf:"bytes,14,opt,name=model,proto3" json:"model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -476,6 +481,20 @@ func (x *Nic) GetMtu() int32 {
 		return x.Mtu
 	}
 	return 0
+}
+
+func (x *Nic) GetFirmware() string {
+	if x != nil {
+		return x.Firmware
+	}
+	return ""
+}
+
+func (x *Nic) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
 }
 
 // NicQueue is one queue IRQ as the host has it now.
@@ -3657,7 +3676,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03nic\x18\x05 \x01(\v2\x10.linerate.v1.NicR\x03nic\x12\x1a\n" +
 	"\bbackends\x18\x06 \x03(\tR\bbackends\x12)\n" +
 	"\x10receiver_methods\x18\a \x03(\tR\x0freceiverMethods\x12,\n" +
-	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\"\xe6\x02\n" +
+	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\"\x98\x03\n" +
 	"\x03Nic\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x16\n" +
 	"\x06driver\x18\x02 \x01(\tR\x06driver\x12\x10\n" +
@@ -3672,7 +3691,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03mac\x18\n" +
 	" \x01(\tR\x03mac\x12\x19\n" +
 	"\bdata_ips\x18\v \x03(\tR\adataIps\x12\x10\n" +
-	"\x03mtu\x18\f \x01(\x05R\x03mtu\"\xaa\x01\n" +
+	"\x03mtu\x18\f \x01(\x05R\x03mtu\x12\x1a\n" +
+	"\bfirmware\x18\r \x01(\tR\bfirmware\x12\x14\n" +
+	"\x05model\x18\x0e \x01(\tR\x05model\"\xaa\x01\n" +
 	"\bNicQueue\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\x05R\x05queue\x12\x10\n" +
 	"\x03irq\x18\x02 \x01(\x05R\x03irq\x12\x12\n" +
