@@ -1,0 +1,21 @@
+package campaign
+
+import (
+	"os"
+	"testing"
+)
+
+// The example in the repository stays valid.
+func TestExampleSpec(t *testing.T) {
+	raw, err := os.ReadFile("../../examples/campaign.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sizes) != 7 || s.Search.Type != SearchRFC2544 || s.Repetitions != 2 {
+		t.Errorf("example: %+v", s)
+	}
+}
