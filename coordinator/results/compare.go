@@ -1,0 +1,392 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// DefaultThreshold: B is flagged as a regression when it is worse than A
+// by more than 2 %.
+const DefaultThreshold = 0.02
+
+// epsilon keeps a change of exactly the threshold from being flagged by
+// floating-point noise.
+const epsilon = 1e-9
+
+// Ref names a compared document.
+type Ref struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Name    string    `json:"name,omitempty"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Tool    string    `json:"tool_version"`
+}
+
+// Comparison is B measured against A (A is the reference: the earlier
+// qualification, the known-good NIC or driver).
+type Comparison struct {
+	A Ref `json:"a"`
+	B Ref `json:"b"`
+	// Threshold is the fraction by which B may be worse before it is
+	// flagged (0.02 = 2 %).
+	Threshold float64 `json:"threshold"`
+	// Sizes are the frame sizes both documents measured, in size order.
+	Sizes []SizeDelta `json:"sizes"`
+	// OnlyA and OnlyB are the sizes (Key) measured by one side only.
+	OnlyA []string `json:"only_a"`
+	OnlyB []string `json:"only_b"`
+	// Hosts are the hosts whose fingerprints differ, or that took part
+	// on one side only.
+	Hosts []HostDiff `json:"hosts"`
+	// Spec lists the top-level spec fields that differ ("spec" when the
+	// specs are not both JSON objects): the two did not ask the same.
+	Spec []string `json:"spec_differs"`
+	// Regression: some size of B is worse than A beyond the threshold.
+	Regression bool `json:"regression"`
+}
+
+// SizeDelta is one frame size in both documents. Deltas are B − A;
+// percentages are of A.
+type SizeDelta struct {
+	Size         int     `json:"size"`
+	Label        string  `json:"label,omitempty"`
+	ThroughputA  float64 `json:"throughput_pps_a"`
+	ThroughputB  float64 `json:"throughput_pps_b"`
+	DeltaPPS     float64 `json:"delta_pps"`
+	DeltaPct     float64 `json:"delta_pct"` // 0 when A is 0
+	LineRatePctA float64 `json:"line_rate_pct_a"`
+	LineRatePctB float64 `json:"line_rate_pct_b"`
+	LossA        float64 `json:"loss_ratio_a"`
+	LossB        float64 `json:"loss_ratio_b"`
+	LossDelta    float64 `json:"loss_ratio_delta"`
+	// NDR and PDR are there when either side has them.
+	NDR *RateDelta `json:"ndr,omitempty"`
+	PDR *RateDelta `json:"pdr,omitempty"`
+	// GeneratorLimitedA/B: that side's throughput is only a lower bound.
+	GeneratorLimitedA bool `json:"generator_limited_a,omitempty"`
+	GeneratorLimitedB bool `json:"generator_limited_b,omitempty"`
+	Regression        bool `json:"regression"`
+	// Why says what made it a regression (and what to keep in mind).
+	Why []string `json:"why,omitempty"`
+}
+
+// Key names the size as SizeResult.Key does.
+func (s SizeDelta) Key() string { return SizeResult{Size: s.Size, Label: s.Label}.Key() }
+
+// RateDelta compares one rate (NDR or PDR) of both sides.
+type RateDelta struct {
+	A        float64 `json:"a_pps"`
+	B        float64 `json:"b_pps"`
+	DeltaPPS float64 `json:"delta_pps"`
+	DeltaPct float64 `json:"delta_pct"`
+}
+
+// HostDiff is a host whose fingerprint differs between A and B. Hosts
+// are matched by name; hosts left over are paired by role in name order
+// (the same bench with renamed hosts). A or B is empty for a host on one
+// side only.
+type HostDiff struct {
+	A      string      `json:"a"`
+	B      string      `json:"b"`
+	Role   string      `json:"role"`
+	Fields []FieldDiff `json:"fields,omitempty"`
+}
+
+// FieldDiff is one fingerprint field that differs.
+type FieldDiff struct {
+	Field string `json:"field"` // the fingerprint's JSON key
+	A     string `json:"a"`
+	B     string `json:"b"`
+	// Detail, for the IRQ map: the pins that changed.
+	Detail string `json:"detail,omitempty"`
+}
+
+func refOf(d *Document) Ref {
+	return Ref{ID: d.ID, Kind: d.Kind, Name: d.Name, Status: d.Status, Created: d.Created, Tool: d.Tool}
+}
+
+// Compare measures b against a, per frame size, flagging a size as a
+// regression when b is worse by more than threshold (a fraction; ≤ 0
+// means DefaultThreshold): its throughput, NDR or PDR lower by more than
+// threshold of a's, or its loss ratio higher by more than threshold (in
+// absolute terms: 0.02 = 2 % more of the packets lost). Sizes on one
+// side only are listed, not flagged. Host fingerprints that differ are
+// listed: a regression usually comes with a new kernel, driver,
+// firmware, NIC, link speed or IRQ map.
+func Compare(a, b *Document, threshold float64) *Comparison {
+	if threshold <= 0 {
+		threshold = DefaultThreshold
+	}
+	c := &Comparison{A: refOf(a), B: refOf(b), Threshold: threshold, Sizes: []SizeDelta{}, OnlyA: []string{}, OnlyB: []string{}, Hosts: []HostDiff{}, Spec: []string{}}
+	rowsA, rowsB := a.Rows(), b.Rows()
+	byKey := map[string]SizeResult{}
+	for _, r := range rowsB {
+		byKey[r.Key()] = r
+	}
+	seen := map[string]bool{}
+	for _, ra := range rowsA {
+		rb, ok := byKey[ra.Key()]
+		seen[ra.Key()] = true
+		if !ok {
+			c.OnlyA = append(c.OnlyA, ra.Key())
+			continue
+		}
+		d := compareSize(ra, rb, threshold)
+		c.Regression = c.Regression || d.Regression
+		c.Sizes = append(c.Sizes, d)
+	}
+	for _, rb := range rowsB {
+		if !seen[rb.Key()] {
+			c.OnlyB = append(c.OnlyB, rb.Key())
+		}
+	}
+	sort.SliceStable(c.Sizes, func(i, j int) bool { return sizeLess(c.Sizes[i].Size, c.Sizes[j].Size) })
+	c.Hosts = compareHosts(a.Hosts, b.Hosts)
+	c.Spec = compareSpec(a.Spec, b.Spec)
+	return c
+}
+
+// sizeLess orders frame sizes ascending, mixes (0) last.
+func sizeLess(a, b int) bool {
+	if (a == 0) != (b == 0) {
+		return b == 0
+	}
+	return a < b
+}
+
+func pct(delta, of float64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * delta / of
+}
+
+func compareSize(a, b SizeResult, threshold float64) SizeDelta {
+	d := SizeDelta{
+		Size: a.Size, Label: a.Label,
+		ThroughputA: a.ThroughputPPS, ThroughputB: b.ThroughputPPS,
+		DeltaPPS:     b.ThroughputPPS - a.ThroughputPPS,
+		LineRatePctA: a.LineRatePct, LineRatePctB: b.LineRatePct,
+		LossA: a.LossRatio, LossB: b.LossRatio, LossDelta: b.LossRatio - a.LossRatio,
+		GeneratorLimitedA: a.GeneratorLimited, GeneratorLimitedB: b.GeneratorLimited,
+	}
+	d.DeltaPct = pct(d.DeltaPPS, a.ThroughputPPS)
+	worse := func(what string, ra, rb float64) {
+		if ra > 0 && (ra-rb)/ra > threshold+epsilon {
+			d.Regression = true
+			d.Why = append(d.Why, fmt.Sprintf("%s %.2f%% lower", what, 100*(ra-rb)/ra))
+		}
+	}
+	worse("throughput", a.ThroughputPPS, b.ThroughputPPS)
+	if a.NDRPPS > 0 || b.NDRPPS > 0 {
+		d.NDR = &RateDelta{A: a.NDRPPS, B: b.NDRPPS, DeltaPPS: b.NDRPPS - a.NDRPPS, DeltaPct: pct(b.NDRPPS-a.NDRPPS, a.NDRPPS)}
+		if b.NDRPPS > 0 {
+			worse("NDR", a.NDRPPS, b.NDRPPS)
+		}
+	}
+	if a.PDRPPS > 0 || b.PDRPPS > 0 {
+		d.PDR = &RateDelta{A: a.PDRPPS, B: b.PDRPPS, DeltaPPS: b.PDRPPS - a.PDRPPS, DeltaPct: pct(b.PDRPPS-a.PDRPPS, a.PDRPPS)}
+		if b.PDRPPS > 0 {
+			worse("PDR", a.PDRPPS, b.PDRPPS)
+		}
+	}
+	if d.LossDelta > threshold+epsilon {
+		d.Regression = true
+		d.Why = append(d.Why, fmt.Sprintf("loss ratio up %.4g points", 100*d.LossDelta))
+	}
+	if d.Regression && b.GeneratorLimited {
+		d.Why = append(d.Why, "B was generator-limited: its senders, not the device, may be what got slower")
+	}
+	if a.PDRGoal != b.PDRGoal && (a.PDRPPS > 0 || b.PDRPPS > 0) {
+		d.Why = append(d.Why, fmt.Sprintf("PDR goals differ (%g vs %g)", a.PDRGoal, b.PDRGoal))
+	}
+	return d
+}
+
+// compareHosts matches hosts by name, then the rest by role in name
+// order, and returns those that differ or are unmatched.
+func compareHosts(a, b []Fingerprint) []HostDiff {
+	sorted := func(hs []Fingerprint) []Fingerprint {
+		out := append([]Fingerprint(nil), hs...)
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out
+	}
+	a, b = sorted(a), sorted(b)
+	usedB := make([]bool, len(b))
+	pairB := make([]int, len(a))
+	for i := range a {
+		pairB[i] = -1
+		for j := range b {
+			if !usedB[j] && b[j].Name == a[i].Name {
+				pairB[i], usedB[j] = j, true
+				break
+			}
+		}
+	}
+	for i := range a {
+		if pairB[i] >= 0 {
+			continue
+		}
+		for j := range b {
+			if !usedB[j] && b[j].Role == a[i].Role {
+				pairB[i], usedB[j] = j, true
+				break
+			}
+		}
+	}
+	out := []HostDiff{}
+	for i, ha := range a {
+		if pairB[i] < 0 {
+			out = append(out, HostDiff{A: ha.Name, Role: ha.Role})
+			continue
+		}
+		hb := b[pairB[i]]
+		if f := diffFingerprint(ha, hb); len(f) > 0 || ha.Name != hb.Name {
+			out = append(out, HostDiff{A: ha.Name, B: hb.Name, Role: ha.Role, Fields: f})
+		}
+	}
+	for j, hb := range b {
+		if !usedB[j] {
+			out = append(out, HostDiff{B: hb.Name, Role: hb.Role})
+		}
+	}
+	return out
+}
+
+func diffFingerprint(a, b Fingerprint) []FieldDiff {
+	var out []FieldDiff
+	add := func(field, va, vb string) {
+		if va != vb {
+			out = append(out, FieldDiff{Field: field, A: va, B: vb})
+		}
+	}
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	add("role", a.Role, b.Role)
+	add("kernel", a.Kernel, b.Kernel)
+	add("driver", a.Driver, b.Driver)
+	add("firmware", a.Firmware, b.Firmware)
+	add("nic", a.NIC, b.NIC)
+	add("iface", a.Iface, b.Iface)
+	add("link_speed_mbps", itoa(a.LinkSpeedMbps), itoa(b.LinkSpeedMbps))
+	add("numa_node", itoa(int64(a.NUMANode)), itoa(int64(b.NUMANode)))
+	add("backend", a.Backend, b.Backend)
+	add("method", a.Method, b.Method)
+	if ma, mb := FormatIRQMap(a.IRQMap), FormatIRQMap(b.IRQMap); ma != mb {
+		out = append(out, FieldDiff{Field: "irq_map", A: ma, B: mb, Detail: irqDetail(a.IRQMap, b.IRQMap)})
+	}
+	add("tool_version", a.Version, b.Version)
+	return out
+}
+
+// pinKey identifies a pin across runs: its queue and direction.
+func pinKey(p coordinator.IRQPin) string {
+	k := "q" + strconv.Itoa(p.Queue)
+	if p.Dir != "" {
+		k += "/" + p.Dir
+	}
+	return k
+}
+
+func sortedPins(pins []coordinator.IRQPin) []coordinator.IRQPin {
+	out := append([]coordinator.IRQPin(nil), pins...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Queue != out[j].Queue {
+			return out[i].Queue < out[j].Queue
+		}
+		if out[i].Dir != out[j].Dir {
+			return out[i].Dir < out[j].Dir
+		}
+		return out[i].IRQ < out[j].IRQ
+	})
+	return out
+}
+
+// FormatIRQMap prints an IRQ map compactly, by queue:
+// "q0:irq57→cpu2 q1/rx:irq58→cpu3"; "-" when empty.
+func FormatIRQMap(pins []coordinator.IRQPin) string {
+	if len(pins) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(pins))
+	for _, p := range sortedPins(pins) {
+		parts = append(parts, fmt.Sprintf("%s:irq%d→cpu%d", pinKey(p), p.IRQ, p.CPU))
+	}
+	return strings.Join(parts, " ")
+}
+
+// irqDetail names the queues whose pin changed, appeared or went.
+func irqDetail(a, b []coordinator.IRQPin) string {
+	index := func(pins []coordinator.IRQPin) (map[string]coordinator.IRQPin, []string) {
+		m := map[string]coordinator.IRQPin{}
+		var keys []string
+		for _, p := range sortedPins(pins) {
+			k := pinKey(p)
+			if _, dup := m[k]; !dup {
+				keys = append(keys, k)
+			}
+			m[k] = p
+		}
+		return m, keys
+	}
+	ma, ka := index(a)
+	mb, kb := index(b)
+	var parts []string
+	for _, k := range ka {
+		pa := ma[k]
+		pb, ok := mb[k]
+		switch {
+		case !ok:
+			parts = append(parts, fmt.Sprintf("%s only in A (irq%d→cpu%d)", k, pa.IRQ, pa.CPU))
+		case pa.CPU != pb.CPU || pa.IRQ != pb.IRQ:
+			parts = append(parts, fmt.Sprintf("%s irq%d→cpu%d became irq%d→cpu%d", k, pa.IRQ, pa.CPU, pb.IRQ, pb.CPU))
+		}
+	}
+	for _, k := range kb {
+		if _, ok := ma[k]; !ok {
+			pb := mb[k]
+			parts = append(parts, fmt.Sprintf("%s only in B (irq%d→cpu%d)", k, pb.IRQ, pb.CPU))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// compareSpec lists the top-level fields of two specs that differ.
+func compareSpec(a, b json.RawMessage) []string {
+	out := []string{}
+	if len(a) == 0 && len(b) == 0 {
+		return out
+	}
+	var ma, mb map[string]any
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil || ma == nil || mb == nil {
+		var ca, cb bytes.Buffer
+		_ = json.Compact(&ca, a)
+		_ = json.Compact(&cb, b)
+		if !bytes.Equal(ca.Bytes(), cb.Bytes()) {
+			out = append(out, "spec")
+		}
+		return out
+	}
+	keys := map[string]bool{}
+	for k := range ma {
+		keys[k] = true
+	}
+	for k := range mb {
+		keys[k] = true
+	}
+	for k := range keys {
+		if !reflect.DeepEqual(ma[k], mb[k]) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,228 @@
+package results
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// fcsBytes: RFC 2544 sizes count the FCS, pktgen's and MaxPPS's do not.
+const fcsBytes = 4
+
+// Key names a summary row: its frame size ("64"), or for a mix its
+// label ("imix 7:4:1"), or "imix".
+func (r SizeResult) Key() string {
+	if r.Size > 0 {
+		return strconv.Itoa(r.Size)
+	}
+	if r.Label != "" {
+		return r.Label
+	}
+	return "imix"
+}
+
+// Rows is the document's summary, one row per frame size: Summary, or
+// for a run document stored without one, the row RunSummary derives
+// from its run.
+func (d *Document) Rows() []SizeResult {
+	if len(d.Summary) > 0 || d.Run == nil {
+		return d.Summary
+	}
+	return []SizeResult{RunSummary(d.Run)}
+}
+
+// AllTrials is the document's trials: Trials, or for a run document
+// stored without any, the one trial RunTrial derives from its run.
+func (d *Document) AllTrials() []Trial {
+	if len(d.Trials) > 0 || d.Run == nil {
+		return d.Trials
+	}
+	return []Trial{RunTrial(d.Run)}
+}
+
+// ThroughputTrialOf returns the trial that set r's throughput: the one
+// r.ThroughputTrial names, or (documents that do not say) the valid,
+// passed trial of r's size with the highest offered rate, the latest on
+// a tie. nil when there is none.
+func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
+	trials := d.AllTrials()
+	if r.ThroughputTrial > 0 {
+		for i := range trials {
+			if trials[i].N == r.ThroughputTrial {
+				return &trials[i]
+			}
+		}
+	}
+	var best *Trial
+	for i := range trials {
+		t := &trials[i]
+		if t.Size != r.Size || !t.Valid || !t.Passed {
+			continue
+		}
+		if best == nil || t.OfferedPPS >= best.OfferedPPS {
+			best = t
+		}
+	}
+	return best
+}
+
+// LineRatePPS is the theoretical maximum, in frames per second summed
+// over flows, for frames of frameBytes (Ethernet frame with FCS, as the
+// summary counts it) sent as equal-rate flows between hosts: each
+// host's link carries the flows that start or end there, so a flow can
+// go no faster than MaxPPS(link) / flows on its busiest link, and the
+// total is that times the number of flows. For pairwise flows over equal
+// links this is coordinator.MaxPPS(slowest link) × flows; fan-in and
+// fan-out are bound by the shared link. Without flows it is the slowest
+// link times the number of sender hosts (at least one). 0 when no host
+// knows its link speed.
+func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes int) float64 {
+	if frameBytes <= fcsBytes {
+		return 0
+	}
+	frame := float64(frameBytes - fcsBytes)
+	speed := make(map[string]int64, len(hosts))
+	slowest := int64(0)
+	senders := 0
+	for _, h := range hosts {
+		if h.LinkSpeedMbps > 0 {
+			speed[h.Name] = h.LinkSpeedMbps
+			if slowest == 0 || h.LinkSpeedMbps < slowest {
+				slowest = h.LinkSpeedMbps
+			}
+		}
+		if h.Role == "sender" {
+			senders++
+		}
+	}
+	if slowest == 0 {
+		return 0
+	}
+	if len(flows) == 0 {
+		return coordinator.MaxPPS(float64(slowest), frame) * float64(max(senders, 1))
+	}
+	count := map[string]int{}
+	for _, f := range flows {
+		count[f.Sender]++
+		count[f.Receiver]++
+	}
+	perFlow := math.Inf(1)
+	for name, n := range count {
+		if s, ok := speed[name]; ok {
+			perFlow = math.Min(perFlow, coordinator.MaxPPS(float64(s), frame)/float64(n))
+		}
+	}
+	if math.IsInf(perFlow, 1) {
+		// No flow's host knows its speed: the slowest link per flow.
+		perFlow = coordinator.MaxPPS(float64(slowest), frame)
+	}
+	return perFlow * float64(len(flows))
+}
+
+// FingerprintOf is the fingerprint of a run's host. Firmware and NIC
+// model are not in a run's host report; the caller adds them when known.
+func FingerprintOf(h coordinator.Host) Fingerprint {
+	irqs := h.IRQMap
+	if irqs == nil {
+		irqs = []coordinator.IRQPin{}
+	}
+	return Fingerprint{
+		Name:          h.Name,
+		Role:          h.Role,
+		Kernel:        h.Kernel,
+		Driver:        h.Driver,
+		Iface:         h.Iface,
+		LinkSpeedMbps: h.LinkSpeedMbps,
+		NUMANode:      h.NUMANode,
+		IRQMap:        irqs,
+		Backend:       h.Backend,
+		Method:        h.Method,
+	}
+}
+
+// FromRun makes the document of one run (kind run): id, times, status
+// and error from the result, one summary row (RunSummary), one trial
+// (RunTrial), a fingerprint per host, and the result itself under
+// "run". The caller adds Name, Spec and Tool (and fingerprints'
+// firmware, NIC model and tool version when it knows them).
+func FromRun(res *coordinator.Result) *Document {
+	d := &Document{
+		Schema:   Schema,
+		ID:       res.RunID,
+		Kind:     KindRun,
+		Created:  res.Started,
+		Finished: res.Finished,
+		Status:   res.Status,
+		Error:    res.Error,
+		Summary:  []SizeResult{RunSummary(res)},
+		Trials:   []Trial{RunTrial(res)},
+		Hosts:    make([]Fingerprint, 0, len(res.Hosts)),
+		Run:      res,
+	}
+	for _, h := range res.Hosts {
+		d.Hosts = append(d.Hosts, FingerprintOf(h))
+	}
+	return d
+}
+
+// RunSummary is a run's summary row: its frame size, the received rate
+// summed over flows as the throughput (a run does not search: this is
+// what the offered load achieved), L1 rate, % of LineRatePPS, and the
+// loss ratio over all flows.
+func RunSummary(res *coordinator.Result) SizeResult {
+	r := SizeResult{Size: res.FrameSize, Trials: 1, ThroughputTrial: 1}
+	var sent, lost uint64
+	for _, f := range res.Flows {
+		r.ThroughputPPS += f.PPS
+		r.L1BPS += f.L1BPS
+		sent += f.Sent
+		lost += f.Lost
+		r.GeneratorLimited = r.GeneratorLimited || f.GeneratorLimited
+	}
+	if sent > 0 {
+		r.LossRatio = float64(lost) / float64(sent)
+	}
+	hosts := make([]Fingerprint, 0, len(res.Hosts))
+	for _, h := range res.Hosts {
+		hosts = append(hosts, FingerprintOf(h))
+	}
+	if top := LineRatePPS(hosts, res.Flows, res.FrameSize); top > 0 {
+		r.LineRatePct = 100 * r.ThroughputPPS / top
+	}
+	if res.RatePPS > 0 {
+		r.Note = "run at " + FormatPPS(float64(res.RatePPS)) + " per flow"
+	} else {
+		r.Note = "run as fast as possible"
+	}
+	return r
+}
+
+// RunTrial is a run as the one trial of its document. The send window
+// is recovered from the flows (distinct received / pps); the achieved
+// rate is the mean over flows of sent / window. It is valid when the run
+// ended ok and no flow was generator-limited, and passed when nothing
+// was lost.
+func RunTrial(res *coordinator.Result) Trial {
+	t := Trial{N: 1, Size: res.FrameSize, OfferedPPS: float64(res.RatePPS), RunID: res.RunID, Error: res.Error, Flows: res.Flows}
+	limited := false
+	for _, f := range res.Flows {
+		t.Sent += f.Sent
+		t.Received += f.Received
+		t.Lost += f.Lost
+		limited = limited || f.GeneratorLimited
+		if t.DurationSec == 0 && f.PPS > 0 {
+			t.DurationSec = float64(f.Received-min(f.Duplicates, f.Received)) / f.PPS
+		}
+	}
+	if t.Sent > 0 {
+		t.LossRatio = float64(t.Lost) / float64(t.Sent)
+	}
+	if t.DurationSec > 0 && len(res.Flows) > 0 {
+		t.AchievedPPS = float64(t.Sent) / t.DurationSec / float64(len(res.Flows))
+	}
+	t.GeneratorLimited = limited
+	t.Valid = res.Status == coordinator.StatusOK && !limited
+	t.Passed = t.Valid && t.Lost == 0
+	return t
+}

@@ -1,0 +1,206 @@
+// Package resultstest makes realistic result documents for tests: a
+// campaign of 64, 512 and 1518-byte frames searched with RFC 2544 over
+// two pairwise flows between four 10 GbE hosts, and a single run. The
+// numbers are computed the way the coordinator computes them
+// (coordinator.Reconcile), so they balance; times and ids are fixed, so
+// reports of them can be golden files.
+package resultstest
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// Start is when the test campaign started.
+var Start = time.Date(2026, 12, 1, 3, 15, 0, 0, time.UTC)
+
+// CampaignID is the test campaign's id.
+const CampaignID = "20261201T031500Z-3f9a1c"
+
+// LinkMbps is every test host's link speed.
+const LinkMbps = 10000
+
+// Capacity is the device under test's forwarding limit per flow, as a
+// fraction of line rate, by frame size: it drops what is offered above
+// it. 512 and 1518-byte frames pass at line rate.
+var Capacity = map[int]float64{64: 0.83, 512: 1, 1518: 1}
+
+const trialSec = 10
+
+// Hosts are the four hosts: senders s1, s2 on NUMA node 0 and receivers
+// r1, r2 on node 1, each an X710 (i40e) with four queue IRQs pinned 1:1.
+func Hosts() []results.Fingerprint {
+	host := func(name, role string, node, irq0, cpu0 int, backend, method string) results.Fingerprint {
+		iface := "ens801f0"
+		pins := make([]coordinator.IRQPin, 4)
+		for q := range pins {
+			pins[q] = coordinator.IRQPin{Queue: q, IRQ: irq0 + q, CPU: cpu0 + 2*q, Name: fmt.Sprintf("i40e-%s-TxRx-%d", iface, q), Dir: "txrx"}
+		}
+		return results.Fingerprint{
+			Name: name, Role: role, Kernel: "6.1.0-28-amd64", Driver: "i40e",
+			Firmware: "9.20 0x8000d8c5 1.3353.0", NIC: "0000:3b:00.0 Intel Ethernet Controller X710 for 10GbE SFP+",
+			Iface: iface, LinkSpeedMbps: LinkMbps, NUMANode: node, IRQMap: pins,
+			Backend: backend, Method: method, Version: "v0.4.0",
+		}
+	}
+	return []results.Fingerprint{
+		host("s1", "sender", 0, 57, 2, "kernel", ""),
+		host("s2", "sender", 0, 57, 2, "kernel", ""),
+		host("r1", "receiver", 1, 88, 1, "", "xdp"),
+		host("r2", "receiver", 1, 88, 1, "", "xdp"),
+	}
+}
+
+// flows reconciles the two pairwise flows of a trial offered `offered`
+// pps per flow to a device that forwards at most capacity pps per flow.
+func flows(size int, offered, capacity float64) []coordinator.Flow {
+	var out []coordinator.Flow
+	for i, pair := range [][2]string{{"s1", "r1"}, {"s2", "r2"}} {
+		sent := uint64(offered * trialSec)
+		recv := sent
+		if offered > capacity {
+			recv = uint64(capacity * trialSec)
+		}
+		// Flow 2's receiver host drops a few under overload: host loss,
+		// not network loss.
+		var hostDrops uint64
+		if i == 1 && recv < sent {
+			hostDrops = (sent - recv) / 100
+		}
+		out = append(out, coordinator.Reconcile(coordinator.FlowInput{
+			Sender: pair[0], Receiver: pair[1],
+			Streams:           []coordinator.StreamCounts{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			ReceiverHostDrops: hostDrops,
+			DurationSec:       trialSec,
+			FrameBytes:        float64(size - 4),
+			LinkSpeedMbps:     LinkMbps,
+			OfferedPPS:        offered,
+			AchievedPPS:       offered,
+		}))
+	}
+	return out
+}
+
+// Campaign is a complete RFC 2544 campaign document: per size a binary
+// search from 100 % of line rate down to the device's capacity, then a
+// confirmation trial at the throughput found.
+func Campaign() *results.Document {
+	hosts := Hosts()
+	spec, _ := json.Marshal(map[string]any{
+		"name": "x710-lab-qualification", "agents": []string{"s1", "s2", "r1", "r2"}, "pattern": "pairwise",
+		"sizes": []int{64, 512, 1518}, "search": "rfc2544", "loss_goal": 0, "pdr_goal": 0.005,
+		"duration": "10s", "resolution": "1%",
+	})
+	d := &results.Document{
+		Schema: results.Schema, ID: CampaignID, Kind: results.KindCampaign, Name: "x710-lab-qualification",
+		Created: Start, Tool: "v0.4.0", Status: "ok", Spec: spec, Hosts: hosts,
+		Summary: []results.SizeResult{}, Trials: []results.Trial{},
+	}
+	n := 0
+	for _, size := range []int{64, 512, 1518} {
+		line := coordinator.MaxPPS(LinkMbps, float64(size-4))
+		capacity := Capacity[size] * line
+		steps := []struct {
+			phase string
+			frac  float64
+		}{{"initial", 1}}
+		if Capacity[size] < 1 {
+			steps = append(steps, []struct {
+				phase string
+				frac  float64
+			}{{"binary", 0.5}, {"binary", 0.75}, {"binary", 0.875}, {"binary", 0.8125}, {"binary", 0.84375}}...)
+		}
+		best := -1
+		for _, st := range steps {
+			n++
+			t := trial(n, size, st.phase, st.frac*line, capacity)
+			if t.Passed && (best < 0 || t.OfferedPPS > d.Trials[best].OfferedPPS) {
+				best = len(d.Trials)
+			}
+			d.Trials = append(d.Trials, t)
+		}
+		n++
+		confirm := trial(n, size, "confirm", d.Trials[best].OfferedPPS, capacity)
+		d.Trials = append(d.Trials, confirm)
+		row := results.SizeResult{Size: size, Trials: len(steps) + 1, ThroughputTrial: confirm.N, LossRatio: confirm.LossRatio, NDRPPS: 0}
+		for _, f := range confirm.Flows {
+			row.ThroughputPPS += f.PPS
+			row.L1BPS += f.L1BPS
+		}
+		row.LineRatePct = 100 * row.ThroughputPPS / results.LineRatePPS(hosts, confirm.Flows, size)
+		row.NDRPPS = row.ThroughputPPS
+		row.PDRPPS = row.ThroughputPPS
+		if Capacity[size] < 1 {
+			row.PDRPPS = 2 * 0.83 * line // the 0.5 % goal is met right at capacity
+		}
+		row.PDRGoal = 0.005
+		d.Summary = append(d.Summary, row)
+	}
+	d.Finished = Start.Add(time.Duration(n) * (trialSec + 5) * time.Second)
+	return d
+}
+
+func trial(n, size int, phase string, offered, capacity float64) results.Trial {
+	fl := flows(size, offered, capacity)
+	t := results.Trial{
+		N: n, Size: size, Search: "rfc2544", Phase: phase, OfferedPPS: offered, DurationSec: trialSec,
+		Valid: true, RunID: fmt.Sprintf("20261201T%06dZ-%012x", 31500+n*15, n), Flows: fl,
+	}
+	for _, f := range fl {
+		t.Sent += f.Sent
+		t.Received += f.Received
+		t.Lost += f.Lost
+		t.AchievedPPS += float64(f.Sent) / trialSec / float64(len(fl))
+	}
+	t.LossRatio = float64(t.Lost) / float64(t.Sent)
+	t.Passed = t.Lost == 0
+	return t
+}
+
+// Run is a single run's document (kind run): two pairwise flows of
+// 512-byte frames at 2 Mpps each for 10 s, one of them losing 1 in 1000
+// in the network.
+func Run() *results.Document {
+	started := Start.Add(-24 * time.Hour)
+	res := &coordinator.Result{
+		RunID: "20261130T031500Z-0a1b2c3d4e5f", Status: coordinator.StatusOK, Pattern: "pairwise", FrameSize: 512,
+		RatePPS: 2_000_000, Started: started, Finished: started.Add(13 * time.Second), StartSkewUS: 42,
+	}
+	for i, pair := range [][2]string{{"s1", "r1"}, {"s2", "r2"}} {
+		sent := uint64(20_000_000)
+		recv := sent
+		if i == 1 {
+			recv -= sent / 1000
+		}
+		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
+			Sender: pair[0], Receiver: pair[1],
+			Streams:     []coordinator.StreamCounts{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			DurationSec: trialSec, FrameBytes: 508, LinkSpeedMbps: LinkMbps, OfferedPPS: 2e6, AchievedPPS: 2e6,
+		}))
+	}
+	for _, h := range Hosts() {
+		host := coordinator.Host{
+			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Iface: h.Iface, Driver: h.Driver, NUMANode: h.NUMANode,
+			LinkSpeedMbps: h.LinkSpeedMbps, IRQMap: h.IRQMap, SkippedIRQs: []coordinator.SkippedIRQ{}, Tuned: "restored",
+			Backend: h.Backend, Method: h.Method,
+		}
+		for _, f := range res.Flows {
+			if f.Sender == h.Name {
+				host.Sent += f.Sent
+			}
+			if f.Receiver == h.Name {
+				host.Received += f.Received
+			}
+		}
+		res.Hosts = append(res.Hosts, host)
+	}
+	d := results.FromRun(res)
+	d.Name = "512B-2Mpps"
+	d.Tool = "v0.4.0"
+	d.Spec = json.RawMessage(`{"senders":["s1","s2"],"receivers":["r1","r2"],"pattern":"pairwise","frame_size":512,"rate_pps":2000000,"duration":"10s"}`)
+	return d
+}

@@ -1,0 +1,102 @@
+package results
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// Schema is the version of Document; readers refuse other major versions.
+const Schema = "linerate.result/v1"
+
+// Kinds of document.
+const (
+	KindRun      = "run"
+	KindCampaign = "campaign"
+)
+
+// Document is one stored run or campaign.
+type Document struct {
+	Schema   string    `json:"schema"`
+	ID       string    `json:"id"`   // unique, sortable by time: 20261201T031500Z-3f9a1c
+	Kind     string    `json:"kind"` // run or campaign
+	Name     string    `json:"name,omitempty"`
+	Created  time.Time `json:"created"`
+	Finished time.Time `json:"finished"`
+	Tool     string    `json:"tool_version"`
+	Status   string    `json:"status"` // ok, failed, partial
+	Error    string    `json:"error,omitempty"`
+	// Spec is the campaign spec (or run spec) as given, for the record.
+	Spec json.RawMessage `json:"spec,omitempty"`
+	// Summary is one row per frame size (campaigns).
+	Summary []SizeResult `json:"summary"`
+	// Trials are every trial in the order run, valid or not.
+	Trials []Trial `json:"trials"`
+	// Hosts fingerprint every agent that took part.
+	Hosts []Fingerprint `json:"hosts"`
+	// Run is the full result of a single run (kind run).
+	Run *coordinator.Result `json:"run,omitempty"`
+	// Lab is the lab's own truth when the document comes from `linerate lab`.
+	Lab any `json:"lab,omitempty"`
+}
+
+// SizeResult is the answer for one frame size (RFC 2544 counts the frame
+// with its FCS).
+type SizeResult struct {
+	Size          int     `json:"size"`            // frame bytes incl. FCS, or 0 for imix
+	Label         string  `json:"label,omitempty"` // "imix 7:4:1" for mixes
+	ThroughputPPS float64 `json:"throughput_pps"`  // the RFC 2544 throughput (loss ≤ goal), per flow summed over flows
+	L1BPS         float64 `json:"l1_bps"`
+	LineRatePct   float64 `json:"line_rate_pct"`
+	LossRatio     float64 `json:"loss_ratio"` // of the trial that set the throughput
+	NDRPPS        float64 `json:"ndr_pps,omitempty"`
+	PDRPPS        float64 `json:"pdr_pps,omitempty"`
+	PDRGoal       float64 `json:"pdr_goal,omitempty"`
+	Trials        int     `json:"trials"`
+	// ThroughputTrial is the n of the trial that set ThroughputPPS (its
+	// flows are the report's per-flow table); 0 when none did.
+	ThroughputTrial int `json:"throughput_trial,omitempty"`
+	// GeneratorLimited: the senders could not offer more than this; the
+	// device's limit lies above what could be measured.
+	GeneratorLimited bool   `json:"generator_limited,omitempty"`
+	Note             string `json:"note,omitempty"`
+}
+
+// Trial is one run of a campaign at one offered rate.
+type Trial struct {
+	N                int                `json:"n"` // 1-based, in the order run
+	Size             int                `json:"size"`
+	Search           string             `json:"search,omitempty"` // rfc2544, mlr, sweep
+	Phase            string             `json:"phase,omitempty"`  // e.g. "initial", "binary", "confirm", "warmup"
+	OfferedPPS       float64            `json:"offered_pps"`      // per flow
+	DurationSec      float64            `json:"duration_s"`
+	Sent             uint64             `json:"sent"`
+	Received         uint64             `json:"received"`
+	Lost             uint64             `json:"lost"`
+	LossRatio        float64            `json:"loss_ratio"`
+	AchievedPPS      float64            `json:"achieved_pps"` // per flow, mean
+	GeneratorLimited bool               `json:"generator_limited"`
+	Valid            bool               `json:"valid"` // false: generator-limited or failed, never counted as loss
+	Passed           bool               `json:"passed"`
+	RunID            string             `json:"run_id"`
+	Error            string             `json:"error,omitempty"`
+	Flows            []coordinator.Flow `json:"flows,omitempty"`
+}
+
+// Fingerprint is what identifies a host's part in a result.
+type Fingerprint struct {
+	Name          string               `json:"name"`
+	Role          string               `json:"role"`
+	Kernel        string               `json:"kernel"`
+	Driver        string               `json:"driver"`
+	Firmware      string               `json:"firmware,omitempty"`
+	NIC           string               `json:"nic,omitempty"` // PCI address / model
+	Iface         string               `json:"iface"`
+	LinkSpeedMbps int64                `json:"link_speed_mbps"`
+	NUMANode      int                  `json:"numa_node"`
+	IRQMap        []coordinator.IRQPin `json:"irq_map"`
+	Backend       string               `json:"backend,omitempty"`
+	Method        string               `json:"method,omitempty"`
+	Version       string               `json:"tool_version,omitempty"`
+}
