@@ -354,16 +354,20 @@ func (s *Store) Load(id string) (*Document, error) {
 }
 
 // FormatPPS prints a packet rate with an SI prefix: 14.88 Mpps, 812.7 kpps.
-func FormatPPS(v float64) string {
+func FormatPPS(v float64) string { return FormatSI(v, "pps") }
+
+// FormatSI prints a rate with an SI prefix before unit: two decimals
+// from mega up, one for kilo, none below (14.88 Mpps, 16.25 Gb/s).
+func FormatSI(v float64, unit string) string {
 	switch {
 	case v >= 1e9:
-		return strconv.FormatFloat(v/1e9, 'f', 2, 64) + " Gpps"
+		return strconv.FormatFloat(v/1e9, 'f', 2, 64) + " G" + unit
 	case v >= 1e6:
-		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " Mpps"
+		return strconv.FormatFloat(v/1e6, 'f', 2, 64) + " M" + unit
 	case v >= 1e3:
-		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " kpps"
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " k" + unit
 	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + " pps"
+	return strconv.FormatFloat(v, 'f', 0, 64) + " " + unit
 }
 
 // Encode writes d as indented JSON, as Save stores it.

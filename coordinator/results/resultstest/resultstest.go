@@ -148,7 +148,7 @@ func trial(n, size int, phase string, offered, capacity float64) results.Trial {
 	fl := flows(size, offered, capacity)
 	t := results.Trial{
 		N: n, Size: size, Search: "rfc2544", Phase: phase, OfferedPPS: offered, DurationSec: trialSec,
-		Valid: true, RunID: fmt.Sprintf("20261201T%06dZ-%012x", 31500+n*15, n), Flows: fl,
+		Valid: true, RunID: fmt.Sprintf("%s-%012x", Start.Add(time.Duration(n)*15*time.Second).Format("20060102T150405Z"), n), Flows: fl,
 	}
 	for _, f := range fl {
 		t.Sent += f.Sent

@@ -1,0 +1,92 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// CSVHeader is the CSV's one header. Every row has every column; the
+// first, "row", says what the row is:
+//
+//   - "summary": one per frame size, in size order, first. Filled:
+//     size, label, loss_ratio, generator_limited, throughput_pps,
+//     l1_bps, line_rate_pct, ndr_pps, pdr_pps, pdr_goal, trials,
+//     throughput_trial, note.
+//   - "trial": one per trial, in the order run, after the summary.
+//     Filled: size, n, search, phase, offered_pps and achieved_pps (per
+//     flow), duration_s, sent, received, lost, loss_ratio (over all
+//     flows), generator_limited, valid, passed, run_id, error.
+//
+// Columns a row does not use are empty. Rates are plain decimals
+// (packets or bits per second), ratios fractions, booleans true/false;
+// the names are the document's JSON keys. Filter on the first column
+// (`awk -F, '$1=="summary"'`) to get one kind. Per-flow detail is in the
+// JSON and HTML reports.
+var CSVHeader = []string{
+	"row", "size", "label", "n", "search", "phase", "offered_pps", "duration_s",
+	"sent", "received", "lost", "loss_ratio", "achieved_pps", "generator_limited", "valid", "passed", "run_id",
+	"throughput_pps", "l1_bps", "line_rate_pct", "ndr_pps", "pdr_pps", "pdr_goal", "trials", "throughput_trial",
+	"note", "error",
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// optNum is v, or empty when it is 0 (a rate not measured).
+func optNum(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return num(v)
+}
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// CSV writes the summary rows and the trial rows (see CSVHeader).
+func CSV(w io.Writer, doc *results.Document) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	col := make(map[string]int, len(CSVHeader))
+	for i, c := range CSVHeader {
+		col[c] = i
+	}
+	row := func(kv map[string]string) error {
+		rec := make([]string, len(CSVHeader))
+		for k, v := range kv {
+			rec[col[k]] = v
+		}
+		return cw.Write(rec)
+	}
+	for _, s := range sizeViews(doc) {
+		tt := ""
+		if s.Trial != nil {
+			tt = strconv.Itoa(s.Trial.N)
+		}
+		if err := row(map[string]string{
+			"row": "summary", "size": strconv.Itoa(s.Size), "label": s.Label, "loss_ratio": num(s.LossRatio),
+			"generator_limited": strconv.FormatBool(s.GeneratorLimited), "throughput_pps": num(s.ThroughputPPS),
+			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "ndr_pps": optNum(s.NDRPPS),
+			"pdr_pps": optNum(s.PDRPPS), "pdr_goal": optNum(s.PDRGoal), "trials": strconv.Itoa(s.Trials),
+			"throughput_trial": tt, "note": s.Note,
+		}); err != nil {
+			return err
+		}
+	}
+	for _, t := range doc.AllTrials() {
+		if err := row(map[string]string{
+			"row": "trial", "size": strconv.Itoa(t.Size), "n": strconv.Itoa(t.N), "search": t.Search, "phase": t.Phase,
+			"offered_pps": num(t.OfferedPPS), "duration_s": num(t.DurationSec), "sent": u64(t.Sent),
+			"received": u64(t.Received), "lost": u64(t.Lost), "loss_ratio": num(t.LossRatio),
+			"achieved_pps": num(t.AchievedPPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
+			"valid": strconv.FormatBool(t.Valid), "passed": strconv.FormatBool(t.Passed), "run_id": t.RunID, "error": t.Error,
+		}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

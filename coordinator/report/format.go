@@ -1,0 +1,79 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// Formats are the output formats, in the order help lists them.
+var Formats = []string{"html", "csv", "json", "table"}
+
+// FormatFromPath is the format an output file's extension implies
+// (.html/.htm, .csv, .json, .txt), or "" when it implies none.
+func FormatFromPath(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return "html"
+	case ".csv":
+		return "csv"
+	case ".json":
+		return "json"
+	case ".txt":
+		return "table"
+	}
+	return ""
+}
+
+// Write renders doc in format (one of Formats).
+func Write(w io.Writer, format string, doc *results.Document) error {
+	switch format {
+	case "html":
+		return HTML(w, doc)
+	case "csv":
+		return CSV(w, doc)
+	case "json":
+		return JSON(w, doc)
+	case "table":
+		return Table(w, doc)
+	}
+	return fmt.Errorf("report format %q: valid formats are %s", format, strings.Join(Formats, ", "))
+}
+
+// JSON writes the document itself, indented, as the store keeps it.
+func JSON(w io.Writer, doc *results.Document) error { return results.Encode(w, doc) }
+
+// formatBPS prints a bit rate with an SI prefix: 16.25 Gb/s.
+func formatBPS(v float64) string { return results.FormatSI(v, "b/s") }
+
+// formatRatio prints a loss ratio as a percentage with enough digits to
+// show a single lost packet in a billion: 0, 0.0005%, 17%.
+func formatRatio(r float64) string {
+	if r == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(100*r, 'g', 4, 64) + "%"
+}
+
+// formatSpeed prints a link speed: 10G, 2.5G, 100M, "?" when unknown.
+func formatSpeed(mbps int64) string {
+	switch {
+	case mbps <= 0:
+		return "?"
+	case mbps >= 1000:
+		return strconv.FormatFloat(float64(mbps)/1000, 'f', -1, 64) + "G"
+	}
+	return strconv.FormatInt(mbps, 10) + "M"
+}
+
+// orDash is s, or "-" when empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
