@@ -29,6 +29,8 @@ var (
 	// ErrSchema: the document is not a linerate result of a major
 	// version this build reads.
 	ErrSchema = errors.New("unsupported result schema")
+	// ErrNoDir: the results directory does not exist.
+	ErrNoDir = errors.New("no results directory")
 	// ErrInvalid: the document cannot be stored as it is (no schema, no
 	// id, an id that is not a file name).
 	ErrInvalid = errors.New("invalid result document")
@@ -177,14 +179,17 @@ func (s *Store) Save(d *Document) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	path := s.Path(d.ID)
-	if err := writeAtomic(path, data); err != nil {
+	if err := WriteFileAtomic(path, data); err != nil {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	return path, nil
 }
 
-// writeAtomic replaces path with data through a synced temporary file.
-func writeAtomic(path string, data []byte) (err error) {
+// WriteFileAtomic replaces path with data (mode 0644) through a
+// temporary file in the same directory, fsynced and renamed over path,
+// then fsyncs the directory: readers see the old file or the new one,
+// never part of one. Reports are written the same way.
+func WriteFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -241,7 +246,7 @@ func (s *Store) ids() ([]string, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("results directory %s does not exist: nothing was stored there (--dir names another): %w", s.dir, err)
+			return nil, fmt.Errorf("%w: %s does not exist (nothing was stored there yet; --dir names another)", ErrNoDir, s.dir)
 		}
 		return nil, fmt.Errorf("list results in %s: %w", s.dir, err)
 	}

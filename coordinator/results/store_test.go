@@ -108,7 +108,7 @@ func TestResultsLoadErrors(t *testing.T) {
 		t.Errorf("unknown id: err = %v, want ErrNotFound naming %s and how to list", err, dir)
 	}
 	_, err = results.NewStore(filepath.Join(dir, "nope")).List()
-	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if !errors.Is(err, results.ErrNoDir) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("List of a missing directory: err = %v", err)
 	}
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/linerate/linerate/coordinator/report"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+func (a *app) reportCommand() *cobra.Command {
+	var dir, out, format string
+	cmd := &cobra.Command{
+		Use:   "report ID [--dir D] [-o FILE] [--format html|csv|json|table]",
+		Short: "Render a stored result: a self-contained HTML report, CSV, JSON or a table",
+		Long: `report renders the stored result ID (a full id, a unique prefix, or a result
+file's path) to -o FILE, or to standard output without -o (or with -o -).
+The format comes from --format, else from FILE's extension (.html, .csv,
+.json, .txt), else it is a table.
+
+The HTML report is one file that needs no network to open: inline CSS and
+SVG charts (throughput vs frame size in Mpps and in % of line rate with the
+theoretical maximum drawn; loss vs offered load per frame size), the flows
+of the trials that set the throughput, the hosts, each host's IRQ map and
+fingerprint, every trial and the spec. The file is written whole or not at
+all.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f := format
+			if f == "" {
+				f = report.FormatFromPath(out)
+				if f == "" && out != "" && out != "-" {
+					return usagef("-o %s: cannot tell the format from the extension (.html, .csv, .json, .txt): give --format %s", out, strings.Join(report.Formats, "|"))
+				}
+				if f == "" {
+					f = "table"
+				}
+			}
+			if !slices.Contains(report.Formats, f) {
+				return usagef("--format %q: valid formats are %s", f, strings.Join(report.Formats, ", "))
+			}
+			if out != "" && out != "-" {
+				if info, err := os.Stat(filepath.Dir(out)); err != nil || !info.IsDir() {
+					return usagef("-o %s: directory %s does not exist", out, filepath.Dir(out))
+				}
+			}
+			doc, err := loadResult(dir, args[0])
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := report.Write(&buf, f, doc); err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := a.stdout.Write(buf.Bytes())
+				return err
+			}
+			if err := results.WriteFileAtomic(out, buf.Bytes()); err != nil {
+				return fmt.Errorf("write report %s: %w", out, err)
+			}
+			a.log.Info("report written", "file", out, "format", f, "result", doc.ID)
+			return nil
+		},
+	}
+	dirFlag(cmd, &dir)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- or none: standard output)")
+	cmd.Flags().StringVar(&format, "format", "", "html, csv, json or table (default: from -o's extension, else table)")
+	return cmd
+}
