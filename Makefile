@@ -31,7 +31,7 @@ FUZZ_TARGETS := \
 	./pktgen:FuzzDecodeHeader \
 	./receiver:FuzzParseFrame
 
-.PHONY: bench-scale all build demo demo-irq test deps vmtest-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: bench-scale all build demo demo-irq test deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -61,6 +61,18 @@ vmtest-deps:
 	fi; \
 	apt-get update -qq && if [ -n "$$missing" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing; fi
+
+# report-deps: Debian's chromium (and the fonts it recommends), which
+# renders the HTML report headless in coordinator/report's
+# TestReportHeadlessChromium. Not root and it is missing: that test skips
+# (outside CI, where it fails) and this says so.
+report-deps:
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then exit 0; fi; \
+	command -v apt-get >/dev/null || { echo "make: no apt-get and no chromium: the headless report test will skip" >&2; exit 0; }; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make: the headless report test needs chromium: run make report-deps as root (apt-get install chromium); until then it skips" >&2; exit 0; \
+	fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation
 
 # proto-deps: protoc and the well-known types (google/protobuf/*.proto)
 # from Debian when root, the two Go generators at their pinned versions
@@ -123,7 +135,7 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps proto-check lint unit fuzz crossbuild
+test: deps vmtest-deps report-deps proto-check lint unit fuzz crossbuild
 
 lint: $(BIN)/staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
