@@ -29,7 +29,9 @@ FUZZ_TARGETS := \
 	./internal/vmtest:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader \
-	./receiver:FuzzParseFrame
+	./receiver:FuzzParseFrame \
+	./coordinator/results:FuzzDecode \
+	./coordinator/search:FuzzSearch
 
 .PHONY: bench-scale all build demo demo-irq test deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/mtls"
 )
@@ -117,7 +118,7 @@ in the hosts with certificates the lab issues; the calling process is the
 coordinator. The switch can lose a known share of test packets (--loss-every,
 --loss) or shape toward the receivers (--shape), and reports its own counts.`,
 	})
-	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand())
+	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labCampaignCommand())
 	return cmd
 }
 
@@ -368,4 +369,110 @@ func (a *app) labDown(name string) error {
 	}
 	fmt.Fprintf(a.stdout, "removed: %d namespaces\n", len(removed))
 	return nil
+}
+func (a *app) labCampaignCommand() *cobra.Command {
+	lf := &labFlags{}
+	out := &campaignOut{}
+	var sizes, rates []string
+	var search, resolution, maxRate, minRate, duration, pattern, backend string
+	var lossGoal float64
+	var threads int
+	cmd := &cobra.Command{
+		Use:   "campaign [SPEC.yaml] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
+		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
+		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
+and removes the lab. With SPEC.yaml the spec is the one 'campaign run'
+takes (its agents are the lab's s1…, r1…); without, the flags make one.
+With --shape the line rate that rates in % and the search bounds refer to
+is the shaped rate (tbf counts frames without FCS), and a trial whose
+senders were slowed below the offered rate fails (the shaped path pushed
+back on the sockets) instead of being invalid.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
+			var raw []byte
+			if len(args) == 1 {
+				var err error
+				if raw, err = os.ReadFile(args[0]); err != nil {
+					return usagef("campaign spec: %v", err)
+				}
+			} else {
+				raw = labCampaignYAML(lf, sizes, rates, search, resolution, minRate, maxRate, duration, pattern, backend, lossGoal, threads)
+			}
+			spec, err := campaign.Parse(raw)
+			if err != nil {
+				return usageError{err}
+			}
+			return a.labCampaign(cmd.Context(), lf, spec, raw, out)
+		},
+	}
+	lf.register(cmd.Flags(), fmt.Sprintf("cmp%d", os.Getpid()%10000))
+	out.register(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringSliceVar(&sizes, "sizes", []string{"64", "512", "1518"}, "frame sizes including FCS")
+	fl.StringSliceVar(&rates, "rates", nil, "offered rates per flow for a sweep (--search none): pps or % of line rate")
+	fl.StringVar(&search, "search", "rfc2544", "rfc2544, ndr-pdr or none")
+	fl.Float64Var(&lossGoal, "loss-goal", 0, "rfc2544: the highest loss ratio that passes")
+	fl.StringVar(&resolution, "resolution", "1%", "search resolution: pps or % of line rate")
+	fl.StringVar(&minRate, "min-rate", "1%", "search lower bound")
+	fl.StringVar(&maxRate, "max-rate", "100%", "search upper bound")
+	fl.StringVar(&duration, "trial-duration", "1s", "duration of each trial")
+	fl.StringVar(&pattern, "pattern", "pairwise", "pairwise, fan-in, fan-out or mesh")
+	fl.StringVar(&backend, "backend", "auto", "sender backend")
+	fl.IntVar(&threads, "threads", 0, "sender threads per flow")
+	return cmd
+}
+
+// labCampaignYAML writes the spec the flags describe (it is stored with
+// the result as given).
+func labCampaignYAML(lf *labFlags, sizes, rates []string, search, resolution, minRate, maxRate, duration, pattern, backend string, lossGoal float64, threads int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: lab %s\nagents:\n  senders: [%s]\n  receivers: [%s]\n", lf.name, names("s", lf.senders), names("r", lf.receivers))
+	fmt.Fprintf(&b, "pattern: %s\nframe_sizes: [%s]\nthreads: %d\nbackend: %s\ntrial_duration: %s\n", pattern, strings.Join(sizes, ", "), threads, backend, duration)
+	if len(rates) > 0 {
+		fmt.Fprintf(&b, "rates: [%s]\n", strings.Join(rates, ", "))
+	}
+	fmt.Fprintf(&b, "search:\n  type: %s\n", search)
+	if search != campaign.SearchNone {
+		fmt.Fprintf(&b, "  loss_goal: %g\n  resolution: %q\n  min_rate: %q\n  max_rate: %q\n", lossGoal, resolution, minRate, maxRate)
+	}
+	fmt.Fprintf(&b, "between_trials:\n  pause: 200ms\ndrain: 300ms\n")
+	if lf.spec.ShapeBPS > 0 {
+		b.WriteString("shortfall: fail\n")
+	}
+	return []byte(b.String())
+}
+
+func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *campaignOut) error {
+	sess, err := a.labStart(ctx, lf, false)
+	if sess != nil {
+		defer sess.down(a)
+	}
+	if err != nil {
+		return err
+	}
+	coord := &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name, Log: a.log.Named("run")}
+	r := &campaign.Runner{Cluster: sess.cluster, Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
+		base, err := sess.lab.Truth()
+		if err != nil {
+			return nil, err
+		}
+		res, err := coord.Run(ctx, cs)
+		if err != nil {
+			return nil, err
+		}
+		after, err := sess.lab.Truth()
+		if err != nil {
+			return nil, err
+		}
+		res.Lab = after.Sub(base)
+		return res, nil
+	}}
+	if shape := lf.spec.ShapeBPS; shape > 0 {
+		// tbf counts the frame without FCS: that is the path's line rate.
+		r.LineRatePPS = func(frame int) float64 { return float64(shape) / 8 / float64(frame-4) }
+	}
+	return a.campaign(ctx, r, spec, raw, out)
 }

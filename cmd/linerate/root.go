@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
 	root.AddCommand(a.recvCommand())
 	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())
-	root.AddCommand(a.resultsCommand(), a.reportCommand())
+	root.AddCommand(a.resultsCommand(), a.reportCommand(), a.campaignCommand())
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {

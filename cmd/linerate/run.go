@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
 )
 
 // runFlags are the run's shape, shared by `run` and `lab run`.
@@ -23,6 +24,7 @@ type runFlags struct {
 	senders, receivers []string
 	spec               coordinator.Spec
 	json, jsonStream   bool
+	resultsDir, html   string
 }
 
 func (f *runFlags) register(fl *pflag.FlagSet) {
@@ -40,6 +42,8 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
 	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
 	fl.StringVar(&s.IRQBalance, "irqbalance", "refuse", "when irqbalance runs: refuse, or ignore it")
+	fl.StringVar(&f.resultsDir, "results-dir", results.DefaultDir, "where the run's result document is stored (empty: not stored)")
+	fl.StringVar(&f.html, "html", "", "also write the HTML report to this file")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
 	fl.BoolVar(&f.jsonStream, "json-stream", false, "print NDJSON events (phases, live samples) and the result as the last line")
 }
@@ -111,9 +115,18 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 	return res, nil
 }
 
-// report prints res as f asks and turns a failed run into exit status 1.
-// extra, when set, prints more after the flow table (the lab's truth).
+// report stores res, prints it as f asks and turns a failed run into
+// exit status 1. extra, when set, prints more after the flow table (the
+// lab's truth).
 func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)) error {
+	doc := results.FromRun(res)
+	doc.Tool, doc.Lab = version, res.Lab
+	for i := range doc.Hosts {
+		doc.Hosts[i].Version = version
+	}
+	if err := a.store(&campaignOut{dir: f.resultsDir, html: f.html}, doc); err != nil {
+		a.log.Error("keep the run's record", "error", err)
+	}
 	switch {
 	case f.jsonStream:
 		(&ndjson{w: a.stdout}).write(struct {

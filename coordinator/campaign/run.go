@@ -2,8 +2,6 @@ package campaign
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,13 +65,6 @@ type campaignRun struct {
 	best      float64
 }
 
-// NewID is a result id: sortable by time, unique.
-func NewID(now time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
-
 // Run performs the campaign and returns its document (also when it ended
 // early: Status says so). raw is the spec as given, kept in the record.
 func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*results.Document, error) {
@@ -82,7 +73,7 @@ func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*resu
 	}
 	now := time.Now().UTC()
 	c := &campaignRun{r: r, spec: spec, doc: &results.Document{
-		Schema: results.Schema, ID: NewID(now), Kind: results.KindCampaign, Name: spec.Name, Created: now, Tool: r.Version,
+		Schema: results.Schema, ID: results.NewID(now), Kind: results.KindCampaign, Name: spec.Name, Created: now, Tool: r.Version,
 		Summary: []results.SizeResult{}, Trials: []results.Trial{}, Hosts: []results.Fingerprint{},
 	}}
 	if js, err := specJSON(raw); err == nil {
@@ -231,7 +222,7 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 				return nil, err
 			}
 			if t.Passed && t.OfferedPPS > res.ThroughputPPS {
-				res.ThroughputPPS, res.LossRatio = t.OfferedPPS, t.LossRatio
+				res.ThroughputPPS, res.LossRatio, res.ThroughputTrial = t.OfferedPPS, t.LossRatio, t.N
 			}
 		}
 	default:
@@ -320,11 +311,9 @@ func (c *campaignRun) finish(err error) {
 		}
 	}
 	for _, h := range c.hosts {
-		d.Hosts = append(d.Hosts, results.Fingerprint{
-			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Driver: h.Driver, Firmware: h.Firmware, NIC: strings.TrimSpace(h.Model + " " + h.PCI),
-			Iface: h.Iface, LinkSpeedMbps: h.LinkSpeedMbps,
-			NUMANode: h.NUMANode, IRQMap: h.IRQMap, Backend: h.Backend, Method: h.Method, Version: c.r.Version,
-		})
+		fp := results.FingerprintOf(h)
+		fp.Version = c.r.Version
+		d.Hosts = append(d.Hosts, fp)
 	}
 	d.Lab = c.lab
 	c.emit(Event{Event: "campaign", Message: d.Status})
@@ -380,6 +369,9 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		}
 		lo := r.Goals[0]
 		res.ThroughputPPS, res.LossRatio, res.GeneratorLimited, res.Note = lo.RatePPS, lo.LossRatio, r.GeneratorLimited, strings.TrimSpace(r.Note+" "+lo.Note)
+		if lo.Found && lo.Trial > 0 {
+			res.ThroughputTrial = n0 + lo.Trial // the search numbers its own trials from 1
+		}
 		if sr.Type == SearchNDRPDR {
 			hi := r.Goals[len(r.Goals)-1]
 			res.NDRPPS, res.PDRPPS, res.PDRGoal = lo.RatePPS, hi.RatePPS, hi.Goal

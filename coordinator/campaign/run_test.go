@@ -107,6 +107,12 @@ search: {resolution: 0.5%}
 			t.Errorf("size %d: L1 %.0f, want %.0f (two flows)", s.Size, s.L1BPS, want)
 		}
 	}
+	for _, s := range doc.Summary {
+		tr := doc.Trials[s.ThroughputTrial-1]
+		if tr.Size != s.Size || !tr.Passed || tr.OfferedPPS != s.ThroughputPPS {
+			t.Errorf("size %d: throughput trial %d is %+v", s.Size, s.ThroughputTrial, tr)
+		}
+	}
 	if n := len(doc.Trials); n != doc.Summary[0].Trials+doc.Summary[1].Trials {
 		t.Errorf("%d trials recorded, summary counts %d", n, doc.Summary[0].Trials+doc.Summary[1].Trials)
 	}

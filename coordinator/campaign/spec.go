@@ -336,8 +336,10 @@ func (r Rate) check() error {
 	switch {
 	case math.IsNaN(r.PPS) || math.IsNaN(r.Percent):
 		return fmt.Errorf("not a number")
-	case r.Percent > 0 && r.Percent > 100:
-		return fmt.Errorf("%s: a percentage of line rate above 100", r)
+	case r.Percent > 1000:
+		// Above 100 % only makes sense against a shaped path whose rate
+		// stands in for the line rate (the lab's --shape).
+		return fmt.Errorf("%s: want at most 100%% of line rate (up to 1000%% of a shaped rate)", r)
 	case r.Percent <= 0 && r.PPS <= 0:
 		return fmt.Errorf("%s: want a positive rate: packets per second (100000, 1.5e6) or a percentage of line rate (50%%)", r)
 	}

@@ -66,7 +66,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64, 40]\n", "line 2: frame_sizes[1]: 40: want 64-9018 bytes"},
 		{base + "frame_sizes: [64, jumbo]\n", `line 2: frame size "jumbo": want bytes including FCS`},
 		{base + "frame_sizes: [64]\nsearch:\n  type: linear\n", `line 4: search.type: "linear": valid searches are rfc2544, ndr-pdr and none`},
-		{base + "frame_sizes: [64]\nsearch:\n  max_rate: 150%\n", "line 4: search.max_rate: 150%: a percentage of line rate above 100"},
+		{base + "frame_sizes: [64]\nsearch:\n  max_rate: 1500%\n", "line 4: search.max_rate: 1500%: want at most 100% of line rate"},
 		{base + "frame_sizes: [64]\nsearch:\n  resolution: fast\n", `line 4: rate "fast": want packets per second`},
 		{base + "frame_sizes: [64]\ntrial_duration: 10\n", `line 3: duration "10": want a Go duration`},
 		{base + "frame_sizes: [64]\ntrial_duraton: 10s\n", "line 3: field trial_duraton not found"},

@@ -3,6 +3,7 @@ package results
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/linerate/linerate/coordinator"
 )
@@ -120,8 +121,8 @@ func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes int) 
 	return perFlow * float64(len(flows))
 }
 
-// FingerprintOf is the fingerprint of a run's host. Firmware and NIC
-// model are not in a run's host report; the caller adds them when known.
+// FingerprintOf is the fingerprint of a run's host (the tool version is
+// the caller's to add).
 func FingerprintOf(h coordinator.Host) Fingerprint {
 	irqs := h.IRQMap
 	if irqs == nil {
@@ -132,6 +133,8 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 		Role:          h.Role,
 		Kernel:        h.Kernel,
 		Driver:        h.Driver,
+		Firmware:      h.Firmware,
+		NIC:           strings.TrimSpace(h.Model + " " + h.PCI),
 		Iface:         h.Iface,
 		LinkSpeedMbps: h.LinkSpeedMbps,
 		NUMANode:      h.NUMANode,
@@ -144,8 +147,8 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 // FromRun makes the document of one run (kind run): id, times, status
 // and error from the result, one summary row (RunSummary), one trial
 // (RunTrial), a fingerprint per host, and the result itself under
-// "run". The caller adds Name, Spec and Tool (and fingerprints'
-// firmware, NIC model and tool version when it knows them).
+// "run". The caller adds Name, Spec and Tool (and the fingerprints'
+// tool version).
 func FromRun(res *coordinator.Result) *Document {
 	d := &Document{
 		Schema:   Schema,

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/campaign"
+	"github.com/linerate/linerate/coordinator/report"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// campaignOut is where a campaign's record and reports go.
+type campaignOut struct {
+	dir              string
+	html             string
+	json, jsonStream bool
+}
+
+func (o *campaignOut) register(fl *pflag.FlagSet) {
+	fl.StringVar(&o.dir, "results-dir", results.DefaultDir, "where the result document is stored (empty: not stored)")
+	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file")
+	fl.BoolVar(&o.json, "json", false, "print the result as JSON")
+	fl.BoolVar(&o.jsonStream, "json-stream", false, "print NDJSON progress events, then the result as the last line")
+}
+
+func (a *app) campaignCommand() *cobra.Command {
+	cmd := group(&cobra.Command{Use: "campaign", Short: "Campaigns: frame-size sweeps and throughput searches across the fleet"})
+	cf := &clusterFlags{}
+	out := &campaignOut{}
+	run := &cobra.Command{
+		Use:   "run SPEC.yaml --join HOST:PORT (--tls-dir DIR | --insecure) [--json | --json-stream] [--html FILE]",
+		Short: "Run a campaign spec: every frame size searched or swept, every trial recorded",
+		Long: `campaign run reads a YAML spec (agents, pattern, frame sizes, threads, rates or
+a throughput search, trial duration, repetitions, warm-up, drain, pause
+between trials), runs one coordinator run per trial, stores the campaign as
+one JSON document in --results-dir and prints the summary per frame size.
+Errors in the spec name the line and the field.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.campaignRun(cmd.Context(), args[0], cf, out) },
+	}
+	cf.register(run.Flags())
+	out.register(run.Flags())
+	cmd.AddCommand(run)
+	return cmd
+}
+
+func readSpec(path string) (*campaign.Spec, []byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, usagef("campaign spec: %v", err)
+	}
+	spec, err := campaign.Parse(raw)
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return spec, raw, nil
+}
+
+func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, out *campaignOut) error {
+	spec, raw, err := readSpec(path)
+	if err != nil {
+		return err
+	}
+	cl, dial, err := cf.open(a)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	host, _ := os.Hostname()
+	coord := &coordinator.Runner{Cluster: cl, Dial: dial, ID: host, Log: a.log.Named("run")}
+	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out)
+}
+
+// campaign runs spec with the progress display out asks for, stores and
+// prints the result.
+func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.Spec, raw []byte, out *campaignOut) error {
+	r.Log, r.Version = a.log.Named("campaign"), version
+	var stream *ndjson
+	switch {
+	case out.jsonStream:
+		stream = &ndjson{w: a.stdout}
+		r.OnEvent = func(e campaign.Event) { stream.write(e) }
+	case isTerminal(a.stderr):
+		bar := newProgressBar(a.stderr)
+		defer bar.close()
+		r.OnEvent = bar.event
+	}
+	doc, err := r.RunCampaign(ctx, spec, raw)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := a.store(out, doc); err != nil {
+		return err
+	}
+	switch {
+	case out.jsonStream:
+		stream.write(struct {
+			Event string `json:"event"`
+			*results.Document
+		}{"result", doc})
+	case out.json:
+		if err := a.writeJSON(doc); err != nil {
+			return err
+		}
+	default:
+		printCampaign(a.stdout, doc)
+	}
+	if doc.Status != coordinator.StatusOK {
+		return fmt.Errorf("campaign %s %s: %s", doc.ID, doc.Status, doc.Error)
+	}
+	return nil
+}
+
+// store saves doc in out.dir (when set) and writes the HTML report
+// out.html asks for.
+func (a *app) store(out *campaignOut, doc *results.Document) error {
+	if out.dir != "" {
+		path, err := results.NewStore(out.dir).Save(doc)
+		if err != nil {
+			return fmt.Errorf("store the result: %w", err)
+		}
+		a.log.Info("result stored", "id", doc.ID, "file", path)
+	}
+	if out.html != "" {
+		var buf bytes.Buffer
+		if err := report.HTML(&buf, doc); err != nil {
+			return fmt.Errorf("HTML report: %w", err)
+		}
+		if err := results.WriteFileAtomic(out.html, buf.Bytes()); err != nil {
+			return fmt.Errorf("HTML report %s: %w", out.html, err)
+		}
+		a.log.Info("report written", "file", out.html)
+	}
+	return nil
+}
+
+func printCampaign(w io.Writer, doc *results.Document) {
+	fmt.Fprintf(w, "campaign %s (%s): %s", doc.ID, doc.Name, doc.Status)
+	if doc.Error != "" {
+		fmt.Fprintf(w, " — %s", doc.Error)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SIZE\tTHROUGHPUT/FLOW\tL1 (ALL FLOWS)\t%LINE\tLOSS\tNDR\tPDR\tTRIALS\t")
+	for _, s := range doc.Summary {
+		note := ""
+		if s.GeneratorLimited {
+			note = " (generator-limited)"
+		}
+		fmt.Fprintf(tw, "%d\t%s%s\t%s\t%.2f\t%.4g%%\t%s\t%s\t%d\t\n", s.Size, siRate(s.ThroughputPPS, "pps"), note, siRate(s.L1BPS, "b/s"),
+			s.LineRatePct, 100*s.LossRatio, orDash(s.NDRPPS), orDash(s.PDRPPS), s.Trials)
+	}
+	tw.Flush()
+}
+
+func orDash(pps float64) string {
+	if pps == 0 {
+		return "-"
+	}
+	return siRate(pps, "pps")
+}
+
+// progressBar draws the campaign's and the current search's progress on
+// a terminal: sizes done, current size and rate, best so far.
+type progressBar struct {
+	w  io.Writer
+	mu sync.Mutex
+	t0 time.Time
+}
+
+func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w, t0: time.Now()} }
+
+func (p *progressBar) event(e campaign.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	const width = 20
+	done := 0
+	if e.SizesTotal > 0 {
+		done = width * e.SizesDone / e.SizesTotal
+	}
+	bar := fmt.Sprintf("[%s%s]", repeat("#", done), repeat(".", width-done))
+	switch e.Event {
+	case "trial":
+		verdict := "pass"
+		switch {
+		case !e.Valid:
+			verdict = "invalid"
+		case !e.Passed:
+			verdict = "loss"
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s sizes %d/%d | %d B trial %d %s at %s: %s | best %s | %s", bar, e.SizesDone, e.SizesTotal, e.Size, e.N,
+			e.Phase, siRate(e.OfferedPPS, "pps"), verdict, siRate(e.BestPPS, "pps"), time.Since(p.t0).Round(time.Second))
+	case "size":
+		fmt.Fprintf(p.w, "\r\033[K%d B: throughput %s per flow\n", e.Size, siRate(e.BestPPS, "pps"))
+	}
+}
+
+func (p *progressBar) close() { fmt.Fprint(p.w, "\r\033[K") }
+
+func repeat(s string, n int) string {
+	out := ""
+	for range max(n, 0) {
+		out += s
+	}
+	return out
+}
