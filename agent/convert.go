@@ -132,6 +132,9 @@ func senderConfigFromProto(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = p.XmitMode
 	c.AllowFallback = p.AllowFallback
+	for _, e := range p.Imix {
+		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size), Weight: int(e.Weight)})
+	}
 	for i, d := range p.ThreadDst {
 		a, err := netip.ParseAddr(d.Ip)
 		if err != nil {
@@ -168,6 +171,9 @@ func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderCon
 	if c.HasVLAN {
 		v := uint32(c.VLANID)
 		p.VlanId = &v
+	}
+	for _, e := range c.IMIX {
+		p.Imix = append(p.Imix, &lineratev1.ImixEntry{Size: int32(e.Size), Weight: int32(e.Weight)})
 	}
 	for _, d := range c.ThreadDst {
 		p.ThreadDst = append(p.ThreadDst, &lineratev1.ThreadDest{Ip: addrString(d.Addr), Mac: macString(d.MAC)})

@@ -39,6 +39,8 @@ func TestSenderConfigRoundTrip(t *testing.T) {
 		SrcMin: netip.MustParseAddr("198.18.0.11"), SrcPerThread: true, DstMAC: mac("02:00:00:00:00:02"), SrcMAC: mac("02:00:00:00:00:01"),
 		UDPSrcMin: 1000, UDPSrcMax: 1006, UDPDstMin: 9, UDPDstMax: 9, HasVLAN: true, VLANID: 0, VLANPrio: 3,
 		Queues: []int{0, 1}, Flags: []string{"UDPCSUM", "!NO_TIMESTAMP"}, XmitMode: pktgen.XmitQueue, AllowFallback: true,
+		IMIX:      []pktgen.IMIXEntry{{Size: 60, Weight: 7}, {Size: 566, Weight: 4}},
+		ThreadDst: []pktgen.Dest{{Addr: netip.MustParseAddr("198.18.0.101"), MAC: mac("02:00:00:00:01:01")}},
 	}
 	p := wire(t, senderConfigToProto(&in, "afpacket"), &lineratev1.SenderConfig{})
 	if p.Backend != "afpacket" || p.GetVlanId() != 0 || p.VlanId == nil {
@@ -51,7 +53,8 @@ func TestSenderConfigRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(in, out, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("round trip (-in +out):\n%s", diff)
 	}
-	for _, bad := range []*lineratev1.SenderConfig{{DstMin: "x"}, {DstMac: "zz"}, nil} {
+	for _, bad := range []*lineratev1.SenderConfig{{DstMin: "x"}, {DstMac: "zz"}, nil,
+		{ThreadDst: []*lineratev1.ThreadDest{{Ip: "x", Mac: "02:00:00:00:00:01"}}}, {ThreadDst: []*lineratev1.ThreadDest{{Ip: "198.18.0.1", Mac: "z"}}}} {
 		if _, err := senderConfigFromProto(bad); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}

@@ -17,16 +17,17 @@ type Result struct {
 	FailedPhase string  `json:"failed_phase,omitempty"`
 	StartSkewUS float64 `json:"start_skew_us"` // last sender start minus first
 	// Percentiles of how late each sender started after the instant.
-	StartOffsetP50US float64   `json:"start_offset_p50_us"`
-	StartOffsetP99US float64   `json:"start_offset_p99_us"`
-	Pattern          string    `json:"pattern"`
-	FrameSize        int       `json:"frame_size"`
-	RatePPS          uint64    `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
-	Started          time.Time `json:"started"`
-	Finished         time.Time `json:"finished"`
-	Flows            []Flow    `json:"flows"`
-	Hosts            []Host    `json:"hosts"`
-	Warnings         []string  `json:"warnings,omitempty"`
+	StartOffsetP50US float64     `json:"start_offset_p50_us"`
+	StartOffsetP99US float64     `json:"start_offset_p99_us"`
+	Pattern          string      `json:"pattern"`
+	FrameSize        int         `json:"frame_size"`
+	IMIX             []IMIXEntry `json:"imix,omitempty"`     // the mix sent instead of frame_size
+	RatePPS          uint64      `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	Started          time.Time   `json:"started"`
+	Finished         time.Time   `json:"finished"`
+	Flows            []Flow      `json:"flows"`
+	Hosts            []Host      `json:"hosts"`
+	Warnings         []string    `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
 	Lab any `json:"lab,omitempty"`

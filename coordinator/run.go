@@ -140,7 +140,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	st := &runState{
 		r: r, spec: spec, pairs: pairs, nodes: map[string]*node{},
-		res: &Result{RunID: newRunID(), Pattern: spec.Pattern, FrameSize: spec.FrameSize, RatePPS: spec.Rate, Started: time.Now().UTC()},
+		res: &Result{RunID: newRunID(), Pattern: spec.Pattern, FrameSize: spec.FrameSize, IMIX: spec.IMIX, RatePPS: spec.Rate, Started: time.Now().UTC()},
 	}
 	st.log = r.Log.With("run", st.res.RunID)
 	st.phase.Store(PhaseDiscover)
@@ -600,11 +600,17 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 	n.flowOf = flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]
 	port := st.portOf(n.m.Name)
+	var imix []*lineratev1.ImixEntry
+	pkt := int32(st.spec.FrameSize - fcsBytes)
+	for _, e := range st.spec.IMIX {
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - fcsBytes), Weight: int32(e.Weight)}), 0
+	}
 	cfg := &lineratev1.SenderConfig{
+		Imix:         imix,
 		Cpus:         cpus,
 		Queues:       queues,
 		Counts:       counts,
-		PktSize:      int32(st.spec.FrameSize - fcsBytes),
+		PktSize:      pkt,
 		RatePps:      st.spec.Rate / uint64(perFlow),
 		DstMin:       first.dst.String(),
 		DstMac:       first.mac,
@@ -850,7 +856,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 		return
 	}
 	var last *Sample
-	frame := float64(st.spec.FrameSize)
+	frame := st.spec.MeanFrame() + fcsBytes
 	for {
 		resp, err := stream.Recv()
 		if err != nil {
@@ -911,7 +917,7 @@ func (st *runState) reconcile() {
 			SenderHostDrops:   txBudget[p.Sender],
 			ReceiverHostDrops: rxBudget[p.Receiver],
 			DurationSec:       float64(s.summary.Usec) / 1e6,
-			FrameBytes:        float64(st.spec.FrameSize - fcsBytes),
+			FrameBytes:        st.spec.MeanFrame(),
 			LinkSpeedMbps:     float64(minPositive(s.host.LinkSpeedMbps, rcv.host.LinkSpeedMbps)),
 			OfferedPPS:        float64(st.spec.Rate),
 			AchievedPPS:       s.summary.Pps,

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"sync"
@@ -469,5 +470,33 @@ func TestRunMesh(t *testing.T) {
 	if len(cfg.ThreadDst) != 2 || cfg.ThreadDst[0].Ip != "198.18.0.101" || cfg.ThreadDst[1].Mac != "02:00:00:00:01:02" ||
 		fmt.Sprint(cfg.Counts) != "[300 300]" || cfg.UdpDstMin != 10001 {
 		t.Errorf("s2's config: %v", cfg)
+	}
+}
+
+// An imix run hands pktgen the mix (sizes without FCS) instead of one
+// size, and the rates use the mean frame.
+func TestRunIMIX(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	var cfg *lineratev1.SenderConfig
+	s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond,
+		IMIX: []IMIXEntry{{64, 7}, {570, 4}, {1518, 1}}}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if cfg.PktSize != 0 || len(cfg.Imix) != 3 || cfg.Imix[0].Size != 60 || cfg.Imix[2].Size != 1514 || cfg.Imix[1].Weight != 4 {
+		t.Errorf("sender config: pkt_size %d imix %v", cfg.PktSize, cfg.Imix)
+	}
+	mean := (60*7 + 566*4 + 1514*1) / 12.0
+	if f := res.Flows[0]; math.Abs(f.L2BPS-f.PPS*(mean+4)*8) > 1 {
+		t.Errorf("L2 %.0f for %.0f pps of mean %.1f-byte frames", f.L2BPS, f.PPS, mean)
+	}
+	if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1,
+		IMIX: []IMIXEntry{{40, 1}}}); err == nil || !strings.Contains(err.Error(), "imix entry 40:1") {
+		t.Errorf("bad imix: %v", err)
 	}
 }

@@ -12,20 +12,23 @@ type Spec struct {
 	Senders, Receivers []string // agent (serf node) names
 	Pattern            string   // pairwise (default), fan-in, fan-out, mesh
 	FrameSize          int      // Ethernet frame including FCS (RFC 2544), default 64
-	Duration           time.Duration
-	Count              uint64 // packets per flow; 0 with a duration
-	Rate               uint64 // packets per second per flow; 0 = as fast as the sender goes
-	Threads            int    // sender threads per flow (0: every tuned queue, at least 1)
-	Backend            string // sender backend: auto (default), kernel, xdp, afpacket
-	Method             string // receiver method: auto (default), xdp, afpacket
-	Drain              time.Duration
-	LeaseTTL           time.Duration
-	StartLead          time.Duration // how far ahead the common start instant is set (default: from RTTs)
-	KeepTuning         bool          // leave the IRQ affinities applied after the run
-	NoTune             bool          // do not touch IRQ affinities
-	IRQBalance         string        // refuse (default) or ignore
-	WatchInterval      time.Duration
-	BasePort           int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
+	// IMIX, when set, replaces FrameSize with an internet mix (frame sizes
+	// including FCS and weights; pktgen's imix_weights: kernel backend).
+	IMIX          []IMIXEntry
+	Duration      time.Duration
+	Count         uint64 // packets per flow; 0 with a duration
+	Rate          uint64 // packets per second per flow; 0 = as fast as the sender goes
+	Threads       int    // sender threads per flow (0: every tuned queue, at least 1)
+	Backend       string // sender backend: auto (default), kernel, xdp, afpacket
+	Method        string // receiver method: auto (default), xdp, afpacket
+	Drain         time.Duration
+	LeaseTTL      time.Duration
+	StartLead     time.Duration // how far ahead the common start instant is set (default: from RTTs)
+	KeepTuning    bool          // leave the IRQ affinities applied after the run
+	NoTune        bool          // do not touch IRQ affinities
+	IRQBalance    string        // refuse (default) or ignore
+	WatchInterval time.Duration
+	BasePort      int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
 }
 
 // Defaults for a Spec's zero fields.
@@ -54,6 +57,14 @@ func (s *Spec) Validate() error {
 	}
 	if s.FrameSize == 0 {
 		s.FrameSize = DefaultFrameSize
+	}
+	if len(s.IMIX) > 20 {
+		return fmt.Errorf("imix: %d sizes: pktgen takes at most 20", len(s.IMIX))
+	}
+	for _, e := range s.IMIX {
+		if e.Size < 64 || e.Size > 9018 || e.Weight < 1 {
+			return fmt.Errorf("imix entry %d:%d: want a frame size of 64-9018 bytes (with FCS) and a weight of at least 1", e.Size, e.Weight)
+		}
 	}
 	if s.FrameSize < 64 || s.FrameSize > 9018 {
 		return fmt.Errorf("frame size %d: want 64 to 9018 bytes (Ethernet frame including FCS)", s.FrameSize)
@@ -113,4 +124,24 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
 	}
 	return nil
+}
+
+// IMIXEntry is one frame size (including FCS) of an internet mix.
+type IMIXEntry struct {
+	Size   int `json:"size"`
+	Weight int `json:"weight"`
+}
+
+// MeanFrame is the mean frame size without FCS the run sends: the
+// weighted mean of an imix, or FrameSize − 4.
+func (s *Spec) MeanFrame() float64 {
+	if len(s.IMIX) == 0 {
+		return float64(s.FrameSize - fcsBytes)
+	}
+	var sum, w float64
+	for _, e := range s.IMIX {
+		sum += float64((e.Size - fcsBytes) * e.Weight)
+		w += float64(e.Weight)
+	}
+	return sum / w
 }

@@ -153,15 +153,52 @@ func matches(m coordinator.Member, sel map[string]string) bool {
 	return true
 }
 
+// frame is the (mean) frame size including FCS of a size; 0 is the imix.
+func (c *campaignRun) frame(size int) float64 {
+	if size > 0 {
+		return float64(size)
+	}
+	var sum, w float64
+	for _, e := range c.spec.IMIX {
+		sum += float64(e.Size * e.Weight)
+		w += float64(e.Weight)
+	}
+	return sum / w
+}
+
+// imix is the coordinator's mix for size 0 (nil otherwise).
+func (c *campaignRun) imix(size int) []coordinator.IMIXEntry {
+	if size > 0 {
+		return nil
+	}
+	var out []coordinator.IMIXEntry
+	for _, e := range c.spec.IMIX {
+		out = append(out, coordinator.IMIXEntry{Size: e.Size, Weight: e.Weight})
+	}
+	return out
+}
+
+// label names a size in messages and the summary ("64 B", "imix 64:7 570:4 1518:1").
+func (c *campaignRun) label(size int) string {
+	if size > 0 {
+		return fmt.Sprintf("%d-byte", size)
+	}
+	parts := []string{"imix"}
+	for _, e := range c.spec.IMIX {
+		parts = append(parts, fmt.Sprintf("%d:%d", e.Size, e.Weight))
+	}
+	return strings.Join(parts, " ")
+}
+
 // linePPS is the line rate per flow for a frame size (incl. FCS).
 func (c *campaignRun) linePPS(size int) (float64, error) {
 	if c.r.LineRatePPS != nil {
-		return c.r.LineRatePPS(size), nil
+		return c.r.LineRatePPS(int(c.frame(size) + 0.5)), nil
 	}
 	if c.speedMbps <= 0 {
 		return 0, fmt.Errorf("campaign: no agent announces its link speed: give rates and search bounds in packets per second, not %%")
 	}
-	return coordinator.MaxPPS(float64(c.speedMbps), float64(size-4)), nil
+	return coordinator.MaxPPS(float64(c.speedMbps), c.frame(size)-4), nil
 }
 
 func (c *campaignRun) emit(e Event) {
@@ -174,10 +211,7 @@ func (c *campaignRun) emit(e Event) {
 
 func (c *campaignRun) run(ctx context.Context) error {
 	for _, sz := range c.spec.Sizes {
-		size := sz.Bytes
-		if sz.IMIX {
-			return fmt.Errorf("campaign: imix frame sizes are not run yet: list the sizes instead")
-		}
+		size := sz.Bytes // 0: the imix
 		line, err := c.linePPS(size)
 		if err != nil {
 			return err
@@ -214,6 +248,9 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 	}
 	n0 := len(c.doc.Trials)
 	res := &results.SizeResult{Size: size}
+	if size == 0 {
+		res.Label = c.label(size)
+	}
 	switch s.Search.Type {
 	case SearchNone:
 		for _, rt := range s.Rates {
@@ -232,7 +269,7 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 	}
 	res.Trials = len(c.doc.Trials) - n0
 	pps := res.ThroughputPPS * float64(c.flows())
-	res.L1BPS = pps * float64(size+20) * 8
+	res.L1BPS = pps * (c.frame(size) + 20) * 8
 	if line > 0 {
 		res.LineRatePct = 100 * res.ThroughputPPS / line
 	}
@@ -258,11 +295,11 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	}
 	s := c.spec
 	res, err := c.r.Run(ctx, coordinator.Spec{
-		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: size, Duration: d,
+		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("campaign: trial at %.0f pps, %d-byte frames: %w", rate, size, err)
+		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
 	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
 		DurationSec: d.Seconds(), RunID: res.RunID, Flows: res.Flows, Error: res.Error}
@@ -378,7 +415,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("campaign: %d-byte frames: %s search: %w", size, sr.Type, err)
+		return fmt.Errorf("campaign: %s frames: %s search: %w", c.label(size), sr.Type, err)
 	}
 	return nil
 }

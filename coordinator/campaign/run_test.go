@@ -216,3 +216,25 @@ search: {type: ndr-pdr, initial_duration: 100ms, resolution: 1%}
 		t.Errorf("NDR %.0f (want 40k), PDR %.0f (want 60k), goal %v", s.NDRPPS, s.PDRPPS, s.PDRGoal)
 	}
 }
+
+// The imix is one "size": the coordinator gets the mix, the line rate is
+// that of the mean frame.
+func TestCampaignIMIX(t *testing.T) {
+	d := &dut{limit: func(int) float64 { return 1e9 }}
+	doc, _ := runCampaign(t, d, `agents: {senders: [s1], receivers: [r2]}
+frame_sizes: [imix]
+backend: kernel
+rates: [10%]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+`, nil)
+	s := doc.Summary[0]
+	mean := (64*7 + 570*4 + 1518*1) / 12.0
+	wantRate := 0.1 * coordinator.MaxPPS(10000, mean-4)
+	if s.Size != 0 || s.Label != "imix 64:7 570:4 1518:1" || math.Abs(s.ThroughputPPS-wantRate) > 1 {
+		t.Errorf("imix summary %+v, want %.0f pps", s, wantRate)
+	}
+	if got := d.specs[0].IMIX; len(got) != 3 || got[1].Size != 570 || got[1].Weight != 4 {
+		t.Errorf("coordinator spec imix %+v", got)
+	}
+}

@@ -57,6 +57,10 @@ echo "== json"
 linerate lab run --name g --senders 2 --receivers 2 --count 20000 --backend kernel --json --log-level warn --ready-timeout 60s
 rc=$?
 echo "== end"
+echo "== imix"
+linerate lab campaign --name gi --senders 1 --receivers 1 --sizes imix --search none --rates 2000 --trial-duration 1s \
+	--backend kernel --json --log-level warn --ready-timeout 60s --results-dir /tmp/results || rc=1
+echo "== imix end"
 echo "leftover namespaces: $(ls /run/netns 2>/dev/null | wc -l)"
 exit $rc
 `,
@@ -103,6 +107,31 @@ exit $rc
 		if h.Role == "sender" && h.Backend != "kernel" {
 			t.Errorf("sender %s used backend %q, not the kernel's pktgen", h.Name, h.Backend)
 		}
+	}
+	// The imix campaign: pktgen's imix_weights through the whole chain.
+	im := res.Output
+	if i := strings.Index(im, "== imix\n"); i >= 0 {
+		im = im[i+len("== imix\n"):]
+	}
+	if i := strings.Index(im, "== imix end"); i >= 0 {
+		im = im[:i]
+	}
+	var camp struct {
+		Status  string `json:"status"`
+		Summary []struct {
+			Label         string  `json:"label"`
+			ThroughputPPS float64 `json:"throughput_pps"`
+		} `json:"summary"`
+		Trials []struct {
+			Sent, Received, Lost uint64
+		} `json:"trials"`
+	}
+	if i := strings.Index(im, "{"); i < 0 || json.Unmarshal([]byte(im[i:]), &camp) != nil {
+		t.Fatalf("imix campaign output:\n%s", im)
+	}
+	if camp.Status != "ok" || len(camp.Summary) != 1 || camp.Summary[0].Label != "imix 64:7 570:4 1518:1" || camp.Summary[0].ThroughputPPS != 2000 ||
+		len(camp.Trials) != 1 || camp.Trials[0].Sent < 1900 || camp.Trials[0].Received != camp.Trials[0].Sent || camp.Trials[0].Lost != 0 {
+		t.Errorf("imix campaign: %+v", camp)
 	}
 	if !strings.Contains(res.Output, "leftover namespaces: 0") {
 		t.Errorf("the lab left namespaces in the guest")

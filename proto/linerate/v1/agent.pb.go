@@ -2299,7 +2299,10 @@ type SenderConfig struct {
 	Backend string `protobuf:"bytes,28,opt,name=backend,proto3" json:"backend,omitempty"`
 	// One destination per thread (fan-out, mesh), in place of dst_min and
 	// dst_mac: one entry per CPU.
-	ThreadDst     []*ThreadDest `protobuf:"bytes,29,rep,name=thread_dst,json=threadDst,proto3" json:"thread_dst,omitempty"`
+	ThreadDst []*ThreadDest `protobuf:"bytes,29,rep,name=thread_dst,json=threadDst,proto3" json:"thread_dst,omitempty"`
+	// An internet mix instead of pkt_size (pktgen's imix_weights; the kernel
+	// backend only): frame sizes without FCS and their weights.
+	Imix          []*ImixEntry `protobuf:"bytes,30,rep,name=imix,proto3" json:"imix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2537,6 +2540,66 @@ func (x *SenderConfig) GetThreadDst() []*ThreadDest {
 	return nil
 }
 
+func (x *SenderConfig) GetImix() []*ImixEntry {
+	if x != nil {
+		return x.Imix
+	}
+	return nil
+}
+
+// ImixEntry is one frame size (without FCS) of an internet mix.
+type ImixEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Size          int32                  `protobuf:"varint,1,opt,name=size,proto3" json:"size,omitempty"`
+	Weight        int32                  `protobuf:"varint,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImixEntry) Reset() {
+	*x = ImixEntry{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImixEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImixEntry) ProtoMessage() {}
+
+func (x *ImixEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
+func (*ImixEntry) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ImixEntry) GetSize() int32 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ImixEntry) GetWeight() int32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
 // ThreadDest is one sender thread's destination.
 type ThreadDest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2548,7 +2611,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2623,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2636,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -2607,7 +2670,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2682,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2695,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -2675,7 +2738,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2750,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2763,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -2727,7 +2790,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2802,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2815,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -2771,7 +2834,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +2846,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +2859,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -2817,7 +2880,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2892,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2905,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -2870,7 +2933,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +2945,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +2958,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -2923,7 +2986,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +2998,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3011,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3002,7 +3065,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3014,7 +3077,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3027,7 +3090,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -3139,7 +3202,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3151,7 +3214,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3164,7 +3227,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -3227,7 +3290,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3302,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3315,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -3280,7 +3343,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3292,7 +3355,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3305,7 +3368,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -3350,7 +3413,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3362,7 +3425,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3375,7 +3438,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -3449,7 +3512,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3461,7 +3524,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3474,7 +3537,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -3537,7 +3600,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3549,7 +3612,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3562,7 +3625,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -3599,7 +3662,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3611,7 +3674,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3624,7 +3687,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -3836,7 +3899,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\txdp_drops\x18\x06 \x01(\x04R\bxdpDrops\"`\n" +
 	"\x10ConfigureRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x121\n" +
-	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\"\xea\x06\n" +
+	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\"\x96\a\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -3868,9 +3931,13 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0eallow_fallback\x18\x1b \x01(\bR\rallowFallback\x12\x18\n" +
 	"\abackend\x18\x1c \x01(\tR\abackend\x126\n" +
 	"\n" +
-	"thread_dst\x18\x1d \x03(\v2\x17.linerate.v1.ThreadDestR\tthreadDstB\n" +
+	"thread_dst\x18\x1d \x03(\v2\x17.linerate.v1.ThreadDestR\tthreadDst\x12*\n" +
+	"\x04imix\x18\x1e \x03(\v2\x16.linerate.v1.ImixEntryR\x04imixB\n" +
 	"\n" +
-	"\b_vlan_id\".\n" +
+	"\b_vlan_id\"7\n" +
+	"\tImixEntry\x12\x12\n" +
+	"\x04size\x18\x01 \x01(\x05R\x04size\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x05R\x06weight\".\n" +
 	"\n" +
 	"ThreadDest\x12\x0e\n" +
 	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x10\n" +
@@ -4003,7 +4070,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -4035,24 +4102,25 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*LinkCounters)(nil),          // 27: linerate.v1.LinkCounters
 	(*ConfigureRequest)(nil),      // 28: linerate.v1.ConfigureRequest
 	(*SenderConfig)(nil),          // 29: linerate.v1.SenderConfig
-	(*ThreadDest)(nil),            // 30: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 31: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 32: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 33: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 34: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 35: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 36: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 37: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 38: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 39: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 40: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 41: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 42: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 43: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 44: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 45: linerate.v1.StreamCounters
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 47: google.protobuf.Duration
+	(*ImixEntry)(nil),             // 30: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 31: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 32: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 33: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 34: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 35: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 36: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 37: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 38: linerate.v1.ResultResponse
+	(*SenderSummary)(nil),         // 39: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 40: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 41: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 42: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 43: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 44: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 45: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 46: linerate.v1.StreamCounters
+	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -4060,77 +4128,78 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	7,  // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
 	5,  // 3: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	6,  // 4: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	46, // 5: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 6: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	46, // 7: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 8: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	47, // 9: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	46, // 10: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 11: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	47, // 5: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 6: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	47, // 7: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 8: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	48, // 9: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	47, // 10: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 11: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
 	17, // 12: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
 	16, // 13: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
 	16, // 14: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
 	6,  // 15: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
 	17, // 16: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
 	17, // 17: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	46, // 18: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	47, // 18: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
 	24, // 19: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	46, // 20: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	47, // 20: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
 	25, // 21: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
 	27, // 22: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
 	26, // 23: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
 	29, // 24: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	47, // 25: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	30, // 26: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	29, // 27: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	46, // 28: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	46, // 29: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	46, // 30: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	38, // 31: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	46, // 32: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	46, // 33: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	39, // 34: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	47, // 35: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	46, // 36: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	42, // 37: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	43, // 38: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	1,  // 39: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	47, // 40: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	44, // 41: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 42: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	47, // 43: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	45, // 44: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 45: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	8,  // 46: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	10, // 47: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	12, // 48: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	14, // 49: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	18, // 50: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	20, // 51: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	22, // 52: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	28, // 53: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	32, // 54: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	34, // 55: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	36, // 56: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	40, // 57: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 58: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	9,  // 59: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	11, // 60: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	13, // 61: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	15, // 62: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	19, // 63: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	21, // 64: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	23, // 65: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	31, // 66: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	33, // 67: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	35, // 68: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	37, // 69: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	41, // 70: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	58, // [58:71] is the sub-list for method output_type
-	45, // [45:58] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	48, // 25: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	31, // 26: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	30, // 27: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	29, // 28: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	47, // 29: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	47, // 30: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	47, // 31: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	39, // 32: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	47, // 33: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	47, // 34: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	40, // 35: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	48, // 36: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	47, // 37: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	43, // 38: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	44, // 39: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	1,  // 40: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	48, // 41: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	45, // 42: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 43: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	48, // 44: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	46, // 45: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	2,  // 46: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	8,  // 47: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	10, // 48: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	12, // 49: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	14, // 50: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	18, // 51: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	20, // 52: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	22, // 53: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	28, // 54: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	33, // 55: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	35, // 56: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	37, // 57: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	41, // 58: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	3,  // 59: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	9,  // 60: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	11, // 61: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	13, // 62: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	15, // 63: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	19, // 64: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	21, // 65: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	23, // 66: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	32, // 67: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	34, // 68: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	36, // 69: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	38, // 70: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	42, // 71: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	59, // [59:72] is the sub-list for method output_type
+	46, // [46:59] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -4145,7 +4214,7 @@ func file_linerate_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
