@@ -102,18 +102,11 @@ func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.S
 	if err := a.store(out, doc); err != nil {
 		return err
 	}
-	switch {
-	case out.jsonStream:
-		stream.write(struct {
-			Event string `json:"event"`
-			*results.Document
-		}{"result", doc})
-	case out.json:
-		if err := a.writeJSON(doc); err != nil {
-			return err
-		}
-	default:
-		printCampaign(a.stdout, doc)
+	if stream == nil {
+		stream = &ndjson{w: a.stdout}
+	}
+	if err := a.emitResult(stream, out.jsonStream, out.json, doc, func(w io.Writer) { printCampaign(w, doc) }); err != nil {
+		return err
 	}
 	if doc.Status != coordinator.StatusOK {
 		return fmt.Errorf("campaign %s %s: %s", doc.ID, doc.Status, doc.Error)

@@ -127,24 +127,34 @@ func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)
 	if err := a.store(&campaignOut{dir: f.resultsDir, html: f.html}, doc); err != nil {
 		a.log.Error("keep the run's record", "error", err)
 	}
-	switch {
-	case f.jsonStream:
-		(&ndjson{w: a.stdout}).write(struct {
-			Event string `json:"event"`
-			*coordinator.Result
-		}{"result", res})
-	case f.json:
-		if err := a.writeJSON(res); err != nil {
-			return err
-		}
-	default:
-		printResult(a.stdout, res)
+	if err := a.emitResult(&ndjson{w: a.stdout}, f.jsonStream, f.json, res, func(w io.Writer) {
+		printResult(w, res)
 		if extra != nil {
-			extra(a.stdout)
+			extra(w)
 		}
+	}); err != nil {
+		return err
 	}
 	if res.Status != coordinator.StatusOK {
 		return fmt.Errorf("run %s %s: %s", res.RunID, res.Status, res.Error)
+	}
+	return nil
+}
+
+// emitResult prints a final result: as the last NDJSON event (`"event":
+// "result"` and v's fields), as indented JSON, or with text.
+func (a *app) emitResult(stream *ndjson, asStream, asJSON bool, v any, text func(io.Writer)) error {
+	switch {
+	case asStream:
+		b, err := json.Marshal(v)
+		if err != nil || len(b) < 2 || b[0] != '{' {
+			return fmt.Errorf("result as JSON: %v", err)
+		}
+		stream.write(json.RawMessage(append([]byte(`{"event":"result",`), b[1:]...)))
+	case asJSON:
+		return a.writeJSON(v)
+	default:
+		text(a.stdout)
 	}
 	return nil
 }
