@@ -48,17 +48,17 @@ func mgmtAddr(net netip.Prefix, host int) netip.Prefix {
 }
 
 // shape puts a tbf qdisc of bps bits per second on iface (egress) in ns,
-// with little buffering, as a slower link has: a burst of 2 ms at the
-// rate (at least 10 000 bytes, so a jumbo frame passes) and a queue of
-// 5 ms more. More buffer would let a short trial above the rate pass
-// without loss (a 1 s trial at +7 % fits in 75 ms of buffer).
+// buffering about as much as a switch port: a burst of 5 ms at the rate
+// (at least 16 KiB, so jumbo frames and a paced sender's catch-up pass)
+// and a queue of 20 ms more. A trial must be long against that buffer:
+// 1 s at 107 % of the rate fits in 75 ms of it without loss.
 func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 	rate := bps / 8 // bytes per second
 	if rate < 1000 {
 		return fmt.Errorf("shape %s: %d bit/s: want at least 8 kbit/s", iface, bps)
 	}
-	burst := max(rate/500, 10000)
-	limit := rate/200 + burst
+	burst := max(rate/200, 16<<10)
+	limit := rate/50 + burst
 	// tbf's buffer is the time to send the burst at the rate, in the
 	// packet scheduler's 64 ns ticks.
 	ticks := burst * 1e9 / rate / 64
