@@ -91,6 +91,11 @@ func ParseModulesDep(r io.Reader) (*ModuleDB, error) {
 		if name == "" {
 			return nil, fmt.Errorf("modules.dep line %d: %q has no module name", lineNo, p)
 		}
+		if strings.Contains(name, ".") {
+			// Kernel module names have no dots; "x.ko.ko" would name "x.ko",
+			// which a lookup by name reads as "x".
+			return nil, fmt.Errorf("modules.dep line %d: %q gives the module name %q, which has a '.': not a kernel module", lineNo, p, name)
+		}
 		if old, dup := db.paths[name]; dup {
 			return nil, fmt.Errorf("modules.dep line %d: module %s listed twice (%s and %s)", lineNo, name, old, p)
 		}
