@@ -3,8 +3,6 @@ package agent
 import (
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -97,22 +95,5 @@ func TestChangesRoundTrip(t *testing.T) {
 	out := changesFromProto(wire(t, p, &lineratev1.RestoreResponse{}).Changes)
 	if diff := cmp.Diff(in, out); diff != "" {
 		t.Errorf("round trip (-in +out):\n%s", diff)
-	}
-}
-
-func TestPCIModel(t *testing.T) {
-	root := t.TempDir()
-	dev := filepath.Join(root, "sys/class/net/eth1/device")
-	if err := os.MkdirAll(dev, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dev, "vendor"), []byte("0x8086\n"), 0o444)
-	os.WriteFile(filepath.Join(dev, "device"), []byte("0x1592\n"), 0o444)
-	s := &service{cfg: &Config{Root: root}}
-	if got := s.pciModel("eth1"); got != "8086:1592" {
-		t.Errorf("model %q", got)
-	}
-	if got := s.pciModel("veth0"); got != "" {
-		t.Errorf("virtual device model %q", got)
 	}
 }

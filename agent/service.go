@@ -10,8 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -159,11 +157,7 @@ func (s *service) inspect() {
 		inv.nic, inv.report = nic, topology.ShowReport(nic)
 		inv.numa, inv.queues = nic.NUMANode, nic.Queues()
 	}
-	if b, err := os.ReadFile(pathJoin(s.cfg.Root, "/sys/class/net/"+s.cfg.Iface+"/speed")); err == nil {
-		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
-			inv.speed = v
-		}
-	}
+	inv.speed = topology.LinkSpeedMbps(s.root, s.cfg.Iface)
 	s.mu.Lock()
 	s.inv = inv
 	s.mu.Unlock()
@@ -259,7 +253,7 @@ func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (
 			nic.Driver = drv.driver // a virtual device: topology found none
 		}
 	}
-	nic.Model = s.pciModel(s.cfg.Iface)
+	nic.Model = topology.PCIModel(s.root, s.cfg.Iface)
 	host, _ := os.Hostname()
 	resp := &lineratev1.DescribeResponse{
 		HostName: host, Kernel: kernelRelease(), Version: s.cfg.Version, Role: roleToProto(s.cfg.Role),
@@ -271,20 +265,6 @@ func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (
 	}
 	s.mu.Unlock()
 	return resp, nil
-}
-
-// pciModel is the interface's PCI "vendor:device" from the host root's
-// sysfs ("" for a virtual device).
-func (s *service) pciModel(iface string) string {
-	var ids []string
-	for _, f := range []string{"vendor", "device"} {
-		b, err := os.ReadFile(pathJoin(s.cfg.Root, "/sys/class/net/"+iface+"/device/"+f))
-		if err != nil {
-			return ""
-		}
-		ids = append(ids, strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"))
-	}
-	return strings.Join(ids, ":")
 }
 
 // ---- leases
