@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -540,5 +539,3 @@ func (a *Agent) stopTransport(ctx context.Context) {
 	}
 }
 
-// pathJoin joins a host path below a root directory.
-func pathJoin(root, p string) string { return path.Join(root, p) }
