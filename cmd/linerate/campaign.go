@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -150,7 +151,7 @@ func printCampaign(w io.Writer, doc *results.Document) {
 		if s.GeneratorLimited {
 			note = " (generator-limited)"
 		}
-		fmt.Fprintf(tw, "%d\t%s%s\t%s\t%.2f\t%.4g%%\t%s\t%s\t%d\t\n", s.Size, siRate(s.ThroughputPPS, "pps"), note, siRate(s.L1BPS, "b/s"),
+		fmt.Fprintf(tw, "%d\t%s%s\t%s\t%.2f\t%.4g%%\t%s\t%s\t%d\t\n", s.Size, results.FormatSI(s.ThroughputPPS, "pps"), note, results.FormatSI(s.L1BPS, "b/s"),
 			s.LineRatePct, 100*s.LossRatio, orDash(s.NDRPPS), orDash(s.PDRPPS), s.Trials)
 	}
 	tw.Flush()
@@ -160,7 +161,7 @@ func orDash(pps float64) string {
 	if pps == 0 {
 		return "-"
 	}
-	return siRate(pps, "pps")
+	return results.FormatSI(pps, "pps")
 }
 
 // progressBar draws the campaign's and the current search's progress on
@@ -181,7 +182,7 @@ func (p *progressBar) event(e campaign.Event) {
 	if e.SizesTotal > 0 {
 		done = width * e.SizesDone / e.SizesTotal
 	}
-	bar := fmt.Sprintf("[%s%s]", repeat("#", done), repeat(".", width-done))
+	bar := fmt.Sprintf("[%s%s]", strings.Repeat("#", done), strings.Repeat(".", width-done))
 	switch e.Event {
 	case "trial":
 		verdict := "pass"
@@ -192,18 +193,10 @@ func (p *progressBar) event(e campaign.Event) {
 			verdict = "loss"
 		}
 		fmt.Fprintf(p.w, "\r\033[K%s sizes %d/%d | %d B trial %d %s at %s: %s | best %s | %s", bar, e.SizesDone, e.SizesTotal, e.Size, e.N,
-			e.Phase, siRate(e.OfferedPPS, "pps"), verdict, siRate(e.BestPPS, "pps"), time.Since(p.t0).Round(time.Second))
+			e.Phase, results.FormatSI(e.OfferedPPS, "pps"), verdict, results.FormatSI(e.BestPPS, "pps"), time.Since(p.t0).Round(time.Second))
 	case "size":
-		fmt.Fprintf(p.w, "\r\033[K%d B: throughput %s per flow\n", e.Size, siRate(e.BestPPS, "pps"))
+		fmt.Fprintf(p.w, "\r\033[K%d B: throughput %s per flow\n", e.Size, results.FormatSI(e.BestPPS, "pps"))
 	}
 }
 
 func (p *progressBar) close() { fmt.Fprint(p.w, "\r\033[K") }
-
-func repeat(s string, n int) string {
-	out := ""
-	for range max(n, 0) {
-		out += s
-	}
-	return out
-}

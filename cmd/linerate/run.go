@@ -229,7 +229,7 @@ func (v *liveView) draw() {
 	var parts []string
 	for _, n := range names {
 		s := v.last[n]
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, siRate(s.PPS, "pps"), siRate(s.L2BPS, "b/s")))
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, results.FormatSI(s.PPS, "pps"), results.FormatSI(s.L2BPS, "b/s")))
 	}
 	fmt.Fprintf(v.w, "\r\033[K%s", strings.Join(parts, " | "))
 }
@@ -237,18 +237,6 @@ func (v *liveView) draw() {
 func (v *liveView) close() {
 	close(v.stop)
 	<-v.done
-}
-
-func siRate(v float64, unit string) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.2fG%s", v/1e9, unit)
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM%s", v/1e6, unit)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1fk%s", v/1e3, unit)
-	}
-	return fmt.Sprintf("%.0f%s", v, unit)
 }
 
 // printResult is the terminal report of a run.
@@ -267,7 +255,7 @@ func printResult(w io.Writer, res *coordinator.Result) {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, fl.Sent, fl.Received, fl.Lost,
 			100*fl.LossRatio, fl.Duplicates, fl.Reordered, fl.LostSenderHost, fl.LostNetwork, fl.LostReceiverHost,
-			siRate(fl.PPS, "pps"), siRate(fl.L1BPS, "b/s"), fl.LineRatePct)
+			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
