@@ -289,7 +289,9 @@ func TestLabAgentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	waitAlive(t, cl, 4)
+	if _, err := cl.WaitAlive(context.Background(), 4, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("refusals", func(t *testing.T) {
 		// A coordinator certificate from another CA: the health check
@@ -390,7 +392,9 @@ func TestLabAgentKilled(t *testing.T) {
 	if r2Now() != r2Before {
 		t.Errorf("r2's journal not restored when its agent restarted:\nbefore %s\nafter  %s", r2Before, r2Now())
 	}
-	waitAlive(t, cl, 4)
+	if _, err := cl.WaitAlive(context.Background(), 4, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	res, err = r.Run(context.Background(), coordinator.Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Count: 2000, Drain: 100 * time.Millisecond})
 	if err != nil || res.Status != coordinator.StatusOK {
 		t.Fatalf("run after the restart: %v %s %s", err, res.Status, res.Error)
@@ -399,26 +403,6 @@ func TestLabAgentKilled(t *testing.T) {
 		if f.Sent != 2000 || f.Received != 2000 {
 			t.Errorf("after the restart: flow %s→%s sent %d received %d", f.Sender, f.Receiver, f.Sent, f.Received)
 		}
-	}
-}
-
-func waitAlive(t *testing.T, cl *coordinator.Cluster, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		alive := 0
-		for _, m := range cl.Members() {
-			if m.Status == "alive" {
-				alive++
-			}
-		}
-		if alive == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d agents alive: %+v", alive, n, cl.Members())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

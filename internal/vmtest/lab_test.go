@@ -75,13 +75,6 @@ exit $rc
 	if res.ExitCode != 0 {
 		t.Fatalf("lab run in the guest failed (exit %d); console:\n%s", res.ExitCode, res.Console)
 	}
-	body := res.Output
-	if i := strings.Index(body, "== json"); i >= 0 {
-		body = body[i+len("== json"):]
-	}
-	if i := strings.Index(body, "== end"); i >= 0 {
-		body = body[:i]
-	}
 	var out struct {
 		Status string `json:"status"`
 		Flows  []struct {
@@ -92,9 +85,7 @@ exit $rc
 			Name, Role, Backend string
 		} `json:"hosts"`
 	}
-	if err := json.Unmarshal([]byte(body[strings.Index(body, "{"):]), &out); err != nil {
-		t.Fatalf("lab run JSON: %v\n%s", err, body)
-	}
+	decodeSection(t, res.Output, "== json", "== end", &out)
 	if out.Status != "ok" || len(out.Flows) != 2 {
 		t.Fatalf("status %s, %d flows", out.Status, len(out.Flows))
 	}
@@ -109,13 +100,6 @@ exit $rc
 		}
 	}
 	// The imix campaign: pktgen's imix_weights through the whole chain.
-	im := res.Output
-	if i := strings.Index(im, "== imix\n"); i >= 0 {
-		im = im[i+len("== imix\n"):]
-	}
-	if i := strings.Index(im, "== imix end"); i >= 0 {
-		im = im[:i]
-	}
 	var camp struct {
 		Status  string `json:"status"`
 		Summary []struct {
@@ -126,14 +110,32 @@ exit $rc
 			Sent, Received, Lost uint64
 		} `json:"trials"`
 	}
-	if i := strings.Index(im, "{"); i < 0 || json.Unmarshal([]byte(im[i:]), &camp) != nil {
-		t.Fatalf("imix campaign output:\n%s", im)
-	}
+	decodeSection(t, res.Output, "== imix\n", "== imix end", &camp)
 	if camp.Status != "ok" || len(camp.Summary) != 1 || camp.Summary[0].Label != "imix 64:7 570:4 1518:1" || camp.Summary[0].ThroughputPPS != 2000 ||
 		len(camp.Trials) != 1 || camp.Trials[0].Sent < 1500 || camp.Trials[0].Received != camp.Trials[0].Sent || camp.Trials[0].Lost != 0 {
 		t.Errorf("imix campaign: %+v", camp)
 	}
 	if !strings.Contains(res.Output, "leftover namespaces: 0") {
 		t.Errorf("the lab left namespaces in the guest")
+	}
+}
+
+// decodeSection decodes the JSON the guest script printed between the
+// marker lines from and to.
+func decodeSection(t *testing.T, out, from, to string, v any) {
+	t.Helper()
+	body := out
+	if i := strings.Index(body, from); i >= 0 {
+		body = body[i+len(from):]
+	}
+	if i := strings.Index(body, to); i >= 0 {
+		body = body[:i]
+	}
+	i := strings.Index(body, "{")
+	if i < 0 {
+		t.Fatalf("no JSON between %q and %q:\n%s", from, to, body)
+	}
+	if err := json.Unmarshal([]byte(body[i:]), v); err != nil {
+		t.Fatalf("JSON between %q and %q: %v\n%s", from, to, err, body)
 	}
 }
