@@ -853,19 +853,28 @@ func (s *service) finish(r *sendRun, sum *pktgen.Summary, err error) {
 	s.notify()
 }
 
-func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {
+// startedRun is the send the lease holder started (nil when none was).
+func (s *service) startedRun(lease string) (*sendRun, error) {
 	s.mu.Lock()
-	if err := s.checkLease(req.LeaseId); err != nil {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	if err := s.checkLease(lease); err != nil {
 		return nil, err
 	}
-	r := s.send
-	if r == nil || r.done == nil {
-		s.mu.Unlock()
+	if r := s.send; r != nil && r.done != nil {
+		return r, nil
+	}
+	return nil, nil
+}
+
+func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {
+	r, err := s.startedRun(req.LeaseId)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
 		return &lineratev1.StopResponse{Stopped: false}, nil
 	}
-	cancel, done := r.cancel, r.done
-	s.mu.Unlock()
+	cancel, done := r.cancel, r.done // set once by Start
 	select {
 	case <-done:
 		return &lineratev1.StopResponse{Stopped: false}, nil
@@ -884,18 +893,14 @@ func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*liner
 }
 
 func (s *service) Result(ctx context.Context, req *lineratev1.ResultRequest) (*lineratev1.ResultResponse, error) {
-	s.mu.Lock()
-	if err := s.checkLease(req.LeaseId); err != nil {
-		s.mu.Unlock()
+	r, err := s.startedRun(req.LeaseId)
+	if err != nil {
 		return nil, err
 	}
-	r := s.send
-	if r == nil || r.done == nil {
-		s.mu.Unlock()
+	if r == nil {
 		return nil, status.Error(codes.FailedPrecondition, "result: no run started (Configure and Start first)")
 	}
 	done := r.done
-	s.mu.Unlock()
 	if req.Wait {
 		select {
 		case <-done:
