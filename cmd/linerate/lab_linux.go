@@ -170,21 +170,32 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	if err != nil {
 		return err
 	}
-	base, err := sess.lab.Truth()
+	res, err := sess.measure(func() (*coordinator.Result, error) {
+		return a.drive(ctx, &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name}, spec, rf)
+	})
 	if err != nil {
 		return err
 	}
-	res, err := a.drive(ctx, &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name}, spec, rf)
+	return a.report(res, rf, func(w io.Writer) { printTruth(w, res.Lab.(lab.Truth)) })
+}
+
+// measure performs one run and adds to its result what the switch
+// counted while it ran (res.Lab, a lab.Truth).
+func (s *labSession) measure(run func() (*coordinator.Result, error)) (*coordinator.Result, error) {
+	base, err := s.lab.Truth()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	after, err := sess.lab.Truth()
+	res, err := run()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	truth := after.Sub(base)
-	res.Lab = truth
-	return a.report(res, rf, func(w io.Writer) { printTruth(w, truth) })
+	after, err := s.lab.Truth()
+	if err != nil {
+		return nil, err
+	}
+	res.Lab = after.Sub(base)
+	return res, nil
 }
 
 // labSession is a lab with its agents and the coordinator's membership.
@@ -455,20 +466,7 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	}
 	coord := &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name, Log: a.log.Named("run")}
 	r := &campaign.Runner{Cluster: sess.cluster, Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
-		base, err := sess.lab.Truth()
-		if err != nil {
-			return nil, err
-		}
-		res, err := coord.Run(ctx, cs)
-		if err != nil {
-			return nil, err
-		}
-		after, err := sess.lab.Truth()
-		if err != nil {
-			return nil, err
-		}
-		res.Lab = after.Sub(base)
-		return res, nil
+		return sess.measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
 	}}
 	if shape := lf.spec.ShapeBPS; shape > 0 {
 		// tbf counts the frame without FCS: that is the path's line rate.
