@@ -213,20 +213,28 @@ func (st *runState) finish(err error) {
 // each runs fn on every node concurrently and returns the first failure
 // (as a *failure naming the node).
 func (st *runState) each(ctx context.Context, nodes []*node, fn func(ctx context.Context, n *node) error) error {
+	return inParallel(ctx, len(nodes), func(i int) error {
+		if err := fn(ctx, nodes[i]); err != nil {
+			return &failure{agent: nodes[i].m.Name, phase: st.currentPhase(), err: err}
+		}
+		return nil
+	})
+}
+
+// inParallel runs fn(0..n-1) concurrently and returns the first error in
+// index order — or, when ctx was cancelled meanwhile (another agent
+// failed, or Ctrl-C), its cause: the calls in flight failed with it.
+func inParallel(ctx context.Context, n int, fn func(i int) error) error {
 	var wg sync.WaitGroup
-	errs := make([]error, len(nodes))
-	for i, n := range nodes {
+	errs := make([]error, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := fn(ctx, n); err != nil {
-				errs[i] = &failure{agent: n.m.Name, phase: st.currentPhase(), err: err}
-			}
+			errs[i] = fn(i)
 		}()
 	}
 	wg.Wait()
-	// When the run was cancelled (another agent failed, or Ctrl-C), the
-	// calls in flight fail with it: report the cause, not them.
 	if cause := context.Cause(ctx); cause != nil {
 		return cause
 	}
@@ -707,32 +715,21 @@ func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Dura
 	}
 	rep := &StartReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := make([]error, len(senders))
-	for i, s := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, lead+callTimeout)
-			defer cancel()
-			resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At)})
-			if err != nil {
-				errs[i] = &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("start: %w", err)}
-				return
-			}
-			mu.Lock()
-			rep.Started[s.Name] = resp.StartedAt.AsTime()
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if cause := context.Cause(ctx); cause != nil {
-		return nil, cause
-	}
-	for _, err := range errs {
+	err := inParallel(ctx, len(senders), func(i int) error {
+		s := senders[i]
+		cctx, cancel := context.WithTimeout(ctx, lead+callTimeout)
+		defer cancel()
+		resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At)})
 		if err != nil {
-			return nil, err
+			return &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("start: %w", err)}
 		}
+		mu.Lock()
+		rep.Started[s.Name] = resp.StartedAt.AsTime()
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var late []float64
 	var first, last time.Time
