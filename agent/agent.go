@@ -538,4 +538,3 @@ func (a *Agent) stopTransport(ctx context.Context) {
 		<-served
 	}
 }
-

@@ -197,7 +197,6 @@ func summaryToProto(s *pktgen.Summary) *lineratev1.SenderSummary {
 	return p
 }
 
-
 func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 	if r == nil {
 		return nil
@@ -224,7 +223,6 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 	return p
 }
 
-
 func changesToProto(cs []topology.Change) []*lineratev1.IrqChange {
 	var out []*lineratev1.IrqChange
 	for _, c := range cs {
@@ -235,7 +233,6 @@ func changesToProto(cs []topology.Change) []*lineratev1.IrqChange {
 	}
 	return out
 }
-
 
 func skippedToProto(ss []topology.Skipped) []*lineratev1.SkippedIrq {
 	var out []*lineratev1.SkippedIrq
