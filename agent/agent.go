@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/linerate/linerate/internal/gossiplog"
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -182,17 +183,19 @@ type Agent struct {
 	root *topology.DirRoot
 	svc  *service
 
-	mu       sync.Mutex
-	lis      net.Listener
-	grpc     *grpc.Server
-	health   *health.Server
-	serf     *serf.Serf
-	events   chan serf.Event
-	served   chan struct{}
-	metrics  *http.Server
-	mlis     net.Listener
-	mserved  chan struct{}
-	shutdown bool
+	mu     sync.Mutex
+	lis    net.Listener
+	grpc   *grpc.Server
+	health *health.Server
+	serf   *serf.Serf
+	// gossipLog is serf's logger; set before serf, told at shutdown.
+	gossipLog *gossiplog.Writer
+	events    chan serf.Event
+	served    chan struct{}
+	metrics   *http.Server
+	mlis      net.Listener
+	mserved   chan struct{}
+	shutdown  bool
 }
 
 // New checks cfg and opens the host root; nothing is started.
@@ -415,7 +418,8 @@ func (a *Agent) startSerf(grpcAddr net.Addr) error {
 	conf.Init()
 	conf.NodeName = a.cfg.Name
 	conf.Tags = tags
-	std := a.log.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	a.gossipLog = gossiplog.New(a.log.Named("serf"))
+	std := a.gossipLog.Logger()
 	conf.Logger, conf.LogOutput = std, nil
 	ml := conf.MemberlistConfig
 	ml.Logger, ml.LogOutput = std, nil
@@ -522,6 +526,7 @@ func (a *Agent) stopTransport(ctx context.Context) {
 		if err := s.Leave(); err != nil {
 			a.log.Warn("leaving the cluster", "error", err)
 		}
+		a.gossipLog.Closing()
 		if err := s.Shutdown(); err != nil {
 			a.log.Warn("serf shutdown", "error", err)
 		}

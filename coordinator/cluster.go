@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/linerate/linerate/internal/gossiplog"
 )
 
 // RoleCoordinator is the serf role tag of a coordinator; agents carry
@@ -71,9 +73,10 @@ type Event struct {
 // (role coordinator) so it learns of joins, leaves and failures as they
 // happen.
 type Cluster struct {
-	serf *serf.Serf
-	log  hclog.Logger
-	join []string
+	serf   *serf.Serf
+	gossip *gossiplog.Writer
+	log    hclog.Logger
+	join   []string
 
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
@@ -107,7 +110,8 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	conf.Init()
 	conf.NodeName = cfg.Name
 	conf.Tags = map[string]string{"role": RoleCoordinator}
-	std := cfg.Logger.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	gw := gossiplog.New(cfg.Logger.Named("serf"))
+	std := gw.Logger()
 	conf.Logger, conf.LogOutput = std, nil
 	ml := conf.MemberlistConfig
 	ml.Logger, ml.LogOutput = std, nil
@@ -132,7 +136,7 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
 	}
-	c := &Cluster{serf: s, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
+	c := &Cluster{serf: s, gossip: gw, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
 	go c.loop(events)
 	n, err := s.Join(cfg.Join, true)
 	if n == 0 {
@@ -261,6 +265,7 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 // Close leaves the cluster gracefully and stops gossip.
 func (c *Cluster) Close() error {
 	lerr := c.serf.Leave()
+	c.gossip.Closing()
 	serr := c.serf.Shutdown()
 	<-c.done
 	if lerr != nil {

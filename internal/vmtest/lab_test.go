@@ -54,13 +54,15 @@ func TestLabRealPktgen(t *testing.T) {
 		Script: `mkdir -p /run /var && ln -sf /run /var/run && mount -t tmpfs tmpfs /run
 export PATH=/usr/local/bin:$PATH
 echo "== json"
-linerate lab run --name g --senders 2 --receivers 2 --count 20000 --backend kernel --json --log-level warn --ready-timeout 60s
+linerate lab run --name g --senders 2 --receivers 2 --count 20000 --backend kernel --json --log-level warn --ready-timeout 60s 2>/tmp/run.err
 rc=$?
 echo "== end"
+echo "== run stderr"; cat /tmp/run.err
 echo "== imix"
 linerate lab campaign --name gi --senders 1 --receivers 1 --sizes imix --search none --rates 2000 --trial-duration 1s \
-	--backend kernel --json --log-level warn --ready-timeout 60s --results-dir /tmp/results || rc=1
+	--backend kernel --json --log-level warn --ready-timeout 60s --results-dir /tmp/results 2>/tmp/imix.err || rc=1
 echo "== imix end"
+echo "== imix stderr"; cat /tmp/imix.err
 echo "leftover namespaces: $(ls /run/netns 2>/dev/null | wc -l)"
 exit $rc
 `,
@@ -120,8 +122,9 @@ exit $rc
 	}
 }
 
-// decodeSection decodes the JSON the guest script printed between the
-// marker lines from and to.
+// decodeSection decodes the JSON value the guest script printed between
+// the marker lines from and to (the commands' logs go to files the script
+// prints after the markers; anything after the value is ignored).
 func decodeSection(t *testing.T, out, from, to string, v any) {
 	t.Helper()
 	body := out
@@ -135,7 +138,7 @@ func decodeSection(t *testing.T, out, from, to string, v any) {
 	if i < 0 {
 		t.Fatalf("no JSON between %q and %q:\n%s", from, to, body)
 	}
-	if err := json.Unmarshal([]byte(body[i:]), v); err != nil {
+	if err := json.NewDecoder(strings.NewReader(body[i:])).Decode(v); err != nil {
 		t.Fatalf("JSON between %q and %q: %v\n%s", from, to, err, body)
 	}
 }
