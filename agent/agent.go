@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/linerate/linerate/internal/gossiplog"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -158,10 +158,8 @@ func (c *Config) defaults() error {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
-	switch len(c.GossipKey) {
-	case 0, 16, 24, 32:
-	default:
-		return fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(c.GossipKey))
+	if err := gossip.CheckKey(c.GossipKey); err != nil {
+		return err
 	}
 	c.AllowDst = append([]netip.Prefix(nil), c.AllowDst...) // masked below: not the caller's
 	for i, p := range c.AllowDst {
@@ -183,19 +181,17 @@ type Agent struct {
 	root *topology.DirRoot
 	svc  *service
 
-	mu     sync.Mutex
-	lis    net.Listener
-	grpc   *grpc.Server
-	health *health.Server
-	serf   *serf.Serf
-	// gossipLog is serf's logger; set before serf, told at shutdown.
-	gossipLog *gossiplog.Writer
-	events    chan serf.Event
-	served    chan struct{}
-	metrics   *http.Server
-	mlis      net.Listener
-	mserved   chan struct{}
-	shutdown  bool
+	mu       sync.Mutex
+	lis      net.Listener
+	grpc     *grpc.Server
+	health   *health.Server
+	serf     *gossip.Member
+	events   chan serf.Event
+	served   chan struct{}
+	metrics  *http.Server
+	mlis     net.Listener
+	mserved  chan struct{}
+	shutdown bool
 }
 
 // New checks cfg and opens the host root; nothing is started.
@@ -234,8 +230,7 @@ func (a *Agent) GossipAddr() string {
 	if a.serf == nil {
 		return ""
 	}
-	n := a.serf.Memberlist().LocalNode()
-	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+	return a.serf.Addr()
 }
 
 // Members are the serf members this agent sees (nil without gossip).
@@ -393,69 +388,22 @@ func tagBytes(t map[string]string) int {
 	return n
 }
 
-func splitHostPort(addr string) (string, int, error) {
-	h, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return "", 0, fmt.Errorf("port %q: %w", p, err)
-	}
-	return h, port, nil
-}
-
 func (a *Agent) startSerf(grpcAddr net.Addr) error {
 	tags, err := a.tags(grpcAddr)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	host, port, err := splitHostPort(a.cfg.Bind)
-	if err != nil {
-		return fmt.Errorf("agent: gossip bind %q: %w", a.cfg.Bind, err)
-	}
-	conf := serf.DefaultConfig()
-	conf.Init()
-	conf.NodeName = a.cfg.Name
-	conf.Tags = tags
-	a.gossipLog = gossiplog.New(a.log.Named("serf"))
-	std := a.gossipLog.Logger()
-	conf.Logger, conf.LogOutput = std, nil
-	ml := conf.MemberlistConfig
-	ml.Logger, ml.LogOutput = std, nil
-	ml.BindAddr, ml.BindPort = host, port
-	if host == "" {
-		ml.BindAddr = "0.0.0.0"
-	}
-	if a.cfg.Advertise != "" {
-		ah, ap, err := splitHostPort(a.cfg.Advertise)
-		if err != nil {
-			return fmt.Errorf("agent: gossip advertise %q: %w", a.cfg.Advertise, err)
-		}
-		ml.AdvertiseAddr, ml.AdvertisePort = ah, ap
-	}
-	if len(a.cfg.GossipKey) > 0 {
-		kr, err := memberlist.NewKeyring(nil, a.cfg.GossipKey)
-		if err != nil {
-			return fmt.Errorf("agent: gossip keyring: %w", err)
-		}
-		ml.Keyring = kr
-	}
-	if a.cfg.serfHook != nil {
-		a.cfg.serfHook(conf)
-	}
 	events := make(chan serf.Event, 256)
-	conf.EventCh = events
-	s, err := serf.Create(conf)
+	s, err := gossip.Start(gossip.Config{Name: a.cfg.Name, Tags: tags, Bind: a.cfg.Bind, Advertise: a.cfg.Advertise,
+		Key: a.cfg.GossipKey, Events: events, Logger: a.log, Tune: a.cfg.serfHook})
 	if err != nil {
-		return fmt.Errorf("agent: start serf on %s: %w", a.cfg.Bind, err)
+		return fmt.Errorf("agent: %w", err)
 	}
 	a.mu.Lock()
 	a.serf, a.events = s, events
 	a.mu.Unlock()
 	go a.eventLoop(s, events)
-	ln := s.Memberlist().LocalNode()
-	a.log.Info("gossip started", "node", a.cfg.Name, "addr", ln.Addr.String(), "port", ln.Port, "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
+	a.log.Info("gossip started", "node", a.cfg.Name, "addr", s.Addr(), "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
 	if len(a.cfg.Join) > 0 {
 		n, err := s.Join(a.cfg.Join, true)
 		if err != nil && n == 0 {
@@ -468,7 +416,7 @@ func (a *Agent) startSerf(grpcAddr net.Addr) error {
 
 // eventLoop drains serf's events (a full channel would stall serf) and
 // logs membership changes.
-func (a *Agent) eventLoop(s *serf.Serf, events chan serf.Event) {
+func (a *Agent) eventLoop(s *gossip.Member, events chan serf.Event) {
 	for {
 		select {
 		case e := <-events:
@@ -523,12 +471,8 @@ func (a *Agent) stopTransport(ctx context.Context) {
 		<-mserved
 	}
 	if s != nil {
-		if err := s.Leave(); err != nil {
+		if err := s.Stop(); err != nil {
 			a.log.Warn("leaving the cluster", "error", err)
-		}
-		a.gossipLog.Closing()
-		if err := s.Shutdown(); err != nil {
-			a.log.Warn("serf shutdown", "error", err)
 		}
 	}
 	if srv != nil {

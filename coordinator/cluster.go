@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/serf"
 
-	"github.com/linerate/linerate/internal/gossiplog"
+	"github.com/linerate/linerate/internal/gossip"
 )
 
 // RoleCoordinator is the serf role tag of a coordinator; agents carry
@@ -73,10 +72,9 @@ type Event struct {
 // (role coordinator) so it learns of joins, leaves and failures as they
 // happen.
 type Cluster struct {
-	serf   *serf.Serf
-	gossip *gossiplog.Writer
-	log    hclog.Logger
-	join   []string
+	serf *gossip.Member
+	log  hclog.Logger
+	join []string
 
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
@@ -97,46 +95,13 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Bind == "" {
 		cfg.Bind = "0.0.0.0:0"
 	}
-	switch len(cfg.GossipKey) {
-	case 0, 16, 24, 32:
-	default:
-		return nil, fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(cfg.GossipKey))
-	}
-	host, port, err := hostPort(cfg.Bind)
-	if err != nil {
-		return nil, fmt.Errorf("gossip bind %q: %w", cfg.Bind, err)
-	}
-	conf := serf.DefaultConfig()
-	conf.Init()
-	conf.NodeName = cfg.Name
-	conf.Tags = map[string]string{"role": RoleCoordinator}
-	gw := gossiplog.New(cfg.Logger.Named("serf"))
-	std := gw.Logger()
-	conf.Logger, conf.LogOutput = std, nil
-	ml := conf.MemberlistConfig
-	ml.Logger, ml.LogOutput = std, nil
-	ml.BindAddr, ml.BindPort = host, port
-	if cfg.Advertise != "" {
-		ah, ap, err := hostPort(cfg.Advertise)
-		if err != nil {
-			return nil, fmt.Errorf("gossip advertise %q: %w", cfg.Advertise, err)
-		}
-		ml.AdvertiseAddr, ml.AdvertisePort = ah, ap
-	}
-	if len(cfg.GossipKey) > 0 {
-		kr, err := memberlist.NewKeyring(nil, cfg.GossipKey)
-		if err != nil {
-			return nil, fmt.Errorf("gossip keyring: %w", err)
-		}
-		ml.Keyring = kr
-	}
 	events := make(chan serf.Event, 1024)
-	conf.EventCh = events
-	s, err := serf.Create(conf)
+	s, err := gossip.Start(gossip.Config{Name: cfg.Name, Tags: map[string]string{"role": RoleCoordinator},
+		Bind: cfg.Bind, Advertise: cfg.Advertise, Key: cfg.GossipKey, Events: events, Logger: cfg.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
+		return nil, err
 	}
-	c := &Cluster{serf: s, gossip: gw, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
+	c := &Cluster{serf: s, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
 	go c.loop(events)
 	n, err := s.Join(cfg.Join, true)
 	if n == 0 {
@@ -148,21 +113,6 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	c.log.Debug("joined the cluster", "contacted", n, "members", s.NumNodes())
 	return c, nil
-}
-
-func hostPort(hp string) (string, int, error) {
-	h, p, err := net.SplitHostPort(hp)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil || port < 0 || port > 65535 {
-		return "", 0, fmt.Errorf("port %q: want 0-65535", p)
-	}
-	if h == "" {
-		h = "0.0.0.0"
-	}
-	return h, port, nil
 }
 
 func (c *Cluster) loop(events chan serf.Event) {
@@ -264,15 +214,7 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 
 // Close leaves the cluster gracefully and stops gossip.
 func (c *Cluster) Close() error {
-	lerr := c.serf.Leave()
-	c.gossip.Closing()
-	serr := c.serf.Shutdown()
+	err := c.serf.Stop()
 	<-c.done
-	if lerr != nil {
-		return fmt.Errorf("leave the cluster: %w", lerr)
-	}
-	if serr != nil {
-		return fmt.Errorf("stop gossip: %w", serr)
-	}
-	return nil
+	return err
 }

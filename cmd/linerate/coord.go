@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 )
 
@@ -30,18 +29,11 @@ func (f *clusterFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.insecure, "insecure", false, "talk to agents without TLS (they must run with --insecure too)")
 }
 
-// readGossipKey reads a base64 keyring key from path ("" → none).
+// readGossipKey reads the --gossip-key file ("" → none).
 func readGossipKey(path string) ([]byte, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(path)
+	key, err := gossip.ReadKey(path)
 	if err != nil {
 		return nil, usagef("--gossip-key: %v", err)
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil, usagef("--gossip-key %s: not base64: %v", path, err)
 	}
 	return key, nil
 }

@@ -5,7 +5,6 @@ package lab
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 )
 
@@ -163,7 +163,7 @@ func (l *Lab) issue(c *Cluster) error {
 	if _, err := rand.Read(key); err != nil {
 		return fmt.Errorf("lab %s: gossip key: %w", l.Spec.Name, err)
 	}
-	if err := os.WriteFile(c.GossipKey, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+	if err := gossip.WriteKey(c.GossipKey, key); err != nil {
 		return fmt.Errorf("lab %s: gossip key: %w", l.Spec.Name, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package gossiplog
+package gossip
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-func TestParse(t *testing.T) {
+func TestParseLine(t *testing.T) {
 	for _, c := range []struct {
 		in    string
 		level hclog.Level
@@ -20,9 +20,9 @@ func TestParse(t *testing.T) {
 		{"[DEBUG] memberlist: Stream connection", hclog.Debug, "memberlist: Stream connection"},
 		{"no prefix", hclog.Info, "no prefix"},
 	} {
-		level, msg := Parse(c.in)
+		level, msg := parseLine(c.in)
 		if level != c.level || msg != c.msg {
-			t.Errorf("Parse(%q) = %s %q, want %s %q", c.in, level, msg, c.level, c.msg)
+			t.Errorf("parseLine(%q) = %s %q, want %s %q", c.in, level, msg, c.level, c.msg)
 		}
 	}
 }
@@ -30,8 +30,8 @@ func TestParse(t *testing.T) {
 func TestClosingDemotes(t *testing.T) {
 	var buf bytes.Buffer
 	l := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Warn})
-	w := New(l)
-	std := w.Logger()
+	w := newLogWriter(l)
+	std := w.logger()
 	std.Printf("[ERR] memberlist: Failed to send gossip: boom")
 	std.Printf("[INFO] serf: quiet")
 	if !strings.Contains(buf.String(), "[ERROR] memberlist: Failed to send gossip: boom") {
@@ -41,7 +41,7 @@ func TestClosingDemotes(t *testing.T) {
 		t.Fatalf("info reached a warn-level logger:\n%s", buf.String())
 	}
 	buf.Reset()
-	w.Closing()
+	w.shuttingDown()
 	std.Printf("[ERR] memberlist: Failed to send indirect UDP ping: use of closed network connection")
 	std.Printf("[WARN] memberlist: Was able to connect to r2 over TCP but UDP probes failed")
 	if buf.Len() != 0 {

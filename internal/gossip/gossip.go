@@ -1,0 +1,166 @@
+// Package gossip is the serf member that every agent and the
+// coordinator run: one configuration of addresses, keyring and logging,
+// one key file format, and a Stop that leaves the cluster before it
+// shuts down.
+package gossip
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/serf/serf"
+)
+
+// Config starts one serf member.
+type Config struct {
+	Name string
+	Tags map[string]string
+	// Bind is the gossip address:port (port 0 = any free port; an empty
+	// host = every address).
+	Bind string
+	// Advertise is the address:port others reach the member on; empty
+	// = Bind's.
+	Advertise string
+	// Key encrypts gossip (16, 24 or 32 bytes, AES); nil = plaintext.
+	Key []byte
+	// Events receives serf's events; the caller must drain it.
+	Events chan<- serf.Event
+	// Logger receives serf's and memberlist's logs (named "serf").
+	Logger hclog.Logger
+	// Tune adjusts serf's configuration before it starts (tests:
+	// shorter timers).
+	Tune func(*serf.Config)
+}
+
+// Member is a running serf member. Stop it with Stop, not Shutdown.
+type Member struct {
+	*serf.Serf
+	log *logWriter
+}
+
+// Start creates the member; it joins nobody yet.
+func Start(cfg Config) (*Member, error) {
+	if err := CheckKey(cfg.Key); err != nil {
+		return nil, err
+	}
+	host, port, err := hostPort(cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("gossip bind %q: %w", cfg.Bind, err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	lw := newLogWriter(cfg.Logger.Named("serf"))
+	conf := serf.DefaultConfig()
+	conf.Init()
+	conf.NodeName, conf.Tags, conf.EventCh = cfg.Name, cfg.Tags, cfg.Events
+	conf.Logger, conf.LogOutput = lw.logger(), nil
+	ml := conf.MemberlistConfig
+	ml.Logger, ml.LogOutput = conf.Logger, nil
+	ml.BindAddr, ml.BindPort = host, port
+	if cfg.Advertise != "" {
+		ah, ap, err := hostPort(cfg.Advertise)
+		if err != nil {
+			return nil, fmt.Errorf("gossip advertise %q: %w", cfg.Advertise, err)
+		}
+		ml.AdvertiseAddr, ml.AdvertisePort = ah, ap
+	}
+	if len(cfg.Key) > 0 {
+		kr, err := memberlist.NewKeyring(nil, cfg.Key)
+		if err != nil {
+			return nil, fmt.Errorf("gossip keyring: %w", err)
+		}
+		ml.Keyring = kr
+	}
+	if cfg.Tune != nil {
+		cfg.Tune(conf)
+	}
+	s, err := serf.Create(conf)
+	if err != nil {
+		return nil, fmt.Errorf("start gossip on %s: %w", cfg.Bind, err)
+	}
+	return &Member{Serf: s, log: lw}, nil
+}
+
+// Addr is the address:port others join this member at.
+func (m *Member) Addr() string {
+	n := m.Memberlist().LocalNode()
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// Stop leaves the cluster gracefully, so that the others see a leave and
+// not a failure, and shuts gossip down.
+func (m *Member) Stop() error {
+	var errs []error
+	if err := m.Leave(); err != nil {
+		errs = append(errs, fmt.Errorf("leave the cluster: %w", err))
+	}
+	m.log.shuttingDown()
+	if err := m.Shutdown(); err != nil {
+		errs = append(errs, fmt.Errorf("stop gossip: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckKey accepts no key or an AES-128/192/256 key.
+func CheckKey(key []byte) error {
+	switch len(key) {
+	case 0, 16, 24, 32:
+		return nil
+	}
+	return fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(key))
+}
+
+// ReadKey reads a key file written by WriteKey (base64, surrounding
+// white space ignored); "" is no key.
+func ReadKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gossip key: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("gossip key %s: not base64: %w", path, err)
+	}
+	if err := CheckKey(key); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return key, nil
+}
+
+// WriteKey writes key to path as ReadKey reads it, readable by root only.
+func WriteKey(path string, key []byte) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("gossip key: %w", err)
+	}
+	return nil
+}
+
+// hostPort splits a gossip address; an empty host is every address.
+func hostPort(addr string) (string, int, error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("port %q: want 0-65535", p)
+	}
+	if h == "" {
+		h = "0.0.0.0"
+	}
+	return h, port, nil
+}
