@@ -250,20 +250,12 @@ func (st *runState) call(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, st.r.CallTimeout)
 }
 
-func (st *runState) senders() []*node {
+// withRole are the run's nodes of one role ("sender" or "receiver"), in
+// run order.
+func (st *runState) withRole(role string) []*node {
 	var out []*node
 	for _, n := range st.order {
-		if n.role == "sender" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func (st *runState) receivers() []*node {
-	var out []*node
-	for _, n := range st.order {
-		if n.role == "receiver" {
+		if n.role == role {
 			out = append(out, n)
 		}
 	}
@@ -305,11 +297,11 @@ func (st *runState) run(ctx context.Context) error {
 		return err
 	}
 	st.setPhase(PhaseArm)
-	if err := st.each(ctx, st.receivers(), st.arm); err != nil {
+	if err := st.each(ctx, st.withRole("receiver"), st.arm); err != nil {
 		return err
 	}
 	st.setPhase(PhaseConfigure)
-	if err := st.each(ctx, st.senders(), st.configure); err != nil {
+	if err := st.each(ctx, st.withRole("sender"), st.configure); err != nil {
 		return err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -332,7 +324,7 @@ func (st *runState) run(ctx context.Context) error {
 		return context.Cause(ctx)
 	}
 	st.setPhase(PhaseCollect)
-	if err := st.each(ctx, st.receivers(), st.collect); err != nil {
+	if err := st.each(ctx, st.withRole("receiver"), st.collect); err != nil {
 		return err
 	}
 	stopWatch()
@@ -658,14 +650,14 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 // start times.
 func (st *runState) start(ctx context.Context) error {
 	var starters []Starter
-	for _, n := range st.senders() {
+	for _, n := range st.withRole("sender") {
 		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
 	}
 	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
 	if err != nil {
 		return err
 	}
-	for _, n := range st.senders() {
+	for _, n := range st.withRole("sender") {
 		n.started = rep.Started[n.m.Name]
 		t := n.started.UTC()
 		n.host.StartedAt = &t
@@ -761,7 +753,7 @@ func percentile(v []float64, p float64) float64 {
 // wait collects every sender's result: at the end of its count or
 // duration, or after Stop when the run is cut short.
 func (st *runState) wait(ctx context.Context) error {
-	senders := st.senders()
+	senders := st.withRole("sender")
 	var deadline <-chan time.Time
 	if st.spec.Duration > 0 {
 		// A sender that outlives its duration by far is stopped.
@@ -798,7 +790,7 @@ func (st *runState) wait(ctx context.Context) error {
 }
 
 func (st *runState) stopSenders(ctx context.Context) {
-	for _, n := range st.senders() {
+	for _, n := range st.withRole("sender") {
 		st.mu.Lock()
 		leased := n.lease != ""
 		st.mu.Unlock()
@@ -896,10 +888,10 @@ func phaseName(p lineratev1.Phase) string {
 func (st *runState) reconcile() {
 	txBudget := map[string]uint64{}
 	rxBudget := map[string]uint64{}
-	for _, n := range st.receivers() {
+	for _, n := range st.withRole("receiver") {
 		rxBudget[n.m.Name] = n.host.HostDrops
 	}
-	for _, n := range st.senders() {
+	for _, n := range st.withRole("sender") {
 		txBudget[n.m.Name] = n.host.TxDropped
 	}
 	for i, p := range st.pairs {
