@@ -1,9 +1,11 @@
 package coordinator
 
-// Wire overhead per frame beyond the frame without FCS: FCS (4), preamble
-// and SFD (8), inter-frame gap (12).
+// FCSBytes is the frame check sequence, which RFC 2544 frame sizes count
+// and pktgen's and MaxPPS's do not; wireExtra is the wire overhead per
+// frame beyond the frame without FCS: FCS (4), preamble and SFD (8),
+// inter-frame gap (12).
 const (
-	fcsBytes  = 4
+	FCSBytes  = 4
 	wireExtra = 24
 )
 
@@ -106,7 +108,7 @@ func Reconcile(in FlowInput) Flow {
 	if in.DurationSec > 0 {
 		f.PPS = float64(f.Received-min(f.Duplicates, f.Received)) / in.DurationSec
 	}
-	f.L2BPS = f.PPS * (in.FrameBytes + fcsBytes) * 8
+	f.L2BPS = f.PPS * (in.FrameBytes + FCSBytes) * 8
 	f.L1BPS = f.PPS * (in.FrameBytes + wireExtra) * 8
 	if in.LinkSpeedMbps > 0 {
 		f.LineRatePct = 100 * f.L1BPS / (in.LinkSpeedMbps * 1e6)

@@ -601,9 +601,9 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 	first := st.nodes[st.pairs[flows[0]].Receiver]
 	port := st.portOf(n.m.Name)
 	var imix []*lineratev1.ImixEntry
-	pkt := int32(st.spec.FrameSize - fcsBytes)
+	pkt := int32(st.spec.FrameSize - FCSBytes)
 	for _, e := range st.spec.IMIX {
-		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - fcsBytes), Weight: int32(e.Weight)}), 0
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - FCSBytes), Weight: int32(e.Weight)}), 0
 	}
 	cfg := &lineratev1.SenderConfig{
 		Imix:         imix,
@@ -845,7 +845,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 		return
 	}
 	var last *Sample
-	frame := st.spec.MeanFrame() + fcsBytes
+	frame := st.spec.MeanFrame() + FCSBytes
 	for {
 		resp, err := stream.Recv()
 		if err != nil {

@@ -58,8 +58,8 @@ func (s *Spec) Validate() error {
 	if s.FrameSize == 0 {
 		s.FrameSize = DefaultFrameSize
 	}
-	if len(s.IMIX) > 20 {
-		return fmt.Errorf("imix: %d sizes: pktgen takes at most 20", len(s.IMIX))
+	if len(s.IMIX) > MaxIMIX {
+		return fmt.Errorf("imix: %d sizes: pktgen takes at most %d", len(s.IMIX), MaxIMIX)
 	}
 	for _, e := range s.IMIX {
 		if e.Size < 64 || e.Size > 9018 || e.Weight < 1 {
@@ -126,6 +126,9 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
+// MaxIMIX is how many sizes pktgen's imix_weights takes.
+const MaxIMIX = 20
+
 // IMIXEntry is one frame size (including FCS) of an internet mix.
 type IMIXEntry struct {
 	Size   int `json:"size"`
@@ -136,11 +139,11 @@ type IMIXEntry struct {
 // weighted mean of an imix, or FrameSize − 4.
 func (s *Spec) MeanFrame() float64 {
 	if len(s.IMIX) == 0 {
-		return float64(s.FrameSize - fcsBytes)
+		return float64(s.FrameSize - FCSBytes)
 	}
 	var sum, w float64
 	for _, e := range s.IMIX {
-		sum += float64((e.Size - fcsBytes) * e.Weight)
+		sum += float64((e.Size - FCSBytes) * e.Weight)
 		w += float64(e.Weight)
 	}
 	return sum / w

@@ -470,7 +470,7 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	}}
 	if shape := lf.spec.ShapeBPS; shape > 0 {
 		// tbf counts the frame without FCS: that is the path's line rate.
-		r.LineRatePPS = func(frame int) float64 { return float64(shape) / 8 / float64(frame-4) }
+		r.LineRatePPS = func(frame float64) float64 { return float64(shape) / 8 / (frame - coordinator.FCSBytes) }
 	}
 	return a.campaign(ctx, r, spec, raw, out)
 }

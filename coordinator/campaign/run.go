@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Runner runs campaigns: every trial is one coordinator run.
@@ -28,10 +29,13 @@ type Runner struct {
 	OnEvent func(Event)
 	// Version is the tool's version for the record.
 	Version string
-	// LineRatePPS, when set, replaces the line rate of a frame size (per
-	// flow) that rates in % and the search bounds refer to: the lab sets
-	// it to a shaped link's rate. Default: the slowest agent link.
-	LineRatePPS func(frameBytes int) float64
+	// LineRatePPS, when set, replaces the line rate per flow that rates
+	// in % and the search bounds refer to, for frames of frameBytes
+	// (with FCS; a mix's mean): the lab sets it to a shaped port's rate.
+	// Default: results.LineRatePPS over the agents' links and the
+	// pattern's flows (a link that several flows share is divided among
+	// them), per flow.
+	LineRatePPS func(frameBytes float64) float64
 }
 
 // Event is one progress report (`--json-stream`).
@@ -41,7 +45,7 @@ type Event struct {
 	Size       int       `json:"size,omitempty"`
 	Phase      string    `json:"phase,omitempty"`
 	N          int       `json:"n,omitempty"`
-	OfferedPPS float64   `json:"offered_pps,omitempty"`
+	OfferedPPS float64   `json:"offered_pps,omitempty"` // per flow, as BestPPS
 	LossRatio  float64   `json:"loss_ratio"`
 	Passed     bool      `json:"passed"`
 	Valid      bool      `json:"valid"`
@@ -58,21 +62,24 @@ type campaignRun struct {
 	doc       *results.Document
 	senders   []string
 	receivers []string
-	speedMbps int64
+	links     []results.Fingerprint // name, role and link speed of each agent
+	flows     []coordinator.Flow    // the pattern's sender → receiver pairs
 	hosts     []coordinator.Host
 	lab       any
+	log       hclog.Logger
 	sizesDone int
 	best      float64
 }
 
-// Run performs the campaign and returns its document (also when it ended
+// RunCampaign performs the campaign and returns its document (also when it ended
 // early: Status says so). raw is the spec as given, kept in the record.
 func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*results.Document, error) {
-	if r.Log == nil {
-		r.Log = hclog.NewNullLogger()
+	log := r.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
 	}
 	now := time.Now().UTC()
-	c := &campaignRun{r: r, spec: spec, doc: &results.Document{
+	c := &campaignRun{r: r, spec: spec, log: log, doc: &results.Document{
 		Schema: results.Schema, ID: results.NewID(now), Kind: results.KindCampaign, Name: spec.Name, Created: now, Tool: r.Version,
 		Summary: []results.SizeResult{}, Trials: []results.Trial{}, Hosts: []results.Fingerprint{},
 	}}
@@ -110,11 +117,13 @@ func (c *campaignRun) resolve() error {
 			if m.Status != "alive" || !matches(m, a.Select) {
 				continue
 			}
-			switch {
-			case m.Role == "sender":
+			switch m.Role {
+			case "sender":
 				c.senders = append(c.senders, m.Name)
-			case m.Role == "receiver":
+			case "receiver":
 				c.receivers = append(c.receivers, m.Name)
+			default: // "both": which end it is here, only its name can say
+				return fmt.Errorf("campaign: agents.select %v: agent %s has role %s: list it by name under senders or receivers", a.Select, m.Name, m.Role)
 			}
 		}
 		sort.Strings(c.senders)
@@ -125,17 +134,23 @@ func (c *campaignRun) resolve() error {
 	} else {
 		c.senders, c.receivers = a.Senders, a.Receivers
 	}
-	if _, err := coordinator.Pairs(c.spec.Pattern, c.senders, c.receivers); err != nil {
+	pairs, err := coordinator.Pairs(c.spec.Pattern, c.senders, c.receivers)
+	if err != nil {
 		return fmt.Errorf("campaign: %w", err)
 	}
-	for _, n := range append(append([]string{}, c.senders...), c.receivers...) {
+	for _, p := range pairs {
+		c.flows = append(c.flows, coordinator.Flow{Sender: p.Sender, Receiver: p.Receiver})
+	}
+	for i, n := range append(append([]string{}, c.senders...), c.receivers...) {
 		m, ok := byName[n]
 		if !ok {
 			return fmt.Errorf("campaign: agent %s is not a member of the cluster", n)
 		}
-		if m.SpeedMb > 0 && (c.speedMbps == 0 || m.SpeedMb < c.speedMbps) {
-			c.speedMbps = m.SpeedMb
+		role := "receiver"
+		if i < len(c.senders) {
+			role = "sender"
 		}
+		c.links = append(c.links, results.Fingerprint{Name: n, Role: role, LinkSpeedMbps: m.SpeedMb})
 	}
 	return nil
 }
@@ -146,24 +161,17 @@ func matches(m coordinator.Member, sel map[string]string) bool {
 	tags := map[string]string{"name": m.Name, "role": m.Role, "iface": m.Iface, "numa": fmt.Sprint(m.NUMA),
 		"queues": fmt.Sprint(m.Queues), "speed": fmt.Sprint(m.SpeedMb), "backend": m.Backend, "version": m.Version}
 	for k, v := range sel {
-		if tags[k] != v && !(k == "role" && v == "sender" && m.Role == "both") {
+		if tags[k] != v {
 			return false
 		}
 	}
 	return true
 }
 
-// frame is the (mean) frame size including FCS of a size; 0 is the imix.
+// frame is the (mean) frame size without FCS of a size; 0 is the imix.
 func (c *campaignRun) frame(size int) float64 {
-	if size > 0 {
-		return float64(size)
-	}
-	var sum, w float64
-	for _, e := range c.spec.IMIX {
-		sum += float64(e.Size * e.Weight)
-		w += float64(e.Weight)
-	}
-	return sum / w
+	s := coordinator.Spec{FrameSize: size, IMIX: c.imix(size)}
+	return s.MeanFrame()
 }
 
 // imix is the coordinator's mix for size 0 (nil otherwise).
@@ -190,15 +198,18 @@ func (c *campaignRun) label(size int) string {
 	return strings.Join(parts, " ")
 }
 
-// linePPS is the line rate per flow for a frame size (incl. FCS).
+// linePPS is the line rate per flow for a frame size (incl. FCS; 0 is
+// the imix).
 func (c *campaignRun) linePPS(size int) (float64, error) {
+	frame := c.frame(size) + coordinator.FCSBytes
 	if c.r.LineRatePPS != nil {
-		return c.r.LineRatePPS(int(c.frame(size) + 0.5)), nil
+		return c.r.LineRatePPS(frame), nil
 	}
-	if c.speedMbps <= 0 {
+	total := results.LineRatePPS(c.links, c.flows, frame)
+	if total <= 0 {
 		return 0, fmt.Errorf("campaign: no agent announces its link speed: give rates and search bounds in packets per second, not %%")
 	}
-	return coordinator.MaxPPS(float64(c.speedMbps), c.frame(size)-4), nil
+	return total / float64(len(c.flows)), nil
 }
 
 func (c *campaignRun) emit(e Event) {
@@ -229,7 +240,7 @@ func (c *campaignRun) run(ctx context.Context) error {
 		}
 		c.doc.Summary = append(c.doc.Summary, *best)
 		c.sizesDone++
-		c.emit(Event{Event: "size", Size: size, BestPPS: best.ThroughputPPS, Message: best.Note})
+		c.emit(Event{Event: "size", Size: size, BestPPS: best.ThroughputPPS / float64(len(c.flows)), Message: best.Note})
 	}
 	return nil
 }
@@ -268,20 +279,17 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 		}
 	}
 	res.Trials = len(c.doc.Trials) - n0
-	pps := res.ThroughputPPS * float64(c.flows())
-	res.L1BPS = pps * (c.frame(size) + 20) * 8
 	if line > 0 {
 		res.LineRatePct = 100 * res.ThroughputPPS / line
 	}
+	// The searches and sweeps work per flow; the record sums the flows.
+	n := float64(len(c.flows))
+	res.ThroughputPPS, res.NDRPPS, res.PDRPPS = n*res.ThroughputPPS, n*res.NDRPPS, n*res.PDRPPS
+	res.L1BPS = pktgen.L1Bits(res.ThroughputPPS, c.frame(size))
 	if rep > 0 {
 		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" repetition %d of %d", rep+1, s.Repetitions))
 	}
 	return res, nil
-}
-
-func (c *campaignRun) flows() int {
-	p, _ := coordinator.Pairs(c.spec.Pattern, c.senders, c.receivers)
-	return len(p)
 }
 
 // trial runs once at rate (per flow) and records it.
@@ -333,7 +341,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		c.best = rate
 	}
 	c.emit(Event{Event: "trial", Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
-	c.r.Log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
+	c.log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
 	return &t, nil
 }
 

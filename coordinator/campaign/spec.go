@@ -71,7 +71,8 @@ type Weight struct {
 var DefaultIMIX = []Weight{{64, 7}, {570, 4}, {1518, 1}}
 
 // Rate is an offered rate per flow: packets per second, or a percentage
-// of the line rate of the slowest link for the frame size.
+// of a flow's line rate for the frame size (results.LineRatePPS over the
+// agents' links and the pattern's flows, per flow).
 type Rate struct {
 	PPS     float64
 	Percent float64
@@ -94,14 +95,14 @@ func (r Rate) String() string {
 
 // Search is the throughput search of every frame size.
 type Search struct {
-	Type       string    `yaml:"type"`       // rfc2544 (default), ndr-pdr, none (sweep the rates)
-	LossGoal   float64   `yaml:"loss_goal"`  // rfc2544: the highest loss ratio that passes (default 0)
-	Goals      []float64 `yaml:"goals"`      // ndr-pdr: loss ratio goals (default 0 and 0.005)
-	Resolution Rate      `yaml:"resolution"` // stop when the bounds are this close (default 1%)
-	Min        Rate      `yaml:"min_rate"`   // default 1%
-	Max        Rate      `yaml:"max_rate"`   // default 100%
-	Initial    Duration  `yaml:"initial_duration"`
-	MaxTrials  int       `yaml:"max_trials"`
+	Type       string    `yaml:"type"`             // rfc2544 (default), ndr-pdr, none (sweep the rates)
+	LossGoal   float64   `yaml:"loss_goal"`        // rfc2544: the highest loss ratio that passes (default 0)
+	Goals      []float64 `yaml:"goals"`            // ndr-pdr: loss ratio goals (default: search.NDRGoal and PDRGoal)
+	Resolution Rate      `yaml:"resolution"`       // stop when the bounds are this close (default 1%)
+	Min        Rate      `yaml:"min_rate"`         // default 1%
+	Max        Rate      `yaml:"max_rate"`         // default 100%
+	Initial    Duration  `yaml:"initial_duration"` // ndr-pdr: short trials (default search.DefaultInitialDuration)
+	MaxTrials  int       `yaml:"max_trials"`       // default: the search's own budget
 }
 
 // Between is what happens between trials.
@@ -207,7 +208,10 @@ func (s *Spec) validate() error {
 		}
 	}
 	if len(s.IMIX) == 0 {
-		s.IMIX = DefaultIMIX
+		s.IMIX = slices.Clone(DefaultIMIX)
+	}
+	if len(s.IMIX) > coordinator.MaxIMIX {
+		return s.errf("imix", "%d sizes: pktgen's imix_weights takes at most %d", len(s.IMIX), coordinator.MaxIMIX)
 	}
 	for i, w := range s.IMIX {
 		if w.Size < 64 || w.Size > 9018 || w.Weight < 1 {
@@ -239,14 +243,13 @@ func (s *Spec) validate() error {
 		}
 	}
 	sr := &s.Search
-	if sr.LossGoal < 0 || sr.LossGoal >= 1 {
+	if !(sr.LossGoal >= 0 && sr.LossGoal < 1) { // NaN too
 		return s.errf("search.loss_goal", "%g: want a loss ratio from 0 to below 1 (0.001 = 0.1 %%)", sr.LossGoal)
 	}
-	if len(sr.Goals) == 0 {
-		sr.Goals = []float64{0, 0.005}
-	}
+	// Goals, max_trials and initial_duration left out are the search's
+	// own defaults (NDR 0 and PDR 0.5 %, its trial budget, 1 s).
 	for i, g := range sr.Goals {
-		if g < 0 || g >= 1 {
+		if !(g >= 0 && g < 1) {
 			return s.errf(fmt.Sprintf("search.goals[%d]", i), "%g: want a loss ratio from 0 to below 1", g)
 		}
 	}
@@ -266,11 +269,8 @@ func (s *Spec) validate() error {
 	if sr.Min.Percent > 0 && sr.Max.Percent > 0 && sr.Min.Percent >= sr.Max.Percent || sr.Min.PPS > 0 && sr.Max.PPS > 0 && sr.Min.PPS >= sr.Max.PPS {
 		return s.errf("search.min_rate", "%s is not below max_rate %s", sr.Min, sr.Max)
 	}
-	if sr.MaxTrials == 0 {
-		sr.MaxTrials = 30
-	}
-	if sr.MaxTrials < 1 || sr.MaxTrials > 1000 {
-		return s.errf("search.max_trials", "%d: want 1-1000", sr.MaxTrials)
+	if sr.MaxTrials < 0 || sr.MaxTrials > 1000 {
+		return s.errf("search.max_trials", "%d: want 1-1000 (0 or none: the search's own budget)", sr.MaxTrials)
 	}
 	if s.Duration == 0 {
 		s.Duration = Duration(10 * time.Second)
@@ -278,10 +278,7 @@ func (s *Spec) validate() error {
 	if s.Duration < Duration(100*time.Millisecond) || s.Duration > Duration(time.Hour) {
 		return s.errf("trial_duration", "%s: want 100ms to 1h", time.Duration(s.Duration))
 	}
-	if sr.Initial == 0 {
-		sr.Initial = Duration(min(time.Second, time.Duration(s.Duration)))
-	}
-	if sr.Initial > s.Duration {
+	if sr.Initial < 0 || sr.Initial > s.Duration {
 		return s.errf("search.initial_duration", "%s is longer than trial_duration %s", time.Duration(sr.Initial), time.Duration(s.Duration))
 	}
 	if s.Repetitions == 0 {

@@ -36,7 +36,8 @@ func TestParseGood(t *testing.T) {
 	if s.Search.Resolution.Percent != 0.5 || s.Search.Max.PPS != 1.5e6 || s.Search.Min.Percent != 1 {
 		t.Errorf("rates: resolution %+v max %+v min %+v", s.Search.Resolution, s.Search.Max, s.Search.Min)
 	}
-	if time.Duration(s.Duration) != 2*time.Second || time.Duration(s.Search.Initial) != time.Second || time.Duration(s.Between.Pause) != 500*time.Millisecond {
+	// initial_duration and max_trials left out: the search's own defaults.
+	if time.Duration(s.Duration) != 2*time.Second || s.Search.Initial != 0 || s.Search.MaxTrials != 0 || time.Duration(s.Between.Pause) != 500*time.Millisecond {
 		t.Errorf("durations %v %v %v", s.Duration, s.Search.Initial, s.Between.Pause)
 	}
 	if s.Backend != "auto" || s.Shortfall != "invalid" || s.Repetitions != 2 || len(s.IMIX) != 3 {
@@ -75,6 +76,8 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\npattern: star\n", `line 3: pattern: "star": valid patterns are`},
 		{base + "frame_sizes: [imix]\n", "line 2: frame_sizes: imix needs backend: kernel"},
 		{base + "frame_sizes: [64]\nsearch:\n  loss_goal: 2\n", "line 4: search.loss_goal: 2: want a loss ratio"},
+		{base + "frame_sizes: [64]\nsearch:\n  type: ndr-pdr\n  goals: [0, .nan]\n", "search.goals[1]: NaN: want a loss ratio"},
+		{base + "frame_sizes: [imix]\nbackend: kernel\nimix: [" + strings.Repeat("{size: 64, weight: 1}, ", 21) + "]\n", "line 4: imix: 21 sizes: pktgen's imix_weights takes at most 20"},
 		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 50%\n  max_rate: 40%\n", "line 4: search.min_rate: 50% is not below max_rate 40%"},
 		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid`},
 		{"frame_sizes: [64]\n", "agents: name senders and receivers, or give a tag selector"},

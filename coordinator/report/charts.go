@@ -261,7 +261,7 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 		if n == 0 {
 			n = max(senders, 1)
 		}
-		return results.LineRatePPS(doc.Hosts, t.Flows, t.Size) / float64(n)
+		return results.LineRatePPS(doc.Hosts, t.Flows, float64(t.Size)) / float64(n)
 	}
 	inPct := len(trials) > 0
 	for _, t := range trials {

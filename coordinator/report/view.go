@@ -30,7 +30,7 @@ func sizeViews(doc *results.Document) []sizeView {
 		if v.Trial != nil {
 			flows = v.Trial.Flows
 		}
-		v.LinePPS = results.LineRatePPS(doc.Hosts, flows, r.Size)
+		v.LinePPS = results.LineRatePPS(doc.Hosts, flows, float64(r.Size))
 		if v.LinePPS == 0 && r.LineRatePct > 0 && r.ThroughputPPS > 0 {
 			// A mix: its mean frame is not in the document, but the
 			// stored % of line rate says what line rate was.

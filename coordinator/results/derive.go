@@ -8,9 +8,6 @@ import (
 	"github.com/linerate/linerate/coordinator"
 )
 
-// fcsBytes: RFC 2544 sizes count the FCS, pktgen's and MaxPPS's do not.
-const fcsBytes = 4
-
 // Key names a summary row: its frame size ("64"), or for a mix its
 // label ("imix 7:4:1"), or "imix".
 func (r SizeResult) Key() string {
@@ -78,11 +75,11 @@ func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
 // fan-out are bound by the shared link. Without flows it is the slowest
 // link times the number of sender hosts (at least one). 0 when no host
 // knows its link speed.
-func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes int) float64 {
-	if frameBytes <= fcsBytes {
+func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float64) float64 {
+	if frameBytes <= coordinator.FCSBytes {
 		return 0
 	}
-	frame := float64(frameBytes - fcsBytes)
+	frame := frameBytes - coordinator.FCSBytes
 	speed := make(map[string]int64, len(hosts))
 	slowest := int64(0)
 	senders := 0
@@ -190,7 +187,8 @@ func RunSummary(res *coordinator.Result) SizeResult {
 	for _, h := range res.Hosts {
 		hosts = append(hosts, FingerprintOf(h))
 	}
-	if top := LineRatePPS(hosts, res.Flows, res.FrameSize); top > 0 {
+	mix := coordinator.Spec{FrameSize: res.FrameSize, IMIX: res.IMIX}
+	if top := LineRatePPS(hosts, res.Flows, mix.MeanFrame()+coordinator.FCSBytes); top > 0 {
 		r.LineRatePct = 100 * r.ThroughputPPS / top
 	}
 	if res.RatePPS > 0 {

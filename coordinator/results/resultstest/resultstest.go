@@ -131,7 +131,7 @@ func Campaign() *results.Document {
 			row.ThroughputPPS += f.PPS
 			row.L1BPS += f.L1BPS
 		}
-		row.LineRatePct = 100 * row.ThroughputPPS / results.LineRatePPS(hosts, confirm.Flows, size)
+		row.LineRatePct = 100 * row.ThroughputPPS / results.LineRatePPS(hosts, confirm.Flows, float64(size))
 		row.NDRPPS = row.ThroughputPPS
 		row.PDRPPS = row.ThroughputPPS
 		if Capacity[size] < 1 {
