@@ -16,7 +16,7 @@ PROTO_DIR  := proto
 PROTO_SRCS := $(sort $(wildcard $(PROTO_DIR)/linerate/v1/*.proto))
 PROTO_GEN  := $(PROTO_SRCS:.proto=.pb.go) $(PROTO_SRCS:.proto=_grpc.pb.go)
 FUZZTIME   ?= 10s
-# The interface carrying the default route: the demo only reads it.
+# The interface carrying the default route: demo-irq only reads it.
 IFACE      ?= $(shell awk '$$2 == "00000000" { print $$1; exit }' /proc/net/route 2>/dev/null)
 
 # Fuzz targets run for FUZZTIME each in `make test`: package:target.
@@ -185,7 +185,7 @@ bench-pktgen: deps vmtest-deps
 # by a coordinator, and one scheduled start over 64 of them; prints the
 # figures (docs/benchmarks.md).
 bench-scale: deps
-	LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
+	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-generators: xdp and afpacket backends against trafgen and iperf3 on
 # one veth pair (root); figures in docs/benchmarks.md.

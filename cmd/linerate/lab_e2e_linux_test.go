@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +59,7 @@ func labRun(t *testing.T, bin, name string, args ...string) *labResult {
 	if res.Status != coordinator.StatusOK {
 		t.Fatalf("lab run %v: %s: %s\n%s", args, res.Status, res.Error, stderr.String())
 	}
-	assertNoLab(t, name)
+	assertNoLab(t, name, lab.DefaultDir(name))
 	// The run is on record.
 	stored, err := results.NewStore(dir).Load(res.RunID)
 	if err != nil || stored.Kind != results.KindRun || stored.Run == nil || len(stored.Run.Flows) != len(res.Flows) || stored.Lab == nil {
@@ -104,9 +106,9 @@ func checkStream(t *testing.T, out string) string {
 	return lines[len(lines)-1]
 }
 
-// assertNoLab: no namespace, management link, directory or agent process
-// of the lab is left.
-func assertNoLab(t *testing.T, name string) {
+// assertNoLab: no namespace, management link, directory (dir) or agent
+// process of the lab is left.
+func assertNoLab(t *testing.T, name, dir string) {
 	t.Helper()
 	left, _ := lab.Leftovers()
 	for _, n := range left {
@@ -117,13 +119,13 @@ func assertNoLab(t *testing.T, name string) {
 	if _, err := os.Stat("/sys/class/net/" + lab.MgmtLinkName(name)); err == nil {
 		t.Errorf("management link %s left behind", lab.MgmtLinkName(name))
 	}
-	if _, err := os.Stat(lab.DefaultDir(name)); err == nil {
-		t.Errorf("lab directory %s left behind", lab.DefaultDir(name))
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("lab directory %s left behind", dir)
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), lab.DefaultDir(name)+"/") {
+		if strings.Contains(string(b), dir+"/") {
 			t.Errorf("process %s left behind: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
@@ -264,16 +266,17 @@ func TestLabAgentKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := filepath.Join(t.TempDir(), "lab") // the agents' directory, not DefaultDir
 	defer func() {
 		if err := l.Down(); err != nil {
 			t.Error(err)
 		}
-		assertNoLab(t, name)
+		assertNoLab(t, name, dir)
 	}()
 	r1Root, r1Now := virtioData0(t)
 	r2Root, r2Now := virtioData0(t)
 	r1Before, r2Before := r1Now(), r2Now()
-	opts := lab.AgentOptions{Binary: bin, Dir: filepath.Join(t.TempDir(), "lab"), LogLevel: "debug",
+	opts := lab.AgentOptions{Binary: bin, Dir: dir, LogLevel: "debug",
 		HostArgs: map[string][]string{"r1": {"--root", r1Root}, "r2": {"--root", r2Root}}}
 	c, err := l.StartAgents(context.Background(), opts)
 	if err != nil {
@@ -503,7 +506,7 @@ func TestLabUpMembersDown(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("lab up after Ctrl-C: %v", err)
 	}
-	assertNoLab(t, name)
+	assertNoLab(t, name, lab.DefaultDir(name))
 
 	// Killed outright: the agents die with it (parent-death signal), the
 	// namespaces stay until lab down.
@@ -523,7 +526,7 @@ func TestLabUpMembersDown(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	assertNoLab(t, name)
+	assertNoLab(t, name, lab.DefaultDir(name))
 }
 
 // TestLabCampaign: an RFC 2544 search per frame size against a tbf-shaped
@@ -560,7 +563,7 @@ func TestLabCampaign(t *testing.T) {
 	if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
 		t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
 	}
-	assertNoLab(t, name)
+	assertNoLab(t, name, lab.DefaultDir(name))
 	if doc.Status != "ok" || len(doc.Summary) != 3 {
 		t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
 	}
@@ -596,4 +599,56 @@ func TestLabCampaign(t *testing.T) {
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("HTML report: %v (%d bytes)", err, len(b))
 	}
+}
+
+// TestLabRunInterrupted: a lab run stopped by Ctrl-C in the middle of its
+// run phase, and one whose output pipe closed after the first line, both
+// remove every namespace, link, process and file they made.
+func TestLabRunInterrupted(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	bin := buildBinary(t)
+	name := fmt.Sprintf("i%d", os.Getpid()%10000)
+	start := func(duration string) (*exec.Cmd, io.ReadCloser) {
+		cmd := exec.Command(bin, "lab", "run", "--name", name, "--senders", "1", "--receivers", "1", "--duration", duration,
+			"--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	// Ctrl-C once the senders run.
+	cmd, out := start("60s")
+	sc := bufio.NewScanner(out)
+	running := false
+	for !running && sc.Scan() {
+		running = strings.Contains(sc.Text(), `"event":"phase"`) && strings.Contains(sc.Text(), `"phase":"run"`)
+	}
+	if !running {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("lab run ended before its run phase")
+	}
+	t0 := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if err := cmd.Wait(); err == nil {
+		t.Error("lab run interrupted mid-run exited 0")
+	}
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("lab run took %s to stop after Ctrl-C", d)
+	}
+	assertNoLab(t, name, lab.DefaultDir(name))
+
+	// The reader goes away after the first line (| head -1).
+	cmd, out = start("3s")
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	_ = out.Close()
+	_ = cmd.Wait() // its exit status is the pipe's business; what it leaves is ours
+	assertNoLab(t, name, lab.DefaultDir(name))
 }

@@ -40,9 +40,6 @@ type AgentOptions struct {
 	Binary   string // the linerate executable
 	Dir      string // lab directory (default DefaultDir)
 	LogLevel string // the agents' --log-level (default info)
-	// Keep: the agents outlive the calling process (`lab up`). Otherwise
-	// they get SIGTERM when it dies, even by SIGKILL.
-	Keep bool
 	// Args are added to every agent's command line, HostArgs to the
 	// named host's.
 	Args     []string
@@ -182,10 +179,9 @@ func (l *Lab) startAgent(h *Host, o AgentOptions, args []string) (*Agent, error)
 	defer logf.Close()
 	cmd := h.NS.Command(context.Background(), o.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if !o.Keep {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
-	}
+	// The agents never outlive the lab's process: they get SIGTERM when
+	// it dies, even by SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := l.spawner.start(cmd); err != nil {
 		return nil, fmt.Errorf("lab %s: start agent %s: %w", l.Spec.Name, h.Name, err)
 	}

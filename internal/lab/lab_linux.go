@@ -81,19 +81,40 @@ func MgmtLinkName(lab string) string { return "lrm-" + lab }
 // Prefix is the namespace name prefix of a lab.
 func Prefix(name string) string { return "lr-" + name + "-" }
 
+// CheckName accepts 1-20 letters, digits, '_' and '.': the name goes
+// into namespace, interface and directory names.
+func CheckName(name string) error {
+	ok := name != "" && len(name) <= 20 && name != "." && name != ".."
+	for _, c := range name {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.')
+	}
+	if !ok {
+		return fmt.Errorf("lab name %q: 1-20 letters, digits, '_' or '.'", name)
+	}
+	return nil
+}
+
+// Validate checks the spec before anything is built.
+func (spec Spec) Validate() error {
+	if err := CheckName(spec.Name); err != nil {
+		return err
+	}
+	if spec.Mgmt && len(MgmtLinkName(spec.Name)) > 15 {
+		return fmt.Errorf("lab name %q: at most %d characters with a management network (interface %s)", spec.Name, 15-len(MgmtLinkName("")), MgmtLinkName(spec.Name))
+	}
+	if spec.Senders < 1 || spec.Receivers < 1 || spec.Senders+spec.Receivers > 200 {
+		return fmt.Errorf("lab %s: %d senders and %d receivers: want at least one of each, at most 200 hosts", spec.Name, spec.Senders, spec.Receivers)
+	}
+	return nil
+}
+
 // Up builds the lab. On error everything made so far is removed.
 func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	if spec.Name == "" || len(spec.Name) > 20 || strings.ContainsAny(spec.Name, "/ -") {
-		return nil, fmt.Errorf("lab name %q: 1-20 characters, no '/', '-' or spaces", spec.Name)
-	}
-	if spec.Mgmt && len(MgmtLinkName(spec.Name)) > 15 {
-		return nil, fmt.Errorf("lab name %q: at most %d characters with a management network (interface %s)", spec.Name, 15-len(MgmtLinkName("")), MgmtLinkName(spec.Name))
-	}
-	if spec.Senders < 1 || spec.Receivers < 1 || spec.Senders+spec.Receivers > 200 {
-		return nil, fmt.Errorf("lab %s: %d senders and %d receivers: want at least one of each, at most 200 hosts", spec.Name, spec.Senders, spec.Receivers)
+	if err := spec.Validate(); err != nil {
+		return nil, err
 	}
 	l = &Lab{Spec: spec, log: log.Named("lab").With("lab", spec.Name)}
 	defer func() {

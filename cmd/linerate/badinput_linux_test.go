@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The coordinator's and the lab's commands refuse bad input before they
+// touch anything, with exit 2 and the input named; none of these needs
+// root, so they run everywhere.
+func TestCommandsBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lab", "run", "--name", "x/../../..", "--count", "10"}, `lab name "x/../../..": 1-20 letters, digits`},
+		{[]string{"lab", "down", "--name", "x/../../etc"}, `--name: lab name "x/../../etc"`},
+		{[]string{"lab", "down"}, "give --name NAME or --all"},
+		{[]string{"lab", "run", "--loss-every", "1"}, "--loss-every 1: would drop every packet"},
+		{[]string{"lab", "run", "--loss", "101"}, "--loss 101: want a percentage"},
+		{[]string{"lab", "run", "--shape", "5bit"}, `--shape "5bit": 5 bit/s: want 8kbit to 400gbit`},
+		{[]string{"lab", "run", "--shape", "fast"}, `--shape "fast"`},
+		{[]string{"lab", "run", "--name", "abcdefghijkl"}, "at most 11 characters with a management network"},
+		{[]string{"lab", "run", "--senders", "0"}, "0 senders and 2 receivers: want at least one of each"},
+		{[]string{"lab", "run", "--queues", "65"}, "--queues 65: want 1-64"},
+		{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
+		{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
+		{[]string{"members"}, "--join: give the gossip address"},
+	} {
+		code, _, errOut := linerate(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q (want 2 and %q)", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestParseBitRate(t *testing.T) {
+	for in, want := range map[string]uint64{"20mbit": 20e6, "1gbit": 1e9, "500kbit": 500e3, "64000bit": 64000, "1.5Gbit": 1.5e9, "100000": 100000} {
+		if got, err := parseBitRate(in); err != nil || got != want {
+			t.Errorf("parseBitRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "fast", "-1mbit", "0", "1tbit", "inf"} {
+		if got, err := parseBitRate(in); err == nil {
+			t.Errorf("parseBitRate(%q) = %d; want an error", in, got)
+		}
+	}
+}
