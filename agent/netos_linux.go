@@ -3,7 +3,6 @@
 package agent
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -89,8 +88,8 @@ func (hostNetOS) ifaceAddrs(name string) ([]netip.Addr, error) {
 	return out, nil
 }
 
-// linkTxDropped is the named device's tx_dropped (stats64).
-func linkTxDropped(name string) (uint64, error) {
+// txDropped is the named device's tx_dropped (stats64).
+func (hostNetOS) txDropped(name string) (uint64, error) {
 	l, err := netlink.LinkByName(name)
 	if err != nil {
 		return 0, fmt.Errorf("read tx_dropped of %s: %w", name, err)
@@ -101,11 +100,8 @@ func linkTxDropped(name string) (uint64, error) {
 	return 0, fmt.Errorf("read tx_dropped of %s: no statistics", name)
 }
 
-// driverInfo is what ethtool -i tells of a device.
-type driverInfo struct{ driver, firmware string }
-
-// ethtoolDriverInfo asks the named device's driver (ETHTOOL_GDRVINFO).
-func ethtoolDriverInfo(name string) (driverInfo, error) {
+// driverInfo asks the named device's driver (ETHTOOL_GDRVINFO).
+func (hostNetOS) driverInfo(name string) (driverInfo, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
@@ -115,11 +111,5 @@ func ethtoolDriverInfo(name string) (driverInfo, error) {
 	if err != nil {
 		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
 	}
-	cstr := func(b []byte) string {
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			b = b[:i]
-		}
-		return string(b)
-	}
-	return driverInfo{driver: cstr(info.Driver[:]), firmware: cstr(info.Fw_version[:])}, nil
+	return driverInfo{driver: unix.ByteSliceToString(info.Driver[:]), firmware: unix.ByteSliceToString(info.Fw_version[:])}, nil
 }

@@ -47,7 +47,14 @@ type netOS interface {
 	defaultRouteIfaces() ([]string, error)
 	// ifaceAddrs are the addresses on the named interface.
 	ifaceAddrs(name string) ([]netip.Addr, error)
+	// txDropped is the named device's tx_dropped counter.
+	txDropped(name string) (uint64, error)
+	// driverInfo is what ethtool -i tells of the named device.
+	driverInfo(name string) (driverInfo, error)
 }
+
+// driverInfo is what ethtool -i tells of a device.
+type driverInfo struct{ driver, firmware string }
 
 // dataTags are the receiver's data tags from its interface's MAC and
 // addresses (as ifaceInfo gives them).

@@ -6,19 +6,46 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/linerate/linerate/pktgen"
 )
 
-// fakeNetOS is a host's routes and addresses for the management check.
+// fakeNetOS is a host's routes and addresses for the management check,
+// and its device counters.
 type fakeNetOS struct {
 	defaults []string
 	addrs    map[string][]netip.Addr
 	err      error
+	// tx, when set, answers each read of tx_dropped in turn.
+	tx *txReads
 }
+
+type txReads struct {
+	mu     sync.Mutex
+	values []uint64
+	slow   time.Duration // every read takes this long (netlink on a busy host)
+}
+
+func (f fakeNetOS) txDropped(string) (uint64, error) {
+	if f.tx == nil {
+		return 0, errors.New("no tx_dropped in this fake")
+	}
+	f.tx.mu.Lock()
+	defer f.tx.mu.Unlock()
+	time.Sleep(f.tx.slow)
+	v := f.tx.values[0]
+	if len(f.tx.values) > 1 {
+		f.tx.values = f.tx.values[1:]
+	}
+	return v, nil
+}
+
+func (f fakeNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{driver: "fake"}, nil }
 
 func (f fakeNetOS) defaultRouteIfaces() ([]string, error) { return f.defaults, f.err }
 

@@ -61,9 +61,10 @@ type sendRun struct {
 	err      error
 	// what the metrics counted of this run so far
 	countedPackets, countedErrors uint64
-	// the device's tx_dropped when the run started and ended
-	txDropped0, txDropped1 uint64
-	txDroppedOK            bool
+	// what the device's tx_dropped grew by over the run (txDroppedOK:
+	// read at both ends)
+	txDropped   uint64
+	txDroppedOK bool
 }
 
 // armed is the receiver while it counts.
@@ -94,8 +95,8 @@ type service struct {
 
 	base   context.Context // cancelled at shutdown
 	cancel context.CancelFunc
-	// members are the serf members the agent sees (nil without gossip):
-	// the receivers a sender may send to.
+	// members are the serf members the agent sees (none without
+	// gossip): the receivers a sender may send to.
 	members func() []serf.Member
 	metrics *metrics
 
@@ -247,7 +248,7 @@ func (s *service) Describe(ctx context.Context, _ *lineratev1.DescribeRequest) (
 	}
 	nic.Mac, nic.DataIps, nic.Mtu = mac, ips, int32(mtu)
 	var drv driverInfo
-	if err := s.onThread(func() (err error) { drv, err = ethtoolDriverInfo(s.cfg.Iface); return err }); err == nil {
+	if err := s.onThread(func() (err error) { drv, err = s.cfg.netOS.driverInfo(s.cfg.Iface); return err }); err == nil {
 		nic.Firmware = drv.firmware
 		if nic.Driver == "" {
 			nic.Driver = drv.driver // a virtual device: topology found none
@@ -725,20 +726,17 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
 	}
-	var members []serf.Member
-	if s.members != nil {
-		members = s.members()
-	}
-	err = checkDestinations(&cfg, targetsOf(members), s.cfg.AllowDst, s.cfg.Bind != "")
+	gossip := s.cfg.Bind != ""
+	err = checkDestinations(&cfg, targetsOf(s.members()), s.cfg.AllowDst, gossip)
 	// A receiver that joined a moment ago may not have reached this
 	// agent by gossip yet: look again for a few seconds before refusing.
-	for deadline := time.Now().Add(destinationSettle); err != nil && s.members != nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(destinationSettle); err != nil && gossip && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			return nil, status.FromContextError(ctx.Err()).Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		err = checkDestinations(&cfg, targetsOf(s.members()), s.cfg.AllowDst, true)
+		err = checkDestinations(&cfg, targetsOf(s.members()), s.cfg.AllowDst, gossip)
 	}
 	if err != nil {
 		s.log.Warn("configure refused", "error", err)
@@ -785,6 +783,11 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 	s.notify()
 	s.mu.Unlock()
 
+	// The device's tx_dropped now, not once the instant has come: the
+	// read (netlink, maybe on a thread in another namespace) would start
+	// the senders late.
+	var tx0 uint64
+	tx0Err := s.onThread(func() (err error) { tx0, err = s.cfg.netOS.txDropped(r.cfg.Device); return err })
 	if wait := time.Until(at); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -804,20 +807,7 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 	started := r.started
 	s.notify()
 	s.mu.Unlock()
-	var tx0 uint64
-	tx0Err := s.onThread(func() (err error) { tx0, err = linkTxDropped(r.cfg.Device); return err })
 	go func() {
-		defer func() {
-			// Frames the host dropped after the backend counted them.
-			var tx1 uint64
-			err := s.onThread(func() (err error) { tx1, err = linkTxDropped(r.cfg.Device); return err })
-			s.mu.Lock()
-			r.txDropped0, r.txDropped1, r.txDroppedOK = tx0, tx1, tx0Err == nil && err == nil
-			s.mu.Unlock()
-			if tx0Err != nil || err != nil {
-				s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", errors.Join(tx0Err, err))
-			}
-		}()
 		sum, err := r.backend.Run(runCtx, r.cfg, func(p pktgen.Progress) {
 			p.Threads = append([]pktgen.ThreadProgress(nil), p.Threads...) // the backend may reuse it
 			s.mu.Lock()
@@ -825,6 +815,17 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 			s.metrics.countSent(r, p.Packets, p.Errors)
 			s.mu.Unlock()
 		})
+		// Frames the host dropped after the backend counted them, on
+		// record before finish lets Result answer.
+		var tx1 uint64
+		tx1Err := s.onThread(func() (err error) { tx1, err = s.cfg.netOS.txDropped(r.cfg.Device); return err })
+		if tx0Err != nil || tx1Err != nil {
+			s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", errors.Join(tx0Err, tx1Err))
+		} else {
+			s.mu.Lock()
+			r.txDropped, r.txDroppedOK = tx1-min(tx0, tx1), true
+			s.mu.Unlock()
+		}
 		s.finish(r, sum, err)
 	}()
 	return &lineratev1.StartResponse{StartedAt: ts(started)}, nil
@@ -920,8 +921,8 @@ func (s *service) Result(ctx context.Context, req *lineratev1.ResultRequest) (*l
 		return nil, status.Errorf(codes.Internal, "result: the run failed: %v", r.err)
 	}
 	sum := summaryToProto(r.summary)
-	if sum != nil && r.txDroppedOK && r.txDropped1 > r.txDropped0 {
-		sum.TxDropped = r.txDropped1 - r.txDropped0
+	if sum != nil && r.txDroppedOK {
+		sum.TxDropped = r.txDropped
 	}
 	return &lineratev1.ResultResponse{Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped)}, nil
 }
