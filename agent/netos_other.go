@@ -16,5 +16,5 @@ var errNoNetlink = errors.New("reading routes and addresses needs Linux (netlink
 func (hostNetOS) defaultRouteIfaces() ([]string, error)   { return nil, errNoNetlink }
 func (hostNetOS) ifaceAddrs(string) ([]netip.Addr, error) { return nil, errNoNetlink }
 
-func (hostNetOS) txDropped(string) (uint64, error)       { return 0, errNoNetlink }
+func (hostNetOS) txDropped(string) (uint64, error)      { return 0, errNoNetlink }
 func (hostNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{}, errNoNetlink }
