@@ -266,10 +266,17 @@ func (st *runState) run(ctx context.Context) error {
 	if err := st.discover(); err != nil {
 		return err
 	}
+	// What runs beside the phases (membership events, lease renewal, the
+	// watchers) ends with them: none of it renews a lease cleanup is
+	// releasing, reports a sample, or fails a run that has ended.
+	var bg sync.WaitGroup
+	ctx, stopBG := context.WithCancel(ctx)
+	defer bg.Wait()
+	defer stopBG()
 	// A member that fails or leaves fails the run at once.
 	events, unsubscribe := st.r.Cluster.Subscribe()
 	defer unsubscribe()
-	go func() {
+	bg.Go(func() {
 		for {
 			select {
 			case e := <-events:
@@ -281,7 +288,7 @@ func (st *runState) run(ctx context.Context) error {
 				return
 			}
 		}
-	}()
+	})
 
 	st.setPhase(PhaseDescribe)
 	if err := st.each(ctx, st.order, st.describe); err != nil {
@@ -291,7 +298,7 @@ func (st *runState) run(ctx context.Context) error {
 	if err := st.each(ctx, st.order, st.acquire); err != nil {
 		return err
 	}
-	go st.renew(ctx)
+	bg.Go(func() { st.renew(ctx) })
 	st.setPhase(PhaseTune)
 	if err := st.each(ctx, st.order, st.tuneNode); err != nil {
 		return err
@@ -307,7 +314,7 @@ func (st *runState) run(ctx context.Context) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	for _, n := range st.order {
-		go st.watch(watchCtx, n)
+		bg.Go(func() { st.watch(watchCtx, n) })
 	}
 	st.setPhase(PhaseStart)
 	if err := st.start(ctx); err != nil {
