@@ -411,6 +411,3 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	*d = Duration(v)
 	return nil
 }
-
-// MarshalYAML writes durations back as text.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

@@ -22,7 +22,7 @@ type sizeView struct {
 // sizeViews are the document's rows in size order (mixes last).
 func sizeViews(doc *results.Document) []sizeView {
 	rows := append([]results.SizeResult(nil), doc.Rows()...)
-	sort.SliceStable(rows, func(i, j int) bool { return sizeLess(rows[i].Size, rows[j].Size) })
+	sort.SliceStable(rows, func(i, j int) bool { return results.SizeLess(rows[i].Size, rows[j].Size) })
 	out := make([]sizeView, 0, len(rows))
 	for _, r := range rows {
 		v := sizeView{SizeResult: r, Key: r.Key(), Trial: doc.ThroughputTrialOf(r)}
@@ -42,14 +42,6 @@ func sizeViews(doc *results.Document) []sizeView {
 		out = append(out, v)
 	}
 	return out
-}
-
-// sizeLess orders frame sizes ascending, mixes (0) last.
-func sizeLess(a, b int) bool {
-	if (a == 0) != (b == 0) {
-		return b == 0
-	}
-	return a < b
 }
 
 // hostView is one host's part: its fingerprint and, over the flows of

@@ -149,14 +149,14 @@ func Compare(a, b *Document, threshold float64) *Comparison {
 			c.OnlyB = append(c.OnlyB, rb.Key())
 		}
 	}
-	sort.SliceStable(c.Sizes, func(i, j int) bool { return sizeLess(c.Sizes[i].Size, c.Sizes[j].Size) })
+	sort.SliceStable(c.Sizes, func(i, j int) bool { return SizeLess(c.Sizes[i].Size, c.Sizes[j].Size) })
 	c.Hosts = compareHosts(a.Hosts, b.Hosts)
 	c.Spec = compareSpec(a.Spec, b.Spec)
 	return c
 }
 
-// sizeLess orders frame sizes ascending, mixes (0) last.
-func sizeLess(a, b int) bool {
+// SizeLess orders frame sizes ascending, mixes (0) last.
+func SizeLess(a, b int) bool {
 	if (a == 0) != (b == 0) {
 		return b == 0
 	}

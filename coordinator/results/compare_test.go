@@ -111,7 +111,7 @@ func TestResultsCompareFingerprints(t *testing.T) {
 	b.Hosts[3].Name = "r3"
 	b.Hosts = append(b.Hosts, b.Hosts[0])
 	b.Hosts[4].Name, b.Hosts[4].Method = "s3", "afpacket"
-	b.Spec, _ = json.Marshal(map[string]any{"name": "x710-lab-qualification", "sizes": []int{64}})
+	b.Spec, _ = json.Marshal(map[string]any{"name": "x710-lab-qualification", "frame_sizes": []int{64}})
 
 	c := results.Compare(a, b, 0)
 	got := map[string]map[string]results.FieldDiff{}
@@ -146,7 +146,7 @@ func TestResultsCompareFingerprints(t *testing.T) {
 	if _, ok := got["|s3"]; !ok {
 		t.Errorf("s3 (B only) missing: %+v", c.Hosts)
 	}
-	if want := []string{"agents", "duration", "loss_goal", "pattern", "pdr_goal", "resolution", "search", "sizes"}; !cmp.Equal(c.Spec, want) {
+	if want := []string{"agents", "frame_sizes", "pattern", "search", "trial_duration"}; !cmp.Equal(c.Spec, want) {
 		t.Errorf("spec differs = %v, want %v", c.Spec, want)
 	}
 }

@@ -49,7 +49,7 @@
 //	  note              anything the search wants said
 //	trials[]        every trial in the order run, valid or not:
 //	  n, size           1-based order; frame bytes incl. FCS
-//	  search, phase     rfc2544|mlr|sweep; initial|binary|confirm|warmup|…
+//	  search, phase     rfc2544|ndr-pdr|none; max|binary|ceiling|min|initial|final|sweep|warmup
 //	  offered_pps       offered rate per flow
 //	  duration_s        the send window
 //	  sent, received, lost, loss_ratio   over all flows

@@ -67,8 +67,8 @@ type SizeResult struct {
 type Trial struct {
 	N                int                `json:"n"` // 1-based, in the order run
 	Size             int                `json:"size"`
-	Search           string             `json:"search,omitempty"` // rfc2544, mlr, sweep
-	Phase            string             `json:"phase,omitempty"`  // e.g. "initial", "binary", "confirm", "warmup"
+	Search           string             `json:"search,omitempty"` // rfc2544, ndr-pdr, none (a sweep)
+	Phase            string             `json:"phase,omitempty"`  // search.Phase* (max, binary, ceiling, min, initial, final), sweep, warmup
 	OfferedPPS       float64            `json:"offered_pps"`      // per flow
 	DurationSec      float64            `json:"duration_s"`
 	Sent             uint64             `json:"sent"`

@@ -129,16 +129,6 @@ type Result struct {
 	Note     string `json:"note,omitempty"`
 }
 
-// Goal returns the result for a loss-ratio goal.
-func (r *Result) Goal(goal float64) (GoalResult, bool) {
-	for _, g := range r.Goals {
-		if g.Goal == goal {
-			return g, true
-		}
-	}
-	return GoalResult{}, false
-}
-
 // Options configure a search. Rates are per flow, in packets per second.
 type Options struct {
 	// MaxPPS is the theoretical line rate for the frame size (required).

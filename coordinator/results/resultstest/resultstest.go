@@ -85,15 +85,16 @@ func flows(size int, offered, capacity float64) []coordinator.Flow {
 	return out
 }
 
-// Campaign is a complete RFC 2544 campaign document: per size a binary
-// search from 100 % of line rate down to the device's capacity, then a
-// confirmation trial at the throughput found.
+// Campaign is a complete NDR/PDR campaign document as the campaign
+// runner writes one: per size short trials ("initial") narrowing from
+// 100 % of line rate down to the device's capacity, then a full-duration
+// trial ("final") at the rate found; the summary sums the flows.
 func Campaign() *results.Document {
 	hosts := Hosts()
 	spec, _ := json.Marshal(map[string]any{
-		"name": "x710-lab-qualification", "agents": []string{"s1", "s2", "r1", "r2"}, "pattern": "pairwise",
-		"sizes": []int{64, 512, 1518}, "search": "rfc2544", "loss_goal": 0, "pdr_goal": 0.005,
-		"duration": "10s", "resolution": "1%",
+		"name": "x710-lab-qualification", "agents": map[string]any{"senders": []string{"s1", "s2"}, "receivers": []string{"r1", "r2"}},
+		"pattern": "pairwise", "frame_sizes": []int{64, 512, 1518},
+		"search": map[string]any{"type": "ndr-pdr", "goals": []float64{0, 0.005}, "resolution": "1%"}, "trial_duration": "10s",
 	})
 	d := &results.Document{
 		Schema: results.Schema, ID: CampaignID, Kind: results.KindCampaign, Name: "x710-lab-qualification",
@@ -112,7 +113,7 @@ func Campaign() *results.Document {
 			steps = append(steps, []struct {
 				phase string
 				frac  float64
-			}{{"binary", 0.5}, {"binary", 0.75}, {"binary", 0.875}, {"binary", 0.8125}, {"binary", 0.84375}}...)
+			}{{"initial", 0.5}, {"initial", 0.75}, {"initial", 0.875}, {"initial", 0.8125}, {"initial", 0.84375}}...)
 		}
 		best := -1
 		for _, st := range steps {
@@ -124,7 +125,7 @@ func Campaign() *results.Document {
 			d.Trials = append(d.Trials, t)
 		}
 		n++
-		confirm := trial(n, size, "confirm", d.Trials[best].OfferedPPS, capacity)
+		confirm := trial(n, size, "final", d.Trials[best].OfferedPPS, capacity)
 		d.Trials = append(d.Trials, confirm)
 		row := results.SizeResult{Size: size, Trials: len(steps) + 1, ThroughputTrial: confirm.N, LossRatio: confirm.LossRatio, NDRPPS: 0}
 		for _, f := range confirm.Flows {
@@ -147,7 +148,7 @@ func Campaign() *results.Document {
 func trial(n, size int, phase string, offered, capacity float64) results.Trial {
 	fl := flows(size, offered, capacity)
 	t := results.Trial{
-		N: n, Size: size, Search: "rfc2544", Phase: phase, OfferedPPS: offered, DurationSec: trialSec,
+		N: n, Size: size, Search: "ndr-pdr", Phase: phase, OfferedPPS: offered, DurationSec: trialSec,
 		Valid: true, RunID: fmt.Sprintf("%s-%012x", Start.Add(time.Duration(n)*15*time.Second).Format("20060102T150405Z"), n), Flows: fl,
 	}
 	for _, f := range fl {
