@@ -26,6 +26,10 @@ func TestCommandsBadInput(t *testing.T) {
 		{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
 		{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
 		{[]string{"members"}, "--join: give the gossip address"},
+		{[]string{"run", "--html", "/nonexistent/r.html", "--count", "1"}, "--html /nonexistent/r.html: directory /nonexistent does not exist"},
+		{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+		{[]string{"lab", "campaign", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+		{[]string{"campaign", "run", "spec.yaml", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 	} {
 		code, _, errOut := linerate(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,24 +20,38 @@ import (
 	"github.com/linerate/linerate/coordinator/results"
 )
 
-// campaignOut is where a campaign's record and reports go.
-type campaignOut struct {
+// outputFlags are where a run's or a campaign's record and reports go.
+type outputFlags struct {
 	dir              string
 	html             string
 	json, jsonStream bool
 }
 
-func (o *campaignOut) register(fl *pflag.FlagSet) {
+// register adds the flags; events says what --json-stream prints before
+// the result.
+func (o *outputFlags) register(fl *pflag.FlagSet, events string) {
 	fl.StringVar(&o.dir, "results-dir", results.DefaultDir, "where the result document is stored (empty: not stored)")
 	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file")
 	fl.BoolVar(&o.json, "json", false, "print the result as JSON")
-	fl.BoolVar(&o.jsonStream, "json-stream", false, "print NDJSON progress events, then the result as the last line")
+	fl.BoolVar(&o.jsonStream, "json-stream", false, "print NDJSON "+events+", then the result as the last line")
+}
+
+// check refuses, before anything runs, an --html file whose directory
+// does not exist: a long campaign must not end unable to write it.
+func (o *outputFlags) check() error {
+	if o.html == "" {
+		return nil
+	}
+	if info, err := os.Stat(filepath.Dir(o.html)); err != nil || !info.IsDir() {
+		return usagef("--html %s: directory %s does not exist", o.html, filepath.Dir(o.html))
+	}
+	return nil
 }
 
 func (a *app) campaignCommand() *cobra.Command {
 	cmd := group(&cobra.Command{Use: "campaign", Short: "Campaigns: frame-size sweeps and throughput searches across the fleet"})
 	cf := &clusterFlags{}
-	out := &campaignOut{}
+	out := &outputFlags{}
 	run := &cobra.Command{
 		Use:   "run SPEC.yaml --join HOST:PORT (--tls-dir DIR | --insecure) [--json | --json-stream] [--html FILE]",
 		Short: "Run a campaign spec: every frame size searched or swept, every trial recorded",
@@ -50,7 +64,7 @@ Errors in the spec name the line and the field.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.campaignRun(cmd.Context(), args[0], cf, out) },
 	}
 	cf.register(run.Flags())
-	out.register(run.Flags())
+	out.register(run.Flags(), "progress events")
 	cmd.AddCommand(run)
 	return cmd
 }
@@ -67,7 +81,10 @@ func readSpec(path string) (*campaign.Spec, []byte, error) {
 	return spec, raw, nil
 }
 
-func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, out *campaignOut) error {
+func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, out *outputFlags) error {
+	if err := out.check(); err != nil {
+		return err
+	}
 	spec, raw, err := readSpec(path)
 	if err != nil {
 		return err
@@ -84,7 +101,7 @@ func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, ou
 
 // campaign runs spec with the progress display out asks for, stores and
 // prints the result.
-func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.Spec, raw []byte, out *campaignOut) error {
+func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.Spec, raw []byte, out *outputFlags) error {
 	r.Log, r.Version = a.log.Named("campaign"), version
 	var stream *ndjson
 	switch {
@@ -100,13 +117,14 @@ func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.S
 	if err != nil {
 		return usageError{err}
 	}
-	if err := a.store(out, doc); err != nil {
-		return err
-	}
 	if stream == nil {
 		stream = &ndjson{w: a.stdout}
 	}
-	if err := a.emitResult(stream, out.jsonStream, out.json, doc, func(w io.Writer) { printCampaign(w, doc) }); err != nil {
+	// Printed first: a store that fails must not take the answer with it.
+	if err := a.emitResult(stream, out.jsonStream, out.json, doc, func(w io.Writer) { _ = report.Table(w, doc) }); err != nil {
+		return err
+	}
+	if err := a.store(out, doc); err != nil {
 		return err
 	}
 	if doc.Status != coordinator.StatusOK {
@@ -117,7 +135,7 @@ func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.S
 
 // store saves doc in out.dir (when set) and writes the HTML report
 // out.html asks for.
-func (a *app) store(out *campaignOut, doc *results.Document) error {
+func (a *app) store(out *outputFlags, doc *results.Document) error {
 	if out.dir != "" {
 		path, err := results.NewStore(out.dir).Save(doc)
 		if err != nil {
@@ -136,32 +154,6 @@ func (a *app) store(out *campaignOut, doc *results.Document) error {
 		a.log.Info("report written", "file", out.html)
 	}
 	return nil
-}
-
-func printCampaign(w io.Writer, doc *results.Document) {
-	fmt.Fprintf(w, "campaign %s (%s): %s", doc.ID, doc.Name, doc.Status)
-	if doc.Error != "" {
-		fmt.Fprintf(w, " — %s", doc.Error)
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SIZE\tTHROUGHPUT/FLOW\tL1 (ALL FLOWS)\t%LINE\tLOSS\tNDR\tPDR\tTRIALS\t")
-	for _, s := range doc.Summary {
-		note := ""
-		if s.GeneratorLimited {
-			note = " (generator-limited)"
-		}
-		fmt.Fprintf(tw, "%d\t%s%s\t%s\t%.2f\t%.4g%%\t%s\t%s\t%d\t\n", s.Size, results.FormatSI(s.ThroughputPPS, "pps"), note, results.FormatSI(s.L1BPS, "b/s"),
-			s.LineRatePct, 100*s.LossRatio, orDash(s.NDRPPS), orDash(s.PDRPPS), s.Trials)
-	}
-	tw.Flush()
-}
-
-func orDash(pps float64) string {
-	if pps == 0 {
-		return "-"
-	}
-	return results.FormatSI(pps, "pps")
 }
 
 // progressBar draws the campaign's and the current search's progress on

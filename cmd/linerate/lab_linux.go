@@ -145,6 +145,9 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	if err := lf.check(); err != nil {
 		return err
 	}
+	if err := rf.out.check(); err != nil {
+		return err
+	}
 	spec := rf.spec
 	for i := range lf.senders {
 		spec.Senders = append(spec.Senders, fmt.Sprintf("s%d", i+1))
@@ -344,7 +347,7 @@ func (a *app) labDown(name string) error {
 
 func (a *app) labCampaignCommand() *cobra.Command {
 	lf := &labFlags{}
-	out := &campaignOut{}
+	out := &outputFlags{}
 	var sizes, rates []string
 	var search, resolution, maxRate, minRate, duration, pattern, backend string
 	var lossGoal float64
@@ -361,6 +364,9 @@ senders were slowed below the offered rate fails (the shaped path pushed
 back on the sockets) instead of being invalid.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			if err := lf.check(); err != nil {
 				return err
 			}
@@ -387,7 +393,7 @@ back on the sockets) instead of being invalid.`,
 		},
 	}
 	lf.register(cmd.Flags(), fmt.Sprintf("cmp%d", os.Getpid()%10000))
-	out.register(cmd.Flags())
+	out.register(cmd.Flags(), "progress events")
 	fl := cmd.Flags()
 	fl.StringSliceVar(&sizes, "sizes", []string{"64", "512", "1518"}, "frame sizes including FCS")
 	fl.StringSliceVar(&rates, "rates", nil, "offered rates per flow for a sweep (--search none): pps or % of line rate")
@@ -423,7 +429,7 @@ func labCampaignYAML(lf *labFlags, sizes, rates []string, search, resolution, mi
 	return []byte(b.String())
 }
 
-func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *campaignOut) error {
+func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *outputFlags) error {
 	sess, err := a.labStart(ctx, lf)
 	if sess != nil {
 		defer sess.down(a)

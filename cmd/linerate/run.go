@@ -23,8 +23,7 @@ import (
 type runFlags struct {
 	senders, receivers []string
 	spec               coordinator.Spec
-	json, jsonStream   bool
-	resultsDir, html   string
+	out                outputFlags
 }
 
 func (f *runFlags) register(fl *pflag.FlagSet) {
@@ -42,10 +41,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
 	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
 	fl.StringVar(&s.IRQBalance, "irqbalance", "refuse", "when irqbalance runs: refuse, or ignore it")
-	fl.StringVar(&f.resultsDir, "results-dir", results.DefaultDir, "where the run's result document is stored (empty: not stored)")
-	fl.StringVar(&f.html, "html", "", "also write the HTML report to this file")
-	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
-	fl.BoolVar(&f.jsonStream, "json-stream", false, "print NDJSON events (phases, live samples) and the result as the last line")
+	f.out.register(fl, "events (phases, live samples)")
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -74,6 +70,9 @@ phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
 }
 
 func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
+	if err := f.out.check(); err != nil {
+		return err
+	}
 	spec := f.spec
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("run: %w", err)}
@@ -99,7 +98,7 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 	r.Log = a.log.Named("run")
 	var live *liveView
 	switch {
-	case f.jsonStream:
+	case f.out.jsonStream:
 		enc := &ndjson{w: a.stdout}
 		r.OnSample = func(s coordinator.Sample) { enc.write(s) }
 		r.OnPhase = func(p coordinator.PhaseEvent) { enc.write(p) }
@@ -124,10 +123,10 @@ func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)
 	for i := range doc.Hosts {
 		doc.Hosts[i].Version = version
 	}
-	if err := a.store(&campaignOut{dir: f.resultsDir, html: f.html}, doc); err != nil {
+	if err := a.store(&f.out, doc); err != nil {
 		a.log.Error("keep the run's record", "error", err)
 	}
-	if err := a.emitResult(&ndjson{w: a.stdout}, f.jsonStream, f.json, res, func(w io.Writer) {
+	if err := a.emitResult(&ndjson{w: a.stdout}, f.out.jsonStream, f.out.json, res, func(w io.Writer) {
 		printResult(w, res)
 		if extra != nil {
 			extra(w)
