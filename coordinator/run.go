@@ -125,10 +125,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	pairs, err := Pairs(spec.Pattern, spec.Senders, spec.Receivers)
-	if err != nil {
-		return nil, err
-	}
+	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers) // Validate checked them
 	if r.Log == nil {
 		r.Log = hclog.NewNullLogger()
 	}
@@ -149,7 +146,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	st.cancel = cancel
 	defer cancel(nil)
 
-	err = st.run(runCtx)
+	err := st.run(runCtx)
 	if err == nil {
 		err = context.Cause(runCtx) // a failure noticed as the run ended
 	}

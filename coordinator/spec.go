@@ -41,7 +41,7 @@ const (
 )
 
 // Validate fills defaults and names the first bad field with what would be
-// valid.
+// valid, the pairing of senders and receivers by the pattern included.
 func (s *Spec) Validate() error {
 	if s.Pattern == "" {
 		s.Pattern = Pairwise
@@ -54,6 +54,9 @@ func (s *Spec) Validate() error {
 	}
 	if len(s.Receivers) == 0 {
 		return fmt.Errorf("receivers: none named: give at least one receiver agent")
+	}
+	if _, err := Pairs(s.Pattern, s.Senders, s.Receivers); err != nil {
+		return err
 	}
 	if s.FrameSize == 0 {
 		s.FrameSize = DefaultFrameSize

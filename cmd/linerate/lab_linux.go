@@ -158,9 +158,6 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
-	if _, err := coordinator.Pairs(spec.Pattern, spec.Senders, spec.Receivers); err != nil {
-		return usageError{fmt.Errorf("lab run: %w", err)}
-	}
 	sess, err := a.labStart(ctx, lf)
 	if sess != nil {
 		defer sess.down(a)

@@ -77,9 +77,6 @@ func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("run: %w", err)}
 	}
-	if _, err := coordinator.Pairs(spec.Pattern, spec.Senders, spec.Receivers); err != nil {
-		return usageError{fmt.Errorf("run: %w", err)}
-	}
 	cl, dial, err := cf.open(a)
 	if err != nil {
 		return err
