@@ -107,6 +107,11 @@ func TestTags(t *testing.T) {
 	if worst[tagDataIPs] != "255.255.255.255,ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" || worst[tagDataMAC] != "ff:ff:ff:ff:ff:ff" {
 		t.Errorf("data tags: %v", worst)
 	}
+	for k := range tags { // a tag added to tags() must be sized here too
+		if _, ok := worst[k]; !ok {
+			t.Errorf("tag %q is announced but not in the largest-tags case", k)
+		}
+	}
 	if n := tagBytes(worst); n >= maxTagBytes-64 {
 		t.Errorf("the largest tags take %d bytes of serf's %d: a version 64 bytes longer would not fit", n, maxTagBytes)
 	}

@@ -53,8 +53,12 @@ type Agent struct {
 	Host *Host
 	Cmd  *exec.Cmd
 	Log  string // its log file
-	done chan struct{}
-	err  error
+	// binary and args are what it was started with (Restart starts the
+	// same again).
+	binary string
+	args   []string
+	done   chan struct{}
+	err    error
 }
 
 // Exited reports whether the process has ended.
@@ -185,7 +189,7 @@ func (l *Lab) startAgent(h *Host, o AgentOptions, args []string) (*Agent, error)
 	if err := l.spawner.start(cmd); err != nil {
 		return nil, fmt.Errorf("lab %s: start agent %s: %w", l.Spec.Name, h.Name, err)
 	}
-	a := &Agent{Host: h, Cmd: cmd, Log: logPath, done: make(chan struct{})}
+	a := &Agent{Host: h, Cmd: cmd, Log: logPath, binary: o.Binary, args: args, done: make(chan struct{})}
 	go func() {
 		a.err = cmd.Wait()
 		close(a.done)
@@ -251,10 +255,8 @@ func (l *Lab) Restart(ctx context.Context, host string, o AgentOptions) (*Agent,
 	if o.Ready == 0 {
 		o.Ready = 20 * time.Second
 	}
-	args := old.Cmd.Args[4:] // after "ip netns exec NS"
-	bin := args[0]
-	o.Binary = bin
-	a, err := l.startAgent(old.Host, o, args[1:])
+	o.Binary = old.binary
+	a, err := l.startAgent(old.Host, o, old.args)
 	if err != nil {
 		return nil, err
 	}
