@@ -29,6 +29,13 @@ type StreamCounts struct {
 	Reordered  uint64
 }
 
+// Lost is sent − distinct received: head and tail loss included, which
+// sequence gaps alone miss.
+func (s StreamCounts) Lost() uint64 {
+	distinct := s.Received - min(s.Duplicates, s.Received)
+	return s.Sent - min(distinct, s.Sent)
+}
+
 // FlowInput is everything known about one sender → receiver flow.
 type FlowInput struct {
 	Sender, Receiver string
@@ -91,10 +98,7 @@ func Reconcile(in FlowInput) Flow {
 		f.Received += s.Received
 		f.Duplicates += s.Duplicates
 		f.Reordered += s.Reordered
-		distinct := s.Received - min(s.Duplicates, s.Received)
-		if s.Sent > distinct {
-			f.Lost += s.Sent - distinct
-		}
+		f.Lost += s.Lost()
 	}
 	if f.Sent > 0 {
 		f.LossRatio = float64(f.Lost) / float64(f.Sent)

@@ -936,9 +936,7 @@ func (st *runState) reconcile() {
 					matched[rs.Src] = true
 				}
 			}
-			if distinct := sc.Received - min(sc.Duplicates, sc.Received); sc.Sent > distinct {
-				d.Lost = sc.Sent - distinct
-			}
+			d.Lost = sc.Lost()
 			in.Streams = append(in.Streams, sc)
 			detail = append(detail, d)
 		}
