@@ -207,11 +207,13 @@ func (a *app) labStart(ctx context.Context, lf *labFlags) (*labSession, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("lab: needs root (network namespaces, XDP, qdiscs)")
 	}
-	if left, _ := lab.Leftovers(); len(left) > 0 {
-		for _, n := range left {
-			if strings.HasPrefix(n, lab.Prefix(lf.name)) {
-				return nil, usagef("lab %s exists already (namespace %s): remove it with 'linerate lab down --name %s'", lf.name, n, lf.name)
-			}
+	left, err := lab.Leftovers()
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	for _, n := range left {
+		if strings.HasPrefix(n, lab.Prefix(lf.name)) {
+			return nil, usagef("lab %s exists already (namespace %s): remove it with 'linerate lab down --name %s'", lf.name, n, lf.name)
 		}
 	}
 	bin, err := os.Executable()

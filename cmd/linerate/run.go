@@ -143,8 +143,11 @@ func (a *app) emitResult(stream *ndjson, asStream, asJSON bool, v any, text func
 	switch {
 	case asStream:
 		b, err := json.Marshal(v)
-		if err != nil || len(b) < 2 || b[0] != '{' {
-			return fmt.Errorf("result as JSON: %v", err)
+		if err != nil {
+			return fmt.Errorf("result as JSON: %w", err)
+		}
+		if len(b) < 2 || b[0] != '{' {
+			return fmt.Errorf("result as JSON: %T is not a JSON object", v)
 		}
 		stream.write(json.RawMessage(append([]byte(`{"event":"result",`), b[1:]...)))
 	case asJSON:
