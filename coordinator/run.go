@@ -653,11 +653,11 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 // Start call arrives before it, and measures the skew of the reported
 // start times.
 func (st *runState) start(ctx context.Context) error {
-	var starters []Starter
+	var starters []starter
 	for _, n := range st.withRole("sender") {
-		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
+		starters = append(starters, starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
 	}
-	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
+	rep, err := startAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
 	if err != nil {
 		return err
 	}
@@ -671,15 +671,15 @@ func (st *runState) start(ctx context.Context) error {
 	return nil
 }
 
-// Starter is a configured sender to start.
-type Starter struct {
+// starter is a configured sender to start.
+type starter struct {
 	Name   string
 	Client lineratev1.AgentClient
 	Lease  string
 }
 
-// StartReport tells when each sender began against the common instant.
-type StartReport struct {
+// startReport tells when each sender began against the common instant.
+type startReport struct {
 	At      time.Time
 	Lead    time.Duration
 	Started map[string]time.Time
@@ -688,10 +688,10 @@ type StartReport struct {
 	SpreadUS, P50US, P99US float64
 }
 
-// StartAt starts every sender at one instant, lead ahead (0: ten times
+// startAt starts every sender at one instant, lead ahead (0: ten times
 // the slowest round trip, at least 200 ms), and reports the skew. The
 // first failure is returned as a *failure naming the sender.
-func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Duration) (*StartReport, error) {
+func startAt(ctx context.Context, senders []starter, lead, callTimeout time.Duration) (*startReport, error) {
 	if callTimeout == 0 {
 		callTimeout = 30 * time.Second
 	}
@@ -709,7 +709,7 @@ func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Dura
 		}
 		lead = max(200*time.Millisecond, 10*worst)
 	}
-	rep := &StartReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
+	rep := &startReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
 	var mu sync.Mutex
 	err := inParallel(ctx, len(senders), func(i int) error {
 		s := senders[i]

@@ -154,7 +154,7 @@ func TestScale(t *testing.T) {
 		agents, started.Round(time.Millisecond), listed.Round(time.Millisecond), ready.Round(time.Millisecond))
 
 	// One scheduled start over the senders, through the run's own code.
-	var starters []Starter
+	var starters []starter
 	for i := range senders {
 		m := ms[i]
 		conn, err := dial(m)
@@ -172,9 +172,9 @@ func TestScale(t *testing.T) {
 		}}); err != nil {
 			t.Fatalf("configure %s: %v", m.Name, err)
 		}
-		starters = append(starters, Starter{Name: m.Name, Client: c, Lease: lease.LeaseId})
+		starters = append(starters, starter{Name: m.Name, Client: c, Lease: lease.LeaseId})
 	}
-	rep, err := StartAt(context.Background(), starters, 0, 0)
+	rep, err := startAt(context.Background(), starters, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
