@@ -360,7 +360,7 @@ takes (its agents are the lab's s1…, r1…); without, the flags make one.
 With --shape the line rate that rates in % and the search bounds refer to
 is the shaped rate (tbf counts frames without FCS), and a trial whose
 senders were slowed below the offered rate fails (the shaped path pushed
-back on the sockets) instead of being invalid.`,
+back on the senders) instead of being invalid.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
