@@ -5,7 +5,7 @@ package agent
 import (
 	"errors"
 	"fmt"
-	
+
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
