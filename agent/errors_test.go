@@ -14,19 +14,21 @@ import (
 // The gRPC code of every error kind, as the coordinator and the tests rely
 // on it.
 func TestGRPCCodeOfEveryKind(t *testing.T) {
-	want := map[error]codes.Code{
-		ErrInvalid:      codes.InvalidArgument,
-		ErrNoLease:      codes.FailedPrecondition,
-		ErrLeaseHeld:    codes.AlreadyExists,
-		ErrShuttingDown: codes.Unavailable,
-		ErrRole:         codes.FailedPrecondition,
-		ErrBusy:         codes.FailedPrecondition,
-		ErrNotReady:     codes.FailedPrecondition,
-		ErrHost:         codes.FailedPrecondition,
-		ErrRefused:      codes.PermissionDenied,
-		ErrAborted:      codes.Aborted,
-		ErrCanceled:     codes.Canceled,
-		ErrFailed:       codes.Internal,
+	byCode := map[codes.Code][]error{
+		codes.InvalidArgument:    {ErrInvalid},
+		codes.FailedPrecondition: {ErrNoLease, ErrRole, ErrBusy, ErrNotReady, ErrHost},
+		codes.AlreadyExists:      {ErrLeaseHeld},
+		codes.Unavailable:        {ErrShuttingDown},
+		codes.PermissionDenied:   {ErrRefused},
+		codes.Aborted:            {ErrAborted},
+		codes.Canceled:           {ErrCanceled},
+		codes.Internal:           {ErrFailed},
+	}
+	want := map[error]codes.Code{}
+	for c, kinds := range byCode {
+		for _, k := range kinds {
+			want[k] = c
+		}
 	}
 	if len(want) != len(errorKinds) || len(grpcCodes) != len(errorKinds) {
 		t.Fatalf("%d kinds, %d mapped, %d expected here: a kind is missing from one", len(errorKinds), len(grpcCodes), len(want))

@@ -13,7 +13,8 @@ import (
 	"github.com/linerate/linerate/internal/gossip"
 )
 
-// tags are the compact serf tags; details come over Describe.
+// tags encodes the compact serf tags the agent announces (gossip.Tags);
+// details come over Describe.
 func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
 	addr := grpcAddr.String()
 	if tcp, ok := grpcAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
