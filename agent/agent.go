@@ -12,14 +12,10 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	sockaddr "github.com/hashicorp/go-sockaddr"
-	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/serf"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -32,11 +28,14 @@ import (
 	"github.com/linerate/linerate/topology"
 )
 
+// Role is what an agent does: gossip's role, one type.
+type Role = gossip.Role
+
 // Roles an agent runs as.
 const (
-	RoleSender   = "sender"
-	RoleReceiver = "receiver"
-	RoleBoth     = "both"
+	RoleSender   = gossip.RoleSender
+	RoleReceiver = gossip.RoleReceiver
+	RoleBoth     = gossip.RoleBoth
 )
 
 // Lease bounds used when Config leaves them zero.
@@ -46,16 +45,13 @@ const (
 	DefaultMaxTTL   = 10 * time.Minute
 )
 
-// maxTagBytes is serf's limit on the encoded tags (memberlist.MetaMaxSize).
-const maxTagBytes = memberlist.MetaMaxSize
-
 // Config is one agent.
 type Config struct {
 	// Name is the serf node name and the name in Describe; default the
 	// host name.
 	Name string
-	// Role is "sender", "receiver" or "both".
-	Role string
+	// Role is RoleSender, RoleReceiver or RoleBoth.
+	Role Role
 	// Iface is the data interface the agent owns.
 	Iface string
 	// Bind is the gossip address (host:port, port 0 = any); empty runs
@@ -116,10 +112,8 @@ type Config struct {
 }
 
 func (c *Config) defaults() error {
-	switch c.Role {
-	case RoleSender, RoleReceiver, RoleBoth:
-	default:
-		return fmt.Errorf("role %q: valid roles are sender, receiver and both", c.Role)
+	if _, err := gossip.ParseAgentRole(string(c.Role)); err != nil {
+		return err
 	}
 	if c.Iface == "" {
 		return errors.New("no data interface (--iface)")
@@ -204,8 +198,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: host root %s: %w", cfg.Root, err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, root: root}
-	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"))
-	a.svc.members = a.Members
+	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"), a.Members)
 	return a, nil
 }
 
@@ -256,9 +249,9 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if err := a.checkMgmtIface(ctx); err != nil {
 		return err
 	}
-	a.svc.inspect()
+	a.svc.inv.inspect()
 	a.restoreJournals(ctx)
-	a.svc.metrics.setInfo(a.cfg, a.svc.backends())
+	a.svc.metrics.setInfo(a.cfg, a.svc.inv.backends())
 	if a.cfg.MetricsAddr != "" {
 		if err := a.startMetrics(); err != nil {
 			return err
@@ -322,112 +315,6 @@ func (a *Agent) restoreJournals(ctx context.Context) {
 	}
 	if err != nil {
 		a.log.Error("restoring the earlier run's journals failed; they are kept for `linerate irq restore`", "error", err)
-	}
-}
-
-// tags are the compact serf tags; details come over Describe.
-func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
-	addr := grpcAddr.String()
-	if tcp, ok := grpcAddr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
-		host, err := a.announceHost()
-		if err != nil {
-			return nil, fmt.Errorf("gRPC listens on %s: no address to announce (give --advertise or a gRPC host): %v", addr, err)
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(tcp.Port))
-	}
-	inv := a.svc.inventory()
-	t := map[string]string{
-		"role":    a.cfg.Role,
-		"grpc":    addr,
-		"iface":   a.cfg.Iface,
-		"numa":    strconv.Itoa(inv.numa),
-		"queues":  strconv.Itoa(inv.queues),
-		"speed":   strconv.FormatInt(inv.speed, 10),
-		"backend": strings.Join(a.svc.backends(), ","),
-		"version": a.cfg.Version,
-	}
-	if a.svc.receives() {
-		// What a sender checks its destination against (see dataTags).
-		mac, ips, _, err := a.svc.ifaceInfo(a.cfg.Iface)
-		if err != nil {
-			a.log.Warn("no data address or MAC to announce: senders will refuse this receiver", "iface", a.cfg.Iface, "error", err)
-		}
-		for k, v := range dataTags(mac, ips) {
-			t[k] = v
-		}
-	}
-	if n := tagBytes(t); n >= maxTagBytes {
-		return nil, fmt.Errorf("serf tags take %d bytes, serf allows fewer than %d: shorten the version or addresses", n, maxTagBytes)
-	}
-	return t, nil
-}
-
-// announceHost is the host others reach this agent on when it listens on
-// every address: the gossip advertise or bind host, else the private
-// address memberlist would advertise.
-func (a *Agent) announceHost() (string, error) {
-	for _, hp := range []string{a.cfg.Advertise, a.cfg.Bind} {
-		if h, _, err := net.SplitHostPort(hp); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
-			return h, nil
-		}
-	}
-	ip, err := sockaddr.GetPrivateIP()
-	if err == nil && ip == "" {
-		err = errors.New("no private address on this host")
-	}
-	return ip, err
-}
-
-// tagBytes bounds the msgpack encoding of tags from above: a magic byte,
-// a map header, and per string a header of at most 5 bytes.
-func tagBytes(t map[string]string) int {
-	n := 1 + 5
-	for k, v := range t {
-		n += 5 + len(k) + 5 + len(v)
-	}
-	return n
-}
-
-func (a *Agent) startSerf(grpcAddr net.Addr) error {
-	tags, err := a.tags(grpcAddr)
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	events := make(chan serf.Event, 256)
-	s, err := gossip.Start(gossip.Config{Name: a.cfg.Name, Tags: tags, Bind: a.cfg.Bind, Advertise: a.cfg.Advertise,
-		Key: a.cfg.GossipKey, Events: events, Logger: a.log, Tune: a.cfg.serfHook})
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	a.mu.Lock()
-	a.serf, a.events = s, events
-	a.mu.Unlock()
-	go a.eventLoop(s, events)
-	a.log.Info("gossip started", "node", a.cfg.Name, "addr", s.Addr(), "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
-	if len(a.cfg.Join) > 0 {
-		n, err := s.Join(a.cfg.Join, true)
-		if err != nil && n == 0 {
-			return fmt.Errorf("agent: join %s: %w", strings.Join(a.cfg.Join, ", "), err)
-		}
-		a.log.Info("joined the cluster", "contacted", n, "members", len(s.Members()))
-	}
-	return nil
-}
-
-// eventLoop drains serf's events (a full channel would stall serf) and
-// logs membership changes.
-func (a *Agent) eventLoop(s *gossip.Member, events chan serf.Event) {
-	for {
-		select {
-		case e := <-events:
-			if me, ok := e.(serf.MemberEvent); ok {
-				for _, m := range me.Members {
-					a.log.Debug("member event", "event", me.Type.String(), "member", m.Name, "role", m.Tags["role"])
-				}
-			}
-		case <-s.ShutdownCh():
-			return
-		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -69,8 +70,16 @@ func macString(m net.HardwareAddr) string {
 }
 
 // senderConfigFromProto turns a SenderConfig into a pktgen.Config; errors
-// name the field (INVALID_ARGUMENT material).
+// are ErrInvalid and name the field.
 func senderConfigFromProto(p *lineratev1.SenderConfig) (pktgen.Config, error) {
+	c, err := decodeSenderConfig(p)
+	if err != nil {
+		return c, fail(ErrInvalid, err)
+	}
+	return c, nil
+}
+
+func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	var c pktgen.Config
 	if p == nil {
 		return c, fmt.Errorf("config: missing")
@@ -307,14 +316,145 @@ func snapshotToSample(r receiver.Report) *lineratev1.ReceiverSample {
 	return s
 }
 
-func roleToProto(r string) lineratev1.Role {
+func roleToProto(r gossip.Role) lineratev1.Role {
 	switch r {
-	case RoleSender:
+	case gossip.RoleSender:
 		return lineratev1.Role_ROLE_SENDER
-	case RoleReceiver:
+	case gossip.RoleReceiver:
 		return lineratev1.Role_ROLE_RECEIVER
-	case RoleBoth:
+	case gossip.RoleBoth:
 		return lineratev1.Role_ROLE_BOTH
 	}
 	return lineratev1.Role_ROLE_UNSPECIFIED
+}
+
+// phaseToProto is the proto's name of an agent phase.
+func phaseToProto(p phase) lineratev1.Phase {
+	switch p {
+	case phaseIdle:
+		return lineratev1.Phase_PHASE_IDLE
+	case phaseConfigured:
+		return lineratev1.Phase_PHASE_CONFIGURED
+	case phaseScheduled:
+		return lineratev1.Phase_PHASE_SCHEDULED
+	case phaseRunning:
+		return lineratev1.Phase_PHASE_RUNNING
+	case phaseDone:
+		return lineratev1.Phase_PHASE_DONE
+	case phaseFailed:
+		return lineratev1.Phase_PHASE_FAILED
+	case phaseArmed:
+		return lineratev1.Phase_PHASE_ARMED
+	}
+	return lineratev1.Phase_PHASE_UNSPECIFIED
+}
+
+// optDuration is an optional duration of a request (nil when not given);
+// an invalid one is an ErrInvalid naming field.
+func optDuration(d *durationpb.Duration, field string) (*time.Duration, error) {
+	if d == nil {
+		return nil, nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return nil, failf(ErrInvalid, "%s: %v", field, err)
+	}
+	v := d.AsDuration()
+	return &v, nil
+}
+
+// startAtFromProto is a Start request's instant (now when not given).
+func startAtFromProto(t *timestamppb.Timestamp) (time.Time, error) {
+	if t == nil {
+		return time.Now(), nil
+	}
+	if err := t.CheckValid(); err != nil {
+		return time.Time{}, failf(ErrInvalid, "at: %v", err)
+	}
+	return t.AsTime(), nil
+}
+
+func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
+	return tuneOptions{threads: int(req.Threads), irqbalance: req.Irqbalance, exclude: ints(req.ExcludeCpus)}
+}
+
+func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {
+	return receiver.Options{
+		Iface: req.Iface, Method: req.Method, Pass: req.Pass, Repeats: int(req.Repeats), SeqCapacity: req.SeqCapacity,
+		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges),
+	}
+}
+
+func describeToProto(d description) *lineratev1.DescribeResponse {
+	nic := nicToProto(d.iface, d.nic.report)
+	if len(nic.LocalCpus) == 0 {
+		nic.LocalCpus = i32s(d.nic.online) // a virtual device is local to every CPU
+	}
+	nic.LinkSpeedMbps = d.nic.speed
+	if d.nic.err != nil {
+		nic.Warnings = append(nic.Warnings, "no NIC topology: "+d.nic.err.Error())
+	}
+	if d.linkErr != nil {
+		nic.Warnings = append(nic.Warnings, d.linkWarning())
+	}
+	nic.Mac, nic.DataIps, nic.Mtu = macString(d.link.mac), d.link.ips(), int32(d.link.mtu)
+	if d.driverOK {
+		nic.Firmware = d.driver.firmware
+		if nic.Driver == "" {
+			nic.Driver = d.driver.driver // a virtual device: topology found none
+		}
+	}
+	nic.Model = d.model
+	resp := &lineratev1.DescribeResponse{
+		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
+		Nic: nic, Backends: d.backends, ReceiverMethods: d.methods,
+	}
+	if d.leased {
+		resp.Lease = &lineratev1.LeaseInfo{CoordinatorId: d.leaseHolder, ExpiresAt: ts(d.leaseExpires)}
+	}
+	return resp
+}
+
+func tuningToProto(iface string, t *tuning) *lineratev1.TuneResponse {
+	pinned, managed := mappingsToProto(t.report, t.changes)
+	return &lineratev1.TuneResponse{
+		Iface: iface, Journal: t.journal, NumaNode: int32(t.numa), IrqMap: pinned, Managed: managed,
+		Skipped: skippedToProto(t.report.Skipped), Changes: changesToProto(t.changes), Warnings: t.warnings,
+	}
+}
+
+func collectToProto(rep *receiver.Report) *lineratev1.CollectResponse {
+	return &lineratev1.CollectResponse{Report: reportToProto(rep), CollectedAt: ts(time.Now())}
+}
+
+func resultToProto(r *sendResult) *lineratev1.ResultResponse {
+	sum := summaryToProto(r.summary)
+	if sum != nil && r.txDroppedOK {
+		sum.TxDropped = r.txDropped
+	}
+	return &lineratev1.ResultResponse{Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped)}
+}
+
+func sampleToProto(s sample) *lineratev1.WatchResponse {
+	resp := &lineratev1.WatchResponse{Time: timestamppb.New(s.at)}
+	if st := s.sender; st != nil {
+		ss := &lineratev1.SenderSample{}
+		if st.started {
+			ss = progressToSample(st.progress, st.frameBytes)
+		}
+		ss.Phase = phaseToProto(st.phase)
+		if st.err != nil {
+			ss.Error = st.err.Error()
+		}
+		resp.Sender = ss
+	}
+	if st := s.receiver; st != nil {
+		rs := &lineratev1.ReceiverSample{}
+		if st.phase == phaseArmed {
+			rs = snapshotToSample(st.report)
+			rs.Elapsed = durationpb.New(s.at.Sub(st.since))
+		}
+		rs.Phase = phaseToProto(st.phase)
+		resp.Receiver = rs
+	}
+	return resp
 }

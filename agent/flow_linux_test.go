@@ -4,6 +4,7 @@ package agent
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/gentest"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
@@ -33,7 +35,8 @@ func TestSendReceiveFlow(t *testing.T) {
 	sc, rc := dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)
 	poll(t, 3*time.Second, "the sender sees the receiver", func() bool { _, ok := member(snd, "rcv"); return ok })
-	if m, _ := member(snd, "rcv"); m.Tags[tagDataIPs] != "198.18.0.2" || m.Tags[tagDataMAC] != p.B.MAC.String() {
+	if m, _ := member(snd, "rcv"); !slices.Equal(gossip.DecodeTags(m.Tags).DataIPs, []netip.Addr{netip.MustParseAddr("198.18.0.2")}) ||
+		gossip.DecodeTags(m.Tags).DataMAC.String() != p.B.MAC.String() {
 		t.Errorf("the receiver's data tags: %v", m.Tags)
 	}
 

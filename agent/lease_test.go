@@ -194,8 +194,8 @@ func TestStartRestoresCrashedJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.svc.inspect()
-	first.svc.lease = &lease{id: "x", coordinator: "c", expires: time.Now().Add(time.Minute)}
+	first.svc.inv.inspect()
+	first.svc.leases.cur = &lease{id: "x", coordinator: "c", expires: time.Now().Add(time.Minute)}
 	if _, err := first.svc.Tune(ctxT(t, 5*time.Second), &lineratev1.TuneRequest{LeaseId: "x", Irqbalance: "ignore"}); err != nil {
 		t.Fatal(err)
 	}

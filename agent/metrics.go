@@ -74,11 +74,11 @@ func newMetrics(s *service) *metrics {
 // setInfo sets linerate_agent_info (backends known after Inspect).
 func (m *metrics) setInfo(cfg Config, backends []string) {
 	m.info.Reset()
-	m.info.WithLabelValues(cfg.Version, cfg.Role, cfg.Iface, strings.Join(backends, ",")).Set(1)
+	m.info.WithLabelValues(cfg.Version, string(cfg.Role), cfg.Iface, strings.Join(backends, ",")).Set(1)
 }
 
 // countSent adds what run r sent since it was last counted. Callers hold
-// s.mu.
+// the sender's lock.
 func (m *metrics) countSent(r *sendRun, packets, errs uint64) {
 	if packets > r.countedPackets {
 		m.sent.Add(float64(packets - r.countedPackets))
@@ -91,7 +91,7 @@ func (m *metrics) countSent(r *sendRun, packets, errs uint64) {
 }
 
 // countReceived adds what the armed receiver counted since it was last
-// collected. Callers hold s.mu.
+// collected. Callers hold the receiver's lock.
 func (m *metrics) countReceived(a *armed, packets uint64) {
 	if packets > a.counted {
 		m.received.Add(float64(packets - a.counted))
@@ -109,19 +109,13 @@ func (m *metrics) runEnded(role string, err error) {
 }
 
 func (s *service) leaseHeld() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lease != nil && time.Now().Before(s.lease.expires) {
+	if _, _, ok := s.leases.holder(); ok {
 		return 1
 	}
 	return 0
 }
 
-func (s *service) irqsPinned() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return float64(s.pinned)
-}
+func (s *service) irqsPinned() float64 { return float64(s.tuner.pinnedIRQs()) }
 
 func (s *service) journalActive() float64 {
 	if _, err := os.Stat(topology.JournalPath(s.cfg.StateDir, s.cfg.Iface)); err == nil {

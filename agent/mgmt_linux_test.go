@@ -29,7 +29,8 @@ func TestMgmtIfaceNetns(t *testing.T) {
 			if routes, err = (hostNetOS{}).defaultRouteIfaces(); err != nil {
 				return err
 			}
-			addrs, err = (hostNetOS{}).ifaceAddrs("lra")
+			link, err := (hostNetOS{}).iface("lra")
+			addrs = link.addrs
 			return err
 		}); err != nil {
 			t.Fatal(err)

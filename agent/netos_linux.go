@@ -5,14 +5,13 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// hostNetOS reads routes and addresses over netlink, in the calling
-// thread's network namespace.
+// hostNetOS reads routes and device counters over netlink, and asks
+// drivers over ethtool, in the calling thread's network namespace.
 type hostNetOS struct{}
 
 // dumpTries bounds the retries of a netlink dump the kernel interrupted.
@@ -63,29 +62,6 @@ func isDefault(mask []byte) bool {
 		}
 	}
 	return true
-}
-
-func (hostNetOS) ifaceAddrs(name string) ([]netip.Addr, error) {
-	l, err := netlink.LinkByName(name)
-	if err != nil {
-		return nil, fmt.Errorf("interface %s: %w", name, err)
-	}
-	var as []netlink.Addr
-	for range dumpTries {
-		if as, err = netlink.AddrList(l, netlink.FAMILY_ALL); !errors.Is(err, netlink.ErrDumpInterrupted) {
-			break
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("addresses of %s: %w", name, err)
-	}
-	var out []netip.Addr
-	for _, a := range as {
-		if ip, ok := netip.AddrFromSlice(a.IP); ok {
-			out = append(out, ip.Unmap())
-		}
-	}
-	return out, nil
 }
 
 // txDropped is the named device's tx_dropped (stats64).

@@ -2,19 +2,15 @@
 
 package agent
 
-import (
-	"errors"
-	"net/netip"
-)
+import "errors"
 
 // hostNetOS cannot read routes off Linux: a sender there needs
 // --allow-mgmt-iface.
 type hostNetOS struct{}
 
-var errNoNetlink = errors.New("reading routes and addresses needs Linux (netlink)")
+var errNoNetlink = errors.New("reading routes and device counters needs Linux (netlink)")
 
-func (hostNetOS) defaultRouteIfaces() ([]string, error)   { return nil, errNoNetlink }
-func (hostNetOS) ifaceAddrs(string) ([]netip.Addr, error) { return nil, errNoNetlink }
+func (hostNetOS) defaultRouteIfaces() ([]string, error) { return nil, errNoNetlink }
 
 func (hostNetOS) txDropped(string) (uint64, error)      { return 0, errNoNetlink }
 func (hostNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{}, errNoNetlink }

@@ -13,6 +13,7 @@ import (
 	sockaddr "github.com/hashicorp/go-sockaddr"
 	"github.com/hashicorp/serf/serf"
 
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -25,63 +26,8 @@ import (
 // the default route or the control traffic.
 var ErrMgmtIface = errors.New("sender on a management interface")
 
-// Serf tags of a receiver's data plane, what a sender checks its
-// destinations against.
-const (
-	// tagDataIPs holds the first IPv4 and the first IPv6 (not link-local)
-	// address of the data interface, comma-separated.
-	tagDataIPs = "ips"
-	// tagDataMAC is the data interface's MAC.
-	tagDataMAC = "mac"
-)
-
 // maxListed bounds the receivers an error lists.
 const maxListed = 8
-
-// netOS is what the management-interface check reads of the host's
-// network stack (netlink on Linux; a fake in tests). Both run in the
-// agent's network namespace (Config.ThreadInit).
-type netOS interface {
-	// defaultRouteIfaces names the interfaces of the default routes of
-	// the main table, IPv4 and IPv6 (every next hop of a multipath one).
-	defaultRouteIfaces() ([]string, error)
-	// ifaceAddrs are the addresses on the named interface.
-	ifaceAddrs(name string) ([]netip.Addr, error)
-	// txDropped is the named device's tx_dropped counter.
-	txDropped(name string) (uint64, error)
-	// driverInfo is what ethtool -i tells of the named device.
-	driverInfo(name string) (driverInfo, error)
-}
-
-// driverInfo is what ethtool -i tells of a device.
-type driverInfo struct{ driver, firmware string }
-
-// dataTags are the receiver's data tags from its interface's MAC and
-// addresses (as ifaceInfo gives them).
-func dataTags(mac string, ips []string) map[string]string {
-	var v4, v6 string
-	for _, s := range ips {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.IsLinkLocalUnicast() {
-			continue
-		}
-		a = a.Unmap()
-		switch {
-		case a.Is4() && v4 == "":
-			v4 = a.String()
-		case a.Is6() && v6 == "":
-			v6 = a.WithZone("").String()
-		}
-	}
-	t := map[string]string{}
-	if ips := strings.Trim(v4+","+v6, ","); ips != "" {
-		t[tagDataIPs] = ips
-	}
-	if mac != "" {
-		t[tagDataMAC] = mac
-	}
-	return t
-}
 
 // target is a receiver of the cluster as its serf tags announce it.
 type target struct {
@@ -106,19 +52,11 @@ func (t target) String() string {
 func targetsOf(ms []serf.Member) []target {
 	var out []target
 	for _, m := range ms {
-		if m.Status != serf.StatusAlive || (m.Tags["role"] != RoleReceiver && m.Tags["role"] != RoleBoth) {
+		t := gossip.DecodeTags(m.Tags)
+		if m.Status != serf.StatusAlive || !t.Role.Receives() || len(t.DataIPs) == 0 {
 			continue
 		}
-		t := target{name: m.Name}
-		for _, s := range strings.Split(m.Tags[tagDataIPs], ",") {
-			if a, err := netip.ParseAddr(s); err == nil {
-				t.ips = append(t.ips, a.Unmap().WithZone(""))
-			}
-		}
-		t.mac, _ = net.ParseMAC(m.Tags[tagDataMAC])
-		if len(t.ips) > 0 {
-			out = append(out, t)
-		}
+		out = append(out, target{name: m.Name, ips: t.DataIPs, mac: t.DataMAC})
 	}
 	return out
 }
@@ -301,7 +239,7 @@ func (a *Agent) checkMgmtIface(ctx context.Context) error {
 		ctl = append(ctl, resolved{c, ips})
 	}
 	var found []string
-	err := a.svc.onThread(func() error {
+	err := a.svc.inv.thread.do(func() error {
 		routes, err := a.cfg.netOS.defaultRouteIfaces()
 		if err != nil {
 			return fmt.Errorf("read the default routes: %w", err)
@@ -309,13 +247,13 @@ func (a *Agent) checkMgmtIface(ctx context.Context) error {
 		if slices.Contains(routes, iface) {
 			found = append(found, "the default route")
 		}
-		addrs, err := a.cfg.netOS.ifaceAddrs(iface)
+		link, err := a.cfg.netOS.iface(iface)
 		if err != nil {
 			return fmt.Errorf("read the addresses of %s: %w", iface, err)
 		}
 		for _, c := range ctl {
 			for _, ip := range c.ips {
-				if slices.Contains(addrs, ip) {
+				if slices.Contains(link.addrs, ip) {
 					found = append(found, fmt.Sprintf("%s %s", c.what, ip))
 					break
 				}

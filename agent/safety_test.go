@@ -20,6 +20,7 @@ import (
 type fakeNetOS struct {
 	defaults []string
 	addrs    map[string][]netip.Addr
+	macs     map[string]net.HardwareAddr
 	err      error
 	// tx, when set, answers each read of tx_dropped in turn.
 	tx *txReads
@@ -49,15 +50,15 @@ func (f fakeNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{dr
 
 func (f fakeNetOS) defaultRouteIfaces() ([]string, error) { return f.defaults, f.err }
 
-func (f fakeNetOS) ifaceAddrs(name string) ([]netip.Addr, error) {
+func (f fakeNetOS) iface(name string) (ifaceInfo, error) {
 	if f.err != nil {
-		return nil, f.err
+		return ifaceInfo{}, f.err
 	}
 	a, ok := f.addrs[name]
 	if !ok {
-		return nil, errors.New("no such interface")
+		return ifaceInfo{}, errors.New("no such interface")
 	}
-	return a, nil
+	return ifaceInfo{addrs: a, mac: f.macs[name], mtu: 1500}, nil
 }
 
 func addrs(ss ...string) []netip.Addr {
@@ -128,8 +129,8 @@ func TestCheckMgmtIface(t *testing.T) {
 }
 
 func TestCheckDestination(t *testing.T) {
-	m := func(name, role string, st serf.MemberStatus, tags map[string]string) serf.Member {
-		tags["role"] = role
+	m := func(name string, role Role, st serf.MemberStatus, tags map[string]string) serf.Member {
+		tags["role"] = string(role)
 		return serf.Member{Name: name, Tags: tags, Status: st}
 	}
 	members := []serf.Member{
@@ -228,8 +229,8 @@ func TestCover(t *testing.T) {
 // first.
 func TestCheckThreadDestinations(t *testing.T) {
 	targets := targetsOf([]serf.Member{
-		{Name: "r1", Status: serf.StatusAlive, Tags: map[string]string{"role": RoleReceiver, "ips": "198.18.0.101", "mac": "02:00:00:00:01:01"}},
-		{Name: "r2", Status: serf.StatusAlive, Tags: map[string]string{"role": RoleReceiver, "ips": "198.18.0.102", "mac": "02:00:00:00:01:02"}},
+		{Name: "r1", Status: serf.StatusAlive, Tags: map[string]string{"role": string(RoleReceiver), "ips": "198.18.0.101", "mac": "02:00:00:00:01:01"}},
+		{Name: "r2", Status: serf.StatusAlive, Tags: map[string]string{"role": string(RoleReceiver), "ips": "198.18.0.102", "mac": "02:00:00:00:01:02"}},
 	})
 	dest := func(ip, mac string) pktgen.Dest {
 		m, _ := net.ParseMAC(mac)

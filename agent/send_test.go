@@ -22,6 +22,10 @@ func (countingBackend) Run(_ context.Context, cfg pktgen.Config, _ func(pktgen.P
 	return &pktgen.Summary{Backend: "counting", Device: cfg.Device, Packets: cfg.Count}, nil
 }
 
+// loAddrs are the fake host's loopback addresses: a source for the
+// IPv4 destinations below.
+var loAddrs = map[string][]netip.Addr{"lo": addrs("127.0.0.1", "::1")}
+
 // The frames the sender's host dropped over a send (the device's
 // tx_dropped at the end less at the start) are in the Result that waited
 // for the send: the second read is on record before Result answers.
@@ -30,7 +34,7 @@ func TestResultCarriesTxDropped(t *testing.T) {
 	tx := &txReads{values: []uint64{5, 12}, slow: 20 * time.Millisecond}
 	a := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lo", Bind: "", AllowMgmtIface: true,
 		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}, Backend: countingBackend{},
-		netOS: fakeNetOS{tx: tx}}, certs)
+		netOS: fakeNetOS{tx: tx, addrs: loAddrs}}, certs)
 	c := dial(t, a, certs, "coord")
 	ctx := ctxT(t, 10*time.Second)
 	for round := range 5 {
@@ -68,7 +72,7 @@ func TestResultCarriesTxDropped(t *testing.T) {
 func TestConfigureWithoutGossipRefusesAtOnce(t *testing.T) {
 	certs := testCerts(t)
 	a := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lo", Bind: "", AllowMgmtIface: true,
-		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}, Backend: countingBackend{}, netOS: fakeNetOS{}}, certs)
+		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}, Backend: countingBackend{}, netOS: fakeNetOS{addrs: loAddrs}}, certs)
 	c := dial(t, a, certs, "coord")
 	ctx := ctxT(t, 10*time.Second)
 	l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})

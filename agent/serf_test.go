@@ -5,11 +5,14 @@ import (
 	"context"
 	"maps"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/linerate/linerate/internal/gossip"
 )
 
 func member(a *Agent, name string) (serf.Member, bool) {
@@ -41,11 +44,12 @@ func TestSerfJoinTags(t *testing.T) {
 		}
 	}
 	// lo has no MAC; its first addresses are the data addresses.
-	if ips := m.Tags[tagDataIPs]; !strings.HasPrefix(ips, "127.0.0.1") || len(strings.Split(ips, ",")) > 2 {
-		t.Errorf("a2's data addresses %q: want 127.0.0.1 first, at most two", ips)
+	tg := gossip.DecodeTags(m.Tags)
+	if ips := tg.DataIPs; len(ips) == 0 || ips[0] != netip.MustParseAddr("127.0.0.1") || len(ips) > 2 {
+		t.Errorf("a2's data addresses %v: want 127.0.0.1 first, at most two (tags %v)", ips, m.Tags)
 	}
-	if mac, ok := m.Tags[tagDataMAC]; ok {
-		t.Errorf("a2 announces MAC %q for lo", mac)
+	if tg.DataMAC != nil {
+		t.Errorf("a2 announces MAC %s for lo (tags %v)", tg.DataMAC, m.Tags)
 	}
 	poll(t, 3*time.Second, "a2 sees a1", func() (ok bool) { m, ok = member(b, "a1"); return ok })
 	if m.Tags["role"] != "both" || m.Tags["version"] != "v-test" || m.Tags["grpc"] != a.GRPCAddr() {
@@ -88,7 +92,7 @@ func TestTags(t *testing.T) {
 	if tags["grpc"] != "127.0.0.1:7443" || tags["role"] != "receiver" {
 		t.Errorf("tags: %v", tags)
 	}
-	if n := tagBytes(tags); n >= maxTagBytes/2 {
+	if n := gossip.EncodedBytes(tags); n >= gossip.MaxTagBytes/2 {
 		t.Errorf("typical tags take %d bytes", n)
 	}
 	a.cfg.Version = strings.Repeat("v", 600)
@@ -97,14 +101,16 @@ func TestTags(t *testing.T) {
 	}
 
 	// The largest tags a receiver announces, with a 64-byte version.
-	worst := map[string]string{
-		"role": RoleReceiver, "grpc": "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535", "iface": strings.Repeat("i", 15),
-		"numa": "-1", "queues": "65535", "speed": "8000000", "backend": "kernel,xdp,afpacket", "version": strings.Repeat("v", 64),
+	mac, _ := net.ParseMAC("ff:ff:ff:ff:ff:ff")
+	worst, err := gossip.Tags{
+		Role: RoleReceiver, GRPC: "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535", Iface: strings.Repeat("i", 15),
+		NUMA: -1, Queues: 65535, SpeedMbps: 8000000, Backends: []string{"kernel", "xdp", "afpacket"}, Version: strings.Repeat("v", 64),
+		DataIPs: addrs("255.255.255.255", "fe80::1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "10.0.0.1"), DataMAC: mac,
+	}.Encode()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k, v := range dataTags("ff:ff:ff:ff:ff:ff", []string{"255.255.255.255", "fe80::1", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "10.0.0.1"}) {
-		worst[k] = v
-	}
-	if worst[tagDataIPs] != "255.255.255.255,ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" || worst[tagDataMAC] != "ff:ff:ff:ff:ff:ff" {
+	if worst["ips"] != "255.255.255.255,ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" || worst["mac"] != "ff:ff:ff:ff:ff:ff" {
 		t.Errorf("data tags: %v", worst)
 	}
 	for k := range tags { // a tag added to tags() must be sized here too
@@ -112,24 +118,51 @@ func TestTags(t *testing.T) {
 			t.Errorf("tag %q is announced but not in the largest-tags case", k)
 		}
 	}
-	if n := tagBytes(worst); n >= maxTagBytes-64 {
-		t.Errorf("the largest tags take %d bytes of serf's %d: a version 64 bytes longer would not fit", n, maxTagBytes)
+	if n := gossip.EncodedBytes(worst); n >= gossip.MaxTagBytes-64 {
+		t.Errorf("the largest tags take %d bytes of serf's %d: a version 64 bytes longer would not fit", n, gossip.MaxTagBytes)
 	}
 }
 
+// A receiver announces its interface's MAC and its first IPv4 and first
+// IPv6 address that is not link-local (a sender's data tags announce none).
 func TestDataTags(t *testing.T) {
 	for _, tc := range []struct {
-		mac  string
-		ips  []string
+		role Role
+		link ifaceInfo
 		want map[string]string
 	}{
-		{"02:00:00:00:00:02", []string{"198.18.0.2", "198.18.0.3"}, map[string]string{"ips": "198.18.0.2", "mac": "02:00:00:00:00:02"}},
-		{"", []string{"fe80::1", "2001:db8::2", "198.18.0.2"}, map[string]string{"ips": "198.18.0.2,2001:db8::2"}},
-		{"02:00:00:00:00:02", []string{"fe80::1", "bad"}, map[string]string{"mac": "02:00:00:00:00:02"}},
-		{"", nil, map[string]string{}},
+		{RoleReceiver, ifaceInfo{mac: mustMAC("02:00:00:00:00:02"), addrs: addrs("198.18.0.2", "198.18.0.3")}, map[string]string{"ips": "198.18.0.2", "mac": "02:00:00:00:00:02"}},
+		{RoleBoth, ifaceInfo{addrs: addrs("fe80::1", "2001:db8::2", "198.18.0.2")}, map[string]string{"ips": "198.18.0.2,2001:db8::2"}},
+		{RoleReceiver, ifaceInfo{mac: mustMAC("02:00:00:00:00:02"), addrs: append(addrs("fe80::1"), netip.Addr{})}, map[string]string{"mac": "02:00:00:00:00:02"}},
+		{RoleReceiver, ifaceInfo{}, map[string]string{}},
+		{RoleSender, ifaceInfo{mac: mustMAC("02:00:00:00:00:02"), addrs: addrs("198.18.0.2")}, map[string]string{}},
 	} {
-		if got := dataTags(tc.mac, tc.ips); !maps.Equal(got, tc.want) {
-			t.Errorf("dataTags(%q, %v) = %v, want %v", tc.mac, tc.ips, got, tc.want)
+		a, err := New(Config{Role: tc.role, Iface: "data0", Bind: "127.0.0.1:7946", AllowMgmtIface: true, Logger: testLog(t),
+			netOS: fakeNetOS{addrs: map[string][]netip.Addr{"data0": tc.link.addrs}, macs: map[string]net.HardwareAddr{"data0": tc.link.mac}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags, err := a.tags(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7443})
+		a.root.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, k := range []string{"ips", "mac"} {
+			if v, ok := tags[k]; ok {
+				got[k] = v
+			}
+		}
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%s on %v: data tags %v, want %v", tc.role, tc.link, got, tc.want)
 		}
 	}
+}
+
+func mustMAC(s string) net.HardwareAddr {
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -77,7 +77,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		return usagef("--allow-dst: %v", err)
 	}
 	ag, err := agent.New(agent.Config{
-		Name: f.name, Role: f.role, Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
+		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics,
 		Version: version, Logger: a.log.Named("agent"),

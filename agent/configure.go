@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/serf/serf"
+
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/choose"
+	"github.com/linerate/linerate/topology"
+)
+
+// destinationSettle is how long Configure waits for gossip to bring the
+// receiver a destination belongs to before it refuses the destination.
+const destinationSettle = 3 * time.Second
+
+// configurer completes and checks a send's configuration: defaults from
+// the agent's interface and tuning, the backend, and the safety rails on
+// its destinations.
+type configurer struct {
+	iface string
+	inv   *inventory
+	tuner *tuner
+	// backend, when set, is the generator every send uses.
+	backend    pktgen.Backend
+	threadInit func() error
+	log        hclog.Logger
+	// members are the serf members the agent sees (none without gossip);
+	// gossip tells whether it runs gossip at all.
+	members  func() []serf.Member
+	gossip   bool
+	allowDst []netip.Prefix
+}
+
+// configured is a send ready to start.
+type configured struct {
+	cfg      pktgen.Config
+	backend  pktgen.Backend
+	warnings []string
+}
+
+// prepare fills cfg's defaults (the agent's interface, the tuned CPUs and
+// queues, the source address) and chooses its backend (backendName: the
+// coordinator's choice, "" or "auto" for the best the host can run).
+func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured, error) {
+	var warnings []string
+	if cfg.Device == "" {
+		cfg.Device = c.iface
+	}
+	if len(cfg.CPUs) == 0 {
+		cpus, queues := c.tuner.tuned()
+		cfg.CPUs = cpus
+		if len(cfg.Queues) == 0 && len(queues) > 0 {
+			cfg.Queues = queues // thread i on queue i, whose IRQ is on its CPU
+		}
+		if len(cfg.CPUs) == 0 {
+			cfg.CPUs = []int{0}
+			warnings = append(warnings, "config.cpus: not given and nothing tuned: one thread on CPU 0")
+		}
+	}
+	if !cfg.DstMin.IsValid() {
+		return nil, failf(ErrInvalid, "config.dst_min: missing: the receiver's address")
+	}
+	if len(cfg.DstMAC) == 0 {
+		return nil, failf(ErrInvalid, "config.dst_mac: missing: the receiver's MAC (Describe's nic.mac)")
+	}
+	if !cfg.SrcMin.IsValid() {
+		link, err := c.inv.link(cfg.Device)
+		if err != nil {
+			return nil, failf(ErrHost, "config.device %s: %v", cfg.Device, err)
+		}
+		src, ok := topology.SourceAddr(link.addrs, cfg.DstMin)
+		if !ok {
+			return nil, failf(ErrInvalid, "config.src_min: missing, and %s has no address of the destination's family", cfg.Device)
+		}
+		cfg.SrcMin = src
+	}
+	var be pktgen.Backend
+	var why string
+	var err error
+	if c.backend != nil {
+		be, why = c.backend, "the agent's configured generator"
+	} else {
+		be, why, err = choose.Backend(backendName, cfg.Device, choose.Options{Log: c.log, ThreadInit: c.threadInit})
+	}
+	switch {
+	case errors.Is(err, choose.ErrUnknown):
+		return nil, failf(ErrInvalid, "config.backend: %v", err)
+	case err != nil:
+		return nil, failf(ErrHost, "config.backend: %v", err)
+	}
+	name := be.Name()
+	c.log.Debug("backend chosen", "backend", name, "why", why)
+	if err := cfg.Validate(); err != nil {
+		return nil, fail(ErrInvalid, err)
+	}
+	if name != "kernel" {
+		if err := cfg.UserspaceCheck(name); err != nil {
+			return nil, fail(ErrInvalid, err)
+		}
+	}
+	return &configured{cfg: cfg, backend: be, warnings: warnings}, nil
+}
+
+// checkDestinations refuses destinations the safety rails do not allow.
+// A receiver that joined a moment ago may not have reached this agent by
+// gossip yet: with gossip it looks again for destinationSettle before
+// refusing.
+func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) error {
+	err := checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
+	for deadline := time.Now().Add(destinationSettle); err != nil && c.gossip && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		err = checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
+	}
+	if err != nil {
+		c.log.Warn("configure refused", "error", err)
+		return failf(ErrRefused, "configure: %v", err)
+	}
+	return nil
+}

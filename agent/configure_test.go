@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"testing"
+)
+
+// configHost is a sender on a fake host whose data0 holds a link-local
+// IPv6 address before its global one, and v6ll only a link-local one.
+func configHost(t *testing.T) *configurer {
+	t.Helper()
+	s := unitService(t, RoleSender, fakeNetOS{addrs: map[string][]netip.Addr{
+		"data0": addrs("fe80::1", "2001:db8::5", "198.18.0.1"),
+		"v6ll":  addrs("fe80::2", "198.18.1.1"),
+	}})
+	s.conf.backend = countingBackend{}
+	return s.conf
+}
+
+// The default source is the interface's first address of the
+// destination's family that is not link-local.
+func TestConfigureDefaultSource(t *testing.T) {
+	c := configHost(t)
+	for _, tc := range []struct{ dev, dst, want string }{
+		{"data0", "2001:db8::2", "2001:db8::5"},
+		{"data0", "198.18.0.2", "198.18.0.1"},
+		{"v6ll", "198.18.1.2", "198.18.1.1"},
+	} {
+		cfg := sendConfig()
+		cfg.Device, cfg.DstMin, cfg.PktSize = tc.dev, netip.MustParseAddr(tc.dst), 80 // room for IPv6
+		got, err := c.prepare(cfg, "")
+		if err != nil {
+			t.Errorf("%s to %s: %v", tc.dev, tc.dst, err)
+			continue
+		}
+		if got.cfg.SrcMin != netip.MustParseAddr(tc.want) {
+			t.Errorf("%s to %s: source %s, want %s", tc.dev, tc.dst, got.cfg.SrcMin, tc.want)
+		}
+	}
+	cfg := sendConfig()
+	cfg.Device, cfg.DstMin = "v6ll", netip.MustParseAddr("2001:db8::2")
+	_, err := c.prepare(cfg, "")
+	wantKind(t, err, ErrInvalid, "config.src_min: missing, and v6ll has no address of the destination's family", "only a link-local IPv6 source")
+	cfg.Device = "nope"
+	_, err = c.prepare(cfg, "")
+	wantKind(t, err, ErrHost, "config.device nope: no such interface", "no such interface")
+}
+
+func TestConfigurePrepare(t *testing.T) {
+	c := configHost(t)
+	cfg := sendConfig()
+	cfg.Device, cfg.CPUs = "", nil
+	got, err := c.prepare(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.cfg.Device != "data0" || !slices.Equal(got.cfg.CPUs, []int{0}) || len(got.warnings) != 1 || got.backend.Name() != "counting" {
+		t.Errorf("defaults untuned: %+v", got)
+	}
+	c.tuner.cpus, c.tuner.queues = []int{2, 3}, []int{0, 1}
+	if got, err := c.prepare(cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{2, 3}) || !slices.Equal(got.cfg.Queues, []int{0, 1}) || len(got.warnings) != 0 {
+		t.Errorf("defaults tuned: %+v %v, want the tuned CPUs and queues", got, err)
+	}
+
+	bad := sendConfig()
+	bad.DstMin = netip.Addr{}
+	_, err = c.prepare(bad, "")
+	wantKind(t, err, ErrInvalid, "config.dst_min: missing", "no destination")
+	bad = sendConfig()
+	bad.DstMAC = nil
+	_, err = c.prepare(bad, "")
+	wantKind(t, err, ErrInvalid, "config.dst_mac: missing", "no destination MAC")
+	bad = sendConfig()
+	bad.PktSize = 1
+	_, err = c.prepare(bad, "")
+	wantKind(t, err, ErrInvalid, "", "a frame too small")
+
+	c.backend = nil
+	_, err = c.prepare(sendConfig(), "warp")
+	wantKind(t, err, ErrInvalid, "config.backend:", "an unknown backend")
+}
+
+func TestConfigureDestinations(t *testing.T) {
+	c := configHost(t)
+	cfg := sendConfig()
+	wantKind(t, c.checkDestinations(context.Background(), &cfg), ErrRefused, "configure: destination 198.18.0.2 is not a data address", "no receivers, no gossip")
+	c.allowDst = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}
+	if err := c.checkDestinations(context.Background(), &cfg); err != nil {
+		t.Errorf("allowed by CIDR: %v", err)
+	}
+}

@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// The gRPC handlers of lineratev1.AgentServer: each decodes its request
+// (convert.go), calls the service's operation and encodes the answer; every
+// error becomes a status in toStatus.
+
+func (s *service) Describe(context.Context, *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
+	return describeToProto(s.describe()), nil
+}
+
+func (s *service) AcquireLease(_ context.Context, req *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
+	var ttl *time.Duration
+	if req.CoordinatorId != "" { // a missing coordinator is told first (acquire)
+		var err error
+		if ttl, err = optDuration(req.Ttl, "ttl"); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	g, err := s.leases.acquire(req.CoordinatorId, ttl)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.AcquireLeaseResponse{LeaseId: g.id, ExpiresAt: ts(g.expires), Ttl: durationpb.New(g.ttl)}, nil
+}
+
+func (s *service) RenewLease(_ context.Context, req *lineratev1.RenewLeaseRequest) (*lineratev1.RenewLeaseResponse, error) {
+	ttl, err := optDuration(req.Ttl, "ttl")
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	g, err := s.leases.renew(req.LeaseId, ttl)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.RenewLeaseResponse{ExpiresAt: ts(g.expires), Ttl: durationpb.New(g.ttl)}, nil
+}
+
+func (s *service) ReleaseLease(ctx context.Context, req *lineratev1.ReleaseLeaseRequest) (*lineratev1.ReleaseLeaseResponse, error) {
+	changes, warnings, err := s.release(ctx, req.LeaseId, req.KeepTuning)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.ReleaseLeaseResponse{Changes: changesToProto(changes), Warnings: warnings}, nil
+}
+
+func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
+	t, err := s.tune(ctx, req.LeaseId, tuneOptionsFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return tuningToProto(s.cfg.Iface, t), nil
+}
+
+func (s *service) Restore(ctx context.Context, req *lineratev1.RestoreRequest) (*lineratev1.RestoreResponse, error) {
+	changes, warnings, err := s.restore(ctx, req.LeaseId)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.RestoreResponse{Iface: s.cfg.Iface, Changes: changesToProto(changes), Warnings: warnings}, nil
+}
+
+func (s *service) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
+	a, err := s.arm(req.LeaseId, armOptionsFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, ArmedAt: ts(a.at)}, nil
+}
+
+func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
+	rep, err := s.collect(req.LeaseId, req.KeepArmed)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return collectToProto(rep), nil
+}
+
+func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
+	// The lease, the role and a running send are refused before the
+	// configuration is read, as they always were.
+	if err := s.mayConfigure(req.LeaseId); err != nil {
+		return nil, toStatus(err)
+	}
+	cfg, err := senderConfigFromProto(req.Config)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	c, err := s.configure(ctx, req.LeaseId, cfg, req.Config.Backend)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	name := c.backend.Name()
+	return &lineratev1.ConfigureResponse{Accepted: true, Backend: name, Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}, nil
+}
+
+func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lineratev1.StartResponse, error) {
+	at, err := startAtFromProto(req.At)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	started, err := s.start(ctx, req.LeaseId, at)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.StartResponse{StartedAt: ts(started)}, nil
+}
+
+func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {
+	stopped, at, err := s.stop(ctx, req.LeaseId)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &lineratev1.StopResponse{Stopped: stopped, StoppedAt: ts(at)}, nil
+}
+
+func (s *service) Result(ctx context.Context, req *lineratev1.ResultRequest) (*lineratev1.ResultResponse, error) {
+	r, err := s.result(ctx, req.LeaseId, req.Wait)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return resultToProto(r), nil
+}
+
+func (s *service) Watch(req *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {
+	interval, err := optDuration(req.Interval, "interval")
+	if err != nil {
+		return toStatus(err)
+	}
+	return toStatus(s.watcher.watch(stream.Context(), interval, func(smp sample) error {
+		return stream.Send(sampleToProto(smp))
+	}))
+}

@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/xdp"
+	"github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
+)
+
+// inventory is what the agent knows of its host: the data NIC's topology
+// (read once at start), the backends and receiver methods it can run, and
+// its interfaces (read when asked).
+type inventory struct {
+	root   *topology.DirRoot
+	iface  string
+	role   gossip.Role
+	netOS  netOS
+	thread nsThread
+	log    hclog.Logger
+
+	mu  sync.Mutex
+	nic nicFacts
+}
+
+// nicFacts are what inspect found of the data NIC.
+type nicFacts struct {
+	nic    *topology.NIC
+	report *topology.Report
+	numa   int
+	queues int
+	speed  int64
+	err    error // why there is no NIC topology (a virtual device)
+	online []int // without a NIC topology: the online CPUs, reported as local
+}
+
+// description is everything Describe tells of the agent but its lease.
+type description struct {
+	host, kernel, version string
+	role                  gossip.Role
+	iface                 string
+	nic                   nicFacts
+	link                  ifaceInfo
+	linkErr               error
+	driver                driverInfo
+	driverOK              bool
+	model                 string
+	backends, methods     []string
+	// leaseHolder holds a current lease until leaseExpires (leased).
+	leaseHolder  string
+	leaseExpires time.Time
+	leased       bool
+}
+
+// inspect reads the NIC once at start; an interface without a device
+// (veth) has no queues, which is fine.
+func (i *inventory) inspect() {
+	f := nicFacts{numa: -1}
+	nic, err := topology.Inspect(i.root, i.iface)
+	if err != nil {
+		f.err = err
+		i.log.Info("no NIC topology for the interface: reporting no queues", "iface", i.iface, "why", err)
+		if online, err := topology.OnlineCPUs(i.root); err == nil {
+			f.online = online.CPUs()
+		}
+	} else {
+		f.nic, f.report = nic, topology.ShowReport(nic)
+		f.numa, f.queues = nic.NUMANode, nic.Queues()
+	}
+	f.speed = topology.LinkSpeedMbps(i.root, i.iface)
+	i.mu.Lock()
+	i.nic = f
+	i.mu.Unlock()
+}
+
+// facts are what inspect found.
+func (i *inventory) facts() nicFacts {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.nic
+}
+
+// link reads the named interface in the agent's network namespace.
+func (i *inventory) link(name string) (info ifaceInfo, err error) {
+	err = i.thread.do(func() (err error) { info, err = i.netOS.iface(name); return err })
+	return info, err
+}
+
+// describe reads what Describe tells.
+func (i *inventory) describe(version string) description {
+	d := description{version: version, role: i.role, iface: i.iface, nic: i.facts(), kernel: kernelRelease()}
+	d.host, _ = os.Hostname()
+	d.link, d.linkErr = i.link(i.iface)
+	if err := i.thread.do(func() (err error) { d.driver, err = i.netOS.driverInfo(i.iface); return err }); err == nil {
+		d.driverOK = true
+	}
+	d.model = topology.PCIModel(i.root, i.iface)
+	d.backends, d.methods = i.backends(), i.receiverMethods()
+	return d
+}
+
+// linkWarning is the Describe warning of an interface that could not be
+// read.
+func (d description) linkWarning() string {
+	return fmt.Sprintf("interface %s: %v", d.iface, d.linkErr)
+}
+
+func kernelPktgen() bool {
+	_, err := os.Stat(pktgen.DefaultProcDir)
+	return err == nil
+}
+
+func (i *inventory) xdpBackend() *xdp.Backend {
+	b := xdp.New(i.log)
+	b.ThreadInit = i.thread.init
+	return b
+}
+
+// backends are the sender backends this host can run now.
+func (i *inventory) backends() []string {
+	if !i.role.Sends() {
+		return nil
+	}
+	var out []string
+	if kernelPktgen() {
+		out = append(out, "kernel")
+	}
+	if i.xdpBackend().Probe(i.iface) == nil {
+		out = append(out, "xdp")
+	}
+	if runtime.GOOS == "linux" {
+		out = append(out, "afpacket")
+	}
+	return out
+}
+
+// receiverMethods are the counting methods the receiver can use.
+func (i *inventory) receiverMethods() []string {
+	if !i.role.Receives() || runtime.GOOS != "linux" {
+		return nil
+	}
+	return []string{receiver.MethodXDP, receiver.MethodAFPacket}
+}

@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// expiries counts the leases that expired, by coordinator.
+type expiries struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (e *expiries) expired(c string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, c)
+}
+
+func (e *expiries) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.got...)
+}
+
+func newLeases(min time.Duration) (*leases, *expiries) {
+	e := &expiries{}
+	return &leases{def: time.Minute, min: min, max: 10 * time.Minute, log: hclog.NewNullLogger(), expired: e.expired}, e
+}
+
+func ttlOf(d time.Duration) *time.Duration { return &d }
+
+func wantKind(t *testing.T, err, kind error, msg, what string) {
+	t.Helper()
+	if !errors.Is(err, kind) || !strings.Contains(err.Error(), msg) {
+		t.Errorf("%s: %v, want %v with %q", what, err, kind, msg)
+	}
+}
+
+func TestLeasesAcquireRenewRelease(t *testing.T) {
+	l, exp := newLeases(time.Second)
+	_, err := l.acquire("", nil)
+	wantKind(t, err, ErrInvalid, "coordinator_id: missing", "no coordinator")
+	g, err := l.acquire("c1", nil)
+	if err != nil || g.id == "" || g.ttl != time.Minute {
+		t.Fatalf("acquire: %v %v, want the default TTL", g, err)
+	}
+	_, err = l.acquire("c2", nil)
+	wantKind(t, err, ErrLeaseHeld, `agent is leased to coordinator "c1" until`, "another coordinator")
+	again, err := l.acquire("c1", ttlOf(2*time.Minute))
+	if err != nil || again.id != g.id || again.ttl != 2*time.Minute {
+		t.Errorf("the holder again: %v %v, want its lease, 2m", again, err)
+	}
+	if kept, err := l.acquire("c1", nil); err != nil || kept.ttl != 2*time.Minute {
+		t.Errorf("the holder again without a TTL: %v %v, want its TTL kept", kept, err)
+	}
+	for _, tc := range []struct {
+		ttl  time.Duration
+		want time.Duration
+	}{{time.Millisecond, time.Second}, {time.Hour, 10 * time.Minute}, {5 * time.Second, 5 * time.Second}} {
+		if r, err := l.renew(g.id, ttlOf(tc.ttl)); err != nil || r.ttl != tc.want {
+			t.Errorf("renew for %s: %v %v, want clamped to %s", tc.ttl, r, err, tc.want)
+		}
+	}
+	_, err = l.renew(g.id, ttlOf(0))
+	wantKind(t, err, ErrInvalid, "ttl 0s: want a positive duration (1s-10m0s)", "renew for 0")
+	if c, _, ok := l.holder(); !ok || c != "c1" {
+		t.Errorf("holder: %q %v", c, ok)
+	}
+	if err := l.hold(g.id, func() error { return errors.New("fn ran") }); err == nil || err.Error() != "fn ran" {
+		t.Errorf("hold: %v, want fn's error", err)
+	}
+
+	if c, ok := l.release(g.id); !ok || c != "c1" {
+		t.Errorf("release: %q %v", c, ok)
+	}
+	if _, ok := l.release(g.id); ok {
+		t.Error("released twice")
+	}
+	if _, _, ok := l.holder(); ok {
+		t.Error("a holder after release")
+	}
+	ran := false
+	err = l.hold(g.id, func() error { ran = true; return nil })
+	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "hold a released lease")
+	if ran {
+		t.Error("hold ran fn without the lease")
+	}
+	wantKind(t, l.check(""), ErrNoLease, "lease_id: missing: acquire a lease first", "no lease id")
+	if _, err := l.acquire("c2", nil); err != nil {
+		t.Errorf("another coordinator after release: %v", err)
+	}
+	if got := exp.list(); len(got) != 0 {
+		t.Errorf("expired %v: nothing expired", got)
+	}
+}
+
+func TestLeasesExpire(t *testing.T) {
+	l, exp := newLeases(time.Millisecond)
+	g, err := l.acquire("c1", ttlOf(30*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 3*time.Second, "expiry", func() bool { return len(exp.list()) == 1 })
+	if got := exp.list(); got[0] != "c1" {
+		t.Errorf("expired %v, want c1", got)
+	}
+	wantKind(t, l.check(g.id), ErrNoLease, "not the agent's current lease", "check after expiry")
+
+	// Expired but its timer not run yet: the check says so, and the next
+	// acquire cleans up first.
+	g, err = l.acquire("c1", ttlOf(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.cur.timer.Stop()
+	l.cur.expires = time.Now().Add(-time.Millisecond)
+	l.mu.Unlock()
+	wantKind(t, l.check(g.id), ErrNoLease, "lease_id: the lease has expired", "check past expiry")
+	if _, err := l.acquire("c2", nil); err != nil {
+		t.Errorf("another coordinator past the expiry: %v", err)
+	}
+	if got := exp.list(); len(got) != 2 {
+		t.Errorf("expired %v, want the past lease cleaned up before the new one", got)
+	}
+
+	// A renewal pushes the expiry out.
+	l2, exp2 := newLeases(time.Millisecond)
+	g, _ = l2.acquire("c1", ttlOf(100*time.Millisecond))
+	for range 4 {
+		time.Sleep(50 * time.Millisecond)
+		if _, err := l2.renew(g.id, nil); err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+	}
+	if got := exp2.list(); len(got) != 0 {
+		t.Errorf("a renewed lease expired: %v", got)
+	}
+}
+
+func TestLeasesClose(t *testing.T) {
+	l, exp := newLeases(time.Millisecond)
+	g, err := l.acquire("c1", ttlOf(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.close()
+	wantKind(t, l.check(g.id), ErrShuttingDown, "the agent is shutting down", "check after close")
+	_, err = l.acquire("c1", nil)
+	wantKind(t, err, ErrShuttingDown, "the agent is shutting down", "acquire after close")
+	time.Sleep(60 * time.Millisecond)
+	if got := exp.list(); len(got) != 0 {
+		t.Errorf("a closed lease expired: %v", got)
+	}
+}

@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
+)
+
+// tuner pins the data NIC's queue IRQs (journalled) and restores them, and
+// remembers what it pinned: the CPUs and queues a send defaults to.
+type tuner struct {
+	root     *topology.DirRoot
+	iface    string
+	stateDir string
+	rootName string // the root as the journal records it
+	log      hclog.Logger
+
+	mu     sync.Mutex
+	cpus   []int // CPUs tune pinned queues to, in queue order
+	queues []int // the queues of cpus
+	pinned int   // IRQs tune pinned
+}
+
+// tuneOptions are a Tune request.
+type tuneOptions struct {
+	// threads is how many queues to pin (0: every queue).
+	threads int
+	// irqbalance is "" or "refuse" (stop when irqbalance runs) or
+	// "ignore".
+	irqbalance string
+	exclude    []int // CPUs to keep queues off
+}
+
+// tuning is what tune did.
+type tuning struct {
+	journal  string
+	numa     int
+	report   *topology.Report // the plan: pinned and managed queues, skipped IRQs
+	changes  []topology.Change
+	warnings []string
+}
+
+// tune plans the NIC's queue IRQs over its local CPUs and applies the
+// plan, journalled in stateDir.
+func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
+	if o.threads < 0 {
+		return nil, failf(ErrInvalid, "threads %d: want 0 (every queue) or more", o.threads)
+	}
+	switch o.irqbalance {
+	case "", topology.IRQBalanceRefuse, "ignore":
+	default:
+		return nil, failf(ErrInvalid, "irqbalance %q: valid values are refuse and ignore", o.irqbalance)
+	}
+	nic, err := topology.Inspect(t.root, t.iface)
+	if err != nil {
+		return nil, failf(ErrHost, "tune: inspect %s: %v", t.iface, err)
+	}
+	var exclude cpuset.Set
+	for _, c := range o.exclude {
+		if c < 0 {
+			return nil, failf(ErrInvalid, "exclude_cpus: %d is not a CPU", c)
+		}
+		exclude = exclude.Union(cpuset.Of(c))
+	}
+	plan, err := topology.MakePlan(nic, topology.PlanOptions{Threads: o.threads, Exclude: exclude})
+	if err != nil {
+		if errors.Is(err, topology.ErrTooManyThreads) {
+			return nil, failf(ErrInvalid, "threads: %v", err)
+		}
+		return nil, failf(ErrHost, "tune: plan %s: %v", t.iface, err)
+	}
+	res, err := topology.Apply(ctx, t.root, plan, topology.ApplyOptions{StateDir: t.stateDir, IRQBalance: o.irqbalance, RootName: t.rootName, Logger: t.log})
+	if err != nil {
+		if errors.Is(err, topology.ErrIRQBalance) {
+			return nil, failf(ErrHost, "tune: %v", err)
+		}
+		return nil, failf(ErrFailed, "tune: apply %s: %v", t.iface, err)
+	}
+	rep := topology.PlanReport(plan)
+	cpus, queues, pinned := pinnedQueues(rep)
+	t.mu.Lock()
+	t.cpus, t.queues, t.pinned = cpus, queues, pinned
+	t.mu.Unlock()
+	t.log.Info("tuned", "iface", t.iface, "journal", res.Journal, "cpus", cpus)
+	return &tuning{
+		journal: res.Journal, numa: nic.NUMANode, report: rep, changes: res.Changes,
+		warnings: append(plan.Warnings, res.Warnings...),
+	}, nil
+}
+
+// pinnedQueues are the CPUs of a plan's pinned (not managed) queues, one
+// per queue in queue order, those queues, and how many IRQs are pinned.
+func pinnedQueues(rep *topology.Report) (cpus, queues []int, pinned int) {
+	seen := map[int]bool{}
+	for _, q := range rep.Queues {
+		if q.Managed {
+			continue
+		}
+		pinned++
+		if seen[q.Queue] {
+			continue
+		}
+		seen[q.Queue] = true
+		cpu := -1
+		if q.CPU != nil {
+			cpu = *q.CPU
+		}
+		cpus, queues = append(cpus, cpu), append(queues, q.Queue)
+	}
+	return cpus, queues, pinned
+}
+
+// restore puts back the journal of the agent's interface.
+func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error) {
+	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Logger: t.log})
+	var changes []topology.Change
+	var warnings []string
+	for _, r := range res {
+		changes = append(changes, r.Changes...)
+		warnings = append(warnings, r.Warnings...)
+		t.log.Info("restored IRQ affinities", "iface", r.Iface, "changes", len(r.Changes))
+	}
+	t.mu.Lock()
+	t.cpus, t.queues, t.pinned = nil, nil, 0
+	t.mu.Unlock()
+	if err != nil {
+		return changes, warnings, failf(ErrFailed, "restore %s from %s: %w", t.iface, t.stateDir, err)
+	}
+	return changes, warnings, nil
+}
+
+// tuned are the CPUs tune pinned queues to and those queues (nil when
+// nothing is tuned).
+func (t *tuner) tuned() (cpus, queues []int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]int(nil), t.cpus...), append([]int(nil), t.queues...)
+}
+
+// pinnedIRQs is how many IRQs tune pinned and restore has not put back.
+func (t *tuner) pinnedIRQs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pinned
+}
