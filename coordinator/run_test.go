@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -27,7 +28,8 @@ import (
 // end-to-end tests; this one lets every path of the driver be forced.
 type fakeAgent struct {
 	lineratev1.UnimplementedAgentServer
-	name, role  string
+	name        string
+	role        gossip.Role
 	ip, mac     string
 	threads     []string // sender: source address per thread
 	sent        uint64   // per thread
