@@ -426,20 +426,6 @@ func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
 	}
 }
 
-func TestSenderThreads(t *testing.T) {
-	// Two flows, two threads each, over three tuned queues: flows take
-	// the slots in turn, counts split with the remainder first.
-	cpus, queues, flowOf, counts := senderThreads([]int{4, 7}, 2, []slot{{0, 0}, {1, 1}, {2, 2}}, 1001)
-	if fmt.Sprint(cpus, queues, flowOf, counts) != "[0 1 2 0] [0 1 2 0] [4 4 7 7] [501 500 501 500]" {
-		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
-	}
-	// Untuned (no queues), duration run: no queues, no counts.
-	cpus, queues, flowOf, counts = senderThreads([]int{0}, 3, []slot{{5, -1}}, 0)
-	if fmt.Sprint(cpus, queues, flowOf, counts) != "[5 5 5] [] [0 0 0] []" {
-		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
-	}
-}
-
 // A mesh: every sender feeds every receiver, one thread per flow with its
 // own destination; each flow balances on its own.
 func TestRunMesh(t *testing.T) {
