@@ -149,7 +149,7 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 		return nil
 	}
 	r := &senderReport{Packets: s.Packets, Errors: s.Errors, TxDropped: s.TxDropped, PPS: s.Pps,
-		Window: time.Duration(s.Usec) * time.Microsecond, Backend: s.Backend, Warnings: s.Warnings}
+		WindowSec: float64(s.Usec) / 1e6, Backend: s.Backend, Warnings: s.Warnings}
 	for _, t := range s.Threads {
 		r.Threads = append(r.Threads, senderThread{Src: t.Src, Packets: t.Packets, Errors: t.Errors, PPS: t.Pps})
 	}

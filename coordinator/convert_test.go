@@ -44,7 +44,7 @@ func TestDescribeThenTune(t *testing.T) {
 func TestReports(t *testing.T) {
 	s := senderReportOf(&lineratev1.SenderSummary{Packets: 10, Errors: 1, TxDropped: 2, Pps: 5, Usec: 2_000_000, Backend: "kernel",
 		Threads: []*lineratev1.ThreadSummary{{Src: "198.18.0.1", Packets: 10, Errors: 1, Pps: 5}}})
-	if s.Window != 2*time.Second || s.TxDropped != 2 || len(s.Threads) != 1 || s.Threads[0] != (senderThread{Src: "198.18.0.1", Packets: 10, Errors: 1, PPS: 5}) {
+	if s.WindowSec != 2 || s.TxDropped != 2 || len(s.Threads) != 1 || s.Threads[0] != (senderThread{Src: "198.18.0.1", Packets: 10, Errors: 1, PPS: 5}) {
 		t.Errorf("sender report %+v", s)
 	}
 	r := receiverReportOf(&lineratev1.ReceiverReport{Method: "xdp", Packets: 12, OtherPackets: 2, RingDrops: 1,

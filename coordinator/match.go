@@ -61,7 +61,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			Sender: p.Sender, Receiver: p.Receiver,
 			SenderHostDrops:   txBudget[p.Sender],
 			ReceiverHostDrops: rxBudget[p.Receiver],
-			DurationSec:       s.Report.Window.Seconds(),
+			DurationSec:       s.Report.WindowSec,
 			FrameBytes:        in.FrameBytes,
 			LinkSpeedMbps:     float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),
 			OfferedPPS:        in.OfferedPPS,

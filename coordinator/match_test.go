@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Two senders into one receiver: s1's two threads and s2's one share a
@@ -15,9 +14,9 @@ func TestReconcileRunFanIn(t *testing.T) {
 		Pairs:      []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
 		FrameBytes: 60,
 		Senders: map[string]senderEnd{
-			"s1": {Port: 10000, LinkSpeedMbps: 10000, Report: &senderReport{PPS: 2000, Window: time.Second, Threads: []senderThread{
+			"s1": {Port: 10000, LinkSpeedMbps: 10000, Report: &senderReport{PPS: 2000, WindowSec: 1, Threads: []senderThread{
 				{Src: "198.18.0.1", Packets: 1000}, {Src: "198.18.0.2", Packets: 1000, Errors: 2}}}},
-			"s2": {Port: 10001, LinkSpeedMbps: 1000, Report: &senderReport{PPS: 500, Window: 2 * time.Second, TxDropped: 3, Threads: []senderThread{
+			"s2": {Port: 10001, LinkSpeedMbps: 1000, Report: &senderReport{PPS: 500, WindowSec: 2, TxDropped: 3, Threads: []senderThread{
 				{Src: "198.18.0.2", Packets: 500}}}},
 		},
 		Receivers: map[string]receiverEnd{
@@ -58,7 +57,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 func TestReconcileRunMesh(t *testing.T) {
 	in := runCounts{
 		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s1", Receiver: "r2"}},
-		Senders: map[string]senderEnd{"s1": {Port: 10000, FlowOf: []int{0, 1}, Report: &senderReport{PPS: 999, Window: time.Second, Threads: []senderThread{
+		Senders: map[string]senderEnd{"s1": {Port: 10000, FlowOf: []int{0, 1}, Report: &senderReport{PPS: 999, WindowSec: 1, Threads: []senderThread{
 			{Src: "198.18.0.1", Packets: 300, PPS: 300}, {Src: "198.18.0.1", Packets: 200, PPS: 200}}}}},
 		Receivers: map[string]receiverEnd{
 			"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 300}}}},
@@ -83,7 +82,7 @@ func TestReconcileRunWarnings(t *testing.T) {
 	in := runCounts{
 		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
 		Senders: map[string]senderEnd{
-			"s1": {Port: 10000, Report: &senderReport{Window: time.Second, Threads: []senderThread{{Src: "198.18.0.1", Packets: 100}}}},
+			"s1": {Port: 10000, Report: &senderReport{WindowSec: 1, Threads: []senderThread{{Src: "198.18.0.1", Packets: 100}}}},
 			"s2": {Port: 10001},
 		},
 		Receivers: map[string]receiverEnd{"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{

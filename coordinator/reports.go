@@ -1,14 +1,12 @@
 package coordinator
 
-import "time"
-
 // senderReport is a sender's account of its part in a run, as the agent
 // reported it at the end (convert.go reads it from the proto summary).
 type senderReport struct {
 	Packets, Errors uint64
 	TxDropped       uint64 // the host's interface tx drops during the send
 	PPS             float64
-	Window          time.Duration // first to last packet
+	WindowSec       float64 // first to last packet, seconds
 	Backend         string
 	Warnings        []string
 	Threads         []senderThread

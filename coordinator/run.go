@@ -92,9 +92,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 }
 
 // run is the phase sequence; each phase is a method in a file of its own
-// (discover.go, lease.go, tune.go, arm.go, configure.go, start.go,
-// collect.go, watch.go, result.go's assembly in assemble.go), cleanup.go
-// undoes what it did.
+// (see the package doc), and cleanup undoes what it did.
 func (st *runState) run(ctx context.Context) error {
 	if err := st.discover(); err != nil {
 		return err
