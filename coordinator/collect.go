@@ -67,11 +67,9 @@ func (st *runState) stopSenders(ctx context.Context) {
 
 // collect takes receiver n's per-stream counts.
 func (st *runState) collect(ctx context.Context, n *node) error {
-	cctx, cancel := st.call(ctx)
-	defer cancel()
-	resp, err := n.c.Collect(cctx, &lineratev1.CollectRequest{LeaseId: n.lease})
+	resp, err := unary(ctx, st, "collect", n.c.Collect, &lineratev1.CollectRequest{LeaseId: n.lease})
 	if err != nil {
-		return fmt.Errorf("collect: %w", err)
+		return err
 	}
 	n.received = receiverReportOf(resp.Report)
 	if rp := n.received; rp != nil {

@@ -52,11 +52,9 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 	if st.spec.Rate%uint64(perFlow) != 0 {
 		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow over %d threads: %d pps each", st.spec.Rate, perFlow, p.ratePPS))
 	}
-	cctx, cancel := st.call(ctx)
-	defer cancel()
-	resp, err := n.c.Configure(cctx, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p)})
+	resp, err := unary(ctx, st, "configure", n.c.Configure, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p)})
 	if err != nil {
-		return fmt.Errorf("configure: %w", err)
+		return err
 	}
 	configuredInto(n.host, resp)
 	for _, c := range p.threads.cpus {

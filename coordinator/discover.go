@@ -66,11 +66,9 @@ func listOrNone(s []string) string {
 // describe records what n says of itself; a receiver must name the MAC
 // and an address of its data interface, which its senders send to.
 func (st *runState) describe(ctx context.Context, n *node) error {
-	cctx, cancel := st.call(ctx)
-	defer cancel()
-	d, err := n.c.Describe(cctx, &lineratev1.DescribeRequest{})
+	d, err := unary(ctx, st, "describe", n.c.Describe, &lineratev1.DescribeRequest{})
 	if err != nil {
-		return fmt.Errorf("describe: %w", err)
+		return err
 	}
 	n.nic = describeInto(n.host, d)
 	if n.role == gossip.RoleReceiver {

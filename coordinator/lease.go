@@ -13,11 +13,9 @@ import (
 // acquire leases n for this run: until the lease is released or expires,
 // no other coordinator can drive it.
 func (st *runState) acquire(ctx context.Context, n *node) error {
-	cctx, cancel := st.call(ctx)
-	defer cancel()
-	resp, err := n.c.AcquireLease(cctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: st.r.ID + "/" + st.res.RunID, Ttl: durationpb.New(st.spec.LeaseTTL)})
+	resp, err := unary(ctx, st, "acquire lease", n.c.AcquireLease, &lineratev1.AcquireLeaseRequest{CoordinatorId: st.r.ID + "/" + st.res.RunID, Ttl: durationpb.New(st.spec.LeaseTTL)})
 	if err != nil {
-		return fmt.Errorf("acquire lease: %w", err)
+		return err
 	}
 	st.mu.Lock()
 	n.lease = resp.LeaseId

@@ -119,8 +119,16 @@ func inParallel(ctx context.Context, n int, fn func(i int) error) error {
 	return nil
 }
 
-func (st *runState) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, st.r.CallTimeout)
+// unary makes one call of the Agent service within the call timeout; a
+// failure says which call (what) failed.
+func unary[Req, Resp any](ctx context.Context, st *runState, what string, rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	cctx, cancel := context.WithTimeout(ctx, st.r.CallTimeout)
+	defer cancel()
+	resp, err := rpc(cctx, req)
+	if err != nil {
+		return resp, fmt.Errorf("%s: %w", what, err)
+	}
+	return resp, nil
 }
 
 // withRole are the run's nodes of one role (sender or receiver), in run

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -23,11 +22,9 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 	if n.role == gossip.RoleSender {
 		threads = st.spec.Threads
 	}
-	cctx, cancel := st.call(ctx)
-	defer cancel()
-	t, err := n.c.Tune(cctx, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: st.spec.IRQBalance})
+	t, err := unary(ctx, st, "tune", n.c.Tune, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: st.spec.IRQBalance})
 	if err != nil {
-		return fmt.Errorf("tune: %w", err)
+		return err
 	}
 	n.host.Tuned = "applied"
 	tunedInto(n.host, t)
