@@ -17,38 +17,45 @@ import (
 	"github.com/linerate/linerate/internal/gossip"
 )
 
-// RoleCoordinator is the serf role tag of a coordinator; agents carry
-// sender, receiver or both.
-const RoleCoordinator = "coordinator"
-
 // Member is one agent as serf announces it (its compact tags).
 type Member struct {
-	Name    string `json:"name"`
-	Role    string `json:"role"`
-	Status  string `json:"status"` // serf's: alive, leaving, left, failed
-	Gossip  string `json:"gossip"` // address:port of its serf endpoint
-	GRPC    string `json:"grpc"`   // the Agent service
-	Iface   string `json:"iface"`
-	NUMA    int    `json:"numa_node"`
-	Queues  int    `json:"queues"`
-	SpeedMb int64  `json:"link_speed_mbps"`
-	Backend string `json:"backends"`
-	Version string `json:"version"`
-	Health  string `json:"health,omitempty"` // filled by Check: serving, or why not
+	Name    string      `json:"name"`
+	Role    gossip.Role `json:"role"`
+	Status  string      `json:"status"` // serf's: alive, leaving, left, failed
+	Gossip  string      `json:"gossip"` // address:port of its serf endpoint
+	GRPC    string      `json:"grpc"`   // the Agent service
+	Iface   string      `json:"iface"`
+	NUMA    int         `json:"numa_node"`
+	Queues  int         `json:"queues"`
+	SpeedMb int64       `json:"link_speed_mbps"`
+	Backend string      `json:"backends"` // comma-separated, as announced
+	Version string      `json:"version"`
+	Health  string      `json:"health,omitempty"` // filled by Check: serving, or why not
 }
 
-// Sends and Receives tell what a member's role allows.
-func (m Member) Sends() bool    { return m.Role == "sender" || m.Role == "both" }
-func (m Member) Receives() bool { return m.Role == "receiver" || m.Role == "both" }
+// Sends tells whether the member's role runs senders.
+func (m Member) Sends() bool { return m.Role.Sends() }
+
+// Receives tells whether the member's role runs a receiver.
+func (m Member) Receives() bool { return m.Role.Receives() }
+
+// Tags are the member's serf tags as gossip announced them, without the
+// data addresses (a Member does not keep them).
+func (m Member) Tags() gossip.Tags {
+	t := gossip.Tags{Role: m.Role, GRPC: m.GRPC, Iface: m.Iface, NUMA: m.NUMA, Queues: m.Queues, SpeedMbps: m.SpeedMb, Version: m.Version}
+	if m.Backend != "" {
+		t.Backends = strings.Split(m.Backend, ",")
+	}
+	return t
+}
 
 func memberOf(sm serf.Member) Member {
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	speed, _ := strconv.ParseInt(sm.Tags["speed"], 10, 64)
+	t := gossip.DecodeTags(sm.Tags)
 	return Member{
-		Name: sm.Name, Role: sm.Tags["role"], Status: sm.Status.String(),
+		Name: sm.Name, Role: t.Role, Status: sm.Status.String(),
 		Gossip: net.JoinHostPort(sm.Addr.String(), strconv.Itoa(int(sm.Port))),
-		GRPC:   sm.Tags["grpc"], Iface: sm.Tags["iface"], NUMA: atoi(sm.Tags["numa"]), Queues: atoi(sm.Tags["queues"]),
-		SpeedMb: speed, Backend: sm.Tags["backend"], Version: sm.Tags["version"],
+		GRPC:   t.GRPC, Iface: t.Iface, NUMA: t.NUMA, Queues: t.Queues,
+		SpeedMb: t.SpeedMbps, Backend: strings.Join(t.Backends, ","), Version: t.Version,
 	}
 }
 
@@ -65,11 +72,11 @@ type ClusterConfig struct {
 // Event is a membership change of an agent.
 type Event struct {
 	Member Member
-	Type   string // serf's event name: member-join, member-leave, member-failed, member-update, member-reap
+	Type   gossip.MemberEvent
 }
 
 // Cluster is the coordinator's view of the serf cluster: it is a member
-// (role coordinator) so it learns of joins, leaves and failures as they
+// (role gossip.RoleCoordinator) so it learns of joins, leaves and failures as they
 // happen.
 type Cluster struct {
 	serf *gossip.Member
@@ -95,8 +102,12 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Bind == "" {
 		cfg.Bind = "0.0.0.0:0"
 	}
+	tags, err := gossip.CoordinatorTags().Encode()
+	if err != nil {
+		return nil, fmt.Errorf("join the cluster: %w", err)
+	}
 	events := make(chan serf.Event, 1024)
-	s, err := gossip.Start(gossip.Config{Name: cfg.Name, Tags: map[string]string{"role": RoleCoordinator},
+	s, err := gossip.Start(gossip.Config{Name: cfg.Name, Tags: tags,
 		Bind: cfg.Bind, Advertise: cfg.Advertise, Key: cfg.GossipKey, Events: events, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -125,10 +136,11 @@ func (c *Cluster) loop(events chan serf.Event) {
 				continue
 			}
 			for _, sm := range me.Members {
-				if sm.Tags["role"] == RoleCoordinator {
+				m := memberOf(sm)
+				if m.Role == gossip.RoleCoordinator {
 					continue
 				}
-				ev := Event{Member: memberOf(sm), Type: me.Type.String()}
+				ev := Event{Member: m, Type: gossip.MemberEvent(me.Type.String())}
 				c.log.Debug("member event", "event", ev.Type, "member", sm.Name)
 				c.mu.Lock()
 				for ch := range c.subs {
@@ -163,10 +175,9 @@ func (c *Cluster) Subscribe() (events <-chan Event, cancel func()) {
 func (c *Cluster) Members() []Member {
 	var out []Member
 	for _, sm := range c.serf.Members() {
-		if sm.Tags["role"] == RoleCoordinator {
-			continue
+		if m := memberOf(sm); m.Role != gossip.RoleCoordinator {
+			out = append(out, m)
 		}
-		out = append(out, memberOf(sm))
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -19,19 +19,27 @@ func MaxPPS(speedMbps, frameBytes float64) float64 {
 	return speedMbps * 1e6 / ((frameBytes + wireExtra) * 8)
 }
 
-// StreamCounts is one sequence stream as both ends saw it.
-type StreamCounts struct {
-	Src, Dst   string
-	DstPort    int
-	Sent       uint64 // the sender backend's count for this stream
-	Received   uint64 // every arrival, copies included
-	Duplicates uint64
-	Reordered  uint64
+// Stream is one sequence stream of a flow (one sender thread) as both
+// ends saw it: the sender's count and the receiver's account, with the
+// first missing sequence ranges. A receiver's report is a list of them
+// with Sent unknown (0); Reconcile fills Lost.
+type Stream struct {
+	Src           string      `json:"src"`
+	Dst           string      `json:"dst"`
+	DstPort       int         `json:"dst_port"`
+	Sent          uint64      `json:"sent"`     // the sender backend's count for this stream
+	Received      uint64      `json:"received"` // every arrival, copies included
+	Lost          uint64      `json:"lost"`     // sent − distinct received: head and tail loss included
+	Duplicates    uint64      `json:"duplicates"`
+	Reordered     uint64      `json:"reordered"`
+	MaxSeq        uint32      `json:"max_seq"`
+	Missing       uint64      `json:"missing"` // gaps below max_seq
+	MissingRanges [][2]uint32 `json:"missing_ranges,omitempty"`
 }
 
-// Lost is sent − distinct received: head and tail loss included, which
+// lost is sent − distinct received: head and tail loss included, which
 // sequence gaps alone miss.
-func (s StreamCounts) Lost() uint64 {
+func (s Stream) lost() uint64 {
 	distinct := s.Received - min(s.Duplicates, s.Received)
 	return s.Sent - min(distinct, s.Sent)
 }
@@ -39,7 +47,9 @@ func (s StreamCounts) Lost() uint64 {
 // FlowInput is everything known about one sender → receiver flow.
 type FlowInput struct {
 	Sender, Receiver string
-	Streams          []StreamCounts
+	// Streams are the flow's streams with both ends' counts (their Lost
+	// is ignored: Reconcile works it out).
+	Streams []Stream
 	// NotSent: packets the sender's backend failed to send (its errors);
 	// they are not in Sent and so never lost.
 	NotSent uint64
@@ -78,8 +88,21 @@ type Flow struct {
 	GeneratorLimited bool    `json:"generator_limited"`
 	OfferedPPS       float64 `json:"offered_pps,omitempty"` // requested; 0 = as fast as possible
 	AchievedPPS      float64 `json:"achieved_pps"`          // what the senders sent per second
+	// DurationSec is the send window the rates are over (the sender's
+	// time from first to last packet).
+	DurationSec float64 `json:"duration_s,omitempty"`
 	// StreamDetail is every stream of the flow as both ends saw it.
-	StreamDetail []StreamResult `json:"stream_detail,omitempty"`
+	StreamDetail []Stream `json:"stream_detail,omitempty"`
+}
+
+// Window is the flow's send window in seconds: DurationSec, or for a
+// flow recorded before flows carried it, distinct received / PPS (0 when
+// neither is known).
+func (f Flow) Window() float64 {
+	if f.DurationSec > 0 || f.PPS <= 0 {
+		return f.DurationSec
+	}
+	return float64(f.Received-min(f.Duplicates, f.Received)) / f.PPS
 }
 
 // generatorTolerance: senders within 1 % of the offered rate reached it.
@@ -90,15 +113,18 @@ const generatorTolerance = 0.99
 // count as well as gaps; a stream cannot make up for another's loss.
 // Loss is attributed in order: dropped in the sender host, dropped in
 // the receiver host, and the rest in the network — a receiver host's
-// drops are never reported as network loss.
+// drops are never reported as network loss. The flow's StreamDetail are
+// its streams with their loss.
 func Reconcile(in FlowInput) Flow {
-	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Streams: len(in.Streams), NotSent: in.NotSent}
+	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Streams: len(in.Streams), NotSent: in.NotSent, DurationSec: in.DurationSec}
 	for _, s := range in.Streams {
+		s.Lost = s.lost()
 		f.Sent += s.Sent
 		f.Received += s.Received
 		f.Duplicates += s.Duplicates
 		f.Reordered += s.Reordered
-		f.Lost += s.Lost()
+		f.Lost += s.Lost
+		f.StreamDetail = append(f.StreamDetail, s)
 	}
 	if f.Sent > 0 {
 		f.LossRatio = float64(f.Lost) / float64(f.Sent)

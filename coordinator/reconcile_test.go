@@ -25,65 +25,78 @@ func TestReconcile(t *testing.T) {
 		name string
 		mod  func(*FlowInput)
 		want Flow
+		lost []uint64 // per stream
 	}{{
 		name: "clean",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}, {Sent: 500, Received: 500}}
+			in.Streams = []Stream{{Sent: 1000, Received: 1000}, {Sent: 500, Received: 500}}
 		},
 		want: Flow{Streams: 2, Sent: 1500, Received: 1500},
+		lost: []uint64{0, 0},
 	}, {
 		name: "network loss, head and tail included",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 990}, {Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, Received: 990}, {Sent: 1000, Received: 1000}}
 		},
 		want: Flow{Streams: 2, Sent: 2000, Received: 1990, Lost: 10, LossRatio: 0.005, LostNetwork: 10},
+		lost: []uint64{10, 0},
 	}, {
 		name: "duplicates do not hide loss",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 100, Received: 100, Duplicates: 4}}
+			in.Streams = []Stream{{Sent: 100, Received: 100, Duplicates: 4}}
 		},
 		want: Flow{Streams: 1, Sent: 100, Received: 100, Duplicates: 4, Lost: 4, LossRatio: 0.04, LostNetwork: 4},
+		lost: []uint64{4},
 	}, {
 		name: "one stream's surplus does not pay for another's loss",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 100, Received: 90}, {Sent: 100, Received: 100, Reordered: 3}}
+			in.Streams = []Stream{{Sent: 100, Received: 90}, {Sent: 100, Received: 100, Reordered: 3}}
 		},
 		want: Flow{Streams: 2, Sent: 200, Received: 190, Reordered: 3, Lost: 10, LossRatio: 0.05, LostNetwork: 10},
+		lost: []uint64{10, 0},
 	}, {
 		name: "attribution: sender host, then receiver host, rest network",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 900}}
+			in.Streams = []Stream{{Sent: 1000, Received: 900}}
 			in.NotSent, in.SenderHostDrops, in.ReceiverHostDrops = 7, 30, 50
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 900, Lost: 100, LossRatio: 0.1, NotSent: 7, LostSenderHost: 30, LostReceiverHost: 50, LostNetwork: 20},
+		lost: []uint64{100},
 	}, {
 		name: "host counters larger than the loss are capped",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 990}}
+			in.Streams = []Stream{{Sent: 1000, Received: 990}}
 			in.ReceiverHostDrops = 500
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 990, Lost: 10, LossRatio: 0.01, LostReceiverHost: 10},
+		lost: []uint64{10},
 	}, {
 		name: "generator-limited, not lossy",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, Received: 1000}}
 			in.OfferedPPS, in.AchievedPPS = 1_000_000, 500
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 1000, GeneratorLimited: true, OfferedPPS: 1_000_000, AchievedPPS: 500},
+		lost: []uint64{0},
 	}, {
 		name: "within 1 % of the offered rate is reached",
 		mod: func(in *FlowInput) {
-			in.Streams = []StreamCounts{{Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, Received: 1000}}
 			in.OfferedPPS, in.AchievedPPS = 1000, 991
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 1000, OfferedPPS: 1000, AchievedPPS: 991},
+		lost: []uint64{0},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := base
 			tt.mod(&in)
 			got := Reconcile(in)
-			tt.want.Sender, tt.want.Receiver = "s1", "r1"
+			tt.want.Sender, tt.want.Receiver, tt.want.DurationSec = "s1", "r1", 2
+			for i, st := range in.Streams {
+				st.Lost = tt.lost[i]
+				tt.want.StreamDetail = append(tt.want.StreamDetail, st)
+			}
 			distinct := float64(tt.want.Received - tt.want.Duplicates)
 			tt.want.PPS = distinct / 2
 			tt.want.L2BPS = tt.want.PPS * 64 * 8
@@ -102,7 +115,7 @@ func TestReconcile(t *testing.T) {
 // At line rate the report says 100 %.
 func TestLineRatePct(t *testing.T) {
 	pps := MaxPPS(10_000, 60)
-	f := Reconcile(FlowInput{Streams: []StreamCounts{{Sent: uint64(pps), Received: uint64(pps)}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
+	f := Reconcile(FlowInput{Streams: []Stream{{Sent: uint64(pps), Received: uint64(pps)}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
 	if math.Abs(f.LineRatePct-100) > 0.001 {
 		t.Errorf("line rate %% = %v at %v pps of 64-byte frames on 10G", f.LineRatePct, pps)
 	}

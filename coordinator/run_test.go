@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -27,7 +28,8 @@ import (
 // end-to-end tests; this one lets every path of the driver be forced.
 type fakeAgent struct {
 	lineratev1.UnimplementedAgentServer
-	name, role  string
+	name        string
+	role        gossip.Role
 	ip, mac     string
 	threads     []string // sender: source address per thread
 	sent        uint64   // per thread
@@ -421,20 +423,6 @@ func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
 		if a.called("AcquireLease") {
 			t.Errorf("%s leased by a run that could not start", a.name)
 		}
-	}
-}
-
-func TestSenderThreads(t *testing.T) {
-	// Two flows, two threads each, over three tuned queues: flows take
-	// the slots in turn, counts split with the remainder first.
-	cpus, queues, flowOf, counts := senderThreads([]int{4, 7}, 2, []slot{{0, 0}, {1, 1}, {2, 2}}, 1001)
-	if fmt.Sprint(cpus, queues, flowOf, counts) != "[0 1 2 0] [0 1 2 0] [4 4 7 7] [501 500 501 500]" {
-		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
-	}
-	// Untuned (no queues), duration run: no queues, no counts.
-	cpus, queues, flowOf, counts = senderThreads([]int{0}, 3, []slot{{5, -1}}, 0)
-	if fmt.Sprint(cpus, queues, flowOf, counts) != "[5 5 5] [] [0 0 0] []" {
-		t.Errorf("got cpus %v queues %v flows %v counts %v", cpus, queues, flowOf, counts)
 	}
 }
 

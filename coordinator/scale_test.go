@@ -28,19 +28,6 @@ func (nullBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Pro
 	return &pktgen.Summary{Backend: "null", Device: cfg.Device}, nil
 }
 
-func TestPercentile(t *testing.T) {
-	v := []float64{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
-	if p := percentile(v, 50); p != 5 {
-		t.Errorf("p50 %v", p)
-	}
-	if p := percentile(v, 99); p != 10 {
-		t.Errorf("p99 %v", p)
-	}
-	if p := percentile(nil, 50); p != 0 {
-		t.Errorf("empty: %v", p)
-	}
-}
-
 // TestScale starts 256 real agents on loopback (serf + mutual-TLS
 // gRPC, each its own certificate), lets a coordinator discover them as
 // they join, checks every one's health, then schedules one start over 64

@@ -176,7 +176,7 @@ func (p *progressBar) event(e campaign.Event) {
 	}
 	bar := fmt.Sprintf("[%s%s]", strings.Repeat("#", done), strings.Repeat(".", width-done))
 	switch e.Event {
-	case "trial":
+	case campaign.EventTrial:
 		verdict := "pass"
 		switch {
 		case !e.Valid:
@@ -186,7 +186,7 @@ func (p *progressBar) event(e campaign.Event) {
 		}
 		fmt.Fprintf(p.w, "\r\033[K%s sizes %d/%d | %d B trial %d %s at %s: %s | best %s | %s", bar, e.SizesDone, e.SizesTotal, e.Size, e.N,
 			e.Phase, results.FormatSI(e.OfferedPPS, "pps"), verdict, results.FormatSI(e.BestPPS, "pps"), time.Since(p.t0).Round(time.Second))
-	case "size":
+	case campaign.EventSize:
 		fmt.Fprintf(p.w, "\r\033[K%d B: throughput %s per flow\n", e.Size, results.FormatSI(e.BestPPS, "pps"))
 	}
 }

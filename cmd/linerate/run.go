@@ -149,7 +149,7 @@ func (a *app) emitResult(stream *ndjson, asStream, asJSON bool, v any, text func
 		if len(b) < 2 || b[0] != '{' {
 			return fmt.Errorf("result as JSON: %T is not a JSON object", v)
 		}
-		stream.write(json.RawMessage(append([]byte(`{"event":"result",`), b[1:]...)))
+		stream.write(json.RawMessage(append([]byte(`{"event":"`+string(coordinator.EventResult)+`",`), b[1:]...)))
 	case asJSON:
 		return a.writeJSON(v)
 	default:

@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -38,9 +39,19 @@ type Runner struct {
 	LineRatePPS func(frameBytes float64) float64
 }
 
+// EventName names a campaign's progress report (its "event" key).
+type EventName string
+
+// A campaign reports each trial, each frame size done, and its end.
+const (
+	EventTrial    EventName = "trial"
+	EventSize     EventName = "size"
+	EventCampaign EventName = "campaign"
+)
+
 // Event is one progress report (`--json-stream`).
 type Event struct {
-	Event      string    `json:"event"` // trial, size, campaign
+	Event      EventName `json:"event"`
 	Time       time.Time `json:"time"`
 	Size       int       `json:"size,omitempty"`
 	Phase      string    `json:"phase,omitempty"`
@@ -118,9 +129,9 @@ func (c *campaignRun) resolve() error {
 				continue
 			}
 			switch m.Role {
-			case "sender":
+			case gossip.RoleSender:
 				c.senders = append(c.senders, m.Name)
-			case "receiver":
+			case gossip.RoleReceiver:
 				c.receivers = append(c.receivers, m.Name)
 			default: // "both": which end it is here, only its name can say
 				return fmt.Errorf("campaign: agents.select %v: agent %s has role %s: list it by name under senders or receivers", a.Select, m.Name, m.Role)
@@ -155,11 +166,12 @@ func (c *campaignRun) resolve() error {
 	return nil
 }
 
-// matches: m carries every tag of sel (role, iface, numa, backend, … as
-// serf announces them).
+// matches tells whether m carries every tag of sel (role, iface, numa,
+// backend, … as serf announces them, gossip.Tags.Selectable), or its
+// name under the key "name".
 func matches(m coordinator.Member, sel map[string]string) bool {
-	tags := map[string]string{"name": m.Name, "role": m.Role, "iface": m.Iface, "numa": fmt.Sprint(m.NUMA),
-		"queues": fmt.Sprint(m.Queues), "speed": fmt.Sprint(m.SpeedMb), "backend": m.Backend, "version": m.Version}
+	tags := m.Tags().Selectable()
+	tags["name"] = m.Name
 	for k, v := range sel {
 		if tags[k] != v {
 			return false
@@ -240,7 +252,7 @@ func (c *campaignRun) run(ctx context.Context) error {
 		}
 		c.doc.Summary = append(c.doc.Summary, *best)
 		c.sizesDone++
-		c.emit(Event{Event: "size", Size: size, BestPPS: best.ThroughputPPS / float64(len(c.flows)), Message: best.Note})
+		c.emit(Event{Event: EventSize, Size: size, BestPPS: best.ThroughputPPS / float64(len(c.flows)), Message: best.Note})
 	}
 	return nil
 }
@@ -310,21 +322,8 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
 	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
-		DurationSec: d.Seconds(), RunID: res.RunID, Flows: res.Flows, Error: res.Error}
-	var achieved float64
-	for _, f := range res.Flows {
-		t.Sent += f.Sent
-		t.Received += f.Received
-		t.Lost += f.Lost
-		achieved += f.AchievedPPS
-		t.GeneratorLimited = t.GeneratorLimited || f.GeneratorLimited
-	}
-	if len(res.Flows) > 0 {
-		t.AchievedPPS = achieved / float64(len(res.Flows))
-	}
-	if t.Sent > 0 {
-		t.LossRatio = float64(t.Lost) / float64(t.Sent)
-	}
+		DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
+	t.Tally(res.Flows)
 	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == "fail")
 	t.Passed = t.Valid && t.LossRatio <= s.Search.LossGoal && !t.GeneratorLimited
 	if !counted {
@@ -340,7 +339,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	if t.Passed && rate > c.best {
 		c.best = rate
 	}
-	c.emit(Event{Event: "trial", Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
+	c.emit(Event{Event: EventTrial, Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
 	c.log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
 	return &t, nil
 }
@@ -361,7 +360,7 @@ func (c *campaignRun) finish(err error) {
 		d.Hosts = append(d.Hosts, fp)
 	}
 	d.Lab = c.lab
-	c.emit(Event{Event: "campaign", Message: d.Status})
+	c.emit(Event{Event: EventCampaign, Message: d.Status})
 }
 
 // search runs the spec's throughput search for one size: every trial

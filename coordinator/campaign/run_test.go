@@ -44,7 +44,7 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 	res := &coordinator.Result{RunID: "run", Status: coordinator.StatusOK}
 	for _, m := range lab2x2 { // every agent of the run, as a run reports them
 		if slices.Contains(s.Senders, m.Name) || slices.Contains(s.Receivers, m.Name) {
-			res.Hosts = append(res.Hosts, coordinator.Host{Name: m.Name, Role: m.Role, Kernel: "6.1", Driver: "veth", LinkSpeedMbps: m.SpeedMb})
+			res.Hosts = append(res.Hosts, coordinator.Host{Name: m.Name, Role: string(m.Role), Kernel: "6.1", Driver: "veth", LinkSpeedMbps: m.SpeedMb})
 		}
 	}
 	secs := s.Duration.Seconds()
@@ -60,7 +60,7 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 		carried := min(achieved, d.limit(s.FrameSize))
 		recv := uint64(carried * secs)
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.StreamCounts{{Sent: sent, Received: recv}},
+			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, Received: recv}},
 			DurationSec: secs, FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: achieved,
 		}))
 	}

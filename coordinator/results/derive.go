@@ -199,31 +199,52 @@ func RunSummary(res *coordinator.Result) SizeResult {
 	return r
 }
 
-// RunTrial is a run as the one trial of its document. The send window
-// is recovered from the flows (distinct received / pps); the achieved
-// rate is the mean over flows of sent / window. It is valid when the run
+// RunTrial is a run as the one trial of its document: its flows'
+// tally (Tally), over the flows' send window. It is valid when the run
 // ended ok and no flow was generator-limited, and passed when nothing
 // was lost.
 func RunTrial(res *coordinator.Result) Trial {
-	t := Trial{N: 1, Size: res.FrameSize, OfferedPPS: float64(res.RatePPS), RunID: res.RunID, Error: res.Error, Flows: res.Flows}
-	limited := false
+	t := Trial{N: 1, Size: res.FrameSize, OfferedPPS: float64(res.RatePPS), RunID: res.RunID, Error: res.Error}
+	t.Tally(res.Flows)
 	for _, f := range res.Flows {
+		if w := f.Window(); w > 0 {
+			t.DurationSec = w
+			break
+		}
+	}
+	t.Valid = res.Status == coordinator.StatusOK && !t.GeneratorLimited
+	t.Passed = t.Valid && t.Lost == 0
+	return t
+}
+
+// Tally fills a trial's flows and what they add up to: packets sent,
+// received and lost, the loss ratio, the achieved rate (AchievedPPS) and
+// whether any flow was generator-limited.
+func (t *Trial) Tally(flows []coordinator.Flow) {
+	t.Flows = flows
+	for _, f := range flows {
 		t.Sent += f.Sent
 		t.Received += f.Received
 		t.Lost += f.Lost
-		limited = limited || f.GeneratorLimited
-		if t.DurationSec == 0 && f.PPS > 0 {
-			t.DurationSec = float64(f.Received-min(f.Duplicates, f.Received)) / f.PPS
-		}
+		t.GeneratorLimited = t.GeneratorLimited || f.GeneratorLimited
 	}
 	if t.Sent > 0 {
 		t.LossRatio = float64(t.Lost) / float64(t.Sent)
 	}
-	if t.DurationSec > 0 && len(res.Flows) > 0 {
-		t.AchievedPPS = float64(t.Sent) / t.DurationSec / float64(len(res.Flows))
+	t.AchievedPPS = AchievedPPS(flows)
+}
+
+// AchievedPPS is a trial's achieved rate per flow: the mean over its
+// flows of what their senders reached (Flow.AchievedPPS, over the send
+// window). It is the one derivation of the rate: a campaign's trials, a
+// run's trial and the reports' figures all come from it.
+func AchievedPPS(flows []coordinator.Flow) float64 {
+	if len(flows) == 0 {
+		return 0
 	}
-	t.GeneratorLimited = limited
-	t.Valid = res.Status == coordinator.StatusOK && !limited
-	t.Passed = t.Valid && t.Lost == 0
-	return t
+	var sum float64
+	for _, f := range flows {
+		sum += f.AchievedPPS
+	}
+	return sum / float64(len(flows))
 }

@@ -51,9 +51,11 @@
 //	  n, size           1-based order; frame bytes incl. FCS
 //	  search, phase     rfc2544|ndr-pdr|none; max|binary|ceiling|min|initial|final|sweep|warmup
 //	  offered_pps       offered rate per flow
-//	  duration_s        the send window
+//	  duration_s        the send window (a campaign's: the trial duration asked for;
+//	                    a run's: its flows' measured window)
 //	  sent, received, lost, loss_ratio   over all flows
-//	  achieved_pps      the senders' rate per flow (mean)
+//	  achieved_pps      the senders' rate per flow: the mean over flows of each
+//	                    flow's achieved_pps (AchievedPPS, the one derivation)
 //	  generator_limited the senders stayed under offered_pps
 //	  valid             counted by the search (not generator-limited, not failed)
 //	  passed            loss ratio within the goal

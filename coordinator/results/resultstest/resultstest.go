@@ -73,7 +73,7 @@ func flows(size int, offered, capacity float64) []coordinator.Flow {
 		}
 		out = append(out, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:           []coordinator.StreamCounts{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			Streams:           []coordinator.Stream{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
 			ReceiverHostDrops: hostDrops,
 			DurationSec:       trialSec,
 			FrameBytes:        float64(size - 4),
@@ -179,7 +179,7 @@ func Run() *results.Document {
 		}
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:     []coordinator.StreamCounts{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			Streams:     []coordinator.Stream{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
 			DurationSec: trialSec, FrameBytes: 508, LinkSpeedMbps: LinkMbps, OfferedPPS: 2e6, AchievedPPS: 2e6,
 		}))
 	}

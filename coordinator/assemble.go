@@ -1,0 +1,69 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/linerate/linerate/internal/gossip"
+)
+
+// reconcile balances the run's flows (reconcileRun) from what its
+// senders and receivers reported.
+func (st *runState) reconcile() {
+	in := runCounts{
+		Pairs:      st.pairs,
+		Senders:    map[string]senderEnd{},
+		Receivers:  map[string]receiverEnd{},
+		FrameBytes: st.spec.MeanFrame(),
+		OfferedPPS: float64(st.spec.Rate),
+	}
+	for _, n := range st.withRole(gossip.RoleSender) {
+		in.Senders[n.m.Name] = senderEnd{Port: st.portOf(n.m.Name), FlowOf: n.flowOf, Report: n.sent, LinkSpeedMbps: n.host.LinkSpeedMbps}
+	}
+	for _, n := range st.withRole(gossip.RoleReceiver) {
+		in.Receivers[n.m.Name] = receiverEnd{Dst: n.dst.String(), Report: n.received, LinkSpeedMbps: n.host.LinkSpeedMbps}
+	}
+	flows, warnings := reconcileRun(in)
+	st.res.Flows = append(st.res.Flows, flows...)
+	st.res.Warnings = append(st.res.Warnings, warnings...)
+}
+
+// finish sets the result's status from how the run ended (err: why it
+// ended early) and records every host.
+func (st *runState) finish(err error) {
+	res := st.res
+	res.Finished = time.Now().UTC()
+	var f *failure
+	switch {
+	case err == nil && len(res.Flows) == len(st.pairs):
+		res.Status = StatusOK
+	case err == nil:
+		res.Status = StatusPartial
+	case errors.As(err, &f):
+		res.Status, res.Error, res.FailedPhase = StatusFailed, f.Error(), f.phase
+		if len(res.Flows) > 0 {
+			res.Status = StatusPartial
+		}
+	case errors.Is(err, context.Canceled):
+		res.Status, res.Error, res.FailedPhase = StatusFailed, "interrupted during phase "+st.currentPhase(), st.currentPhase()
+	default:
+		res.Status, res.Error, res.FailedPhase = StatusFailed, err.Error(), st.currentPhase()
+	}
+	for _, n := range st.order {
+		h := *n.host
+		if h.IRQMap == nil {
+			h.IRQMap = []IRQPin{}
+		}
+		if h.SkippedIRQs == nil {
+			h.SkippedIRQs = []SkippedIRQ{}
+		}
+		res.Hosts = append(res.Hosts, h)
+	}
+	if res.Flows == nil {
+		res.Flows = []Flow{}
+	}
+	if res.Hosts == nil {
+		res.Hosts = []Host{}
+	}
+}

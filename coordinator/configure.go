@@ -1,0 +1,64 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// flowsOf are the indexes of st.pairs that n sends.
+func (st *runState) flowsOf(n *node) []int {
+	var out []int
+	for i, p := range st.pairs {
+		if p.Sender == n.m.Name {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// portOf is the UDP destination port of a sender's streams: with the
+// destination and the per-thread source it names each stream uniquely.
+func (st *runState) portOf(sender string) int {
+	return st.spec.BasePort + slices.Index(st.spec.Senders, sender)
+}
+
+// configure plans sender n's threads over its flows and hands the agent
+// the configuration.
+func (st *runState) configure(ctx context.Context, n *node) error {
+	flows := st.flowsOf(n)
+	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
+	perFlow := threadsPerFlow(st.spec.Threads, len(flows), len(n.host.IRQMap) > 0, len(slots))
+	p := sendPlan{
+		threads:  planThreads(flows, perFlow, slots, st.spec.Count),
+		frame:    st.spec.FrameSize - FCSBytes,
+		imix:     st.spec.IMIX,
+		ratePPS:  st.spec.Rate / uint64(perFlow),
+		duration: st.spec.Duration,
+		port:     uint32(st.portOf(n.m.Name)),
+		backend:  st.spec.Backend,
+	}
+	n.flowOf = p.threads.flowOf
+	first := st.nodes[st.pairs[flows[0]].Receiver]
+	p.dst = endpoint{ip: first.dst, mac: first.nic.mac}
+	if len(flows) > 1 {
+		for _, f := range p.threads.flowOf {
+			r := st.nodes[st.pairs[f].Receiver]
+			p.perDst = append(p.perDst, endpoint{ip: r.dst, mac: r.nic.mac})
+		}
+	}
+	if st.spec.Rate%uint64(perFlow) != 0 {
+		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow over %d threads: %d pps each", st.spec.Rate, perFlow, p.ratePPS))
+	}
+	resp, err := unary(ctx, st, "configure", n.c.Configure, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p)})
+	if err != nil {
+		return err
+	}
+	configuredInto(n.host, resp)
+	for _, c := range p.threads.cpus {
+		n.host.CPUs = append(n.host.CPUs, int(c))
+	}
+	return nil
+}

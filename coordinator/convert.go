@@ -1,0 +1,205 @@
+package coordinator
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/linerate/linerate/internal/gossip"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// This file is the run's proto edge: every Agent service message the
+// coordinator reads becomes a coordinator type here, and the one message
+// it composes from its own types (the sender's configuration) is built
+// here. The phases work on what these return.
+
+// nicFacts is what a run needs of an agent's data interface beyond what
+// its Host records: where to send to and where threads may run.
+type nicFacts struct {
+	present   bool // the agent described a data interface
+	mac       string
+	dataIPs   []netip.Addr
+	localCPUs []int
+	queueIRQs bool // some queue has an IRQ of its own (not a virtual device)
+}
+
+// describeInto records an agent's Describe answer in h and returns the
+// interface facts the run plans with.
+func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
+	h.Kernel = d.Kernel
+	nic := d.Nic
+	if nic == nil {
+		return nicFacts{}
+	}
+	h.Iface, h.Driver, h.NUMANode, h.LinkSpeedMbps = nic.Iface, nic.Driver, int(nic.NumaNode), nic.LinkSpeedMbps
+	h.Firmware, h.Model, h.PCI = nic.Firmware, nic.Model, nic.Pci
+	h.SkippedIRQs = append(h.SkippedIRQs, skippedIRQs(nic.Skipped)...)
+	f := nicFacts{present: true, mac: nic.Mac}
+	for _, ip := range nic.DataIps {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			f.dataIPs = append(f.dataIPs, a)
+		}
+	}
+	for _, c := range nic.LocalCpus {
+		f.localCPUs = append(f.localCPUs, int(c))
+	}
+	for _, q := range nic.Queues {
+		f.queueIRQs = f.queueIRQs || q.Irq > 0
+	}
+	return f
+}
+
+// tunedInto records an agent's Tune answer in h: the IRQ map as applied
+// (replacing what Describe skipped with what Tune skipped) and warnings.
+func tunedInto(h *Host, t *lineratev1.TuneResponse) {
+	h.NUMANode = int(t.NumaNode)
+	h.IRQMap = append(h.IRQMap, irqPins(t.IrqMap)...)
+	h.ManagedIRQs = append(h.ManagedIRQs, irqPins(t.Managed)...)
+	h.SkippedIRQs = skippedIRQs(t.Skipped)
+	h.Warnings = append(h.Warnings, t.Warnings...)
+}
+
+func irqPins(ms []*lineratev1.IrqMapping) []IRQPin {
+	var out []IRQPin
+	for _, m := range ms {
+		out = append(out, IRQPin{Queue: int(m.Queue), IRQ: int(m.Irq), CPU: int(m.Cpu), Name: m.Name, Dir: m.Dir})
+	}
+	return out
+}
+
+func skippedIRQs(ss []*lineratev1.SkippedIrq) []SkippedIRQ {
+	var out []SkippedIRQ
+	for _, s := range ss {
+		out = append(out, SkippedIRQ{IRQ: int(s.Irq), Name: s.Name, Reason: s.Reason})
+	}
+	return out
+}
+
+// armedInto records the receiver method an agent armed.
+func armedInto(h *Host, a *lineratev1.ArmResponse) {
+	h.Method, h.MethodReason = a.Method, a.MethodReason
+}
+
+// configuredInto records what an agent made of its sender configuration.
+func configuredInto(h *Host, r *lineratev1.ConfigureResponse) {
+	h.Backend = r.Backend
+	h.Warnings = append(h.Warnings, r.Warnings...)
+}
+
+// releasedInto records what an agent said as it released its lease.
+func releasedInto(h *Host, r *lineratev1.ReleaseLeaseResponse) {
+	h.Warnings = append(h.Warnings, r.Warnings...)
+}
+
+// sendPlan is everything one sender is configured with.
+type sendPlan struct {
+	threads  threadPlan
+	frame    int         // packet bytes without FCS; with an imix, 0
+	imix     []IMIXEntry // frame sizes with FCS
+	ratePPS  uint64      // per thread; 0: as fast as it goes
+	duration time.Duration
+	dst      endpoint   // the first flow's receiver
+	perDst   []endpoint // each thread's receiver, when it sends several flows
+	port     uint32     // UDP destination port of all its streams
+	backend  string
+}
+
+// endpoint is where a stream goes: a receiver's data address and MAC.
+type endpoint struct {
+	ip  netip.Addr
+	mac string
+}
+
+// senderConfig is the Agent service's configuration for p.
+func senderConfig(p sendPlan) *lineratev1.SenderConfig {
+	pkt := int32(p.frame)
+	var imix []*lineratev1.ImixEntry
+	for _, e := range p.imix {
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - FCSBytes), Weight: int32(e.Weight)}), 0
+	}
+	cfg := &lineratev1.SenderConfig{
+		Imix:         imix,
+		Cpus:         p.threads.cpus,
+		Queues:       p.threads.queues,
+		Counts:       p.threads.counts,
+		PktSize:      pkt,
+		RatePps:      p.ratePPS,
+		DstMin:       p.dst.ip.String(),
+		DstMac:       p.dst.mac,
+		SrcPerThread: true,
+		UdpDstMin:    p.port,
+		UdpDstMax:    p.port,
+		Backend:      p.backend,
+	}
+	if p.duration > 0 {
+		cfg.Duration = durationpb.New(p.duration)
+	}
+	for _, d := range p.perDst {
+		cfg.ThreadDst = append(cfg.ThreadDst, &lineratev1.ThreadDest{Ip: d.ip.String(), Mac: d.mac})
+	}
+	return cfg
+}
+
+// senderReportOf is a sender's summary (nil: none).
+func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
+	if s == nil {
+		return nil
+	}
+	r := &senderReport{Packets: s.Packets, Errors: s.Errors, TxDropped: s.TxDropped, PPS: s.Pps,
+		WindowSec: float64(s.Usec) / 1e6, Backend: s.Backend, Warnings: s.Warnings}
+	for _, t := range s.Threads {
+		r.Threads = append(r.Threads, senderThread{Src: t.Src, Packets: t.Packets, Errors: t.Errors, PPS: t.Pps})
+	}
+	return r
+}
+
+// receiverReportOf is a receiver's report (nil: none).
+func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
+	if rp == nil {
+		return nil
+	}
+	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops}
+	if l := rp.Link; l != nil {
+		r.HostDrops += l.RxDropped + l.RxMissed + l.RxFifo
+	}
+	for _, s := range rp.Streams {
+		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
+			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing}
+		for _, m := range s.MissingRanges {
+			st.MissingRanges = append(st.MissingRanges, [2]uint32{m.From, m.To})
+		}
+		r.Streams = append(r.Streams, st)
+	}
+	return r
+}
+
+// sampleOf is one Watch message as a sample of agent's counters in role
+// (ok false: the message has nothing for that role).
+func sampleOf(resp *lineratev1.WatchResponse, agent string, role gossip.Role) (s Sample, ok bool) {
+	s = Sample{Event: EventSample, Time: resp.Time.AsTime().UTC(), Agent: agent, Role: string(role)}
+	switch {
+	case role == gossip.RoleSender && resp.Sender != nil:
+		s.Phase, s.Packets, s.Errors = phaseName(resp.Sender.Phase), resp.Sender.Packets, resp.Sender.Errors
+	case role == gossip.RoleReceiver && resp.Receiver != nil:
+		s.Phase, s.Packets, s.Errors = phaseName(resp.Receiver.Phase), resp.Receiver.Packets, resp.Receiver.Errors
+	default:
+		return Sample{}, false
+	}
+	return s, true
+}
+
+// sendFailed tells whether a Watch message says the agent's sender
+// failed, and why.
+func sendFailed(resp *lineratev1.WatchResponse) (why string, failed bool) {
+	if resp.Sender == nil || resp.Sender.Phase != lineratev1.Phase_PHASE_FAILED {
+		return "", false
+	}
+	return resp.Sender.Error, true
+}
+
+func phaseName(p lineratev1.Phase) string {
+	return strings.ToLower(strings.TrimPrefix(p.String(), "PHASE_"))
+}

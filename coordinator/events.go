@@ -1,0 +1,35 @@
+package coordinator
+
+import "time"
+
+// EventName names an event of a run's `--json-stream` output (its
+// "event" key).
+type EventName string
+
+// The events of a run's stream: phase changes and live samples while it
+// runs, then its result.
+const (
+	EventPhase  EventName = "phase"
+	EventSample EventName = "sample"
+	EventResult EventName = "result"
+)
+
+// Sample is one agent's live counters during a run (`--json-stream`).
+type Sample struct {
+	Event   EventName `json:"event"` // EventSample
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent"`
+	Role    string    `json:"role"`
+	Phase   string    `json:"phase"`
+	Packets uint64    `json:"packets"`
+	Errors  uint64    `json:"errors,omitempty"`
+	PPS     float64   `json:"pps"`
+	L2BPS   float64   `json:"l2_bps"`
+}
+
+// PhaseEvent marks the run entering a phase (`--json-stream`).
+type PhaseEvent struct {
+	Event EventName `json:"event"` // EventPhase
+	Time  time.Time `json:"time"`
+	Phase string    `json:"phase"`
+}

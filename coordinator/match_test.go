@@ -1,0 +1,103 @@
+package coordinator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Two senders into one receiver: s1's two threads and s2's one share a
+// source address, the port tells the flows apart; the receiver's host
+// drops are shared out over its flows in order, once.
+func TestReconcileRunFanIn(t *testing.T) {
+	in := runCounts{
+		Pairs:      []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
+		FrameBytes: 60,
+		Senders: map[string]senderEnd{
+			"s1": {Port: 10000, LinkSpeedMbps: 10000, Report: &senderReport{PPS: 2000, WindowSec: 1, Threads: []senderThread{
+				{Src: "198.18.0.1", Packets: 1000}, {Src: "198.18.0.2", Packets: 1000, Errors: 2}}}},
+			"s2": {Port: 10001, LinkSpeedMbps: 1000, Report: &senderReport{PPS: 500, WindowSec: 2, TxDropped: 3, Threads: []senderThread{
+				{Src: "198.18.0.2", Packets: 500}}}},
+		},
+		Receivers: map[string]receiverEnd{
+			"r1": {Dst: "198.18.0.101", LinkSpeedMbps: 10000, Report: &receiverReport{HostDrops: 25, Streams: []Stream{
+				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 990, MaxSeq: 999, Missing: 10, MissingRanges: [][2]uint32{{5, 14}}},
+				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10000, Received: 990},
+				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10001, Received: 490},
+			}}},
+		},
+	}
+	flows, warnings := reconcileRun(in)
+	if len(flows) != 2 || len(warnings) != 0 {
+		t.Fatalf("%d flows, warnings %q", len(flows), warnings)
+	}
+	f1, f2 := flows[0], flows[1]
+	if f1.Sent != 2000 || f1.Received != 1980 || f1.Lost != 20 || f1.Streams != 2 || f1.NotSent != 2 || f1.DurationSec != 1 || f1.AchievedPPS != 2000 {
+		t.Errorf("flow s1→r1: %+v", f1)
+	}
+	if f2.Sent != 500 || f2.Received != 490 || f2.Lost != 10 || f2.DurationSec != 2 || f2.AchievedPPS != 500 {
+		t.Errorf("flow s2→r1: %+v", f2)
+	}
+	if f1.LostReceiverHost != 20 || f2.LostSenderHost != 3 || f2.LostReceiverHost != 5 || f2.LostNetwork != 2 {
+		t.Errorf("attribution: s1 %d@rx, s2 %d@tx %d@rx %d@net", f1.LostReceiverHost, f2.LostSenderHost, f2.LostReceiverHost, f2.LostNetwork)
+	}
+	// The slower link of the two ends is the line: s2's 1 Gb/s.
+	if want := 100 * f2.L1BPS / 1e9; f2.LineRatePct != want {
+		t.Errorf("s2's line rate %% = %v, want %v (of its 1G link)", f2.LineRatePct, want)
+	}
+	s := f1.StreamDetail[0]
+	if s.Src != "198.18.0.1" || s.Dst != "198.18.0.101" || s.DstPort != 10000 || s.Sent != 1000 || s.Lost != 10 ||
+		s.MaxSeq != 999 || s.Missing != 10 || !slices.Equal(s.MissingRanges, [][2]uint32{{5, 14}}) {
+		t.Errorf("stream detail of s1's thread 0: %+v", s)
+	}
+}
+
+// A sender of several flows: each thread belongs to the flow FlowOf
+// names, and each flow's achieved rate is its own threads'.
+func TestReconcileRunMesh(t *testing.T) {
+	in := runCounts{
+		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s1", Receiver: "r2"}},
+		Senders: map[string]senderEnd{"s1": {Port: 10000, FlowOf: []int{0, 1}, Report: &senderReport{PPS: 999, WindowSec: 1, Threads: []senderThread{
+			{Src: "198.18.0.1", Packets: 300, PPS: 300}, {Src: "198.18.0.1", Packets: 200, PPS: 200}}}}},
+		Receivers: map[string]receiverEnd{
+			"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 300}}}},
+			"r2": {Dst: "198.18.0.102", Report: &receiverReport{Streams: []Stream{{Src: "198.18.0.1", Dst: "198.18.0.102", DstPort: 10000, Received: 193}}}},
+		},
+	}
+	flows, warnings := reconcileRun(in)
+	if len(flows) != 2 || len(warnings) != 0 {
+		t.Fatalf("%d flows, warnings %q", len(flows), warnings)
+	}
+	if f := flows[0]; f.Sent != 300 || f.Lost != 0 || f.AchievedPPS != 300 || f.Streams != 1 {
+		t.Errorf("flow s1→r1: %+v", f)
+	}
+	if f := flows[1]; f.Sent != 200 || f.Lost != 7 || f.AchievedPPS != 200 || f.StreamDetail[0].Dst != "198.18.0.102" {
+		t.Errorf("flow s1→r2: %+v", f)
+	}
+}
+
+// A flow without both reports has no result; a stream nobody sent is
+// reported, not counted.
+func TestReconcileRunWarnings(t *testing.T) {
+	in := runCounts{
+		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
+		Senders: map[string]senderEnd{
+			"s1": {Port: 10000, Report: &senderReport{WindowSec: 1, Threads: []senderThread{{Src: "198.18.0.1", Packets: 100}}}},
+			"s2": {Port: 10001},
+		},
+		Receivers: map[string]receiverEnd{"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{
+			{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 100},
+			{Src: "198.18.0.9", Dst: "198.18.0.101", DstPort: 10000, Received: 42},
+		}}}},
+	}
+	flows, warnings := reconcileRun(in)
+	if len(flows) != 1 || flows[0].Sent != 100 || flows[0].Received != 100 || flows[0].Lost != 0 {
+		t.Fatalf("flows %+v", flows)
+	}
+	got := strings.Join(warnings, "\n")
+	for _, want := range []string{"42 packets of an unknown stream from 198.18.0.9 to port 10000", "flow s2 → r1: no result (sender summary false, receiver report true)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q do not say %q", got, want)
+		}
+	}
+}

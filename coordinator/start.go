@@ -1,0 +1,95 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/linerate/linerate/internal/gossip"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// start sets one instant for every sender, far enough ahead that each
+// Start call arrives before it, and measures the skew of the reported
+// start times.
+func (st *runState) start(ctx context.Context) error {
+	var starters []starter
+	for _, n := range st.withRole(gossip.RoleSender) {
+		starters = append(starters, starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
+	}
+	rep, err := startAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
+	if err != nil {
+		return err
+	}
+	for _, n := range st.withRole(gossip.RoleSender) {
+		n.started = rep.Started[n.m.Name]
+		t := n.started.UTC()
+		n.host.StartedAt = &t
+	}
+	st.res.StartSkewUS, st.res.StartOffsetP50US, st.res.StartOffsetP99US = rep.SpreadUS, rep.P50US, rep.P99US
+	st.log.Debug("senders started", "spread_us", rep.SpreadUS, "p50_us", rep.P50US, "p99_us", rep.P99US)
+	return nil
+}
+
+// starter is a configured sender to start.
+type starter struct {
+	Name   string
+	Client lineratev1.AgentClient
+	Lease  string
+}
+
+// startReport tells when each sender began against the common instant.
+type startReport struct {
+	At      time.Time
+	Lead    time.Duration
+	Started map[string]time.Time
+	// SpreadUS is the start skew: last start minus first, µs. P50US and
+	// P99US are percentiles of each start's lateness after At.
+	SpreadUS, P50US, P99US float64
+}
+
+// startAt starts every sender at one instant, lead ahead (0: startLead
+// of the slowest round trip), and reports the skew. The first failure is
+// returned as a *failure naming the sender.
+func startAt(ctx context.Context, senders []starter, lead, callTimeout time.Duration) (*startReport, error) {
+	if callTimeout == 0 {
+		callTimeout = 30 * time.Second
+	}
+	if lead == 0 {
+		var worst time.Duration
+		for _, s := range senders {
+			t0 := time.Now()
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			_, err := s.Client.Describe(cctx, &lineratev1.DescribeRequest{})
+			cancel()
+			if err != nil {
+				return nil, &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("describe (timing the start): %w", err)}
+			}
+			worst = max(worst, time.Since(t0))
+		}
+		lead = startLead(worst)
+	}
+	rep := &startReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
+	var mu sync.Mutex
+	err := inParallel(ctx, len(senders), func(i int) error {
+		s := senders[i]
+		cctx, cancel := context.WithTimeout(ctx, lead+callTimeout)
+		defer cancel()
+		resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At)})
+		if err != nil {
+			return &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("start: %w", err)}
+		}
+		mu.Lock()
+		rep.Started[s.Name] = resp.StartedAt.AsTime()
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.SpreadUS, rep.P50US, rep.P99US = skewOf(rep.At, rep.Started)
+	return rep, nil
+}

@@ -1,0 +1,32 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/linerate/linerate/internal/gossip"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// tune pins n's queue IRQs (a sender's to as many CPUs as it runs
+// threads), unless the spec says not to or the device has no queue IRQs.
+func (st *runState) tune(ctx context.Context, n *node) error {
+	switch {
+	case st.spec.NoTune:
+		n.host.Tuned = "not tuned: --no-tune"
+		return nil
+	case !n.nic.queueIRQs:
+		n.host.Tuned = "not tuned: no queue IRQs (virtual device)"
+		return nil
+	}
+	threads := 0
+	if n.role == gossip.RoleSender {
+		threads = st.spec.Threads
+	}
+	t, err := unary(ctx, st, "tune", n.c.Tune, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: st.spec.IRQBalance})
+	if err != nil {
+		return err
+	}
+	n.host.Tuned = "applied"
+	tunedInto(n.host, t)
+	return nil
+}
