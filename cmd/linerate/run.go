@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -220,17 +218,7 @@ func (v *liveView) sample(s coordinator.Sample) {
 func (v *liveView) draw() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var names []string
-	for n := range v.last {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var parts []string
-	for _, n := range names {
-		s := v.last[n]
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, results.FormatSI(s.PPS, "pps"), results.FormatSI(s.L2BPS, "b/s")))
-	}
-	fmt.Fprintf(v.w, "\r\033[K%s", strings.Join(parts, " | "))
+	fmt.Fprintf(v.w, "\r\033[K%s", report.SampleLine(v.last))
 }
 
 func (v *liveView) close() {
