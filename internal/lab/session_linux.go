@@ -176,4 +176,3 @@ func (spec Spec) LineRatePPS() func(frame float64) float64 {
 	shape := spec.ShapeBPS
 	return func(frame float64) float64 { return float64(shape) / 8 / (frame - coordinator.FCSBytes) }
 }
-
