@@ -30,7 +30,7 @@ type Result struct {
 	Warnings         []string    `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
-	Lab any `json:"lab,omitempty"`
+	Lab *PathTruth `json:"lab,omitempty"`
 }
 
 // Host is one agent's part in a run.

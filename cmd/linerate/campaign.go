@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -169,25 +168,8 @@ func newProgressBar(w io.Writer) *progressBar { return &progressBar{w: w, t0: ti
 func (p *progressBar) event(e campaign.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	const width = 20
-	done := 0
-	if e.SizesTotal > 0 {
-		done = width * e.SizesDone / e.SizesTotal
-	}
-	bar := fmt.Sprintf("[%s%s]", strings.Repeat("#", done), strings.Repeat(".", width-done))
-	switch e.Event {
-	case campaign.EventTrial:
-		verdict := "pass"
-		switch {
-		case !e.Valid:
-			verdict = "invalid"
-		case !e.Passed:
-			verdict = "loss"
-		}
-		fmt.Fprintf(p.w, "\r\033[K%s sizes %d/%d | %d B trial %d %s at %s: %s | best %s | %s", bar, e.SizesDone, e.SizesTotal, e.Size, e.N,
-			e.Phase, results.FormatSI(e.OfferedPPS, "pps"), verdict, results.FormatSI(e.BestPPS, "pps"), time.Since(p.t0).Round(time.Second))
-	case campaign.EventSize:
-		fmt.Fprintf(p.w, "\r\033[K%d B: throughput %s per flow\n", e.Size, results.FormatSI(e.BestPPS, "pps"))
+	if line, ok := report.ProgressLine(e, time.Since(p.t0)); ok {
+		fmt.Fprint(p.w, line)
 	}
 }
 

@@ -4,20 +4,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/internal/lab"
 )
 
@@ -149,116 +147,41 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 		return err
 	}
 	spec := rf.spec
-	for i := range lf.senders {
-		spec.Senders = append(spec.Senders, fmt.Sprintf("s%d", i+1))
-	}
-	for i := range lf.receivers {
-		spec.Receivers = append(spec.Receivers, fmt.Sprintf("r%d", i+1))
-	}
+	spec.Senders, spec.Receivers = hostNames("s", lf.senders), hostNames("r", lf.receivers)
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
-	sess, err := a.labStart(ctx, lf)
-	if sess != nil {
-		defer sess.down(a)
-	}
+	s, err := a.openLab(ctx, lf)
 	if err != nil {
 		return err
 	}
-	res, err := sess.measure(func() (*coordinator.Result, error) {
-		return a.drive(ctx, &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name}, spec, rf)
+	defer a.closeLab(s)
+	res, err := s.Measure(func() (*coordinator.Result, error) { return a.drive(ctx, s.Runner(), spec, rf) })
+	if err != nil {
+		return err
+	}
+	return a.report(res, rf)
+}
+
+// openLab builds the lab lf describes with its agents and joins their
+// cluster; closeLab removes it.
+func (a *app) openLab(ctx context.Context, lf *labFlags) (*lab.Session, error) {
+	s, err := lab.Open(ctx, lab.Options{
+		Spec:   lf.spec,
+		Agents: lab.AgentOptions{LogLevel: lf.agentLogLevel, Ready: lf.readyTimeout},
+		Log:    a.log,
 	})
-	if err != nil {
-		return err
+	var exists *lab.ExistsError
+	if errors.As(err, &exists) {
+		return nil, usageError{err}
 	}
-	return a.report(res, rf, func(w io.Writer) { printTruth(w, res.Lab.(lab.Truth)) })
+	return s, err
 }
 
-// measure performs one run and adds to its result what the switch
-// counted while it ran (res.Lab, a lab.Truth).
-func (s *labSession) measure(run func() (*coordinator.Result, error)) (*coordinator.Result, error) {
-	base, err := s.lab.Truth()
-	if err != nil {
-		return nil, err
-	}
-	res, err := run()
-	if err != nil {
-		return nil, err
-	}
-	after, err := s.lab.Truth()
-	if err != nil {
-		return nil, err
-	}
-	res.Lab = after.Sub(base)
-	return res, nil
-}
-
-// labSession is a lab with its agents and the coordinator's membership.
-type labSession struct {
-	lab     *lab.Lab
-	conf    *lab.Cluster
-	cluster *coordinator.Cluster
-	dial    coordinator.Dialer
-}
-
-// labStart builds the lab, starts its agents and joins their cluster. On
-// error the returned session (if any) still needs down.
-func (a *app) labStart(ctx context.Context, lf *labFlags) (*labSession, error) {
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("lab: needs root (network namespaces, XDP, qdiscs)")
-	}
-	left, err := lab.Leftovers()
-	if err != nil {
-		return nil, fmt.Errorf("lab: %w", err)
-	}
-	for _, n := range left {
-		if strings.HasPrefix(n, lab.Prefix(lf.name)) {
-			return nil, usagef("lab %s exists already (namespace %s): remove it with 'linerate lab down --name %s'", lf.name, n, lf.name)
-		}
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("lab: find the linerate binary for the agents: %w", err)
-	}
-	l, err := lab.Up(lf.spec, a.log)
-	if err != nil {
-		return nil, err
-	}
-	s := &labSession{lab: l}
-	if s.conf, err = l.StartAgents(ctx, lab.AgentOptions{Binary: bin, LogLevel: lf.agentLogLevel, Ready: lf.readyTimeout}); err != nil {
-		return s, err
-	}
-	cf := clusterFlags{join: s.conf.Join[:1], bind: s.conf.Bind, gossipKey: s.conf.GossipKey, tlsDir: s.conf.TLSDir, crt: lab.CoordinatorCert}
-	if s.cluster, s.dial, err = cf.open(a); err != nil {
-		return s, err
-	}
-	want := len(l.Hosts())
-	if _, err := s.cluster.WaitAlive(ctx, want, lf.readyTimeout); err != nil {
-		return s, fmt.Errorf("lab %s: %w", lf.name, err)
-	}
-	a.log.Info("lab ready", "lab", lf.name, "agents", want, "dir", s.conf.Dir)
-	return s, nil
-}
-
-func (s *labSession) down(a *app) {
-	if s.cluster != nil {
-		if err := s.cluster.Close(); err != nil {
-			a.log.Warn("leave the lab cluster", "error", err)
-		}
-	}
-	if err := s.lab.Down(); err != nil {
+func (a *app) closeLab(s *lab.Session) {
+	if err := s.Close(); err != nil {
 		a.log.Error("lab down", "error", err)
 	}
-}
-
-func printTruth(w io.Writer, t lab.Truth) {
-	fmt.Fprintln(w, "\nswitch (the lab's own counts):")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PORT\tTO\tTEST IN\tTX\tDROPS\tPROGRAM\tQDISC\tLINK\t")
-	for _, p := range t.SwitchPorts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops, p.LinkDrops)
-	}
-	tw.Flush()
 }
 
 func (a *app) labUpCommand() *cobra.Command {
@@ -281,34 +204,31 @@ func (a *app) labUp(ctx context.Context, lf *labFlags) error {
 	if err := lf.check(); err != nil {
 		return err
 	}
-	sess, err := a.labStart(ctx, lf)
-	if sess != nil {
-		defer sess.down(a)
-	}
+	s, err := a.openLab(ctx, lf)
 	if err != nil {
 		return err
 	}
-	c := sess.conf
+	defer a.closeLab(s)
+	c := s.Agents
 	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
 	fmt.Fprintf(a.stdout, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", lf.name, lf.senders, lf.receivers, c.Dir)
 	fmt.Fprintf(a.stdout, "  linerate members %s\n", flags)
-	fmt.Fprintf(a.stdout, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags, names("s", lf.senders), names("r", lf.receivers))
+	fmt.Fprintf(a.stdout, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
+		strings.Join(hostNames("s", lf.senders), ","), strings.Join(hostNames("r", lf.receivers), ","))
 	fmt.Fprintln(a.stdout, "Ctrl-C removes the lab.")
 	// The coordinator of `lab up` only proves the cluster formed.
-	if err := sess.cluster.Close(); err != nil {
-		a.log.Warn("leave the lab cluster", "error", err)
-	}
-	sess.cluster = nil
+	s.Leave()
 	<-ctx.Done()
 	return nil
 }
 
-func names(prefix string, n int) string {
+// hostNames are the lab's host names of a role: s1, s2, … or r1, r2, ….
+func hostNames(prefix string, n int) []string {
 	var out []string
 	for i := range n {
 		out = append(out, fmt.Sprintf("%s%d", prefix, i+1))
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 func (a *app) labDownCommand() *cobra.Command {
@@ -342,107 +262,4 @@ func (a *app) labDown(name string) error {
 	}
 	fmt.Fprintf(a.stdout, "removed: %d namespaces\n", len(r.Namespaces))
 	return nil
-}
-
-func (a *app) labCampaignCommand() *cobra.Command {
-	lf := &labFlags{}
-	out := &outputFlags{}
-	var sizes, rates []string
-	var search, resolution, maxRate, minRate, duration, pattern, backend string
-	var lossGoal float64
-	var threads int
-	cmd := &cobra.Command{
-		Use:   "campaign [SPEC.yaml] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
-		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
-		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
-and removes the lab. With SPEC.yaml the spec is the one 'campaign run'
-takes (its agents are the lab's s1…, r1…); without, the flags make one.
-With --shape the line rate that rates in % and the search bounds refer to
-is the shaped rate (tbf counts frames without FCS), and a trial whose
-senders were slowed below the offered rate fails (the shaped path pushed
-back on the senders) instead of being invalid.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.check(); err != nil {
-				return err
-			}
-			if err := lf.check(); err != nil {
-				return err
-			}
-			var spec *campaign.Spec
-			var raw []byte
-			var err error
-			if len(args) == 1 {
-				spec, raw, err = readSpec(args[0])
-			} else {
-				raw = labCampaignYAML(lf, sizes, rates, search, resolution, minRate, maxRate, duration, pattern, backend, lossGoal, threads)
-				if spec, err = campaign.Parse(raw); err != nil {
-					err = usageError{err}
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if lf.spec.ShapeBPS > 0 && spec.Shortfall != "fail" {
-				// The shaped path pushes back (see above), also for a spec file.
-				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", "fail", "spec", spec.Shortfall)
-				spec.Shortfall = "fail"
-			}
-			return a.labCampaign(cmd.Context(), lf, spec, raw, out)
-		},
-	}
-	lf.register(cmd.Flags(), fmt.Sprintf("cmp%d", os.Getpid()%10000))
-	out.register(cmd.Flags(), "progress events")
-	fl := cmd.Flags()
-	fl.StringSliceVar(&sizes, "sizes", []string{"64", "512", "1518"}, "frame sizes including FCS")
-	fl.StringSliceVar(&rates, "rates", nil, "offered rates per flow for a sweep (--search none): pps or % of line rate")
-	fl.StringVar(&search, "search", "rfc2544", "rfc2544, ndr-pdr or none")
-	fl.Float64Var(&lossGoal, "loss-goal", 0, "rfc2544: the highest loss ratio that passes")
-	fl.StringVar(&resolution, "resolution", "1%", "search resolution: pps or % of line rate")
-	fl.StringVar(&minRate, "min-rate", "1%", "search lower bound")
-	fl.StringVar(&maxRate, "max-rate", "100%", "search upper bound")
-	fl.StringVar(&duration, "trial-duration", "1s", "duration of each trial")
-	fl.StringVar(&pattern, "pattern", "pairwise", "pairwise, fan-in, fan-out or mesh")
-	fl.StringVar(&backend, "backend", "auto", "sender backend")
-	fl.IntVar(&threads, "threads", 0, "sender threads per flow")
-	return cmd
-}
-
-// labCampaignYAML writes the spec the flags describe (it is stored with
-// the result as given).
-func labCampaignYAML(lf *labFlags, sizes, rates []string, search, resolution, minRate, maxRate, duration, pattern, backend string, lossGoal float64, threads int) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: lab %s\nagents:\n  senders: [%s]\n  receivers: [%s]\n", lf.name, names("s", lf.senders), names("r", lf.receivers))
-	fmt.Fprintf(&b, "pattern: %s\nframe_sizes: [%s]\nthreads: %d\nbackend: %s\ntrial_duration: %s\n", pattern, strings.Join(sizes, ", "), threads, backend, duration)
-	if len(rates) > 0 {
-		fmt.Fprintf(&b, "rates: [%s]\n", strings.Join(rates, ", "))
-	}
-	fmt.Fprintf(&b, "search:\n  type: %s\n", search)
-	if search != campaign.SearchNone {
-		fmt.Fprintf(&b, "  loss_goal: %g\n  resolution: %q\n  min_rate: %q\n  max_rate: %q\n", lossGoal, resolution, minRate, maxRate)
-	}
-	fmt.Fprintf(&b, "between_trials:\n  pause: 200ms\ndrain: 300ms\n")
-	if lf.spec.ShapeBPS > 0 {
-		b.WriteString("shortfall: fail\n")
-	}
-	return []byte(b.String())
-}
-
-func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *outputFlags) error {
-	sess, err := a.labStart(ctx, lf)
-	if sess != nil {
-		defer sess.down(a)
-	}
-	if err != nil {
-		return err
-	}
-	coord := &coordinator.Runner{Cluster: sess.cluster, Dial: sess.dial, ID: "lab-" + lf.name, Log: a.log.Named("run")}
-	r := &campaign.Runner{Cluster: sess.cluster, Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
-		return sess.measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
-	}}
-	if shape := lf.spec.ShapeBPS; shape > 0 {
-		// tbf counts the frame without FCS: that is the path's line rate.
-		r.LineRatePPS = func(frame float64) float64 { return float64(shape) / 8 / (frame - coordinator.FCSBytes) }
-	}
-	return a.campaign(ctx, r, spec, raw, out)
 }

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/report"
 )
 
 type membersFlags struct {
@@ -64,18 +64,5 @@ func (a *app) members(ctx context.Context, f *membersFlags) error {
 		}
 		return a.writeJSON(ms)
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tGRPC\tIFACE\tNUMA\tQUEUES\tSPEED\tBACKENDS\tVERSION\tHEALTH")
-	for _, m := range ms {
-		speed := "-"
-		if m.SpeedMb > 0 {
-			speed = fmt.Sprintf("%dMb/s", m.SpeedMb)
-		}
-		health := m.Health
-		if health == "" {
-			health = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Name, m.Role, m.Status, m.GRPC, m.Iface, m.NUMA, m.Queues, speed, m.Backend, m.Version, health)
-	}
-	return tw.Flush()
+	return report.Members(a.stdout, ms)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -43,13 +42,7 @@ func (a *app) pktgenParse() *cobra.Command {
 			if asJSON {
 				return a.writeJSON(out)
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tSTATE\tPACKETS\tERRORS\tUSEC\tPPS\tMB/S\tSIZE\t")
-			for _, df := range out {
-				r := df.Result
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", df.Device, r.State, r.Packets, r.Errors, r.USec, r.PPS, r.Mbps, r.PktSize)
-			}
-			return tw.Flush()
+			return pktgen.WriteDeviceTable(a.stdout, out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array, one object per file")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,7 +137,7 @@ wait:
 	if f.json {
 		return a.writeJSON(rep)
 	}
-	return writeRecvReport(a, rep)
+	return rep.WriteTable(a.stdout)
 }
 
 func interfaceNames() string {
@@ -151,55 +150,4 @@ func interfaceNames() string {
 		names = append(names, i.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-func writeRecvReport(a *app, r *receiver.Report) error {
-	fmt.Fprintf(a.stdout, "method   %s (%s)\n", r.Method, r.MethodReason)
-	fmt.Fprintf(a.stdout, "packets  %d: %d test, %d other", r.Packets, r.TestPackets(), r.OtherPackets)
-	if r.OverflowPackets > 0 {
-		fmt.Fprintf(a.stdout, " (%d test packets of streams beyond --max-streams)", r.OverflowPackets)
-	}
-	fmt.Fprintln(a.stdout)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SRC\tDST\tPORT\tRECEIVED\tMAX_SEQ\tMISSING\tDUPLICATES\tREORDERED\tMISSING_RANGES")
-	for _, s := range r.Streams {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Src, s.Dst, s.DstPort, s.Received, s.MaxSeq, s.Missing, s.Duplicates, s.Reordered, ranges(s))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, s := range r.Streams {
-		if s.BeyondCapacity > 0 {
-			fmt.Fprintf(a.stdout, "note: %s -> %s:%d: %d packets had a sequence above --seq-capacity (or 0): received, not tracked\n", s.Src, s.Dst, s.DstPort, s.BeyondCapacity)
-		}
-	}
-	l := r.Link
-	fmt.Fprintf(a.stdout, "link     rx_packets %d  rx_dropped %d  rx_missed %d  rx_fifo %d  xdp_packets %d  xdp_drops %d\n",
-		l.RxPackets, l.RxDropped, l.RxMissed, l.RxFifo, l.XDPPackets, l.XDPDrops)
-	if r.Method == receiver.MethodAFPacket {
-		fmt.Fprintf(a.stdout, "ring     drops %d\n", r.RingDrops)
-	}
-	return nil
-}
-
-// ranges prints missing ranges as 4-9,12; "..." when there are more.
-func ranges(s receiver.StreamReport) string {
-	if len(s.MissingRanges) == 0 {
-		return "-"
-	}
-	var parts []string
-	var listed uint64
-	for _, r := range s.MissingRanges {
-		listed += uint64(r[1]-r[0]) + 1
-		if r[0] == r[1] {
-			parts = append(parts, fmt.Sprint(r[0]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", r[0], r[1]))
-		}
-	}
-	out := strings.Join(parts, ",")
-	if listed < s.Missing {
-		out += ",..."
-	}
-	return out
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/linerate/linerate/receiver"
 )
 
 func TestRecvBadInput(t *testing.T) {
@@ -24,21 +22,6 @@ func TestRecvBadInput(t *testing.T) {
 		code, _, errOut := linerate(t, tt.args...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errOut, tt.want)
-		}
-	}
-}
-
-func TestRecvRanges(t *testing.T) {
-	for _, tt := range []struct {
-		s    receiver.StreamReport
-		want string
-	}{
-		{receiver.StreamReport{}, "-"},
-		{receiver.StreamReport{Missing: 3, MissingRanges: [][2]uint32{{4, 5}, {9, 9}}}, "4-5,9"},
-		{receiver.StreamReport{Missing: 10, MissingRanges: [][2]uint32{{4, 5}}}, "4-5,..."},
-	} {
-		if got := ranges(tt.s); got != tt.want {
-			t.Errorf("ranges(%+v) = %q, want %q", tt.s, got, tt.want)
 		}
 	}
 }

@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
 )
 
@@ -87,7 +85,7 @@ func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	return a.report(res, f, nil)
+	return a.report(res, f)
 }
 
 // drive runs spec with the live display f asks for.
@@ -111,10 +109,10 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 	return res, nil
 }
 
-// report stores res, prints it as f asks and turns a failed run into
-// exit status 1. extra, when set, prints more after the flow table (the
-// lab's truth).
-func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)) error {
+// report stores res, prints it as f asks (with the path's own counts
+// when it has them: the lab's switch) and turns a failed run into exit
+// status 1.
+func (a *app) report(res *coordinator.Result, f *runFlags) error {
 	doc := results.FromRun(res)
 	doc.Tool, doc.Lab = version, res.Lab
 	for i := range doc.Hosts {
@@ -124,9 +122,9 @@ func (a *app) report(res *coordinator.Result, f *runFlags, extra func(io.Writer)
 		a.log.Error("keep the run's record", "error", err)
 	}
 	if err := a.emitResult(&ndjson{w: a.stdout}, f.out.jsonStream, f.out.json, res, func(w io.Writer) {
-		printResult(w, res)
-		if extra != nil {
-			extra(w)
+		_ = report.RunTable(w, res)
+		if res.Lab != nil {
+			_ = report.PathTruthTable(w, res.Lab)
 		}
 	}); err != nil {
 		return err
@@ -220,68 +218,10 @@ func (v *liveView) sample(s coordinator.Sample) {
 func (v *liveView) draw() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var names []string
-	for n := range v.last {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var parts []string
-	for _, n := range names {
-		s := v.last[n]
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, results.FormatSI(s.PPS, "pps"), results.FormatSI(s.L2BPS, "b/s")))
-	}
-	fmt.Fprintf(v.w, "\r\033[K%s", strings.Join(parts, " | "))
+	fmt.Fprintf(v.w, "\r\033[K%s", report.SampleLine(v.last))
 }
 
 func (v *liveView) close() {
 	close(v.stop)
 	<-v.done
-}
-
-// printResult is the terminal report of a run.
-func printResult(w io.Writer, res *coordinator.Result) {
-	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
-	if res.Error != "" {
-		fmt.Fprintf(w, " — %s", res.Error)
-	}
-	fmt.Fprintf(w, "\nframe %d B, pattern %s, start skew %.0f µs\n\n", res.FrameSize, res.Pattern, res.StartSkewUS)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "FLOW\tSENT\tRECEIVED\tLOST\tLOSS\tDUPS\tREORD\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t%LINE\t")
-	for _, fl := range res.Flows {
-		name := fl.Sender + "→" + fl.Receiver
-		if fl.GeneratorLimited {
-			name += " (generator-limited)"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, fl.Sent, fl.Received, fl.Lost,
-			100*fl.LossRatio, fl.Duplicates, fl.Reordered, fl.LostSenderHost, fl.LostNetwork, fl.LostReceiverHost,
-			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
-	for _, h := range res.Hosts {
-		var pins []string
-		for _, p := range h.IRQMap {
-			pins = append(pins, fmt.Sprintf("q%d:%d→cpu%d", p.Queue, p.IRQ, p.CPU))
-		}
-		irqs := strings.Join(pins, " ")
-		if irqs == "" {
-			irqs = "-"
-		}
-		engine := h.Backend
-		if h.Role == "receiver" {
-			engine = h.Method
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
-	}
-	tw.Flush()
-	for _, h := range res.Hosts {
-		for _, wn := range h.Warnings {
-			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)
-		}
-	}
-	for _, wn := range res.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wn)
-	}
 }

@@ -76,7 +76,7 @@ type campaignRun struct {
 	links     []results.Fingerprint // name, role and link speed of each agent
 	flows     []coordinator.Flow    // the pattern's sender → receiver pairs
 	hosts     []coordinator.Host
-	lab       any
+	lab       *coordinator.PathTruth
 	log       hclog.Logger
 	sizesDone int
 	best      float64

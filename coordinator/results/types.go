@@ -38,7 +38,7 @@ type Document struct {
 	// Run is the full result of a single run (kind run).
 	Run *coordinator.Result `json:"run,omitempty"`
 	// Lab is the lab's own truth when the document comes from `linerate lab`.
-	Lab any `json:"lab,omitempty"`
+	Lab *coordinator.PathTruth `json:"lab,omitempty"`
 }
 
 // SizeResult is the answer for one frame size (RFC 2544 counts the frame

@@ -1,0 +1,256 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/internal/netns/nstest"
+)
+
+// labRun runs `linerate lab run ARGS --json` and checks that the lab left
+// nothing behind.
+func labRun(t *testing.T, bin, name string, args ...string) *coordinator.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "run", "--name", name, "--json", "--log-level", "warn", "--results-dir", dir}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := stdout.String()
+	if slices.Contains(args, "--json-stream") {
+		out = checkStream(t, out)
+	}
+	var res coordinator.Result
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
+		t.Fatalf("lab run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
+	}
+	if err != nil && res.Status == coordinator.StatusOK {
+		t.Fatalf("lab run %v: exit %v with status ok\n%s", args, err, stderr.String())
+	}
+	if res.Status != coordinator.StatusOK {
+		t.Fatalf("lab run %v: %s: %s\n%s", args, res.Status, res.Error, stderr.String())
+	}
+	if res.Lab == nil {
+		t.Fatalf("lab run %v: no \"lab\" object in the result:\n%s", args, out)
+	}
+	assertNoLab(t, name, lab.DefaultDir(name))
+	// The run is on record.
+	stored, err := results.NewStore(dir).Load(res.RunID)
+	if err != nil || stored.Kind != results.KindRun || stored.Run == nil || len(stored.Run.Flows) != len(res.Flows) || stored.Lab == nil {
+		t.Errorf("stored run %s: %v %+v", res.RunID, err, stored)
+	}
+	return &res
+}
+
+// checkStream checks `--json-stream` output: one JSON object per line,
+// every phase of a run in order, live samples of every agent, and the
+// result last; it returns the result line.
+func checkStream(t *testing.T, out string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var phases []string
+	agents := map[string]bool{}
+	for i, l := range lines {
+		var ev struct {
+			Event, Phase, Agent string
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, l)
+		}
+		switch ev.Event {
+		case "phase":
+			phases = append(phases, ev.Phase)
+		case "sample":
+			agents[ev.Agent] = true
+		case "result":
+			if i != len(lines)-1 {
+				t.Errorf("result on line %d of %d", i+1, len(lines))
+			}
+		default:
+			t.Errorf("line %d: event %q", i+1, ev.Event)
+		}
+	}
+	want := []string{"discover", "describe", "lease", "tune", "arm", "configure", "start", "run", "drain", "collect", "reconcile", "restore"}
+	if !slices.Equal(phases, want) {
+		t.Errorf("phases %v, want %v", phases, want)
+	}
+	if len(agents) == 0 {
+		t.Error("no live samples")
+	}
+	return lines[len(lines)-1]
+}
+
+// assertNoLab: no namespace, management link, directory (dir) or agent
+// process of the lab is left.
+func assertNoLab(t *testing.T, name, dir string) {
+	t.Helper()
+	for _, r := range lab.Remains(name, dir) {
+		t.Errorf("%s left behind", r)
+	}
+}
+
+// exact: every flow received exactly what was sent.
+func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
+	t.Helper()
+	if len(res.Flows) != flows {
+		t.Fatalf("%d flows, want %d: %+v", len(res.Flows), flows, res.Flows)
+	}
+	for _, f := range res.Flows {
+		if f.Sent != sent || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 || f.LossRatio != 0 {
+			t.Errorf("flow %s→%s: sent %d (want %d) received %d lost %d dups %d", f.Sender, f.Receiver, f.Sent, sent, f.Received, f.Lost, f.Duplicates)
+		}
+	}
+	if d := res.Lab.Drops(); d != 0 {
+		t.Errorf("the switch dropped %d frames: %+v", d, res.Lab.SwitchPorts)
+	}
+}
+
+// TestLabRun drives `linerate lab run` end to end: agent processes found
+// by serf, driven over mutual TLS, reconciled against the switch's own
+// counts.
+func TestLabRun(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	bin := buildBinary(t)
+	id := os.Getpid() % 10000
+
+	t.Run("pairwise-2x2", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("p%d", id), "--senders", "2", "--receivers", "2", "--count", "20000")
+		exact(t, res, 2, 20000)
+		if len(res.Hosts) != 4 || res.StartSkewUS <= 0 {
+			t.Errorf("hosts %d, start skew %v µs", len(res.Hosts), res.StartSkewUS)
+		}
+		for _, h := range res.Hosts {
+			if h.Kernel == "" || h.Iface != "data0" || (h.Role == "sender" && h.Backend == "") || (h.Role == "receiver" && h.Method == "") {
+				t.Errorf("host %+v", h)
+			}
+		}
+	})
+	t.Run("fan-in-3to1", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000", "--json-stream")
+		exact(t, res, 3, 15000)
+	})
+	t.Run("mesh-2x2", func(t *testing.T) {
+		// Paced: four flows at full speed over two CPUs overflow the veth
+		// rings, which is loss, not what this test is about.
+		res := labRun(t, bin, fmt.Sprintf("m%d", id), "--pattern", "mesh", "--count", "4000", "--rate", "20000")
+		exact(t, res, 4, 4000)
+	})
+	t.Run("loss-every-1000", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("l%d", id), "--loss-every", "1000", "--count", "12500", "--backend", "afpacket")
+		var lost uint64
+		for _, f := range res.Flows {
+			lost += f.Lost
+			if f.Sent != 12500 || f.Lost != 12 || f.LostNetwork != f.Lost || f.LostSenderHost != 0 || f.LostReceiverHost != 0 {
+				t.Errorf("flow %s→%s: sent %d lost %d (network %d, sender host %d, receiver host %d), want 12 lost in the network",
+					f.Sender, f.Receiver, f.Sent, f.Lost, f.LostNetwork, f.LostSenderHost, f.LostReceiverHost)
+			}
+			// The port drops every 1000th test packet of its one stream:
+			// those sequences, and only those, are missing.
+			var want [][2]uint32
+			for seq := uint32(1000); seq <= 12000; seq += 1000 {
+				want = append(want, [2]uint32{seq, seq})
+			}
+			for _, s := range f.StreamDetail {
+				if !slices.Equal(s.MissingRanges, want) || s.Missing != 12 {
+					t.Errorf("stream %s→%s: missing %d %v, want %v", s.Src, s.Dst, s.Missing, s.MissingRanges, want)
+				}
+			}
+		}
+		if d := res.Lab.Drops(); lost != d || d != 24 {
+			t.Errorf("lost %d, the switch dropped %d (want 24 both)", lost, d)
+		}
+	})
+	t.Run("loss-random", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("r%d", id), "--senders", "1", "--receivers", "1", "--loss", "2", "--count", "20000", "--backend", "afpacket")
+		f := res.Flows[0]
+		// 2 % of 20 000: 400 expected, binomial σ ≈ 20.
+		if f.Lost < 250 || f.Lost > 550 || f.Lost != res.Lab.Drops() || f.LostNetwork != f.Lost {
+			t.Errorf("lost %d (network %d), switch dropped %d; want ≈ 400, equal, all in the network", f.Lost, f.LostNetwork, res.Lab.Drops())
+		}
+	})
+	// 50 Mbit/s of 60-byte frames (tbf counts the frame without FCS) is
+	// 104 167 pps. The veth path pushes back: a socket sender and an XDP
+	// live-frame sender behind it are both slowed, not dropped.
+	for _, backend := range []string{"afpacket", "xdp"} {
+		t.Run("shaped-"+backend, func(t *testing.T) {
+			res := labRun(t, bin, fmt.Sprintf("h%d", id), "--senders", "1", "--receivers", "1", "--shape", "50mbit", "--backend", backend, "--duration", "2s")
+			f := res.Flows[0]
+			want := 50e6 / 8 / 60
+			if f.PPS < 0.9*want || f.PPS > 1.05*want {
+				t.Errorf("achieved %.0f pps behind a %.0f pps shaper", f.PPS, want)
+			}
+			if f.Received+f.Lost-f.Duplicates != f.Sent || f.Lost != res.Lab.Drops() {
+				t.Errorf("books: sent %d received %d lost %d, switch drops %d", f.Sent, f.Received, f.Lost, res.Lab.Drops())
+			}
+		})
+	}
+}
+
+// TestLabRunInterrupted: a lab run stopped by Ctrl-C in the middle of its
+// run phase, and one whose output pipe closed after the first line, both
+// remove every namespace, link, process and file they made.
+func TestLabRunInterrupted(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	bin := buildBinary(t)
+	name := fmt.Sprintf("i%d", os.Getpid()%10000)
+	start := func(duration string) (*exec.Cmd, io.ReadCloser) {
+		cmd := exec.Command(bin, "lab", "run", "--name", name, "--senders", "1", "--receivers", "1", "--duration", duration,
+			"--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	// Ctrl-C once the senders run.
+	cmd, out := start("60s")
+	sc := bufio.NewScanner(out)
+	running := false
+	for !running && sc.Scan() {
+		running = strings.Contains(sc.Text(), `"event":"phase"`) && strings.Contains(sc.Text(), `"phase":"run"`)
+	}
+	if !running {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("lab run ended before its run phase")
+	}
+	t0 := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if err := cmd.Wait(); err == nil {
+		t.Error("lab run interrupted mid-run exited 0")
+	}
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("lab run took %s to stop after Ctrl-C", d)
+	}
+	assertNoLab(t, name, lab.DefaultDir(name))
+
+	// The reader goes away after the first line (| head -1).
+	cmd, out = start("3s")
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	_ = out.Close()
+	_ = cmd.Wait() // its exit status is the pipe's business; what it leaves is ours
+	assertNoLab(t, name, lab.DefaultDir(name))
+}

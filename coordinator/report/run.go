@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// RunTable writes the terminal report of one run (`linerate run`): its
+// status, a row per flow with its books and rates, a row per host, and
+// the warnings.
+func RunTable(out io.Writer, res *coordinator.Result) error {
+	w := &errWriter{w: out}
+	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
+	if res.Error != "" {
+		fmt.Fprintf(w, " — %s", res.Error)
+	}
+	fmt.Fprintf(w, "\nframe %d B, pattern %s, start skew %.0f µs\n\n", res.FrameSize, res.Pattern, res.StartSkewUS)
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "FLOW\tSENT\tRECEIVED\tLOST\tLOSS\tDUPS\tREORD\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t%LINE\t")
+	for _, fl := range res.Flows {
+		name := fl.Sender + "→" + fl.Receiver
+		if fl.GeneratorLimited {
+			name += " (generator-limited)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, fl.Sent, fl.Received, fl.Lost,
+			100*fl.LossRatio, fl.Duplicates, fl.Reordered, fl.LostSenderHost, fl.LostNetwork, fl.LostReceiverHost,
+			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = newTab(w, 0)
+	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
+	for _, h := range res.Hosts {
+		var pins []string
+		for _, p := range h.IRQMap {
+			pins = append(pins, fmt.Sprintf("q%d:%d→cpu%d", p.Queue, p.IRQ, p.CPU))
+		}
+		irqs := strings.Join(pins, " ")
+		if irqs == "" {
+			irqs = "-"
+		}
+		engine := h.Backend
+		if h.Role == "receiver" {
+			engine = h.Method
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
+	}
+	tw.Flush()
+	for _, h := range res.Hosts {
+		for _, wn := range h.Warnings {
+			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)
+		}
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	return w.err
+}
+
+// PathTruthTable writes what the path itself counted during a run (the
+// lab's switch), a row per switch port.
+func PathTruthTable(out io.Writer, t *coordinator.PathTruth) error {
+	w := &errWriter{w: out}
+	fmt.Fprintln(w, "\nswitch (the lab's own counts):")
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PORT\tTO\tTEST IN\tTX\tDROPS\tPROGRAM\tQDISC\tLINK\t")
+	for _, p := range t.SwitchPorts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops, p.LinkDrops)
+	}
+	tw.Flush()
+	return w.err
+}

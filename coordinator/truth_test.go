@@ -1,0 +1,37 @@
+package coordinator
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestPathTruthSub(t *testing.T) {
+	base := PathTruth{SwitchPorts: []PortTruth{
+		{Name: "s1", To: "switch", TxPackets: 5, TestPackets: 100, Drops: 2, ProgDrops: 2, Loss: "every 50"},
+		{Name: "r1", To: "r1", TxPackets: 90, Drops: 3, QdiscDrops: 1, LinkDrops: 2, ShapeBPS: 1e6},
+	}}
+	after := PathTruth{SwitchPorts: []PortTruth{
+		{Name: "s1", To: "switch", TxPackets: 6, TestPackets: 1100, Drops: 22, ProgDrops: 22, Loss: "every 50"},
+		{Name: "r1", To: "r1", TxPackets: 1080, Drops: 4, QdiscDrops: 2, LinkDrops: 2, ShapeBPS: 1e6},
+		{Name: "r2", To: "r2", TxPackets: 7}, // not in base: all of it is new
+	}}
+	got := after.Sub(base)
+	want := PathTruth{SwitchPorts: []PortTruth{
+		{Name: "s1", To: "switch", TxPackets: 1, TestPackets: 1000, Drops: 20, ProgDrops: 20, Loss: "every 50"},
+		{Name: "r1", To: "r1", TxPackets: 990, Drops: 1, QdiscDrops: 1, ShapeBPS: 1e6},
+		{Name: "r2", To: "r2", TxPackets: 7},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Sub:\n%+v\nwant\n%+v", got, want)
+	}
+	if got.Drops() != 21 {
+		t.Errorf("Drops %d, want 21", got.Drops())
+	}
+	if after.SwitchPorts[0].TestPackets != 1100 {
+		t.Error("Sub changed its receiver")
+	}
+	// A counter that went backwards (a port recreated) counts from zero.
+	if back := base.Sub(after); back.Drops() != 0 || back.SwitchPorts[0].TestPackets != 0 {
+		t.Errorf("backwards: %+v", back)
+	}
+}

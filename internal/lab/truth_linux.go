@@ -1,0 +1,54 @@
+//go:build linux
+
+package lab
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/linerate/linerate/coordinator"
+)
+
+// Truth reads every switch port's counters (cumulative since Up): the
+// lab's own account of a run, `"lab": {"switch_ports": …}`.
+func (l *Lab) Truth() (coordinator.PathTruth, error) {
+	var t coordinator.PathTruth
+	for _, h := range l.Hosts() {
+		p := coordinator.PortTruth{Name: h.Name, To: "switch"}
+		if h.Role == "receiver" {
+			p.To, p.ShapeBPS = h.Name, l.Spec.ShapeBPS
+		}
+		if h.Port != nil {
+			st, err := h.Port.Stats()
+			if err != nil {
+				return coordinator.PathTruth{}, err
+			}
+			p.TestPackets, p.ProgDrops, p.Loss = st.Test, st.Dropped, h.Port.Loss.String()
+		}
+		if err := l.Switch.Do(func() error {
+			link, err := netlink.LinkByName(h.Name)
+			if err != nil {
+				return err
+			}
+			if s := link.Attrs().Statistics; s != nil {
+				p.TxPackets, p.LinkDrops = s.TxPackets, s.RxDropped+s.TxDropped
+			}
+			qs, err := netlink.QdiscList(link)
+			if err != nil {
+				return err
+			}
+			for _, q := range qs {
+				if st := q.Attrs().Statistics; st != nil && st.Queue != nil {
+					p.QdiscDrops += uint64(st.Queue.Drops)
+				}
+			}
+			return nil
+		}); err != nil {
+			return coordinator.PathTruth{}, fmt.Errorf("lab %s: read switch port %s: %w", l.Spec.Name, h.Name, err)
+		}
+		p.Drops = p.ProgDrops + p.QdiscDrops + p.LinkDrops
+		t.SwitchPorts = append(t.SwitchPorts, p)
+	}
+	return t, nil
+}

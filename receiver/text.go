@@ -1,0 +1,63 @@
+package receiver
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable renders the report for people (`linerate recv`): the
+// method, the packets, a row per stream, and the interface's counters.
+func (r *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "method   %s (%s)\n", r.Method, r.MethodReason)
+	fmt.Fprintf(w, "packets  %d: %d test, %d other", r.Packets, r.TestPackets(), r.OtherPackets)
+	if r.OverflowPackets > 0 {
+		fmt.Fprintf(w, " (%d test packets of streams beyond --max-streams)", r.OverflowPackets)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SRC\tDST\tPORT\tRECEIVED\tMAX_SEQ\tMISSING\tDUPLICATES\tREORDERED\tMISSING_RANGES")
+	for _, s := range r.Streams {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Src, s.Dst, s.DstPort, s.Received, s.MaxSeq, s.Missing, s.Duplicates, s.Reordered, s.RangesText())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range r.Streams {
+		if s.BeyondCapacity > 0 {
+			fmt.Fprintf(w, "note: %s -> %s:%d: %d packets had a sequence above --seq-capacity (or 0): received, not tracked\n", s.Src, s.Dst, s.DstPort, s.BeyondCapacity)
+		}
+	}
+	l := r.Link
+	fmt.Fprintf(w, "link     rx_packets %d  rx_dropped %d  rx_missed %d  rx_fifo %d  xdp_packets %d  xdp_drops %d\n",
+		l.RxPackets, l.RxDropped, l.RxMissed, l.RxFifo, l.XDPPackets, l.XDPDrops)
+	if r.Method == MethodAFPacket {
+		_, err := fmt.Fprintf(w, "ring     drops %d\n", r.RingDrops)
+		return err
+	}
+	return nil
+}
+
+// RangesText prints the stream's missing ranges as 4-9,12; "..." when
+// there are more than the report lists, "-" when none.
+func (s StreamReport) RangesText() string {
+	if len(s.MissingRanges) == 0 {
+		return "-"
+	}
+	var parts []string
+	var listed uint64
+	for _, r := range s.MissingRanges {
+		listed += uint64(r[1]-r[0]) + 1
+		if r[0] == r[1] {
+			parts = append(parts, fmt.Sprint(r[0]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", r[0], r[1]))
+		}
+	}
+	out := strings.Join(parts, ",")
+	if listed < s.Missing {
+		out += ",..."
+	}
+	return out
+}
