@@ -48,15 +48,18 @@ deps:
 
 # vmtest-deps: what the real-kernel guest tests of internal/vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
-# writer, and apt package lists that name the kernel (the tests fetch the
-# kernel and busybox-static themselves with `apt-get download`, into
-# .cache/vmtest). Not root and something missing: the guest tests skip
-# (outside CI) and this says so.
+# writer, and apt package lists that offer the pinned kernel and
+# busybox-static (internal/vmtest/pins.txt; the tests fetch them
+# themselves with `apt-get download package=version` into .cache/vmtest
+# and check their sha256). Not root and something missing: the guest
+# tests skip (outside CI) and this says so.
 VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
+VMTEST_PINS  := internal/vmtest/pins.txt
 vmtest-deps:
 	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
 	missing=; for t in $(VMTEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
-	update=; apt-cache depends linux-image-cloud-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]' || update=yes; \
+	update=; for p in $$(awk '!/^#/ && NF == 4 { print $$2 "=" $$3 }' $(VMTEST_PINS)); do \
+		apt-cache show "$$p" >/dev/null 2>&1 || update=yes; done; \
 	if [ -z "$$missing$$update" ]; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ]; then \
 		echo "make: the vmtest guest tests need$${missing:+ apt-get install$$missing}$${update:+ apt-get update}: run make vmtest-deps as root; until then they skip" >&2; exit 0; \
