@@ -33,7 +33,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: bench-scale all build demo demo-irq test deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: bench-scale all build demo demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -140,23 +140,38 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps report-deps proto-check lint unit fuzz crossbuild
+test: deps vmtest-deps report-deps proto-check lint unit traffic fuzz crossbuild
 
+# lint: also with -tags traffic, so the traffic tests are vetted too.
 lint: $(BIN)/staticcheck
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags traffic ./...
 	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags traffic ./...
 
 $(BIN)/staticcheck:
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-# unit: one package at a time (-p 1). The lab, guest and pacing tests
-# measure real traffic on this machine's few CPUs; run side by side they
-# slow each other into false loss and false pacing errors.
+# unit: every test that sends no real traffic, packages in parallel (the
+# import rules of internal/deprules among them).
 unit:
-	$(GO) test -race -count=1 -p 1 ./...
+	$(GO) test -race -count=1 ./...
+
+# traffic: the tests in files built with the traffic tag (lab, guest,
+# pacing, XDP and AF_PACKET tests: they send real traffic or boot qemu),
+# one package at a time and only those tests: run side by side on this
+# machine's few CPUs they slow each other into false loss and false
+# pacing errors.
+TRAFFIC_TAGGED = grep -lE '^//go:build.*\<traffic\>' $$(git ls-files -co --exclude-standard '*_test.go')
+traffic:
+	@set -e; files=$$($(TRAFFIC_TAGGED)); \
+	pkgs=$$(for f in $$files; do echo ./$${f%/*}; done | sort -u); \
+	tests=$$(sed -nE 's/^func (Test[A-Za-z0-9_]*)\(.*/\1/p' $$files | sort -u | paste -sd'|'); \
+	echo "$(GO) test -race -count=1 -tags traffic -p 1 -run '^($$tests)\$$'" $$pkgs; \
+	$(GO) test -race -count=1 -tags traffic -p 1 -run "^($$tests)\$$" $$pkgs
 
 # fuzz: a target that ends with the engine's own "context deadline
 # exceeded" and no failing input (the workers missed the end of the run;
@@ -173,10 +188,12 @@ fuzz:
 		rm -f $$out; \
 	done
 
-# crossbuild: the tree builds (and its tests compile) off Linux too.
+# crossbuild: the tree builds (and its tests, traffic ones too, compile)
+# off Linux too.
 crossbuild:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet -tags traffic ./...
 
 # bench-pktgen: in a qemu guest with the real pktgen, the same run set up
 # by a shell loop (as samples/pktgen does) and by `linerate send`,
