@@ -200,13 +200,13 @@ crossbuild:
 # by a shell loop (as samples/pktgen does) and by `linerate send`,
 # alternately; prints the pps of each and the ratio (target >= 0.98).
 bench-pktgen: deps vmtest-deps
-	LINERATE_BENCH=1 $(GO) test -count=1 -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
+	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
 
 # bench-scale: 256 agents on loopback (serf + mutual-TLS gRPC) discovered
 # by a coordinator, and one scheduled start over 64 of them; prints the
 # figures (docs/benchmarks.md).
 bench-scale: deps
-	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
+	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-generators: xdp and afpacket backends against trafgen and iperf3 on
 # one veth pair (root); figures in docs/benchmarks.md.
