@@ -33,7 +33,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: bench-scale all build demo demo-irq test deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: bench-scale all build demo demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -48,15 +48,18 @@ deps:
 
 # vmtest-deps: what the real-kernel guest tests of internal/vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
-# writer, and apt package lists that name the kernel (the tests fetch the
-# kernel and busybox-static themselves with `apt-get download`, into
-# .cache/vmtest). Not root and something missing: the guest tests skip
-# (outside CI) and this says so.
+# writer, and apt package lists that offer the pinned kernel and
+# busybox-static (internal/vmtest/pins.txt; the tests fetch them
+# themselves with `apt-get download package=version` into .cache/vmtest
+# and check their sha256). Not root and something missing: the guest
+# tests skip (outside CI) and this says so.
 VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
+VMTEST_PINS  := internal/vmtest/pins.txt
 vmtest-deps:
 	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
 	missing=; for t in $(VMTEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
-	update=; apt-cache depends linux-image-cloud-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]' || update=yes; \
+	update=; for p in $$(awk '!/^#/ && NF == 4 { print $$2 "=" $$3 }' $(VMTEST_PINS)); do \
+		apt-cache show "$$p" >/dev/null 2>&1 || update=yes; done; \
 	if [ -z "$$missing$$update" ]; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ]; then \
 		echo "make: the vmtest guest tests need$${missing:+ apt-get install$$missing}$${update:+ apt-get update}: run make vmtest-deps as root; until then they skip" >&2; exit 0; \
@@ -137,23 +140,39 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps report-deps proto-check lint unit fuzz crossbuild
+test: deps vmtest-deps report-deps proto-check lint unit traffic fuzz crossbuild
 
+# lint: vet with and without the traffic tag (both builds compile);
+# staticcheck with it only: that build is every file, and without the
+# traffic tests it would call what only they use unused.
 lint: $(BIN)/staticcheck
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(BIN)/staticcheck ./...
+	$(GO) vet -tags traffic ./...
+	$(BIN)/staticcheck -tags traffic ./...
 
 $(BIN)/staticcheck:
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-# unit: one package at a time (-p 1). The lab, guest and pacing tests
-# measure real traffic on this machine's few CPUs; run side by side they
-# slow each other into false loss and false pacing errors.
+# unit: every test that sends no real traffic, packages in parallel (the
+# import rules of internal/deprules among them).
 unit:
-	$(GO) test -race -count=1 -p 1 ./...
+	$(GO) test -race -count=1 ./...
+
+# traffic: the tests in files built with the traffic tag (lab, guest,
+# pacing, XDP and AF_PACKET tests: they send real traffic or boot qemu),
+# one package at a time and only those tests: run side by side on this
+# machine's few CPUs they slow each other into false loss and false
+# pacing errors.
+TRAFFIC_TAGGED = grep -lE '^//go:build.*\<traffic\>' $$(git ls-files -co --exclude-standard '*_test.go')
+traffic:
+	@set -e; files=$$($(TRAFFIC_TAGGED)); \
+	pkgs=$$(for f in $$files; do echo ./$${f%/*}; done | sort -u); \
+	tests=$$(sed -nE 's/^func (Test[A-Za-z0-9_]*)\(.*/\1/p' $$files | sort -u | paste -sd'|'); \
+	echo "$(GO) test -race -count=1 -tags traffic -p 1 -run '^($$tests)\$$'" $$pkgs; \
+	$(GO) test -race -count=1 -tags traffic -p 1 -run "^($$tests)\$$" $$pkgs
 
 # fuzz: a target that ends with the engine's own "context deadline
 # exceeded" and no failing input (the workers missed the end of the run;
@@ -170,22 +189,24 @@ fuzz:
 		rm -f $$out; \
 	done
 
-# crossbuild: the tree builds (and its tests compile) off Linux too.
+# crossbuild: the tree builds (and its tests, traffic ones too, compile)
+# off Linux too.
 crossbuild:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet -tags traffic ./...
 
 # bench-pktgen: in a qemu guest with the real pktgen, the same run set up
 # by a shell loop (as samples/pktgen does) and by `linerate send`,
 # alternately; prints the pps of each and the ratio (target >= 0.98).
 bench-pktgen: deps vmtest-deps
-	LINERATE_BENCH=1 $(GO) test -count=1 -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
+	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
 
 # bench-scale: 256 agents on loopback (serf + mutual-TLS gRPC) discovered
 # by a coordinator, and one scheduled start over 64 of them; prints the
 # figures (docs/benchmarks.md).
 bench-scale: deps
-	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
+	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-generators: xdp and afpacket backends against trafgen and iperf3 on
 # one veth pair (root); figures in docs/benchmarks.md.

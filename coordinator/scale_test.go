@@ -1,3 +1,5 @@
+//go:build traffic
+
 package coordinator
 
 import (

@@ -2,9 +2,10 @@
 // check, in every CI run, what only a real kernel shows: IRQ affinity
 // writes, virtio multiqueue vectors, NUMA placement, pktgen.
 //
-// FetchKernel downloads Debian's linux-image-cloud-amd64 kernel (the
-// versioned package it depends on) and busybox-static with
-// `apt-get download`, unpacks them with `dpkg -x` into a cache
+// FetchKernel downloads Debian's cloud kernel image and busybox-static at
+// the versions pinned in pins.txt with `apt-get download
+// package=version`, checks each .deb's sha256 against the pin, unpacks
+// them with `dpkg -x` into a cache
 // (.cache/vmtest at the module root, or $LINERATE_VMTEST_CACHE) and writes
 // the modules.dep that Debian's packages leave to depmod. Guest.Run writes
 // a newc initramfs (busybox, the named modules with their dependencies,

@@ -55,7 +55,8 @@ func SkipUnlessAvailable(t testing.TB) *Kernel {
 
 // BuildTestBinary compiles the tests of package pkg (an import path or a
 // ./relative directory) into a statically linked linux/amd64 binary with
-// `CGO_ENABLED=0 go test -c`, in a directory removed after the test.
+// `CGO_ENABLED=0 go test -c -tags traffic`, in a directory removed after
+// the test.
 func BuildTestBinary(t testing.TB, pkg string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
@@ -64,7 +65,9 @@ func BuildTestBinary(t testing.TB, pkg string) string {
 	}
 	out := filepath.Join(t.TempDir(), path.Base(pkg)+".test")
 	var output bytes.Buffer
-	cmd := exec.Command(goTool, "test", "-c", "-o", out, pkg)
+	// -tags traffic: the package's traffic-tagged tests (the ones that
+	// need real traffic or a real kernel) are what guests run.
+	cmd := exec.Command(goTool, "test", "-c", "-tags", "traffic", "-o", out, pkg)
 	// GOFLAGS is cleared so that an outer -race (which needs cgo) does not leak in.
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
 	cmd.Stdout, cmd.Stderr = &output, &output

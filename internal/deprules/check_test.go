@@ -1,0 +1,163 @@
+package deprules
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// moduleRoot is the root of the module holding this package.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatalf("no go.mod above %s", wd)
+		}
+	}
+}
+
+// The tree keeps the package table's import rules, the traffic-tagged
+// tests included.
+func TestTreeKeepsTheRules(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tags := range [][]string{nil, {"traffic"}} {
+		vs, err := Check(ctx, moduleRoot(t), tags, Rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			t.Errorf("tags %v: %s", tags, v)
+		}
+	}
+}
+
+// writeModule lays out a module example.com/fake in a temp dir: pkgs
+// maps a package dir to its imports (module-relative or external paths);
+// a dir "p_test" is the test file of package p.
+func writeModule(t *testing.T, pkgs map[string][]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/fake\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for p, imports := range pkgs {
+		file := filepath.Base(p) + ".go"
+		if base, ok := strings.CutSuffix(p, "_test"); ok { // the package's test file
+			p, file = base, filepath.Base(base)+"_test.go"
+		}
+		var b strings.Builder
+		b.WriteString("package " + filepath.Base(p) + "\n\n")
+		for _, imp := range imports {
+			if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") && imp != "fmt" {
+				imp = "example.com/fake/" + imp
+			}
+			b.WriteString("import _ \"" + imp + "\"\n")
+		}
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p, file), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func checkFake(t *testing.T, pkgs map[string][]string) []Violation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	vs, err := Check(ctx, writeModule(t, pkgs), nil, Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+// A deliberate violation, topology importing the coordinator, is
+// reported: exactly that edge, with the rule it breaks.
+func TestCheckReportsTopologyImportingCoordinator(t *testing.T) {
+	vs := checkFake(t, map[string][]string{
+		"topology":    {"coordinator", "fmt"},
+		"coordinator": {"fmt"},
+		"agent":       {"topology", "coordinator"},
+	})
+	if len(vs) != 1 {
+		t.Fatalf("violations %q, want exactly topology → coordinator", vs)
+	}
+	v := vs[0]
+	if v.From != "topology" || v.To != "coordinator" || len(v.Via) != 0 || v.Test {
+		t.Errorf("violation %+v, want topology → coordinator", v)
+	}
+	if got, want := v.String(), "topology imports coordinator: topology, pktgen and receiver never import the control plane"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// What the data plane reaches through another package counts, and the
+// message names the way.
+func TestCheckReportsTransitiveImport(t *testing.T) {
+	vs := checkFake(t, map[string][]string{
+		"pktgen":          {"internal/helper"},
+		"internal/helper": {"internal/gossip"},
+		"internal/gossip": nil,
+	})
+	if len(vs) != 1 || vs[0].From != "pktgen" || vs[0].To != "internal/gossip" || !slices.Equal(vs[0].Via, []string{"internal/helper"}) {
+		t.Fatalf("violations %q, want pktgen → internal/gossip via internal/helper", vs)
+	}
+	if !strings.Contains(vs[0].String(), "(via internal/helper)") {
+		t.Errorf("message %q does not name the way", vs[0])
+	}
+}
+
+// receiver takes the pktgen package (the wire format), not its backends.
+func TestCheckReceiverTakesOnlyTheWireFormat(t *testing.T) {
+	vs := checkFake(t, map[string][]string{
+		"receiver":   {"pktgen", "pktgen/xdp"},
+		"pktgen":     nil,
+		"pktgen/xdp": {"pktgen"},
+	})
+	if len(vs) != 1 || vs[0].From != "receiver" || vs[0].To != "pktgen/xdp" {
+		t.Fatalf("violations %q, want only receiver → pktgen/xdp", vs)
+	}
+}
+
+// The other rules: nothing imports cmd, the coordinator's code does not
+// import the agent (its tests may), topology stays on std.
+func TestCheckOtherRules(t *testing.T) {
+	vs := checkFake(t, map[string][]string{
+		"cmd/linerate":         {"agent", "coordinator", "topology"},
+		"agent":                nil,
+		"coordinator":          nil,
+		"coordinator_test":     {"agent"},
+		"coordinator/campaign": {"agent", "cmd/linerate"},
+		"topology":             {"internal/fsfixture"},
+		"internal/fsfixture":   nil,
+	})
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.From+" → "+v.To)
+	}
+	want := []string{
+		"coordinator/campaign → agent",
+		"coordinator/campaign → cmd/linerate",
+		"topology → internal/fsfixture", // its tests may, its code may not
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations %q, want %q", got, want)
+	}
+}
