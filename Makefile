@@ -26,6 +26,7 @@ FUZZ_TARGETS := \
 	./topology/cpuset:FuzzMaskRoundTrip \
 	./topology/interrupts:FuzzParse \
 	./topology/irqname:FuzzMatchName \
+	./topology:FuzzParseARP \
 	./internal/vmtest:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader \

@@ -3,7 +3,6 @@
 package receiver
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,61 +11,75 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/internal/ethtool"
 )
 
 // linkStats reads an interface's counters through a route netlink
-// socket and an ethtool ioctl socket opened in the interface's namespace,
-// so that reading them later works from any thread.
+// socket and an ethtool reader opened in the interface's namespace, so
+// that reading them later works from any thread.
 type linkStats struct {
 	name   string
 	index  int
 	driver string
-	nl     int      // NETLINK_ROUTE socket
-	fd     int      // AF_INET socket for SIOCETHTOOL
-	names  []string // ETHTOOL_GSTRINGS of ETH_SS_STATS
+	nl     int             // NETLINK_ROUTE socket
+	eth    *ethtool.Reader // the driver's statistics (ethtool -S)
 	seq    uint32
 }
 
 // openLinkStats must run in the interface's network namespace.
 func openLinkStats(name string) (_ *linkStats, err error) {
-	s := &linkStats{name: name, nl: -1, fd: -1}
+	s := &linkStats{name: name, nl: -1}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	if s.fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
-		return nil, fmt.Errorf("open a socket for ioctls on %s: %w", name, err)
+	if s.eth, err = ethtool.Open(name); err != nil {
+		return nil, err
 	}
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		return nil, fmt.Errorf("interface %q: %w (%w)", name, ErrNoInterface, err)
+	if s.index, err = ifindex(name); err != nil {
+		return nil, err
 	}
-	if err := unix.IoctlIfreq(s.fd, unix.SIOCGIFINDEX, ifr); err != nil {
-		if errors.Is(err, unix.ENODEV) {
-			return nil, fmt.Errorf("interface %s: %w", name, ErrNoInterface)
-		}
-		return nil, fmt.Errorf("look up interface %s: %w", name, err)
-	}
-	s.index = int(ifr.Uint32())
 	if s.nl, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE); err != nil {
 		return nil, fmt.Errorf("open netlink to read %s's counters: %w", name, err)
 	}
 	if err := unix.Bind(s.nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("bind netlink to read %s's counters: %w", name, err)
 	}
-	if info, err := unix.IoctlGetEthtoolDrvinfo(s.fd, name); err == nil {
-		s.driver = unix.ByteSliceToString(info.Driver[:])
+	if d, err := s.eth.Driver(); err == nil {
+		s.driver = d
 	}
 	return s, nil
 }
 
-func (s *linkStats) close() {
-	for _, fd := range []*int{&s.nl, &s.fd} {
-		if *fd >= 0 {
-			unix.Close(*fd)
-			*fd = -1
+// ifindex looks name up (SIOCGIFINDEX) in the calling thread's namespace.
+func ifindex(name string) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("open a socket for ioctls on %s: %w", name, err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return 0, fmt.Errorf("interface %q: %w (%w)", name, ErrNoInterface, err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return 0, fmt.Errorf("interface %s: %w", name, ErrNoInterface)
 		}
+		return 0, fmt.Errorf("look up interface %s: %w", name, err)
+	}
+	return int(ifr.Uint32()), nil
+}
+
+func (s *linkStats) close() {
+	if s.nl >= 0 {
+		unix.Close(s.nl)
+		s.nl = -1
+	}
+	if s.eth != nil {
+		s.eth.Close()
 	}
 }
 
@@ -81,9 +94,9 @@ func (s *linkStats) read() (LinkCounters, error) {
 	// struct rtnl_link_stats64: rx_packets [0], rx_dropped [6],
 	// rx_fifo_errors [14], rx_missed_errors [15].
 	c.RxPackets, c.RxDropped, c.RxFifo, c.RxMissed = st[0], st[6], st[14], st[15]
-	stats, err := s.ethtoolStats()
+	stats, err := s.eth.Stats()
 	if err != nil {
-		if errors.Is(err, unix.EOPNOTSUPP) {
+		if errors.Is(err, ethtool.ErrNotSupported) {
 			return c, nil
 		}
 		return c, err
@@ -150,77 +163,6 @@ func (s *linkStats) stats64() ([16]uint64, error) {
 			}
 		}
 	}
-}
-
-// ETH_SS_STATS: the string set of ETHTOOL_GSTATS names.
-const (
-	ethSSStats    = 1
-	ethGStringLen = 32 // ETH_GSTRING_LEN
-)
-
-// ifreqData is struct ifreq with ifr_data: what SIOCETHTOOL takes.
-type ifreqData struct {
-	name [unix.IFNAMSIZ]byte
-	data unsafe.Pointer
-	_    [24 - unsafe.Sizeof(uintptr(0))]byte
-}
-
-func (s *linkStats) ethtool(buf unsafe.Pointer) error {
-	var ifr ifreqData
-	copy(ifr.name[:], s.name)
-	ifr.data = buf
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
-
-// ethtoolStats reads the driver's statistics (ethtool -S): the names with
-// ETHTOOL_GSTRINGS (once, and again when their number changes), the
-// values with ETHTOOL_GSTATS.
-func (s *linkStats) ethtoolStats() (map[string]uint64, error) {
-	info, err := unix.IoctlGetEthtoolDrvinfo(s.fd, s.name)
-	if err != nil {
-		return nil, fmt.Errorf("ethtool driver info of %s: %w", s.name, err)
-	}
-	n := int(info.N_stats)
-	if n == 0 {
-		return nil, nil
-	}
-	if len(s.names) != n {
-		// struct ethtool_gstrings { u32 cmd, string_set, len; u8 data[len*32] }
-		buf := make([]uint32, 3+n*ethGStringLen/4)
-		buf[0], buf[1], buf[2] = unix.ETHTOOL_GSTRINGS, ethSSStats, uint32(n)
-		if err := s.ethtool(unsafe.Pointer(&buf[0])); err != nil {
-			return nil, fmt.Errorf("ethtool statistics names of %s: %w", s.name, err)
-		}
-		raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[3])), n*ethGStringLen)
-		s.names = make([]string, n)
-		for i := range s.names {
-			b := raw[i*ethGStringLen : (i+1)*ethGStringLen]
-			if j := bytes.IndexByte(b, 0); j >= 0 {
-				b = b[:j]
-			}
-			s.names[i] = string(b)
-		}
-	}
-	// struct ethtool_stats { u32 cmd, n_stats; u64 data[n_stats] }
-	buf := make([]uint64, 1+n)
-	hdr := (*[2]uint32)(unsafe.Pointer(&buf[0]))
-	hdr[0], hdr[1] = unix.ETHTOOL_GSTATS, uint32(n)
-	if err := s.ethtool(unsafe.Pointer(&buf[0])); err != nil {
-		return nil, fmt.Errorf("ethtool statistics of %s: %w", s.name, err)
-	}
-	if int(hdr[1]) != n {
-		s.names = nil // changed under us (queues reconfigured): names again next time
-		return nil, fmt.Errorf("ethtool statistics of %s: %d values for %d names", s.name, hdr[1], n)
-	}
-	out := make(map[string]uint64, n)
-	for i, name := range s.names {
-		out[name] += buf[1+i]
-	}
-	return out, nil
 }
 
 // sumXDPStats sums the driver's XDP counters:

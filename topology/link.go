@@ -1,9 +1,22 @@
 package topology
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
+
+// MTU is the interface's MTU from /sys/class/net/<iface>/mtu.
+func MTU(r Root, iface string) (int, error) {
+	n, err := readInt(r, "/sys/class/net/"+iface+"/mtu")
+	if err != nil {
+		return 0, fmt.Errorf("read the MTU of %s: %w", iface, err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("read the MTU of %s: %d is not an MTU", iface, n)
+	}
+	return n, nil
+}
 
 // LinkSpeedMbps is the interface's link speed from sysfs (0 when the
 // driver reports none, or -1 "unknown", as virtual devices do).

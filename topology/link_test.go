@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/linerate/linerate/internal/fsfixture"
@@ -39,5 +40,25 @@ func TestLinkSpeedAndPCIModel(t *testing.T) {
 	}
 	if got := LinkSpeedMbps(r, "gone0"); got != 0 {
 		t.Errorf("missing interface: speed %d", got)
+	}
+}
+
+func TestMTU(t *testing.T) {
+	r, _ := fixture(t, "netfacts/host")
+	for _, tt := range []struct {
+		iface string
+		mtu   int
+		err   string
+	}{
+		{"eth0", 9000, ""},
+		{"lo", 65536, ""},
+		{"bad0", 0, `"lots" is not an integer`},
+		{"zero0", 0, "0 is not an MTU"},
+		{"gone0", 0, "no such file"},
+	} {
+		mtu, err := MTU(r, tt.iface)
+		if mtu != tt.mtu || (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("MTU(%s) = %d, %v; want %d, %q", tt.iface, mtu, err, tt.mtu, tt.err)
+		}
 	}
 }

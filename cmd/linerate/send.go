@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,7 +64,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
-	fl.StringVar(&f.backend, "backend", "auto", "kernel, xdp, afpacket, userspace (xdp, else afpacket) or auto (kernel when /proc/net/pktgen exists, else userspace)")
+	fl.StringVar(&f.backend, "backend", "auto", "kernel, xdp, afpacket, userspace (xdp, else afpacket) or auto (kernel when "+pktgen.DefaultProcDir+" exists, else userspace)")
 	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -83,7 +80,8 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 	if err != nil {
 		return err
 	}
-	be, why, err := choose.Backend(f.backend, cfg.Device, choose.Options{Log: a.log, LoadModule: modprobePktgen})
+	load := func() error { return choose.ModuleLoader{}.Load(cmd.Context()) }
+	be, why, err := choose.Backend(f.backend, cfg.Device, choose.Options{Log: a.log, LoadModule: load})
 	if err != nil {
 		return err
 	}
@@ -108,22 +106,6 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 	return writeSummary(a, sum)
 }
 
-func modprobePktgen() error {
-	if os.Geteuid() != 0 {
-		return errors.New("not root")
-	}
-	out, err := exec.Command("modprobe", "pktgen").CombinedOutput()
-	if msg := strings.TrimSpace(string(out)); err != nil && msg != "" {
-		return fmt.Errorf("%v: %s", err, msg)
-	} else if err != nil {
-		return err
-	}
-	if _, err := os.Stat(pktgen.DefaultProcDir); err != nil {
-		return err
-	}
-	return nil
-}
-
 // sendConfig turns flags into a validated pktgen.Config.
 func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	dst, err := netip.ParseAddr(f.dst)
@@ -136,8 +118,17 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if f.vlan > 4095 || f.vlan < -1 {
 		return nil, usagef("--vlan %d: want a VLAN id 0-4095", f.vlan)
 	}
+	r, cleanup, err := openHost(f.root)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	hdr := pktgen.HeaderOffset(dst.Is6(), btoi(f.vlan >= 0), 0) + pktgen.HeaderLen + 4
-	mtu := readMTU(f.root, f.iface)
+	mtu, err := topology.MTU(r, f.iface)
+	if err != nil {
+		a.log.Debug("MTU unknown", "error", err)
+		mtu = 0
+	}
 	maxFrame := mtu + 18
 	if f.vlan >= 0 {
 		maxFrame += 4
@@ -149,7 +140,7 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 		return nil, usagef("--frame-size %d: want %d-%d (Ethernet frame with FCS; %d bytes of headers and the pktgen header, MTU %d)",
 			f.frameSize, max(64, hdr), maxFrame, hdr, mtu)
 	}
-	cpus, queues, err := a.sendCPUs(f)
+	cpus, queues, err := a.sendCPUs(f, r)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +164,7 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if cfg.SrcMin, err = sourceAddr(f.src, f.iface, dst); err != nil {
 		return nil, err
 	}
-	if cfg.DstMAC, err = destMAC(f.dstMAC, dst); err != nil {
+	if cfg.DstMAC, err = destMAC(f.dstMAC, r, dst); err != nil {
 		return nil, err
 	}
 	if cfg.UDPSrcMin, cfg.UDPSrcMax, err = portRange("--udp-src", f.udpSrc); err != nil {
@@ -205,8 +196,8 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 
 // sendCPUs picks the thread CPUs: --cpus as given; else the CPUs topology
 // plans for the NIC's queues (with the queue of each); else, for a device
-// without IRQs (veth), the first online CPUs.
-func (a *app) sendCPUs(f *sendFlags) (cpus, queues []int, err error) {
+// without IRQs (veth), the first online CPUs. r is the host root.
+func (a *app) sendCPUs(f *sendFlags, r topology.Root) (cpus, queues []int, err error) {
 	if f.cpus != "" {
 		set, err := cpuset.ParseList(f.cpus, 0)
 		if err != nil || set.IsEmpty() {
@@ -220,20 +211,16 @@ func (a *app) sendCPUs(f *sendFlags) (cpus, queues []int, err error) {
 	if f.threads < 0 {
 		return nil, nil, usagef("--threads %d: want a positive count", f.threads)
 	}
-	r, cleanup, err := openHost(f.root)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer cleanup()
 	n, err := topology.Inspect(r, f.iface)
 	switch {
 	case errors.Is(err, topology.ErrNoInterface):
 		return nil, nil, usageError{fmt.Errorf("--iface: %w", err)}
 	case errors.Is(err, topology.ErrNoDevice):
-		online, rerr := readOnline(f.root)
+		set, rerr := topology.OnlineCPUs(r)
 		if rerr != nil {
 			return nil, nil, rerr
 		}
+		online := set.CPUs()
 		t := max(f.threads, 1)
 		if t > len(online) {
 			return nil, nil, usagef("--threads %d: only %d CPUs are online", t, len(online))
@@ -280,28 +267,9 @@ func btoi(b bool) int {
 	return 0
 }
 
-func readMTU(root, iface string) int {
-	b, err := os.ReadFile(root + "/sys/class/net/" + iface + "/mtu")
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n
-}
-
-func readOnline(root string) ([]int, error) {
-	b, err := os.ReadFile(root + "/sys/devices/system/cpu/online")
-	if err != nil {
-		return nil, fmt.Errorf("read online CPUs: %w", err)
-	}
-	set, err := cpuset.ParseList(string(b), 0)
-	if err != nil {
-		return nil, fmt.Errorf("read online CPUs: %w", err)
-	}
-	return set.CPUs(), nil
-}
-
-// sourceAddr is --src, or the interface's first address of dst's family.
+// sourceAddr is --src, or the interface's default source for dst
+// (topology.SourceAddr: the first address of dst's family, link-local
+// skipped).
 func sourceAddr(flag, iface string, dst netip.Addr) (netip.Addr, error) {
 	if flag != "" {
 		a, err := netip.ParseAddr(flag)
@@ -310,20 +278,16 @@ func sourceAddr(flag, iface string, dst netip.Addr) (netip.Addr, error) {
 		}
 		return a, nil
 	}
-	ifi, err := net.InterfaceByName(iface)
-	if err == nil {
-		addrs, _ := ifi.Addrs()
-		for _, ad := range addrs {
-			if p, err := netip.ParsePrefix(ad.String()); err == nil && p.Addr().Is4() == dst.Is4() && !p.Addr().IsLinkLocalUnicast() {
-				return p.Addr(), nil
-			}
+	if addrs, err := topology.InterfaceAddrs(iface); err == nil {
+		if src, ok := topology.SourceAddr(addrs, dst); ok {
+			return src, nil
 		}
 	}
 	return netip.Addr{}, usagef("--src: %s has no address of %s's family: give --src (thread i sends from --src+i)", iface, dst)
 }
 
-// destMAC is --dst-mac, or dst's entry in the ARP table.
-func destMAC(flag string, dst netip.Addr) (net.HardwareAddr, error) {
+// destMAC is --dst-mac, or dst's entry in the neighbour table below r.
+func destMAC(flag string, r topology.Root, dst netip.Addr) (net.HardwareAddr, error) {
 	if flag != "" {
 		m, err := net.ParseMAC(flag)
 		if err != nil || len(m) != 6 {
@@ -331,17 +295,8 @@ func destMAC(flag string, dst netip.Addr) (net.HardwareAddr, error) {
 		}
 		return m, nil
 	}
-	if fh, err := os.Open("/proc/net/arp"); err == nil {
-		defer fh.Close()
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			fs := strings.Fields(sc.Text())
-			if len(fs) >= 4 && fs[0] == dst.String() && fs[3] != "00:00:00:00:00:00" {
-				if m, err := net.ParseMAC(fs[3]); err == nil {
-					return m, nil
-				}
-			}
-		}
+	if m, err := topology.Neighbour(r, dst); err == nil {
+		return m, nil
 	}
 	return nil, usagef("--dst-mac: %s is not in the ARP table; give --dst-mac (or ping it first)", dst)
 }

@@ -27,7 +27,7 @@ type Options struct {
 	// Kernel is the kernel backend to offer (default pktgen.NewKernel).
 	Kernel *pktgen.Kernel
 	// LoadModule, when set, is tried once when "auto" finds no pktgen
-	// (`modprobe pktgen` for a command run as root).
+	// (ModuleLoader.Load: `modprobe pktgen` for a command run as root).
 	LoadModule func() error
 	// ThreadInit is given to the userspace backends (tests use it to
 	// enter a network namespace).
