@@ -67,7 +67,7 @@ var Rules = []Rule{
 		Deny:       []string{"pktgen/..."},
 		DenyExcept: []string{"pktgen"},
 		Allow: []string{Std, "golang.org/x/sys/...", "github.com/cilium/ebpf/...", "github.com/hashicorp/go-hclog",
-			"pktgen", "receiver/...", "internal/bpfasm"},
+			"pktgen", "receiver/...", "internal/bpfasm", "internal/ethtool"},
 		AllowTest: []string{"github.com/google/go-cmp/...", "github.com/vishvananda/netlink/...", "internal/netns/..."},
 	},
 	{
