@@ -39,6 +39,8 @@ type leases struct {
 	mu     sync.Mutex
 	cur    *lease
 	closed bool
+	// cleanups are the expired calls under way; close waits for them.
+	cleanups sync.WaitGroup
 }
 
 func newLeaseID() string {
@@ -180,15 +182,18 @@ func (l *leases) holder() (coordinator string, expires time.Time, ok bool) {
 }
 
 // close refuses every lease from now on and drops the current one (the
-// caller cleans up after it: expired is not called).
+// caller cleans up after it: expired is not called), then waits for the
+// cleanup of a lease that expired before it, so nothing of the agent runs
+// on after its shutdown.
 func (l *leases) close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
 	if l.cur != nil {
 		l.cur.timer.Stop()
 		l.cur = nil
 	}
+	l.mu.Unlock()
+	l.cleanups.Wait()
 }
 
 // armTimer (re)starts the expiry timer of c. Callers hold l.mu.
@@ -215,8 +220,12 @@ func (l *leases) expire(id string) {
 		return
 	}
 	l.cur = nil
-	l.mu.Unlock()
-	if l.expired != nil {
-		l.expired(c.coordinator)
+	if l.expired == nil {
+		l.mu.Unlock()
+		return
 	}
+	l.cleanups.Add(1) // under l.mu: close cannot have passed its Wait
+	l.mu.Unlock()
+	defer l.cleanups.Done()
+	l.expired(c.coordinator)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,5 +158,43 @@ func TestLeasesClose(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	if got := exp.list(); len(got) != 0 {
 		t.Errorf("a closed lease expired: %v", got)
+	}
+}
+
+// TestLeasesCloseWaitsForExpiry checks that close returns only once the
+// cleanup of a lease that expired before it has ended, so no part of a
+// shut-down agent runs on (its logs outlived the agent before).
+func TestLeasesCloseWaitsForExpiry(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var ended atomic.Bool
+	l := &leases{def: time.Minute, min: time.Millisecond, max: time.Minute, log: hclog.NewNullLogger(),
+		expired: func(string) {
+			close(started)
+			<-release
+			ended.Store(true)
+		}}
+	if _, err := l.acquire("c1", ttlOf(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the lease did not expire")
+	}
+	closed := make(chan struct{})
+	go func() { l.close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("close returned while the expired lease's cleanup ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("close did not return after the cleanup ended")
+	}
+	if !ended.Load() {
+		t.Error("close returned before the cleanup ended")
 	}
 }

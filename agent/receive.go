@@ -110,16 +110,19 @@ func (r *receiving) collect(keepArmed bool) (*receiver.Report, error) {
 }
 
 // disarm stops an armed receiver, discarding what it counted.
+//
+// The receiver reads as armed until it is closed: a watcher that sees it
+// idle knows nothing of it runs any more.
 func (r *receiving) disarm() error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	a := r.armed
-	r.armed = nil
-	r.mu.Unlock()
 	if a == nil {
 		return nil
 	}
 	a.cancel()
 	err := a.rx.Close()
+	r.armed = nil
 	r.metrics.runEnded(runReceiver, err)
 	if err != nil {
 		return fmt.Errorf("disarm the receiver: %w", err)
