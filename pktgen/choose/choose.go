@@ -18,7 +18,7 @@ import (
 // Names lists the valid backend names.
 var Names = []string{"kernel", "xdp", "afpacket", "userspace", "auto"}
 
-// ErrUnknown: the name is none of Names.
+// ErrUnknown is returned when the name is none of Names.
 var ErrUnknown = errors.New("unknown backend")
 
 // Options shape the choice.

@@ -81,7 +81,7 @@ func (c *Control) Wait(d time.Duration) {
 	}
 }
 
-// spinBelow: waits up to this long spin, as pktgen's do; longer ones
+// spinBelow is the longest wait that spins, as pktgen's do; longer ones
 // sleep, and the pacer's bucket absorbs the timer's overshoot.
 const spinBelow = 100 * time.Microsecond
 
