@@ -2,6 +2,10 @@
 // rule `linerate send` and the agent share: "auto" is the kernel's pktgen
 // when /proc/net/pktgen exists, else "userspace"; "userspace" is XDP live
 // frames when they can run on the interface, else AF_PACKET.
+//
+// When "auto" finds no pktgen, Options.LoadModule is tried once:
+// [ModuleLoader] runs `modprobe pktgen`, which needs root ([ErrNotRoot]
+// otherwise); the agent gives none and never loads modules.
 package choose
 
 import (

@@ -1,7 +1,3 @@
-// Package engine runs the userspace generators' threads: one goroutine
-// per CPU on its own locked OS thread pinned to that CPU, a common start,
-// stop on count, duration or cancellation, live progress, and the
-// Summary. A backend supplies the per-thread send loop (Thread).
 package engine
 
 import (
