@@ -1,7 +1,3 @@
-// Package agent is the daemon that runs on each host under test (`linerate
-// agent`): it inspects its NIC, restores the tuning of a crashed run, serves
-// the Agent gRPC service (mutual TLS, one coordinator at a time under a
-// lease) and announces itself over serf with compact tags.
 package agent
 
 import (

@@ -166,8 +166,8 @@ func TestSendReceiveFlow(t *testing.T) {
 	wantMetrics(t, "sender released", scrape(t, snd), map[string]float64{"linerate_agent_lease_held": 0})
 }
 
-// TestExpiryDisarmsAndStops: an expired lease stops a send that runs until
-// stopped and disarms the receiver.
+// TestExpiryDisarmsAndStops checks that an expired lease stops a send that
+// runs until stopped and disarms the receiver.
 func TestExpiryDisarmsAndStops(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	if err := p.A.WaitUp(3 * time.Second); err != nil {

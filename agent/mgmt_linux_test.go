@@ -17,9 +17,9 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 
-// TestMgmtIfaceNetns: netlink reads a namespace's default routes and
-// addresses, and a sender agent refuses an interface that carries the
-// gossip advertise address or the default route there, unless allowed.
+// TestMgmtIfaceNetns checks that netlink reads a namespace's default routes
+// and addresses, and that a sender agent refuses an interface that carries
+// the gossip advertise address or the default route there, unless allowed.
 func TestMgmtIfaceNetns(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	certs := testCerts(t)

@@ -32,6 +32,7 @@
 // becomes a coordinator type there (reports.go holds the agents' typed
 // reports), and the sender's configuration is composed there; no other
 // file maps proto fields. result.go is what a run returns (Result, Host);
+// truth.go the path's own counts a run is checked against (PathTruth);
 // events.go the live events of `--json-stream`. cluster.go is the
 // coordinator's serf membership (tags read through gossip.DecodeTags),
 // dial.go its mutual-TLS dialer and health check.

@@ -50,14 +50,14 @@ type FlowInput struct {
 	// Streams are the flow's streams with both ends' counts (their Lost
 	// is ignored: Reconcile works it out).
 	Streams []Stream
-	// NotSent: packets the sender's backend failed to send (its errors);
-	// they are not in Sent and so never lost.
+	// NotSent counts the packets the sender's backend failed to send (its
+	// errors); they are not in Sent and so never lost.
 	NotSent uint64
-	// SenderHostDrops: drops on the sending host after the backend
+	// SenderHostDrops counts drops on the sending host after the backend
 	// counted the packet (interface tx_dropped, driver xmit errors).
 	SenderHostDrops uint64
-	// ReceiverHostDrops: drops on the receiving host before the receiver
-	// counted (rx_missed, rx_dropped, ring drops). Never network loss.
+	// ReceiverHostDrops counts drops on the receiving host before the
+	// receiver counted (rx_missed, rx_dropped, ring drops). Never network loss.
 	ReceiverHostDrops uint64
 	DurationSec       float64 // the send window
 	FrameBytes        float64 // mean frame size without FCS
@@ -105,7 +105,8 @@ func (f Flow) Window() float64 {
 	return float64(f.Received-min(f.Duplicates, f.Received)) / f.PPS
 }
 
-// generatorTolerance: senders within 1 % of the offered rate reached it.
+// generatorTolerance is the fraction of the offered rate at which senders
+// count as having reached it: within 1 %.
 const generatorTolerance = 0.99
 
 // Reconcile balances one flow. Lost is sent minus the distinct packets

@@ -27,9 +27,9 @@ var _ Backend = (*Kernel)(nil)
 // Name is "kernel".
 func (k *Kernel) Name() string { return "kernel" }
 
-// ErrUnsupported: a backend cannot honour a Config field (the message
-// names it; such errors also match ErrConfig), or cannot run on this
-// host or interface (the message says why).
+// ErrUnsupported is returned when a backend cannot honour a Config field
+// (the message names it; such errors also match ErrConfig), or cannot run
+// on this host or interface (the message says why).
 var ErrUnsupported = errors.New("not supported by this backend")
 
 // Finish fills the summary's totals (packets, errors, pps, L2 and L1

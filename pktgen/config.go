@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ErrConfig: a Config value is impossible; the message names the field
-// and the valid range.
+// ErrConfig is returned when a Config value is impossible; the message
+// names the field and the valid range.
 var ErrConfig = errors.New("invalid pktgen config")
 
 // Xmit modes.

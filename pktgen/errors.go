@@ -8,23 +8,23 @@ import (
 
 // Sentinel errors callers branch on.
 var (
-	// ErrNoPktgen: /proc/net/pktgen does not exist (module not loaded, or
-	// a kernel without CONFIG_NET_PKTGEN).
+	// ErrNoPktgen is returned when /proc/net/pktgen does not exist (module not
+	// loaded, or a kernel without CONFIG_NET_PKTGEN).
 	ErrNoPktgen = errors.New("no kernel pktgen")
-	// ErrNotSupported: the device or mode refused a setting (burst or
-	// clone_skb on a device without skb sharing: veth, lo, bonds).
+	// ErrNotSupported is returned when the device or mode refused a setting
+	// (burst or clone_skb on a device without skb sharing: veth, lo, bonds).
 	ErrNotSupported = errors.New("not supported by the device")
-	// ErrBusy: the device is already on a pktgen thread.
+	// ErrBusy is returned when the device is already on a pktgen thread.
 	ErrBusy = errors.New("device busy in pktgen")
-	// ErrNoDevice: no such interface.
+	// ErrNoDevice is returned when there is no such interface.
 	ErrNoDevice = errors.New("no such interface")
-	// ErrDeviceDown: the interface is down.
+	// ErrDeviceDown is returned when the interface is down.
 	ErrDeviceDown = errors.New("interface is down")
-	// ErrRefused: pktgen refused a command (bad value, unknown name, or a
-	// "successful" write whose Result is an error).
+	// ErrRefused is returned when pktgen refused a command (bad value, unknown
+	// name, or a "successful" write whose Result is an error).
 	ErrRefused = errors.New("pktgen refused the command")
-	// ErrPermission: writing pktgen needs CAP_NET_ADMIN in the initial
-	// user namespace.
+	// ErrPermission is returned when writing pktgen fails for want of
+	// CAP_NET_ADMIN in the initial user namespace.
 	ErrPermission = errors.New("pktgen needs CAP_NET_ADMIN in the initial user namespace")
 )
 

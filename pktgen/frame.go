@@ -27,7 +27,7 @@ type Frame struct {
 	SportMin, SportMax uint16
 }
 
-// ErrFrame: a frame cannot be built from the config.
+// ErrFrame is returned when a frame cannot be built from the config.
 var ErrFrame = errors.New("cannot build frame")
 
 // BuildFrame builds thread i's template. srcMAC is the sending

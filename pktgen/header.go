@@ -12,7 +12,7 @@ const Magic uint32 = 0xbe9be955
 // HeaderLen is the size of the pktgen header (struct pktgen_hdr).
 const HeaderLen = 16
 
-// ErrNoHeader: the bytes do not start with a pktgen header.
+// ErrNoHeader is returned when the bytes do not start with a pktgen header.
 var ErrNoHeader = errors.New("no pktgen header")
 
 // Header is struct pktgen_hdr: four big-endian 32-bit words at UDP payload

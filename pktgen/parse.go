@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ErrParse: a pktgen file could not be parsed.
+// ErrParse is returned when a pktgen file could not be parsed.
 var ErrParse = errors.New("pktgen: parse error")
 
 // Result states.

@@ -67,6 +67,7 @@
 // counted per ring (packets of a stream that arrive on different CPUs
 // have no order between them). It only taps: packets continue to the
 // stack. The rings' drops (PACKET_STATISTICS) are Report.RingDrops.
+// Needs CAP_NET_RAW.
 //
 // # Interface counters
 //

@@ -154,8 +154,9 @@ func TestParseFrame(t *testing.T) {
 	}
 }
 
-// FuzzParseFrame: the parser never panics or reads out of bounds, and
-// whatever it accepts re-encodes to the same key when rebuilt.
+// FuzzParseFrame checks that the parser never panics or reads out of
+// bounds, and that whatever it accepts re-encodes to the same key when
+// rebuilt.
 func FuzzParseFrame(f *testing.F) {
 	f.Add(testFrame{seq: 1}.bytes())
 	f.Add(testFrame{seq: 2, vlans: 2, ihl: 7}.bytes())

@@ -313,8 +313,8 @@ func diffStreams(want, got []StreamReport) string {
 	return b.String()
 }
 
-// TestCancelDetaches: a receiver whose context is cancelled after Start
-// detaches by itself; Stop still returns a report.
+// TestCancelDetaches checks that a receiver whose context is cancelled
+// after Start detaches by itself, and that Stop still returns a report.
 func TestCancelDetaches(t *testing.T) {
 	for _, method := range []string{MethodXDP, MethodAFPacket} {
 		t.Run(method, func(t *testing.T) {
@@ -342,8 +342,8 @@ func TestCancelDetaches(t *testing.T) {
 	}
 }
 
-// TestCloseDetaches: Close (the error path) detaches; auto picks XDP on
-// a veth; a missing interface is ErrNoInterface.
+// TestCloseDetaches checks that Close (the error path) detaches, that auto
+// picks XDP on a veth, and that a missing interface is ErrNoInterface.
 func TestCloseDetaches(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	r := startIn(t, t.Context(), p.B, Options{Method: MethodAuto, SeqCapacity: 1 << 10})
@@ -368,9 +368,9 @@ func TestCloseDetaches(t *testing.T) {
 	}
 }
 
-// TestXDPGenericOnLoopback: lo has no native XDP, so the program attaches
-// in generic (SKB) mode and says so; it counts datagrams the kernel
-// itself built (a UDP socket to 127.0.0.1) exactly.
+// TestXDPGenericOnLoopback checks that on lo, which has no native XDP, the
+// program attaches in generic (SKB) mode and says so, and that it counts
+// datagrams the kernel itself built (a UDP socket to 127.0.0.1) exactly.
 func TestXDPGenericOnLoopback(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	lo := &netns.Link{NS: p.B.NS, Name: "lo", Index: 1}

@@ -24,7 +24,7 @@ const (
 	// sequence takes a 16-bit copy counter instead of a bit: 2^22
 	// (4 M distinct sequences, 8 MiB per stream).
 	DefaultRepeatSeqCapacity = 1 << 22
-	// MaxSeqCapacity: sequences are 32-bit.
+	// MaxSeqCapacity is the largest SeqCapacity: sequences are 32-bit.
 	MaxSeqCapacity = 1<<32 - 1
 	// DefaultMaxStreams is the number of streams counted when
 	// Options.MaxStreams is 0.
@@ -40,16 +40,16 @@ const (
 	maxXDPBytes = 1 << 32
 )
 
-// ErrOptions: the options are invalid; the message names the field and
-// what would be valid.
+// ErrOptions is returned when the options are invalid; the message names
+// the field and what would be valid.
 var ErrOptions = errors.New("invalid receiver options")
 
-// ErrNoInterface: Options.Iface does not exist in the calling thread's
-// network namespace.
+// ErrNoInterface is returned when Options.Iface does not exist in the
+// calling thread's network namespace.
 var ErrNoInterface = errors.New("no such interface")
 
-// ErrNotSupported: the method cannot run here (other OS, kernel too old,
-// driver refuses).
+// ErrNotSupported is returned when the method cannot run here (other OS,
+// kernel too old, driver refuses).
 var ErrNotSupported = errors.New("not supported")
 
 // Options configure a Receiver. The zero value of every field but Iface

@@ -213,9 +213,9 @@ func TestMissingRanges(t *testing.T) {
 	}
 }
 
-// TestMergeExact: counting a run split over several tables (as the
-// AF_PACKET method's goroutines do) and merging gives the single table's
-// result, except reordered, which is per table.
+// TestMergeExact checks that counting a run split over several tables (as
+// the AF_PACKET method's goroutines do) and merging gives the single
+// table's result, except reordered, which is per table.
 func TestMergeExact(t *testing.T) {
 	for _, repeats := range []int{1, 3} {
 		t.Run(fmt.Sprint("repeats ", repeats), func(t *testing.T) {
@@ -253,13 +253,13 @@ func BenchmarkAdd(b *testing.B) {
 	benchAdd(b, 1, 1)
 }
 
-// BenchmarkAddStreams: four IPv4 streams interleaved packet by packet
-// (the last-stream cache always misses).
+// BenchmarkAddStreams counts four IPv4 streams interleaved packet by
+// packet (the last-stream cache always misses).
 func BenchmarkAddStreams(b *testing.B) {
 	benchAdd(b, 4, 1)
 }
 
-// BenchmarkAddRepeats: one stream, each sequence sent 4 times.
+// BenchmarkAddRepeats counts one stream, each sequence sent 4 times.
 func BenchmarkAddRepeats(b *testing.B) {
 	benchAdd(b, 1, 4)
 }

@@ -16,17 +16,21 @@ import (
 
 // Sentinel errors of Apply and Restore.
 var (
-	// ErrManagedIRQ: the kernel owns this IRQ's affinity (EIO before 6.12,
-	// EPERM after, or a 0444 affinity file). Skipped, never a failure.
+	// ErrManagedIRQ is returned when the kernel owns this IRQ's affinity (EIO
+	// before 6.12, EPERM after, or a 0444 affinity file). Skipped, never a
+	// failure.
 	ErrManagedIRQ = errors.New("managed irq: the kernel owns its affinity")
-	// ErrNoPermission: affinity files cannot be written here (not root, or
-	// /proc/irq read-only as in containers). Apply rolls back.
+	// ErrNoPermission is returned when affinity files cannot be written here
+	// (not root, or /proc/irq read-only as in containers). Apply rolls back.
 	ErrNoPermission = errors.New("no permission to change irq affinity")
-	// ErrNotApplied: the write succeeded but reading back shows another value.
+	// ErrNotApplied is returned when the write succeeded but reading back
+	// shows another value.
 	ErrNotApplied = errors.New("kernel did not apply the affinity")
-	// ErrCPUUnavailable: no candidate CPU accepted the IRQ (offline or out of vectors).
+	// ErrCPUUnavailable is returned when no candidate CPU accepted the IRQ
+	// (offline or out of vectors).
 	ErrCPUUnavailable = errors.New("no CPU accepted the irq")
-	// ErrIRQVanished: the IRQ disappeared (interface reconfigured).
+	// ErrIRQVanished is returned when the IRQ disappeared (interface
+	// reconfigured).
 	ErrIRQVanished = errors.New("irq vanished")
 )
 

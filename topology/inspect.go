@@ -17,9 +17,11 @@ import (
 
 // Sentinel errors callers branch on.
 var (
-	// ErrNoInterface: the named interface does not exist on the host.
+	// ErrNoInterface is returned when the named interface does not exist on
+	// the host.
 	ErrNoInterface = errors.New("no such interface")
-	// ErrNoDevice: the interface is virtual (no device link), so it has no IRQs.
+	// ErrNoDevice is returned when the interface is virtual (no device link),
+	// so it has no IRQs.
 	ErrNoDevice = errors.New("interface has no device")
 )
 

@@ -79,7 +79,8 @@ func distinctQueues(vs []wantVec) int {
 	return len(seen)
 }
 
-// TestInspectNotManaged: writable smp_affinity_list files are not managed.
+// TestInspectNotManaged checks that writable smp_affinity_list files are
+// not managed.
 func TestInspectNotManaged(t *testing.T) {
 	r, _ := fixture(t, "mlx5-new")
 	n, err := Inspect(r, "ens1f0np0")

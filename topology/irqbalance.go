@@ -16,7 +16,8 @@ const (
 	IRQBalanceIgnore = "ignore"
 )
 
-// ErrIRQBalance: irqbalance runs and would move pinned IRQs back.
+// ErrIRQBalance is returned when irqbalance runs and would move pinned
+// IRQs back.
 var ErrIRQBalance = errors.New("irqbalance is running")
 
 // IRQBalancePIDs returns the pids of running irqbalance processes, found

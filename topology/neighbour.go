@@ -17,7 +17,8 @@ import (
 // (RTM_GETNEIGH), so Neighbour finds IPv4 neighbours only.
 const ARPFile = "/proc/net/arp"
 
-// ErrNoNeighbour: the neighbour table has no complete entry for the address.
+// ErrNoNeighbour is returned when the neighbour table has no complete
+// entry for the address.
 var ErrNoNeighbour = errors.New("no neighbour entry")
 
 // ARPEntry is one line of ARPFile.

@@ -8,7 +8,8 @@ import (
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
-// ErrTooManyThreads: more threads were asked for than queues or local CPUs.
+// ErrTooManyThreads is returned when more threads were asked for than
+// queues or local CPUs.
 var ErrTooManyThreads = errors.New("thread count exceeds queues or local CPUs")
 
 // PlanOptions shape a plan.

@@ -379,8 +379,8 @@ func TestReportJSONShape(t *testing.T) {
 	}
 }
 
-// TestPlanReportUnplanned: queues cut by --threads are reported as skipped
-// after the NIC's own skipped IRQs.
+// TestPlanReportUnplanned checks that queues cut by --threads are reported
+// as skipped after the NIC's own skipped IRQs.
 func TestPlanReportUnplanned(t *testing.T) {
 	n := inspectFixture(t, "ixgbe", "enp1s0f0")
 	p, err := MakePlan(n, PlanOptions{Threads: 6})

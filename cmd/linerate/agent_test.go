@@ -100,9 +100,9 @@ func startAgent(t *testing.T, until string, args ...string) (stderr *syncBuffer,
 	return stderr, stop
 }
 
-// TestAgentRunsUntilSignal: an insecure agent warns, restores a journal a
-// crashed run left, serves gRPC and metrics, and on the signal context
-// shuts down cleanly.
+// TestAgentRunsUntilSignal checks that an insecure agent warns, restores a
+// journal a crashed run left, serves gRPC and metrics, and on the signal
+// context shuts down cleanly.
 func TestAgentRunsUntilSignal(t *testing.T) {
 	root, state := host(t), t.TempDir()
 	sum := treeSum(t, root)
@@ -135,8 +135,8 @@ func TestAgentRunsUntilSignal(t *testing.T) {
 	}
 }
 
-// TestAgentAllowMgmtIface: a sender on the interface of its gRPC address
-// starts when allowed.
+// TestAgentAllowMgmtIface checks that a sender on the interface of its gRPC
+// address starts when allowed.
 func TestAgentAllowMgmtIface(t *testing.T) {
 	stderr, stop := startAgent(t, "serving the Agent service", "--role", "sender", "--iface", "lo", "--state-dir", t.TempDir(),
 		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "", "--name", "t1", "--allow-mgmt-iface", "--allow-dst", "198.18.0.0/15")

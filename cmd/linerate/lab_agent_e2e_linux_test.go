@@ -50,11 +50,11 @@ func virtioData0(t *testing.T) (dir string, snapshot func() string) {
 	}
 }
 
-// TestLabAgentKilled: an agent SIGKILLed mid-run fails the run within
-// 10 s naming it; the other hosts are released and restored; the killed
-// host's journal is restored when its agent starts again. Also: a client
-// without a valid certificate, and a gossip member with the wrong key, get
-// nothing.
+// TestLabAgentKilled checks that an agent SIGKILLed mid-run fails the run
+// within 10 s naming it; that the other hosts are released and restored;
+// and that the killed host's journal is restored when its agent starts
+// again. Also that a client without a valid certificate, and a gossip
+// member with the wrong key, get nothing.
 func TestLabAgentKilled(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := buildBinary(t)

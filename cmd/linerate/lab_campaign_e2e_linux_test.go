@@ -17,10 +17,10 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 
-// TestLabCampaign: an RFC 2544 search per frame size against a tbf-shaped
-// switch port finds the shaping rate (tbf counts frames without FCS)
-// within 5 %, the result is stored, and it round-trips through results
-// show and compare; the HTML report is written.
+// TestLabCampaign checks that an RFC 2544 search per frame size against a
+// tbf-shaped switch port finds the shaping rate (tbf counts frames without
+// FCS) within 5 %, that the result is stored and round-trips through
+// results show and compare, and that the HTML report is written.
 func TestLabCampaign(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := buildBinary(t)

@@ -97,8 +97,8 @@ func checkStream(t *testing.T, out string) string {
 	return lines[len(lines)-1]
 }
 
-// assertNoLab: no namespace, management link, directory (dir) or agent
-// process of the lab is left.
+// assertNoLab fails t unless no namespace, management link, directory (dir)
+// or agent process of the lab is left.
 func assertNoLab(t *testing.T, name, dir string) {
 	t.Helper()
 	for _, r := range lab.Remains(name, dir) {
@@ -106,7 +106,7 @@ func assertNoLab(t *testing.T, name, dir string) {
 	}
 }
 
-// exact: every flow received exactly what was sent.
+// exact fails t unless every flow received exactly what was sent.
 func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
 	t.Helper()
 	if len(res.Flows) != flows {
@@ -203,9 +203,9 @@ func TestLabRun(t *testing.T) {
 	}
 }
 
-// TestLabRunInterrupted: a lab run stopped by Ctrl-C in the middle of its
-// run phase, and one whose output pipe closed after the first line, both
-// remove every namespace, link, process and file they made.
+// TestLabRunInterrupted checks that a lab run stopped by Ctrl-C in the
+// middle of its run phase, and one whose output pipe closed after the first
+// line, both remove every namespace, link, process and file they made.
 func TestLabRunInterrupted(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := buildBinary(t)

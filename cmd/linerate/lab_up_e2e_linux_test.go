@@ -76,9 +76,10 @@ func startLabUp(t *testing.T, bin, name string) (*exec.Cmd, []string) {
 	}
 }
 
-// TestLabUpMembersDown: `lab up` keeps a lab whose agents `linerate
-// members` lists (with the flags lab up printed) until Ctrl-C removes it;
-// a `lab up` killed outright leaves a lab that `lab down` removes.
+// TestLabUpMembersDown checks that `lab up` keeps a lab whose agents
+// `linerate members` lists (with the flags lab up printed) until Ctrl-C
+// removes it, and that a `lab up` killed outright leaves a lab that
+// `lab down` removes.
 func TestLabUpMembersDown(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := buildBinary(t)

@@ -1,5 +1,3 @@
-// Command linerate is the line-rate benchmarking suite: one binary whose
-// subcommands tune hosts, generate and count traffic, and report.
 package main
 
 import (

@@ -147,7 +147,8 @@ func xdpOn(t *testing.T, p *nstest.Pair) bool {
 	return on
 }
 
-// TestRecvUntilIdleJSON: XDP, stopped by --until-idle, the JSON contract.
+// TestRecvUntilIdleJSON checks XDP, stopped by --until-idle, and the JSON
+// contract.
 func TestRecvUntilIdleJSON(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	wait := recvIn(t, t.Context(), p, "--method", "xdp", "--until-idle", "300ms", "--json", "--seq-capacity", "4096")
@@ -203,8 +204,8 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 	}
 }
 
-// TestRecvInterruptTable: AF_PACKET, stopped by the context (SIGINT in
-// main), the table output.
+// TestRecvInterruptTable checks AF_PACKET, stopped by the context (SIGINT
+// in main), and the table output.
 func TestRecvInterruptTable(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	ctx, cancel := context.WithCancel(t.Context())

@@ -60,9 +60,9 @@ func TestSendUserspaceBackends(t *testing.T) {
 	}
 }
 
-// TestSendUserspaceFallsBackToAFPacket: a veth whose peer has no XDP
-// program cannot transmit XDP frames, so userspace picks afpacket and
-// says why.
+// TestSendUserspaceFallsBackToAFPacket checks that on a veth whose peer has
+// no XDP program, which cannot transmit XDP frames, userspace picks
+// afpacket and says why.
 func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces")

@@ -18,9 +18,9 @@ func labOptions() Options {
 	}
 }
 
-// TestFromOptionsAsYAML: a spec built from flags is the spec the YAML
-// text `lab campaign` used to write for them parses to, and its record
-// (the spec as given, stored with the result) is the same JSON.
+// TestFromOptionsAsYAML checks that a spec built from flags is the spec the
+// YAML text `lab campaign` used to write for them parses to, and that its
+// record (the spec as given, stored with the result) is the same JSON.
 func TestFromOptionsAsYAML(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -142,7 +142,7 @@ drain: 300ms
 	}
 }
 
-// TestFromOptionsBadInput: options are refused by the spec's own
+// TestFromOptionsBadInput checks that options are refused by the spec's own
 // validation, naming the spec's field.
 func TestFromOptionsBadInput(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,7 +1,3 @@
-// Package campaign turns runs into campaigns: a YAML spec names the
-// agents, frame sizes, rates or a throughput search, durations and
-// repetitions; the campaign runs one trial (one coordinator run) after
-// another and records every trial in a results document.
 package campaign
 
 import (

@@ -26,5 +26,9 @@
 // on that link, times the number of flows (pairwise over equal links:
 // MaxPPS(slowest link) × flows).
 //
-// Comparison and List print `results compare` and `results list`.
+// Comparison and List print `results compare` and `results list`;
+// RunTable and PathTruthTable a `linerate run` and the lab's truth;
+// Members `linerate members`; SampleLine and ProgressLine the live lines
+// of a run and a campaign. Write renders a document in a named format,
+// FormatFromPath is the format an output file's name implies.
 package report

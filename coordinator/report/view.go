@@ -52,7 +52,7 @@ type hostView struct {
 	Flows    int
 	Sent     uint64 // as sender
 	Received uint64 // as receiver
-	// HostLoss: packets lost inside this host (sender: after the
+	// HostLoss counts the packets lost inside this host (sender: after the
 	// backend counted them; receiver: before the receiver counted them).
 	HostLoss uint64
 	// From a run's own host report.

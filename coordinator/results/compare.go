@@ -13,8 +13,8 @@ import (
 	"github.com/linerate/linerate/coordinator"
 )
 
-// DefaultThreshold: B is flagged as a regression when it is worse than A
-// by more than 2 %.
+// DefaultThreshold is the margin by which B must be worse than A to be
+// flagged as a regression: 2 %.
 const DefaultThreshold = 0.02
 
 // epsilon keeps a change of exactly the threshold from being flagged by
@@ -50,7 +50,8 @@ type Comparison struct {
 	// Spec lists the top-level spec fields that differ ("spec" when the
 	// specs are not both JSON objects): the two did not ask the same.
 	Spec []string `json:"spec_differs"`
-	// Regression: some size of B is worse than A beyond the threshold.
+	// Regression reports that some size of B is worse than A beyond the
+	// threshold.
 	Regression bool `json:"regression"`
 }
 

@@ -94,7 +94,7 @@ func TestResultsCompareDeltas(t *testing.T) {
 	}
 }
 
-// near: equal to 1e-9, relative above 1.
+// near reports whether a and b are equal to 1e-9, relative above 1.
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b)) }
 
 func TestResultsCompareFingerprints(t *testing.T) {

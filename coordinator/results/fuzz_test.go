@@ -9,8 +9,8 @@ import (
 	"github.com/linerate/linerate/coordinator/results/resultstest"
 )
 
-// FuzzDecode: any input is refused or decoded without a panic, and a
-// decoded document encodes and decodes to the same JSON.
+// FuzzDecode checks that any input is refused or decoded without a panic,
+// and that a decoded document encodes and decodes to the same JSON.
 func FuzzDecode(f *testing.F) {
 	for _, d := range []*results.Document{resultstest.Campaign(), resultstest.Run()} {
 		var buf bytes.Buffer

@@ -9,10 +9,10 @@ import (
 	"github.com/linerate/linerate/coordinator"
 )
 
-// TestStoredLabTruth: a run document `linerate lab run` stored before the
-// lab's truth was typed (at 7132701) still loads, its "lab" sections
-// (the document's and the run's) read as coordinator.PathTruth, and it
-// encodes back to the same bytes.
+// TestStoredLabTruth checks that a run document `linerate lab run` stored
+// before the lab's truth was typed (at 7132701) still loads, that its "lab"
+// sections (the document's and the run's) read as coordinator.PathTruth,
+// and that it encodes back to the same bytes.
 func TestStoredLabTruth(t *testing.T) {
 	raw, err := os.ReadFile("testdata/lab-run-7132701.json")
 	if err != nil {

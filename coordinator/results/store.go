@@ -22,17 +22,17 @@ const DefaultDir = "./linerate-results"
 
 // Errors callers branch on.
 var (
-	// ErrNotFound: no stored document has that id or id prefix.
+	// ErrNotFound is returned when no stored document has that id or id prefix.
 	ErrNotFound = errors.New("no such result")
-	// ErrAmbiguous: an id prefix matches more than one document.
+	// ErrAmbiguous is returned when an id prefix matches more than one document.
 	ErrAmbiguous = errors.New("ambiguous result id")
-	// ErrSchema: the document is not a linerate result of a major
-	// version this build reads.
+	// ErrSchema is returned when the document is not a linerate result of a
+	// major version this build reads.
 	ErrSchema = errors.New("unsupported result schema")
-	// ErrNoDir: the results directory does not exist.
+	// ErrNoDir is returned when the results directory does not exist.
 	ErrNoDir = errors.New("no results directory")
-	// ErrInvalid: the document cannot be stored as it is (no schema, no
-	// id, an id that is not a file name).
+	// ErrInvalid is returned when the document cannot be stored as it is (no
+	// schema, no id, an id that is not a file name).
 	ErrInvalid = errors.New("invalid result document")
 )
 

@@ -57,8 +57,8 @@ type SizeResult struct {
 	// ThroughputTrial is the n of the trial that set ThroughputPPS (its
 	// flows are the report's per-flow table); 0 when none did.
 	ThroughputTrial int `json:"throughput_trial,omitempty"`
-	// GeneratorLimited: the senders could not offer more than this; the
-	// device's limit lies above what could be measured.
+	// GeneratorLimited reports that the senders could not offer more than
+	// this; the device's limit lies above what could be measured.
 	GeneratorLimited bool   `json:"generator_limited,omitempty"`
 	Note             string `json:"note,omitempty"`
 }

@@ -12,12 +12,14 @@ import (
 
 // Sentinel errors, for callers that branch on why a search stopped.
 var (
-	// ErrInvalidOptions: the Options were refused before any trial ran.
+	// ErrInvalidOptions is returned when the Options were refused before any
+	// trial ran.
 	ErrInvalidOptions = errors.New("invalid search options")
-	// ErrTrialLimit: MaxTrials trials ran before the bounds met the
-	// resolution. The Result returned with it holds the best so far.
+	// ErrTrialLimit is returned when MaxTrials trials ran before the bounds
+	// met the resolution. The Result returned with it holds the best so far.
 	ErrTrialLimit = errors.New("trial limit reached")
-	// ErrTrialFailed: a trial failed to run (Outcome.Err) twice in a row.
+	// ErrTrialFailed is returned when a trial failed to run (Outcome.Err)
+	// twice in a row.
 	ErrTrialFailed = errors.New("failed twice")
 )
 
@@ -50,11 +52,11 @@ type Outcome struct {
 	Received    uint64  `json:"received"`
 	Lost        uint64  `json:"lost"`
 	LossRatio   float64 `json:"loss_ratio"` // what the search compares with the goals
-	// GeneratorLimited: the senders did not reach the offered rate. The
-	// trial is invalid: it says nothing about loss at that rate.
+	// GeneratorLimited reports that the senders did not reach the offered
+	// rate. The trial is invalid: it says nothing about loss at that rate.
 	GeneratorLimited bool `json:"generator_limited"`
-	// Err: the run failed (an agent died, ...). Invalid too; the trial is
-	// retried once.
+	// Err is set when the run failed (an agent died, ...). Invalid too; the
+	// trial is retried once.
 	Err error `json:"-"`
 }
 
@@ -86,9 +88,9 @@ func (t Trial) Passes(goal float64) bool { return t.Valid && t.Outcome.LossRatio
 // GoalResult is the answer for one loss-ratio goal.
 type GoalResult struct {
 	Goal float64 `json:"goal"`
-	// Found: a trial met the goal. RatePPS is then the highest rate that
-	// did (the lower bound: the throughput for goal 0, NDR, PDR...);
-	// otherwise RatePPS is 0.
+	// Found reports that a trial met the goal. RatePPS is then the highest
+	// rate that did (the lower bound: the throughput for goal 0, NDR,
+	// PDR...); otherwise RatePPS is 0.
 	Found     bool    `json:"found"`
 	RatePPS   float64 `json:"rate_pps"`
 	LossRatio float64 `json:"loss_ratio"` // of the trial at RatePPS
@@ -98,9 +100,9 @@ type GoalResult struct {
 	// generator's ceiling).
 	UpperPPS   float64 `json:"upper_pps,omitempty"`
 	UpperTrial int     `json:"upper_trial,omitempty"`
-	// GeneratorLimited: RatePPS is the highest rate the senders could
-	// offer, below MaxPPS: the device carries at least RatePPS, and what
-	// it carries above that could not be measured.
+	// GeneratorLimited reports that RatePPS is the highest rate the senders
+	// could offer, below MaxPPS: the device carries at least RatePPS, and
+	// what it carries above that could not be measured.
 	GeneratorLimited bool   `json:"generator_limited,omitempty"`
 	Note             string `json:"note,omitempty"`
 }
@@ -121,10 +123,12 @@ type Result struct {
 	TrialCount int          `json:"trial_count"`
 	// InvalidTrials counts the generator-limited and failed trials.
 	InvalidTrials int `json:"invalid_trials"`
-	// GeneratorLimited: some goal's rate is the generator's ceiling.
+	// GeneratorLimited reports that some goal's rate is the generator's
+	// ceiling.
 	GeneratorLimited bool `json:"generator_limited"`
-	// Complete: every goal's bounds were settled. False when the search
-	// stopped early (an error, MaxTrials); the goals are then the best so far.
+	// Complete reports that every goal's bounds were settled. False when the
+	// search stopped early (an error, MaxTrials); the goals are then the best
+	// so far.
 	Complete bool   `json:"complete"`
 	Note     string `json:"note,omitempty"`
 }
@@ -135,8 +139,8 @@ type Options struct {
 	MaxPPS float64
 	// MinPPS is the lowest rate tried; 0 means 1 % of MaxPPS.
 	MinPPS float64
-	// Resolution: the search stops when upper − lower bound ≤ this many
-	// pps. 0 means RelativeResolution × MaxPPS.
+	// Resolution is the bound gap, in pps, at which the search stops (upper −
+	// lower bound ≤ Resolution). 0 means RelativeResolution × MaxPPS.
 	Resolution float64
 	// RelativeResolution is the resolution as a fraction of MaxPPS, used
 	// when Resolution is 0; 0 means 0.01.

@@ -1,10 +1,10 @@
 // Package deprules checks the import rules of the package table in
-// DESIGN.md: the data plane (topology, pktgen, receiver) never reaches
-// the control plane, nothing imports cmd, receiver takes only pktgen's
-// wire format, topology stays on std and x/sys, and the coordinator never
-// imports the agent. Check runs `go list` over a module and reports every
-// import that breaks a rule; the package's test runs it on this tree, so
-// `make unit` fails on a forbidden import.
+// DESIGN.md: the data plane (topology, pktgen, receiver) never reaches the
+// control plane, nothing imports cmd, receiver takes only pktgen's wire
+// format, topology stays on std, x/sys and hclog, and the coordinator
+// never imports the agent. Check runs `go list` over a module and reports
+// every import that breaks a rule; the package's test runs it on this
+// tree, so `make unit` fails on a forbidden import.
 package deprules
 
 // Std is the pattern that matches every standard-library package.

@@ -27,12 +27,12 @@ import "errors"
 
 // Sentinel errors callers branch on.
 var (
-	// ErrNotSupported: the driver (or the OS) does not offer the
-	// operation (EOPNOTSUPP): loopback has no driver information, and
-	// many virtual devices no statistics.
+	// ErrNotSupported is returned when the driver (or the OS) does not offer
+	// the operation (EOPNOTSUPP): loopback has no driver information, and many
+	// virtual devices no statistics.
 	ErrNotSupported = errors.New("ethtool operation not supported")
-	// ErrNoInterface: no interface of that name in the reader's network
-	// namespace (ENODEV).
+	// ErrNoInterface is returned when there is no interface of that name in
+	// the reader's network namespace (ENODEV).
 	ErrNoInterface = errors.New("no such interface")
 )
 

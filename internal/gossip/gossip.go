@@ -1,7 +1,3 @@
-// Package gossip is the serf member that every agent and the
-// coordinator run: one configuration of addresses, keyring and logging,
-// one key file format, and a Stop that leaves the cluster before it
-// shuts down.
 package gossip
 
 import (

@@ -51,8 +51,9 @@ func (id *Identity) ClientConfig(serverName string) *tls.Config {
 	}
 }
 
-// ErrPeerRole: the peer's certificate is valid but carries a role this end
-// does not talk to (an agent's certificate used to drive another agent).
+// ErrPeerRole is returned when the peer's certificate is valid but carries
+// a role this end does not talk to (an agent's certificate used to drive
+// another agent).
 var ErrPeerRole = errors.New("peer role not allowed")
 
 // RequirePeerRole returns a tls.Config.VerifyConnection hook that fails the

@@ -35,7 +35,8 @@ type Options struct {
 // InsecureWarning is what a process running with Options.Insecure logs.
 const InsecureWarning = "gRPC without TLS (--insecure): any host that reaches this port can drive the agent and read its results; use --tls-dir with certificates from `linerate certs`"
 
-// ErrNoTLS: neither a certificate directory nor an explicit insecure mode.
+// ErrNoTLS is returned when there is neither a certificate directory nor
+// an explicit insecure mode.
 var ErrNoTLS = errors.New("no TLS configuration")
 
 func (o Options) check() error {
@@ -92,10 +93,11 @@ func ClientCredentials(o Options) (credentials.TransportCredentials, error) {
 	return credentials.NewTLS(cfg), nil
 }
 
-// Keepalive: clients ping an idle connection every ClientPingInterval, so
-// a dead agent or coordinator is noticed within seconds, and servers allow
-// pings that often (grpc's default enforcement, 5 minutes, would answer
-// them with GOAWAY). Both ends take the pair from here so they agree.
+// These are the keepalive settings. Clients ping an idle connection every
+// ClientPingInterval, so a dead agent or coordinator is noticed within
+// seconds, and servers allow pings that often (grpc's default enforcement,
+// 5 minutes, would answer them with GOAWAY). Both ends take the pair from
+// here so they agree.
 const (
 	ClientPingInterval = 15 * time.Second
 	pingTimeout        = 5 * time.Second
@@ -128,8 +130,8 @@ type Peer struct {
 	Addr string
 }
 
-// ErrNoPeer: the call did not come over mutual TLS (plaintext, or no
-// client certificate).
+// ErrNoPeer is returned when the call did not come over mutual TLS
+// (plaintext, or no client certificate).
 var ErrNoPeer = errors.New("no verified peer certificate")
 
 // PeerFromContext tells a server handler who is calling.

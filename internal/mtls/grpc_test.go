@@ -139,9 +139,9 @@ func TestMutualTLSAccepts(t *testing.T) {
 	}
 }
 
-// TestMutualTLSRefuses: every client that is not a CA-signed coordinator,
-// and every server that is not the CA-signed agent the client named, gets
-// no RPC through, and the handler is never reached.
+// TestMutualTLSRefuses checks that every client that is not a CA-signed
+// coordinator, and every server that is not the CA-signed agent the client
+// named, gets no RPC through, and that the handler is never reached.
 func TestMutualTLSRefuses(t *testing.T) {
 	c := newCerts(t)
 	id, err := mtls.Load(c.dir, "coord")
@@ -216,8 +216,8 @@ func TestMutualTLSRefuses(t *testing.T) {
 	}
 }
 
-// TestInsecureOnlyWhenAsked: plaintext is served only with Insecure, and
-// then a handler sees no verified peer.
+// TestInsecureOnlyWhenAsked checks that plaintext is served only with
+// Insecure, and that a handler then sees no verified peer.
 func TestInsecureOnlyWhenAsked(t *testing.T) {
 	for _, o := range []mtls.Options{{}, {Dir: "x"}, {Name: "agent1"}} {
 		if _, err := mtls.ServerCredentials(o); !errors.Is(err, mtls.ErrNoTLS) || !strings.Contains(err.Error(), "--insecure") {

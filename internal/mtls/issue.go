@@ -39,15 +39,17 @@ func roleList() string {
 
 // Sentinel errors callers branch on.
 var (
-	// ErrRole: a role that is not one of Roles(), or a certificate without
-	// exactly one.
+	// ErrRole is returned for a role that is not one of Roles(), or a
+	// certificate without exactly one.
 	ErrRole = errors.New("invalid role")
-	// ErrName: a certificate name that cannot be a file name or is
-	// reserved.
+	// ErrName is returned for a certificate name that cannot be a file name or
+	// is reserved.
 	ErrName = errors.New("invalid certificate name")
-	// ErrHost: a SAN that is neither an IP address nor a DNS name.
+	// ErrHost is returned for a SAN that is neither an IP address nor a DNS
+	// name.
 	ErrHost = errors.New("invalid host")
-	// ErrExist: a file would be overwritten and force was not given.
+	// ErrExist is returned when a file would be overwritten and force was not
+	// given.
 	ErrExist = errors.New("file exists")
 )
 
@@ -316,7 +318,8 @@ func validName(name string) bool {
 	return true
 }
 
-// isDNSName: dot-separated labels of letters, digits and inner hyphens.
+// isDNSName reports whether s is dot-separated labels of letters, digits
+// and inner hyphens.
 func isDNSName(s string) bool {
 	if s == "" || len(s) > 253 {
 		return false

@@ -1,9 +1,5 @@
 //go:build linux
 
-// Package netns makes network namespaces joined by veth pairs, for the
-// lab and for tests: real kernels, real links, no hardware. Addresses come
-// from 198.18.0.0/15 (RFC 2544's benchmarking range) only. Every namespace
-// made here is named "lr-…" and removed by Close.
 package netns
 
 import (

@@ -17,8 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// ErrPinNotOffered: apt's archive does not offer a pinned package version
-// (any more): the pin in PinsFile needs updating.
+// ErrPinNotOffered is returned when apt's archive does not offer a pinned
+// package version (any more): the pin in PinsFile needs updating.
 var ErrPinNotOffered = errors.New("pinned package version not offered by apt")
 
 // runFunc runs a command in dir and returns its stdout; the error carries

@@ -24,12 +24,14 @@ import (
 // Sentinel errors of Guest.Run. The error text always carries the tail of
 // the serial console.
 var (
-	// ErrTimeout: the guest did not finish within its timeout; qemu was killed.
+	// ErrTimeout is returned when the guest did not finish within its timeout;
+	// qemu was killed.
 	ErrTimeout = errors.New("guest timed out")
-	// ErrNoExit: qemu stopped without the guest printing the script's exit
-	// status (kernel panic, init died, qemu failed to start).
+	// ErrNoExit is returned when qemu stopped without the guest printing the
+	// script's exit status (kernel panic, init died, qemu failed to start).
 	ErrNoExit = errors.New("guest stopped without reporting an exit status")
-	// ErrGuestSetup: /init could not prepare the guest (mount, insmod).
+	// ErrGuestSetup is returned when /init could not prepare the guest (mount,
+	// insmod).
 	ErrGuestSetup = errors.New("guest setup failed")
 )
 
@@ -131,7 +133,8 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
-// errLockup: the guest reported a soft lockup and was stopped early.
+// errLockup is returned when the guest reported a soft lockup and was
+// stopped early.
 var errLockup = errors.New("guest kernel soft lockup")
 
 // boot runs qemu once.

@@ -28,7 +28,8 @@ const (
 	CacheEnv = "LINERATE_VMTEST_CACHE"
 )
 
-// ErrNoKernel: no kernel could be fetched or found in the cache.
+// ErrNoKernel is returned when no kernel could be fetched or found in the
+// cache.
 var ErrNoKernel = errors.New("no guest kernel")
 
 // Kernel is an unpacked Debian kernel image package and the static

@@ -17,7 +17,8 @@ import (
 	"strings"
 )
 
-// ErrUnknownModule: a module is neither in modules.dep nor built in.
+// ErrUnknownModule is returned when a module is neither in modules.dep nor
+// built in.
 var ErrUnknownModule = errors.New("unknown kernel module")
 
 // Module is one loadable kernel module.

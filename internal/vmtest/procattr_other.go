@@ -4,5 +4,6 @@ package vmtest
 
 import "syscall"
 
-// qemuProcAttr: guests run on Linux hosts only (SkipUnlessAvailable).
+// qemuProcAttr returns no attributes: guests run on Linux hosts only
+// (SkipUnlessAvailable).
 func qemuProcAttr() *syscall.SysProcAttr { return nil }

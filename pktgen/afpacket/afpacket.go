@@ -12,7 +12,8 @@ const DefaultBatch = 64
 // Backend is the AF_PACKET generator.
 type Backend struct {
 	Log hclog.Logger
-	// Batch: frames per sendmmsg call (0 = DefaultBatch, at most 1024).
+	// Batch is the number of frames per sendmmsg call (0 = DefaultBatch, at
+	// most 1024).
 	Batch int
 	// Interval between progress callbacks (default 200 ms).
 	Interval time.Duration

@@ -241,7 +241,8 @@ func (t *thread) refused(c *engine.Control, errno unix.Errno) error {
 
 func (t *thread) Progress() (uint64, uint64) { return t.sent.Load(), t.errors.Load() }
 
-// Interrupt: a blocked send returns within the send timeout by itself.
+// Interrupt does nothing: a blocked send returns within the send timeout by
+// itself.
 func (t *thread) Interrupt() {}
 
 func (t *thread) Close() error {

@@ -2,6 +2,10 @@
 // rule `linerate send` and the agent share: "auto" is the kernel's pktgen
 // when /proc/net/pktgen exists, else "userspace"; "userspace" is XDP live
 // frames when they can run on the interface, else AF_PACKET.
+//
+// When "auto" finds no pktgen, Options.LoadModule is tried once:
+// [ModuleLoader] runs `modprobe pktgen`, which needs root ([ErrNotRoot]
+// otherwise); the agent gives none and never loads modules.
 package choose
 
 import (
@@ -18,7 +22,7 @@ import (
 // Names lists the valid backend names.
 var Names = []string{"kernel", "xdp", "afpacket", "userspace", "auto"}
 
-// ErrUnknown: the name is none of Names.
+// ErrUnknown is returned when the name is none of Names.
 var ErrUnknown = errors.New("unknown backend")
 
 // Options shape the choice.

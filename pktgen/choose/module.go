@@ -11,7 +11,8 @@ import (
 	"github.com/linerate/linerate/pktgen"
 )
 
-// ErrNotRoot: loading a kernel module needs root.
+// ErrNotRoot is returned when loading a kernel module needs root and the
+// caller is not root.
 var ErrNotRoot = errors.New("not root")
 
 // Runner runs a program and returns its standard output and standard

@@ -19,13 +19,13 @@ const (
 	netdevAttrIfindex     = 1
 	netdevAttrXDPFeatures = 3
 
-	// xdpActNdoXmit: the driver can transmit XDP frames redirected to it
-	// (ndo_xdp_xmit), which live-frame XDP_TX uses.
+	// xdpActNdoXmit is set when the driver can transmit XDP frames redirected
+	// to it (ndo_xdp_xmit), which live-frame XDP_TX uses.
 	xdpActNdoXmit = 1 << 2
 )
 
-// errNoFeatures: the kernel predates the netdev family (before 6.3), so
-// the driver's XDP features are unknown.
+// errNoFeatures is returned when the kernel predates the netdev family
+// (before 6.3), so the driver's XDP features are unknown.
 var errNoFeatures = errors.New("kernel does not report XDP features (netdev netlink family, 6.3+)")
 
 // xdpFeatures reads the interface's XDP feature bits (NETDEV_XDP_ACT_*)

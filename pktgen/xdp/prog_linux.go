@@ -51,8 +51,9 @@ type genParams struct {
 	cpus               int // slots in the state map: CPUs 0..cpus-1
 }
 
-// paramsOf: the threads' frames differ only in the source address, so
-// one program serves them all.
+// paramsOf returns the program parameters for f over cpus threads. The
+// threads' frames differ only in the source address, so one program serves
+// them all.
 func paramsOf(f *pktgen.Frame, cpus int) genParams {
 	return genParams{
 		hdrOff: f.HdrOff, udpOff: f.UDPOff, frameLen: len(f.Bytes),

@@ -23,9 +23,11 @@ const (
 // Backend is the XDP live-frame generator.
 type Backend struct {
 	Log hclog.Logger
-	// BatchSize: frames per live-frame batch (1-256; 0 = DefaultBatchSize).
+	// BatchSize is the number of frames per live-frame batch (1-256;
+	// 0 = DefaultBatchSize).
 	BatchSize uint32
-	// Repeat: program runs per BPF_PROG_RUN call (0 = DefaultRepeat).
+	// Repeat is the number of program runs per BPF_PROG_RUN call
+	// (0 = DefaultRepeat).
 	Repeat uint32
 	// Interval between progress callbacks (default 200 ms).
 	Interval time.Duration

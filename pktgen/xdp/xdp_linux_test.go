@@ -73,8 +73,8 @@ func TestNoTimestampIPv4MinFrame(t *testing.T) {
 	s.Verify(t, sum, from, time.Now())
 }
 
-// TestRunsOnCallingCPU: BPF_PROG_RUN runs the program on the CPU the
-// thread is pinned to, so the counter moves in that CPU's slot only.
+// TestRunsOnCallingCPU checks that BPF_PROG_RUN runs the program on the
+// CPU the thread is pinned to, so the counter moves in that CPU's slot only.
 func TestRunsOnCallingCPU(t *testing.T) {
 	s := gentest.NewSetup(t, 1, []int{1}, 1000, func(c *pktgen.Config) { c.Count = 1000 })
 	r := &run{cfg: &s.Cfg, batch: DefaultBatchSize, repeat: 1000}
@@ -192,8 +192,8 @@ func TestRefusesWhatItCannotSend(t *testing.T) {
 	}
 }
 
-// TestPacedCount: a paced run with a count ends when the count is
-// reached (the program drops after the limit; the run is interrupted).
+// TestPacedCount checks that a paced run with a count ends when the count
+// is reached (the program drops after the limit; the run is interrupted).
 func TestPacedCount(t *testing.T) {
 	s := gentest.NewSetup(t, 2, []int{0, 1}, 3000, func(c *pktgen.Config) { c.Count, c.DelayNS = 2000, 50_000 })
 	from := time.Now()

@@ -1,7 +1,3 @@
-// Package engine runs the userspace generators' threads: one goroutine
-// per CPU on its own locked OS thread pinned to that CPU, a common start,
-// stop on count, duration or cancellation, live progress, and the
-// Summary. A backend supplies the per-thread send loop (Thread).
 package engine
 
 import (
@@ -81,7 +77,7 @@ func (c *Control) Wait(d time.Duration) {
 	}
 }
 
-// spinBelow: waits up to this long spin, as pktgen's do; longer ones
+// spinBelow is the longest wait that spins, as pktgen's do; longer ones
 // sleep, and the pacer's bucket absorbs the timer's overshoot.
 const spinBelow = 100 * time.Microsecond
 

@@ -343,8 +343,8 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// TestEveryRPCRoundTrips: each request arrives as sent, each response
-// arrives as answered, field for field.
+// TestEveryRPCRoundTrips checks that each request arrives as sent and each
+// response arrives as answered, field for field.
 func TestEveryRPCRoundTrips(t *testing.T) {
 	h := start(t)
 	for method, rr := range rpcs() {
@@ -364,7 +364,8 @@ func TestEveryRPCRoundTrips(t *testing.T) {
 	}
 }
 
-// TestEveryRPCIsCovered: a new RPC in agent.proto needs a case here.
+// TestEveryRPCIsCovered checks that every RPC in agent.proto has a case
+// here: a new one needs one.
 func TestEveryRPCIsCovered(t *testing.T) {
 	covered := []string{"Watch"}
 	for m := range rpcs() {
@@ -410,7 +411,8 @@ func TestWatchStreamsUntilEOF(t *testing.T) {
 	}
 }
 
-// TestWatchCancel: a watcher that goes away ends the server's stream.
+// TestWatchCancel checks that a watcher that goes away ends the server's
+// stream.
 func TestWatchCancel(t *testing.T) {
 	h := start(t)
 	ctx, cancel := context.WithCancel(ctxT(t))
@@ -434,8 +436,8 @@ func TestWatchCancel(t *testing.T) {
 	}
 }
 
-// TestStatusCodesCrossTheWire: the documented error codes reach the caller
-// with their message.
+// TestStatusCodesCrossTheWire checks that the documented error codes reach
+// the caller with their message.
 func TestStatusCodesCrossTheWire(t *testing.T) {
 	h := start(t)
 	_, err := h.client.Tune(ctxT(t), &pb.TuneRequest{LeaseId: "expired"})

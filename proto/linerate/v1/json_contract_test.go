@@ -27,7 +27,7 @@ func TestCLIJSONReadsIntoMessages(t *testing.T) {
 		cli  any
 		into proto.Message
 		want proto.Message
-		// subset: the message carries some of the CLI's fields only.
+		// subset is set when the message carries some of the CLI's fields only.
 		subset bool
 	}{
 		{"irq show report → Nic", &topology.Report{

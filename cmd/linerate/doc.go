@@ -1,0 +1,20 @@
+// Linerate is the line-rate benchmarking suite: one binary whose
+// subcommands tune hosts, generate and count traffic, and report.
+//
+//	agent              the daemon on each host under test (package agent)
+//	members, run       the cluster's agents; one run over them (package coordinator)
+//	campaign run       sweeps and throughput searches (coordinator/campaign)
+//	results, report    stored result documents, compared and rendered
+//	lab run|up|down    the one-machine testbed of namespaces (internal/lab)
+//	lab campaign       a campaign against a lab
+//	send, recv         one sender or receiver on this host (pktgen, receiver)
+//	pktgen             parse, probe and reset the kernel's pktgen
+//	irq                show, plan, apply, restore and verify queue IRQ pins,
+//	                   and snapshot what they read (package topology)
+//	certs              the mutual-TLS certificate directory (internal/mtls)
+//
+// This package holds flags and wiring only: each command parses its flags
+// into a package's options, calls it, and renders what it returns. The
+// host is read through topology's root (--root for a fixture or a
+// snapshot), never by path here.
+package main

@@ -1,0 +1,9 @@
+// Package netns makes network namespaces joined by veth pairs, for the
+// lab and for tests: real kernels, real links, no hardware. Addresses come
+// from 198.18.0.0/15 (RFC 2544's benchmarking range) only. Every namespace
+// made here is named "lr-…" (/run/netns/lr-…) and removed by Close; Do
+// runs a function on a locked OS thread inside one.
+//
+// Privileges: root (CAP_SYS_ADMIN and CAP_NET_ADMIN); the kernel needs
+// veth. Linux only: elsewhere the package is empty.
+package netns
