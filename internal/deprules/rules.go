@@ -1,5 +1,5 @@
 // Package deprules checks the import rules of the package table in
-// DESIGN.md: the data plane (topology, pktgen, receiver) never reaches the
+// docs/ARCHITECTURE.md: the data plane (topology, pktgen, receiver) never reaches the
 // control plane, nothing imports cmd, receiver takes only pktgen's wire
 // format, topology stays on std, x/sys and hclog, and the coordinator
 // never imports the agent. Check runs `go list` over a module and reports
@@ -39,9 +39,9 @@ var controlPlane = []string{
 	"github.com/hashicorp/serf/...", "google.golang.org/grpc/...",
 }
 
-// Rules are the import rules of DESIGN.md's package table. hclog is
-// allowed where the table says "std, x/sys": loggers are passed in, the
-// house style everywhere, and it is no part of the control plane.
+// Rules are the import rules of docs/ARCHITECTURE.md's package table.
+// hclog is allowed in the data plane: loggers are passed in, the house
+// style everywhere, and it is no part of the control plane.
 var Rules = []Rule{
 	{
 		Name: "topology, pktgen and receiver never import the control plane",

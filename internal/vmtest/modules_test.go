@@ -56,7 +56,7 @@ func TestResolve(t *testing.T) {
 		ask  []string
 		want []string
 	}{
-		// The virtio NIC stack, in the order DESIGN.md verified on the real kernel.
+		// The virtio NIC stack, in the load order verified on the real kernel.
 		{[]string{"virtio_pci", "virtio_net"}, []string{"virtio_ring", "virtio_pci_modern_dev", "virtio_pci_legacy_dev",
 			"virtio", "virtio_pci", "failover", "net_failover", "virtio_net"}},
 		{[]string{"virtio_net"}, []string{"virtio_ring", "virtio", "failover", "net_failover", "virtio_net"}},

@@ -8,7 +8,7 @@
 //
 // One agent runs on each host under test, as a sender, a receiver or both.
 // The coordinator finds agents through serf and drives each one through a
-// run over this service (see DESIGN.md, "A run, as data"):
+// run over this service (see docs/ARCHITECTURE.md, "A run, as data"):
 //
 //   Describe → AcquireLease → Tune → Arm (receivers) → Configure (senders)
 //   → Start at one wall-clock instant → Watch → Stop → Collect / Result
