@@ -36,6 +36,13 @@ type leases struct {
 	// expired runs, outside the lock, when a lease ends by expiry.
 	expired func(coordinator string)
 
+	// life is held for reading by the operations that run under hold and
+	// for writing to end a lease (release, expiry, close): a lease cannot
+	// end under an operation, while renewing it, describing it or checking
+	// it (mu alone) never waits for one — an Arm that loads an XDP program
+	// for seconds no longer holds up the coordinator's renewal.
+	life sync.RWMutex
+
 	mu     sync.Mutex
 	cur    *lease
 	closed bool
@@ -125,6 +132,8 @@ func (l *leases) renew(id string, ttl *time.Duration) (grant, error) {
 // release ends lease id; ok is false when it is not the current lease
 // (already released or expired: nothing to do).
 func (l *leases) release(id string) (coordinator string, ok bool) {
+	l.life.Lock()
+	defer l.life.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cur
@@ -140,16 +149,18 @@ func (l *leases) release(id string) (coordinator string, ok bool) {
 func (l *leases) check(id string) error { return l.hold(id, nil) }
 
 // hold runs fn (when not nil) while lease id is current: the lease cannot
-// end (expire, be released) until fn returns. fn must not block for long
-// nor call l.
+// end (expire, be released, be closed) until fn returns, but it can be
+// renewed and read meanwhile. fn must not end a lease (release, close).
 func (l *leases) hold(id string, fn func() error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.checkLocked(id); err != nil {
-		return err
+	if fn != nil {
+		l.life.RLock()
+		defer l.life.RUnlock()
 	}
-	if fn == nil {
-		return nil
+	l.mu.Lock()
+	err := l.checkLocked(id)
+	l.mu.Unlock()
+	if err != nil || fn == nil {
+		return err
 	}
 	return fn()
 }
@@ -186,6 +197,7 @@ func (l *leases) holder() (coordinator string, expires time.Time, ok bool) {
 // cleanup of a lease that expired before it, so nothing of the agent runs
 // on after its shutdown.
 func (l *leases) close() {
+	l.life.Lock()
 	l.mu.Lock()
 	l.closed = true
 	if l.cur != nil {
@@ -193,6 +205,7 @@ func (l *leases) close() {
 		l.cur = nil
 	}
 	l.mu.Unlock()
+	l.life.Unlock()
 	l.cleanups.Wait()
 }
 
@@ -206,26 +219,36 @@ func (l *leases) armTimer(c *lease) {
 }
 
 // expire ends lease id if it is still current and past its expiry, and
-// calls expired.
+// then, outside the locks, calls expired (synchronously: an acquire that
+// finds an expired lease gets the agent only once it is cleaned up).
 func (l *leases) expire(id string) {
+	coordinator, ok := l.endExpired(id)
+	if !ok {
+		return
+	}
+	defer l.cleanups.Done()
+	l.expired(coordinator)
+}
+
+// endExpired ends lease id if it is current and past its expiry; ok
+// tells the caller to run expired (and then cleanups.Done).
+func (l *leases) endExpired(id string) (coordinator string, ok bool) {
+	l.life.Lock()
+	defer l.life.Unlock()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	c := l.cur
 	if c == nil || c.id != id {
-		l.mu.Unlock()
-		return
+		return "", false
 	}
 	if wait := time.Until(c.expires); wait > 0 { // renewed meanwhile
 		c.timer = time.AfterFunc(wait, func() { l.expire(id) })
-		l.mu.Unlock()
-		return
+		return "", false
 	}
 	l.cur = nil
 	if l.expired == nil {
-		l.mu.Unlock()
-		return
+		return "", false
 	}
 	l.cleanups.Add(1) // under l.mu: close cannot have passed its Wait
-	l.mu.Unlock()
-	defer l.cleanups.Done()
-	l.expired(c.coordinator)
+	return c.coordinator, true
 }

@@ -198,3 +198,56 @@ func TestLeasesCloseWaitsForExpiry(t *testing.T) {
 		t.Error("close returned before the cleanup ended")
 	}
 }
+
+// TestLeasesHoldDoesNotBlockRenewal checks that an operation running
+// under hold (an Arm loading its XDP program for seconds under emulation)
+// lets the holder renew, check and describe the lease meanwhile, while
+// the lease cannot end (release waits) until the operation returns.
+func TestLeasesHoldDoesNotBlockRenewal(t *testing.T) {
+	l, _ := newLeases(time.Millisecond)
+	g, err := l.acquire("c1", ttlOf(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, leave := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- l.hold(g.id, func() error { close(inside); <-leave; return nil })
+	}()
+	<-inside
+	renewed := make(chan error, 1)
+	go func() { _, err := l.renew(g.id, nil); renewed <- err }()
+	select {
+	case err := <-renewed:
+		if err != nil {
+			t.Fatalf("renew under a held operation: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("renew waited for an operation under hold")
+	}
+	if err := l.check(g.id); err != nil {
+		t.Fatalf("check under a held operation: %v", err)
+	}
+	if _, _, ok := l.holder(); !ok {
+		t.Fatal("holder under a held operation: none")
+	}
+	released := make(chan bool, 1)
+	go func() { _, ok := l.release(g.id); released <- ok }()
+	select {
+	case <-released:
+		t.Fatal("the lease was released while an operation held it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(leave)
+	if err := <-held; err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	select {
+	case ok := <-released:
+		if !ok {
+			t.Fatal("release after the operation: not the current lease")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("release did not go ahead after the operation returned")
+	}
+}
