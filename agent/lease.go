@@ -132,17 +132,32 @@ func (l *leases) renew(id string, ttl *time.Duration) (grant, error) {
 // release ends lease id; ok is false when it is not the current lease
 // (already released or expired: nothing to do).
 func (l *leases) release(id string) (coordinator string, ok bool) {
+	c := l.end(id, false, func(*lease) bool { return true })
+	if c == nil {
+		return "", false
+	}
+	return c.coordinator, true
+}
+
+// end takes lease id off the agent when it is current and ends(c) says
+// it ends, waiting for the operations under hold to return; it returns
+// the lease it ended, or nil. With cleanup, an ended lease counts in
+// cleanups until the caller's Done.
+func (l *leases) end(id string, cleanup bool, ends func(c *lease) bool) *lease {
 	l.life.Lock()
 	defer l.life.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cur
-	if c == nil || c.id != id {
-		return "", false
+	if c == nil || c.id != id || !ends(c) {
+		return nil
 	}
 	c.timer.Stop()
 	l.cur = nil
-	return c.coordinator, true
+	if cleanup {
+		l.cleanups.Add(1) // under l.mu: close cannot have passed its Wait
+	}
+	return c
 }
 
 // check refuses a lease id that is not the current, unexpired lease.
@@ -222,33 +237,16 @@ func (l *leases) armTimer(c *lease) {
 // then, outside the locks, calls expired (synchronously: an acquire that
 // finds an expired lease gets the agent only once it is cleaned up).
 func (l *leases) expire(id string) {
-	coordinator, ok := l.endExpired(id)
-	if !ok {
+	c := l.end(id, l.expired != nil, func(c *lease) bool {
+		if wait := time.Until(c.expires); wait > 0 { // renewed meanwhile
+			c.timer = time.AfterFunc(wait, func() { l.expire(id) })
+			return false
+		}
+		return true
+	})
+	if c == nil || l.expired == nil {
 		return
 	}
 	defer l.cleanups.Done()
-	l.expired(coordinator)
-}
-
-// endExpired ends lease id if it is current and past its expiry; ok
-// tells the caller to run expired (and then cleanups.Done).
-func (l *leases) endExpired(id string) (coordinator string, ok bool) {
-	l.life.Lock()
-	defer l.life.Unlock()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.cur
-	if c == nil || c.id != id {
-		return "", false
-	}
-	if wait := time.Until(c.expires); wait > 0 { // renewed meanwhile
-		c.timer = time.AfterFunc(wait, func() { l.expire(id) })
-		return "", false
-	}
-	l.cur = nil
-	if l.expired == nil {
-		return "", false
-	}
-	l.cleanups.Add(1) // under l.mu: close cannot have passed its Wait
-	return c.coordinator, true
+	l.expired(c.coordinator)
 }
