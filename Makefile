@@ -207,7 +207,7 @@ bench-pktgen: deps vmtest-deps
 # by a coordinator, and one scheduled start over 64 of them; prints the
 # figures (docs/benchmarks.md).
 bench-scale: deps
-	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./coordinator/ | grep -E 'scale_test|PASS|FAIL|ok'
+	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-generators: xdp and afpacket backends against trafgen and iperf3 on
 # one veth pair (root); figures in docs/benchmarks.md.

@@ -398,9 +398,9 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	}
 	nic.Mac, nic.DataIps, nic.Mtu = macString(d.link.mac), d.link.ips(), int32(d.link.mtu)
 	if d.driverOK {
-		nic.Firmware = d.driver.firmware
+		nic.Firmware = d.driver.Firmware
 		if nic.Driver == "" {
-			nic.Driver = d.driver.driver // a virtual device: topology found none
+			nic.Driver = d.driver.Driver // a virtual device: topology found none
 		}
 	}
 	nic.Model = d.model

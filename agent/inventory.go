@@ -9,8 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/internal/ethtool"
 	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
@@ -50,7 +51,7 @@ type description struct {
 	nic                   nicFacts
 	link                  ifaceInfo
 	linkErr               error
-	driver                driverInfo
+	driver                ethtool.DriverInfo
 	driverOK              bool
 	model                 string
 	backends, methods     []string
@@ -113,11 +114,6 @@ func (d description) linkWarning() string {
 	return fmt.Sprintf("interface %s: %v", d.iface, d.linkErr)
 }
 
-func kernelPktgen() bool {
-	_, err := os.Stat(pktgen.DefaultProcDir)
-	return err == nil
-}
-
 func (i *inventory) xdpBackend() *xdp.Backend {
 	b := xdp.New(i.log)
 	b.ThreadInit = i.thread.init
@@ -130,7 +126,7 @@ func (i *inventory) backends() []string {
 		return nil
 	}
 	var out []string
-	if kernelPktgen() {
+	if choose.KernelAvailable(nil) == nil {
 		out = append(out, "kernel")
 	}
 	if i.xdpBackend().Probe(i.iface) == nil {

@@ -19,7 +19,7 @@ func TestInventoryDescribe(t *testing.T) {
 	if d.link.mac.String() != "02:00:00:00:00:02" || !slices.Equal(d.link.ips(), []string{"198.18.0.2", "fe80::2"}) || d.link.mtu != 1500 || d.linkErr != nil {
 		t.Errorf("link: %+v %v", d.link, d.linkErr)
 	}
-	if !d.driverOK || d.driver.driver != "fake" || d.version != "v1" || d.role != RoleReceiver {
+	if !d.driverOK || d.driver.Driver != "fake" || d.version != "v1" || d.role != RoleReceiver {
 		t.Errorf("describe: %+v", d)
 	}
 	if d.nic.err == nil || d.nic.numa != -1 || d.nic.queues != 0 {

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+
+	"github.com/linerate/linerate/internal/ethtool"
 )
 
 // netOS is what the agent reads of the host's network stack (netlink and
@@ -20,7 +22,7 @@ type netOS interface {
 	// txDropped is the named device's tx_dropped counter.
 	txDropped(name string) (uint64, error)
 	// driverInfo is what ethtool -i tells of the named device.
-	driverInfo(name string) (driverInfo, error)
+	driverInfo(name string) (ethtool.DriverInfo, error)
 }
 
 // ifaceInfo is an interface's MAC, addresses and MTU.
@@ -40,9 +42,6 @@ func (i ifaceInfo) ips() []string {
 	}
 	return out
 }
-
-// driverInfo is what ethtool -i tells of a device.
-type driverInfo struct{ driver, firmware string }
 
 // iface reads the interface through the standard library, in the calling
 // thread's network namespace.
@@ -87,4 +86,16 @@ func (n nsThread) do(fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// driverInfo asks the named device's driver through internal/ethtool
+// (ETHTOOL_GDRVINFO), in the calling thread's network namespace; off
+// Linux it is ethtool.ErrNotSupported.
+func (hostNetOS) driverInfo(name string) (ethtool.DriverInfo, error) {
+	r, err := ethtool.Open(name)
+	if err != nil {
+		return ethtool.DriverInfo{}, err
+	}
+	defer r.Close()
+	return r.Info()
 }

@@ -75,17 +75,3 @@ func (hostNetOS) txDropped(name string) (uint64, error) {
 	}
 	return 0, fmt.Errorf("read tx_dropped of %s: no statistics", name)
 }
-
-// driverInfo asks the named device's driver (ETHTOOL_GDRVINFO).
-func (hostNetOS) driverInfo(name string) (driverInfo, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
-	}
-	defer unix.Close(fd)
-	info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
-	if err != nil {
-		return driverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", name, err)
-	}
-	return driverInfo{driver: unix.ByteSliceToString(info.Driver[:]), firmware: unix.ByteSliceToString(info.Fw_version[:])}, nil
-}

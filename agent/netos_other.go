@@ -12,5 +12,4 @@ var errNoNetlink = errors.New("reading routes and device counters needs Linux (n
 
 func (hostNetOS) defaultRouteIfaces() ([]string, error) { return nil, errNoNetlink }
 
-func (hostNetOS) txDropped(string) (uint64, error)      { return 0, errNoNetlink }
-func (hostNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{}, errNoNetlink }
+func (hostNetOS) txDropped(string) (uint64, error) { return 0, errNoNetlink }

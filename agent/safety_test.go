@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/serf/serf"
 
+	"github.com/linerate/linerate/internal/ethtool"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -46,7 +47,9 @@ func (f fakeNetOS) txDropped(string) (uint64, error) {
 	return v, nil
 }
 
-func (f fakeNetOS) driverInfo(string) (driverInfo, error) { return driverInfo{driver: "fake"}, nil }
+func (f fakeNetOS) driverInfo(string) (ethtool.DriverInfo, error) {
+	return ethtool.DriverInfo{Driver: "fake"}, nil
+}
 
 func (f fakeNetOS) defaultRouteIfaces() ([]string, error) { return f.defaults, f.err }
 

@@ -12,7 +12,7 @@
 //	tune.go       pin the NIC queue IRQs (unless told not to)
 //	arm.go        arm the receivers
 //	configure.go  plan each sender's threads over its flows and configure it
-//	start.go      one start instant for every sender (startAt)
+//	start.go      one start instant for every sender (StartAt)
 //	watch.go      live counters from every agent while it runs
 //	collect.go    wait for the senders' results, stop them, collect the receivers
 //	assemble.go   reconcile the flows into the Result, and its status

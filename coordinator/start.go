@@ -16,11 +16,11 @@ import (
 // Start call arrives before it, and measures the skew of the reported
 // start times.
 func (st *runState) start(ctx context.Context) error {
-	var starters []starter
+	var starters []Starter
 	for _, n := range st.withRole(gossip.RoleSender) {
-		starters = append(starters, starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
+		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
 	}
-	rep, err := startAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
+	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
 	if err != nil {
 		return err
 	}
@@ -34,15 +34,16 @@ func (st *runState) start(ctx context.Context) error {
 	return nil
 }
 
-// starter is a configured sender to start.
-type starter struct {
+// Starter is a configured sender to start: its agent's name, a client
+// and the lease it was configured under.
+type Starter struct {
 	Name   string
 	Client lineratev1.AgentClient
 	Lease  string
 }
 
-// startReport tells when each sender began against the common instant.
-type startReport struct {
+// StartReport tells when each sender began against the common instant.
+type StartReport struct {
 	At      time.Time
 	Lead    time.Duration
 	Started map[string]time.Time
@@ -51,10 +52,11 @@ type startReport struct {
 	SpreadUS, P50US, P99US float64
 }
 
-// startAt starts every sender at one instant, lead ahead (0: startLead
-// of the slowest round trip), and reports the skew. The first failure is
-// returned as a *failure naming the sender.
-func startAt(ctx context.Context, senders []starter, lead, callTimeout time.Duration) (*startReport, error) {
+// StartAt starts every sender at one instant, lead ahead (0: startLead
+// of the slowest round trip), each call bounded by callTimeout (0: 30 s),
+// and reports the skew. The first failure is returned as an error naming
+// the sender (a *failure, which a run keeps as its own).
+func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Duration) (*StartReport, error) {
 	if callTimeout == 0 {
 		callTimeout = 30 * time.Second
 	}
@@ -72,7 +74,7 @@ func startAt(ctx context.Context, senders []starter, lead, callTimeout time.Dura
 		}
 		lead = startLead(worst)
 	}
-	rep := &startReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
+	rep := &StartReport{At: time.Now().Add(lead), Lead: lead, Started: map[string]time.Time{}}
 	var mu sync.Mutex
 	err := inParallel(ctx, len(senders), func(i int) error {
 		s := senders[i]

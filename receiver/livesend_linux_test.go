@@ -65,26 +65,6 @@ func newLiveSender(t *testing.T, shared bool) *liveSender {
 	return &liveSender{prog: prog, seq: seq}
 }
 
-// seqOff is where an untagged IPv4 test frame holds its sequence.
-const seqOff = 14 + 20 + 8 + 4
-
-// frameProlog starts a test program that numbers untagged IPv4 test
-// frames: R6 = the context, R0 = &counter[0] (an array map), R2 = data,
-// R3 = data_end, the frame long enough for its sequence; else to "drop".
-func frameProlog(counterFD int) asm.Instructions {
-	return slices.Concat(asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.StoreImm(asm.RFP, -4, 0, asm.Word),
-	}, lookup(counterFD, -4), asm.Instructions{
-		asm.JEq.Imm(asm.R0, 0, "drop"),
-		asm.LoadMem(asm.R2, asm.R6, 0, asm.Word), // data
-		asm.LoadMem(asm.R3, asm.R6, 4, asm.Word), // data_end
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, seqOff+4),
-		asm.JGT.Reg(asm.R4, asm.R3, "drop"),
-	})
-}
-
 // xdpMD is struct xdp_md as BPF_PROG_RUN takes it for its context.
 type xdpMD struct {
 	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32

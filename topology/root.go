@@ -35,7 +35,39 @@ type Root interface {
 type DirRoot struct {
 	dir string
 	r   *os.Root
+	tmp string // a directory Close removes: an unpacked snapshot
 }
+
+// Sentinel errors of OpenHost, for a caller that reports a bad path as
+// the user's mistake.
+var (
+	// ErrNotDir: the path is neither a directory nor named as a snapshot
+	// archive (.tar.gz, .tgz).
+	ErrNotDir = errors.New("not a directory")
+	// ErrNoSnapshot: the snapshot archive named cannot be opened; the
+	// error's text is the open's.
+	ErrNoSnapshot = errors.New("snapshot cannot be opened")
+)
+
+// OpenHost opens path as a host root: a directory (/, a fixture tree, an
+// unpacked snapshot) or a snapshot archive from WriteTarGz, named .tar.gz
+// or .tgz, which OpenSnapshot unpacks.
+func OpenHost(path string) (*DirRoot, error) {
+	if strings.HasSuffix(path, ".tar.gz") || strings.HasSuffix(path, ".tgz") {
+		return OpenSnapshot(path)
+	}
+	if info, err := os.Stat(path); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("host root %s: %w", path, ErrNotDir)
+	}
+	return OpenRoot(path)
+}
+
+// sentinelError is err that matches sentinel too (errors.Is holds for
+// both); its text is err's.
+type sentinelError struct{ sentinel, err error }
+
+func (e *sentinelError) Error() string   { return e.err.Error() }
+func (e *sentinelError) Unwrap() []error { return []error{e.sentinel, e.err} }
 
 // OpenRoot opens dir as a host root.
 func OpenRoot(dir string) (*DirRoot, error) {
@@ -49,8 +81,15 @@ func OpenRoot(dir string) (*DirRoot, error) {
 // Dir is the directory the root was opened on.
 func (d *DirRoot) Dir() string { return d.dir }
 
-// Close releases the root.
-func (d *DirRoot) Close() error { return d.r.Close() }
+// Close releases the root, and removes the directory of a snapshot
+// OpenSnapshot unpacked.
+func (d *DirRoot) Close() error {
+	err := d.r.Close()
+	if d.tmp != "" {
+		err = errors.Join(err, os.RemoveAll(d.tmp))
+	}
+	return err
+}
 
 func rel(name string) string {
 	name = strings.TrimPrefix(path.Clean("/"+name), "/")

@@ -245,6 +245,53 @@ func (rc *Recorder) WriteTarGz(w io.Writer) error {
 	return gz.Close()
 }
 
+// OpenSnapshot unpacks the snapshot archive at path (from WriteTarGz)
+// into a temporary directory and opens that as a host root; Close removes
+// the directory. An archive that cannot be opened is an error matching
+// ErrNoSnapshot.
+func OpenSnapshot(path string) (*DirRoot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &sentinelError{sentinel: ErrNoSnapshot, err: err}
+	}
+	defer f.Close()
+	tmp, err := os.MkdirTemp("", "linerate-root-")
+	if err != nil {
+		return nil, fmt.Errorf("unpack snapshot: %w", err)
+	}
+	if err := ExtractTarGz(f, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	r, err := OpenRoot(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	r.tmp = tmp
+	return r, nil
+}
+
+// SaveTarGz writes what was recorded to the file path (WriteTarGz's
+// archive), through a temporary file beside it renamed into place, so
+// path never holds half a snapshot.
+func (rc *Recorder) SaveTarGz(path string) error {
+	tmp := path + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	defer os.Remove(tmp)
+	if err := rc.WriteTarGz(out); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
 // ExtractTarGz unpacks a snapshot into dir. It refuses absolute paths and
 // "..", so a snapshot cannot write outside dir.
 func ExtractTarGz(r io.Reader, dir string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -276,20 +275,7 @@ func (a *app) irqSnapshot() *cobra.Command {
 			if _, err := topology.ReadInterrupts(rec); err != nil {
 				return err
 			}
-			tmp := f.output + ".tmp"
-			out, err := os.Create(tmp)
-			if err != nil {
-				return fmt.Errorf("write snapshot: %w", err)
-			}
-			defer os.Remove(tmp)
-			if err := rec.WriteTarGz(out); err != nil {
-				out.Close()
-				return err
-			}
-			if err := out.Close(); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, f.output); err != nil {
+			if err := rec.SaveTarGz(f.output); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "wrote %s (replay with: linerate irq plan --iface %s --root %s)\n", f.output, f.iface, f.output)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -102,38 +101,19 @@ func (a *app) writeJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// openHost opens the host root: a directory, or a snapshot .tar.gz which
-// is unpacked into a temporary directory removed by the returned cleanup.
+// openHost opens --root with topology.OpenHost (a directory, or a
+// snapshot .tar.gz unpacked into a temporary directory), a path that is
+// neither being a usage error; the returned cleanup closes the root and
+// removes an unpacked snapshot.
 func openHost(dir string) (*topology.DirRoot, func(), error) {
-	if strings.HasSuffix(dir, ".tar.gz") || strings.HasSuffix(dir, ".tgz") {
-		f, err := os.Open(dir)
-		if err != nil {
-			return nil, nil, usagef("--root %s: %w (want a directory or a snapshot from `linerate irq snapshot`)", dir, err)
-		}
-		defer f.Close()
-		tmp, err := os.MkdirTemp("", "linerate-root-")
-		if err != nil {
-			return nil, nil, err
-		}
-		cleanup := func() { os.RemoveAll(tmp) }
-		if err := topology.ExtractTarGz(f, tmp); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("--root %s: %w", dir, err)
-		}
-		r, err := topology.OpenRoot(tmp)
-		if err != nil {
-			cleanup()
-			return nil, nil, err
-		}
-		return r, func() { r.Close(); cleanup() }, nil
-	}
-	info, err := os.Stat(dir)
-	if err != nil || !info.IsDir() {
+	r, err := topology.OpenHost(dir)
+	switch {
+	case errors.Is(err, topology.ErrNoSnapshot):
+		return nil, nil, usagef("--root %s: %w (want a directory or a snapshot from `linerate irq snapshot`)", dir, err)
+	case errors.Is(err, topology.ErrNotDir):
 		return nil, nil, usagef("--root %q: not a directory (want a host root such as / or an unpacked snapshot, or a snapshot .tar.gz)", dir)
-	}
-	r, err := topology.OpenRoot(dir)
-	if err != nil {
-		return nil, nil, err
+	case err != nil:
+		return nil, nil, fmt.Errorf("--root %s: %w", dir, err)
 	}
 	return r, func() { r.Close() }, nil
 }

@@ -143,7 +143,7 @@ func check(mod string, pkgs map[string]*pkg, rules []Rule) []Violation {
 						add(violation(mod, path, imp, nil, r, test))
 					}
 				}
-				if len(r.Deny) == 0 || (test && r.DenyCodeOnly) {
+				if len(r.Deny) == 0 {
 					continue
 				}
 				for to, via := range reach(direct, path, pkgs) {

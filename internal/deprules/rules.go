@@ -24,9 +24,6 @@ type Rule struct {
 	// other packages, from their code or their tests; DenyExcept are
 	// allowed even though Deny matches them.
 	Deny, DenyExcept []string
-	// DenyCodeOnly applies Deny to the non-test code alone: tests may
-	// reach a denied package to drive it as a real counterpart.
-	DenyCodeOnly bool
 	// Allow, when set, is every package From may import directly from
 	// its non-test code; AllowTest adds what its tests may import too.
 	Allow, AllowTest []string
@@ -55,11 +52,11 @@ var Rules = []Rule{
 		Deny:   []string{"cmd/..."},
 	},
 	{
-		// coordinator's scale test runs real agents against it.
-		Name:         "the coordinator never imports the agent",
-		From:         []string{"coordinator/..."},
-		Deny:         []string{"agent/..."},
-		DenyCodeOnly: true,
+		// Its tests neither: the scale test, which runs real agents
+		// against it, is internal/scaletest.
+		Name: "the coordinator never imports the agent",
+		From: []string{"coordinator/..."},
+		Deny: []string{"agent/..."},
 	},
 	{
 		Name:       "receiver imports pktgen for the wire format only (the pktgen package, not its backends)",

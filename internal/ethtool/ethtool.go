@@ -36,5 +36,9 @@ var (
 	ErrNoInterface = errors.New("no such interface")
 )
 
+// DriverInfo is what ETHTOOL_GDRVINFO tells of an interface (the
+// driver and firmware-version lines of `ethtool -i`).
+type DriverInfo struct{ Driver, Firmware string }
+
 // Name is the interface the reader reads.
 func (r *Reader) Name() string { return r.name }

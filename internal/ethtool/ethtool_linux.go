@@ -45,11 +45,18 @@ func (r *Reader) Close() error {
 
 // Driver is the interface's driver name (ETHTOOL_GDRVINFO).
 func (r *Reader) Driver() (string, error) {
+	info, err := r.Info()
+	return info.Driver, err
+}
+
+// Info is the interface's driver name and firmware version
+// (ETHTOOL_GDRVINFO).
+func (r *Reader) Info() (DriverInfo, error) {
 	info, err := unix.IoctlGetEthtoolDrvinfo(r.fd, r.name)
 	if err != nil {
-		return "", fmt.Errorf("ethtool driver info of %s: %w", r.name, mapErrno(err))
+		return DriverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", r.name, mapErrno(err))
 	}
-	return unix.ByteSliceToString(info.Driver[:]), nil
+	return DriverInfo{Driver: unix.ByteSliceToString(info.Driver[:]), Firmware: unix.ByteSliceToString(info.Fw_version[:])}, nil
 }
 
 // Stats returns the driver's statistics, name → value (nil when the

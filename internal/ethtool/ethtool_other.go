@@ -21,7 +21,13 @@ func (r *Reader) Close() error { return nil }
 
 // Driver is the interface's driver name.
 func (r *Reader) Driver() (string, error) {
-	return "", fmt.Errorf("ethtool driver info of %s: %w on %s", r.name, ErrNotSupported, runtime.GOOS)
+	info, err := r.Info()
+	return info.Driver, err
+}
+
+// Info is the interface's driver name and firmware version.
+func (r *Reader) Info() (DriverInfo, error) {
+	return DriverInfo{}, fmt.Errorf("ethtool driver info of %s: %w on %s", r.name, ErrNotSupported, runtime.GOOS)
 }
 
 // Stats returns the driver's statistics, name → value.

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && traffic
 
 package ethtool
 
@@ -20,6 +20,9 @@ func TestVethStats(t *testing.T) {
 	defer r.Close()
 	if d, err := r.Driver(); err != nil || d != "veth" {
 		t.Errorf("driver %q, %v; want veth", d, err)
+	}
+	if info, err := r.Info(); err != nil || info.Driver != "veth" {
+		t.Errorf("driver info %+v, %v; want veth's", info, err)
 	}
 	for range 2 { // the second read uses the names kept from the first
 		st, err := r.Stats()

@@ -4,9 +4,7 @@ package afpacket
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -138,31 +136,3 @@ func TestCancelStops(t *testing.T) {
 	}
 	s.Verify(t, sum, from, time.Now())
 }
-
-func TestRefusals(t *testing.T) {
-	base := pktgen.Config{Device: "lra", CPUs: []int{0}, Count: 10, PktSize: 60, DstMin: mustAddr("198.18.0.2"), SrcMin: mustAddr("198.18.0.1")}
-	for _, tc := range []struct {
-		field string
-		edit  func(*pktgen.Config)
-	}{
-		{"imix", func(c *pktgen.Config) {
-			c.PktSize, c.IMIX = 0, []pktgen.IMIXEntry{{Size: 60, Weight: 1}, {Size: 1000, Weight: 1}}
-		}},
-		{"clone_skb", func(c *pktgen.Config) { c.CloneSkb = 10 }},
-		{"burst", func(c *pktgen.Config) { c.Burst = 8 }},
-		{"xmit_mode", func(c *pktgen.Config) { c.XmitMode = pktgen.XmitQueue }},
-		{"flows", func(c *pktgen.Config) { c.Flows, c.FlowLen = 4, 10 }},
-		{"queue_map", func(c *pktgen.Config) { c.HasQueueMap, c.QueueMapMax = true, 3 }},
-		{"flag", func(c *pktgen.Config) { c.Flags = []string{"UDPSRC_RND"} }},
-		{"min_pkt_size", func(c *pktgen.Config) { c.PktSize, c.MinPktSize, c.MaxPktSize = 0, 60, 100 }},
-	} {
-		c := base
-		tc.edit(&c)
-		_, err := New(nil).Run(context.Background(), c, nil)
-		if !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), tc.field) {
-			t.Errorf("%s: %v", tc.field, err)
-		}
-	}
-}
-
-func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

@@ -38,6 +38,20 @@ type Options struct {
 	ThreadInit func() error
 }
 
+// KernelAvailable is nil when the kernel backend k (nil:
+// pktgen.NewKernel, the host's /proc/net/pktgen) can run here: pktgen is
+// loaded and its pgctrl readable. Otherwise it says why, wrapping
+// pktgen.ErrNoPktgen when the module is not loaded. It is the one test of
+// "kernel pktgen is available": Backend's, and the agent's list of the
+// backends its host can run.
+func KernelAvailable(k *pktgen.Kernel) error {
+	if k == nil {
+		k = pktgen.NewKernel(nil)
+	}
+	_, err := k.Available()
+	return err
+}
+
 // Backend returns the backend for name on iface and why it was chosen.
 // An explicitly named backend that cannot run here is an error wrapping
 // pktgen.ErrNoPktgen or pktgen.ErrUnsupported.
@@ -55,7 +69,7 @@ func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
 	ab.ThreadInit = o.ThreadInit
 	switch name {
 	case "kernel":
-		if _, err := k.Available(); err != nil {
+		if err := KernelAvailable(k); err != nil {
 			return nil, "", fmt.Errorf("backend kernel: %w", err)
 		}
 		return k, "asked for", nil
@@ -67,12 +81,12 @@ func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
 	case "afpacket":
 		return ab, "asked for", nil
 	case "auto":
-		_, err := k.Available()
+		err := KernelAvailable(k)
 		if err != nil && o.LoadModule != nil {
 			if lerr := o.LoadModule(); lerr != nil {
 				err = fmt.Errorf("%w; loading the module: %v", err, lerr)
 			} else {
-				_, err = k.Available()
+				err = KernelAvailable(k)
 			}
 		}
 		if err == nil {

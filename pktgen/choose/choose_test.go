@@ -2,6 +2,8 @@ package choose
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/linerate/linerate/pktgen"
@@ -12,6 +14,9 @@ import (
 // module loader is tried once.
 func TestBackendWithoutPktgen(t *testing.T) {
 	none := &pktgen.Kernel{Proc: pktgen.DirProc{Dir: t.TempDir() + "/none"}}
+	if err := KernelAvailable(none); !errors.Is(err, pktgen.ErrNoPktgen) {
+		t.Errorf("KernelAvailable without pktgen: %v", err)
+	}
 	if _, _, err := Backend("kernel", "lo", Options{Kernel: none}); !errors.Is(err, pktgen.ErrNoPktgen) {
 		t.Errorf("kernel without pktgen: %v", err)
 	}
@@ -25,5 +30,16 @@ func TestBackendWithoutPktgen(t *testing.T) {
 	}
 	if b, _, err := Backend("afpacket", "lo", Options{Kernel: none}); err != nil || b.Name() != "afpacket" {
 		t.Errorf("afpacket: %v %v", b, err)
+	}
+}
+
+// A readable pgctrl is a kernel pktgen available.
+func TestKernelAvailable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pgctrl"), []byte("Packet Generator (version): 2.75\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := KernelAvailable(&pktgen.Kernel{Proc: pktgen.DirProc{Dir: dir}}); err != nil {
+		t.Errorf("pgctrl present: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build traffic
 
-package coordinator
+package scaletest
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -99,7 +100,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	all[0] = seed
-	cl, err := JoinCluster(ClusterConfig{Bind: "127.0.0.1:0", Join: []string{seed.GossipAddr()}, Logger: quiet})
+	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{Bind: "127.0.0.1:0", Join: []string{seed.GossipAddr()}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +132,8 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := time.Since(t0)
-	dial := TLSDialer(mtls.Options{Dir: certs, Name: "coordinator"})
-	ms := Check(context.Background(), cl.Members(), dial, 10*time.Second)
+	dial := coordinator.TLSDialer(mtls.Options{Dir: certs, Name: "coordinator"})
+	ms := coordinator.Check(context.Background(), cl.Members(), dial, 10*time.Second)
 	ready := time.Since(t0)
 	for _, m := range ms {
 		if m.Health != "serving" {
@@ -143,7 +144,7 @@ func TestScale(t *testing.T) {
 		agents, started.Round(time.Millisecond), listed.Round(time.Millisecond), ready.Round(time.Millisecond))
 
 	// One scheduled start over the senders, through the run's own code.
-	var starters []starter
+	var starters []coordinator.Starter
 	for i := range senders {
 		m := ms[i]
 		conn, err := dial(m)
@@ -161,9 +162,9 @@ func TestScale(t *testing.T) {
 		}}); err != nil {
 			t.Fatalf("configure %s: %v", m.Name, err)
 		}
-		starters = append(starters, starter{Name: m.Name, Client: c, Lease: lease.LeaseId})
+		starters = append(starters, coordinator.Starter{Name: m.Name, Client: c, Lease: lease.LeaseId})
 	}
-	rep, err := startAt(context.Background(), starters, 0, 0)
+	rep, err := coordinator.StartAt(context.Background(), starters, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,6 @@
+// Package scaletest holds the control-plane scale test (TestScale, built
+// with the traffic tag; `make bench-scale` runs it at full size): real
+// agents on loopback, discovered and started by the coordinator's own
+// code. It lives outside coordinator so that the coordinator, tests
+// included, never imports the agent; the package has no code of its own.
+package scaletest
