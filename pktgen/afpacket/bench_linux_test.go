@@ -18,7 +18,7 @@ import (
 
 // BenchmarkVeth64: one thread, 64-byte frames (60 without FCS) over a
 // veth pair for 2 s, every frame counted by the peer's XDP sink; pps for
-// sendmmsg batch sizes. Run: go test -run XXX -bench Veth64 -benchtime
+// sendmmsg batch sizes. Run: go test -tags traffic -run XXX -bench Veth64 -benchtime
 // 1x -v ./pktgen/afpacket/
 func BenchmarkVeth64(b *testing.B) {
 	for _, batch := range []int{1, 16, 64, 256} {

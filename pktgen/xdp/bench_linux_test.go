@@ -14,7 +14,7 @@ import (
 
 // BenchmarkVeth64 sends with one thread, 64-byte frames (60 without FCS),
 // over a veth pair for 2 s, every frame counted by the peer's XDP sink; it
-// reports pps for batch sizes and repeats. Run: go test -run XXX -bench
+// reports pps for batch sizes and repeats. Run: go test -tags traffic -run XXX -bench
 // Veth64 -benchtime 1x -v ./pktgen/xdp/
 func BenchmarkVeth64(b *testing.B) {
 	for _, v := range []struct{ batch, repeat uint32 }{{64, 1 << 20}, {64, 1 << 22}, {64, 1 << 24}, {128, 1 << 22}, {256, 1 << 22}, {16, 1 << 22}} {
