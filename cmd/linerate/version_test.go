@@ -47,6 +47,7 @@ func TestVersionFromBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("linerate version: %v", err)
 	}
+	t.Logf("linerate version: %s", out)
 	if rev := strings.TrimSpace(string(head))[:12]; !strings.HasPrefix(string(out), "linerate ") || !strings.Contains(string(out), rev) {
 		t.Errorf("linerate version printed %q, want the commit %s", out, rev)
 	}
