@@ -19,6 +19,7 @@ import (
 
 	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/version"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
@@ -72,7 +73,8 @@ type Config struct {
 	StateDir string
 	// Root is the host root topology reads and tunes; default "/".
 	Root string
-	// Version is the agent binary's version.
+	// Version is the agent binary's version; default version.String(),
+	// the build's.
 	Version string
 	// Lease TTL bounds: default, and the range a requested TTL is clamped
 	// to.
@@ -134,7 +136,7 @@ func (c *Config) defaults() error {
 		c.Root = "/"
 	}
 	if c.Version == "" {
-		c.Version = "dev"
+		c.Version = version.String()
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = DefaultLeaseTTL

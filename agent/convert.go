@@ -102,6 +102,9 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	c.CloneSkb = int(p.CloneSkb)
 	c.RatePPS = p.RatePps
 	c.DelayNS = p.DelayNs
+	if len(p.RatesPps) > 0 {
+		c.Rates = append([]uint64(nil), p.RatesPps...)
+	}
 	var err error
 	for _, f := range []struct {
 		name string
@@ -173,6 +176,9 @@ func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderCon
 	}
 	if len(c.Counts) > 0 {
 		p.Counts = append([]uint64(nil), c.Counts...)
+	}
+	if len(c.Rates) > 0 {
+		p.RatesPps = append([]uint64(nil), c.Rates...)
 	}
 	if len(c.Flags) > 0 {
 		p.Flags = append([]string(nil), c.Flags...)

@@ -3,6 +3,7 @@ package agent
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,6 +51,10 @@ func TestSenderConfigRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(in, out, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("round trip (-in +out):\n%s", diff)
+	}
+	in.DelayNS, in.Rates = 0, []uint64{4, 3} // a flow's 7 pps split over its threads
+	if out, err := senderConfigFromProto(wire(t, senderConfigToProto(&in, ""), &lineratev1.SenderConfig{})); err != nil || !slices.Equal(out.Rates, in.Rates) {
+		t.Errorf("per-thread rates: %v after the round trip (%v), want %v", out.Rates, err, in.Rates)
 	}
 	for _, bad := range []*lineratev1.SenderConfig{{DstMin: "x"}, {DstMac: "zz"}, nil,
 		{ThreadDst: []*lineratev1.ThreadDest{{Ip: "x", Mac: "02:00:00:00:00:01"}}}, {ThreadDst: []*lineratev1.ThreadDest{{Ip: "198.18.0.1", Mac: "z"}}}} {

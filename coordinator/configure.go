@@ -26,16 +26,27 @@ func (st *runState) portOf(sender string) int {
 }
 
 // configure plans sender n's threads over its flows and hands the agent
-// the configuration.
+// the configuration. A plan that needs more threads than n has places
+// for is one error naming the limit, before the agent sees it.
 func (st *runState) configure(ctx context.Context, n *node) error {
 	flows := st.flowsOf(n)
 	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
-	perFlow := threadsPerFlow(st.spec.Threads, len(flows), len(n.host.IRQMap) > 0, len(slots))
+	tuned := len(n.host.IRQMap) > 0
+	perFlow := threadsPerFlow(st.spec.Threads, len(flows), tuned, len(slots), st.spec.Rate)
+	what := "CPUs"
+	if tuned {
+		what = "tuned queues"
+	}
+	if err := threadLimit(n.m.Name, what, len(slots), len(flows), perFlow, st.spec.Threads); err != nil {
+		return err
+	}
+	if st.spec.Threads == 0 && len(flows) == 1 && tuned && perFlow < len(slots) {
+		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow: %d threads, not one per each of %d tuned queues (at least 1 pps per thread)", st.spec.Rate, perFlow, len(slots)))
+	}
 	p := sendPlan{
-		threads:  planThreads(flows, perFlow, slots, st.spec.Count),
+		threads:  planThreads(flows, perFlow, slots, st.spec.Count, st.spec.Rate),
 		frame:    st.spec.FrameSize - FCSBytes,
 		imix:     st.spec.IMIX,
-		ratePPS:  st.spec.Rate / uint64(perFlow),
 		duration: st.spec.Duration,
 		port:     uint32(st.portOf(n.m.Name)),
 		backend:  st.spec.Backend,
@@ -49,9 +60,6 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 			p.perDst = append(p.perDst, endpoint{ip: r.dst, mac: r.nic.mac})
 		}
 	}
-	if st.spec.Rate%uint64(perFlow) != 0 {
-		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow over %d threads: %d pps each", st.spec.Rate, perFlow, p.ratePPS))
-	}
 	resp, err := unary(ctx, st, "configure", n.c.Configure, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p)})
 	if err != nil {
 		return err
@@ -61,4 +69,14 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		n.host.CPUs = append(n.host.CPUs, int(c))
 	}
 	return nil
+}
+
+// checkThreads refuses, before anything is leased or tuned, a plan that
+// needs more threads on sender n than its NIC has local CPUs (Describe's;
+// tuning pins at most one queue per local CPU, so this bounds both).
+func (st *runState) checkThreads(_ context.Context, n *node) error {
+	flows := st.flowsOf(n)
+	slots := slotsOf(nil, n.nic.localCPUs)
+	perFlow := max(st.spec.Threads, 1)
+	return threadLimit(n.m.Name, "CPUs", len(slots), len(flows), perFlow, st.spec.Threads)
 }

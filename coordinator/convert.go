@@ -99,7 +99,6 @@ type sendPlan struct {
 	threads  threadPlan
 	frame    int         // packet bytes without FCS; with an imix, 0
 	imix     []IMIXEntry // frame sizes with FCS
-	ratePPS  uint64      // per thread; 0: as fast as it goes
 	duration time.Duration
 	dst      endpoint   // the first flow's receiver
 	perDst   []endpoint // each thread's receiver, when it sends several flows
@@ -126,7 +125,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		Queues:       p.threads.queues,
 		Counts:       p.threads.counts,
 		PktSize:      pkt,
-		RatePps:      p.ratePPS,
+		RatesPps:     p.threads.rates,
 		DstMin:       p.dst.ip.String(),
 		DstMac:       p.dst.mac,
 		SrcPerThread: true,

@@ -61,14 +61,14 @@ func TestReports(t *testing.T) {
 
 func TestSenderConfig(t *testing.T) {
 	p := sendPlan{
-		threads: planThreads([]int{0, 1}, 1, []slot{{2, 0}, {4, 1}}, 100),
-		frame:   60, imix: []IMIXEntry{{64, 7}, {1518, 1}}, ratePPS: 1000, duration: time.Second, port: 10001, backend: "kernel",
+		threads: planThreads([]int{0, 1}, 1, []slot{{2, 0}, {4, 1}}, 100, 1000),
+		frame:   60, imix: []IMIXEntry{{64, 7}, {1518, 1}}, duration: time.Second, port: 10001, backend: "kernel",
 		dst:    endpoint{ip: netip.MustParseAddr("198.18.0.101"), mac: "02:00:00:00:01:01"},
 		perDst: []endpoint{{netip.MustParseAddr("198.18.0.101"), "m1"}, {netip.MustParseAddr("198.18.0.102"), "m2"}},
 	}
 	c := senderConfig(p)
 	if c.PktSize != 0 || len(c.Imix) != 2 || c.Imix[1].Size != 1514 || !slices.Equal(c.Cpus, []int32{2, 4}) || !slices.Equal(c.Queues, []int32{0, 1}) ||
-		!slices.Equal(c.Counts, []uint64{100, 100}) || c.RatePps != 1000 || c.Duration.AsDuration() != time.Second || c.DstMin != "198.18.0.101" ||
+		!slices.Equal(c.Counts, []uint64{100, 100}) || !slices.Equal(c.RatesPps, []uint64{1000, 1000}) || c.RatePps != 0 || c.Duration.AsDuration() != time.Second || c.DstMin != "198.18.0.101" ||
 		c.UdpDstMin != 10001 || c.UdpDstMax != 10001 || !c.SrcPerThread || len(c.ThreadDst) != 2 || c.ThreadDst[1].Mac != "m2" {
 		t.Errorf("sender config %v", c)
 	}

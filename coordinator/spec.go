@@ -83,6 +83,9 @@ func (s *Spec) Validate() error {
 	if s.Threads < 0 || s.Threads > 1024 {
 		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to 1024", s.Threads)
 	}
+	if err := CheckRate(s.Rate, s.Threads); err != nil {
+		return err
+	}
 	switch s.Backend {
 	case "":
 		s.Backend = "auto"
@@ -125,6 +128,21 @@ func (s *Spec) Validate() error {
 	}
 	if s.BasePort < 1 || s.BasePort > 65535 {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
+	}
+	return nil
+}
+
+// CheckRate refuses a paced flow of rate packets per second split over
+// threads threads (0: automatic, at least 1) that would leave a thread
+// less than 1 pps: pktgen reads a rate of 0 as no pacing at all. rate 0
+// is unpaced, as fast as the senders go.
+func CheckRate(rate uint64, threads int) error {
+	if rate > 0 && rate < uint64(max(threads, 1)) {
+		plural := "s"
+		if rate == 1 {
+			plural = ""
+		}
+		return fmt.Errorf("rate %d pps per flow over %d threads: below 1 pps per thread: want a rate of at least %d pps or at most %d thread%s", rate, threads, threads, rate, plural)
 	}
 	return nil
 }

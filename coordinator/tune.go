@@ -8,7 +8,8 @@ import (
 )
 
 // tune pins n's queue IRQs (a sender's to as many CPUs as it runs
-// threads), unless the spec says not to or the device has no queue IRQs.
+// threads: --threads for each of its flows), unless the spec says not to
+// or the device has no queue IRQs.
 func (st *runState) tune(ctx context.Context, n *node) error {
 	switch {
 	case st.spec.NoTune:
@@ -20,7 +21,7 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 	}
 	threads := 0
 	if n.role == gossip.RoleSender {
-		threads = st.spec.Threads
+		threads = st.spec.Threads * len(st.flowsOf(n))
 	}
 	t, err := unary(ctx, st, "tune", n.c.Tune, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: st.spec.IRQBalance})
 	if err != nil {

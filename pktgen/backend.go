@@ -94,11 +94,15 @@ func (c *Config) UserspaceCheck(backend string) error {
 	return errors.Join(errs...)
 }
 
-// Period is the per-thread packet spacing the config asks for, as the
-// fraction num/den nanoseconds (0/1 when unpaced): from RatePPS, DelayNS,
-// or RateMbps the way pktgen converts it (pkt_size*8 bits at that rate).
-func (c *Config) Period() (num, den uint64) {
+// Period is thread i's packet spacing the config asks for, as the
+// fraction num/den nanoseconds (0/1 when unpaced): from its Rates entry,
+// RatePPS, DelayNS, or RateMbps the way pktgen converts it (pkt_size*8
+// bits at that rate). The fraction is exact: threads paced at their
+// Rates send together exactly the flow's rate.
+func (c *Config) Period(i int) (num, den uint64) {
 	switch {
+	case c.Rates != nil && i < len(c.Rates) && c.Rates[i] > 0:
+		return 1e9, c.Rates[i]
 	case c.RatePPS > 0:
 		return 1e9, c.RatePPS
 	case c.DelayNS > 0:

@@ -51,7 +51,7 @@ func TestPeriod(t *testing.T) {
 		{Config{RateMbps: 100, PktSize: 60}, 60 * 8 * 1000, 100},
 		{Config{}, 0, 1},
 	} {
-		if num, den := tc.c.Period(); num != tc.num || den != tc.den {
+		if num, den := tc.c.Period(0); num != tc.num || den != tc.den {
 			t.Errorf("%+v: period %d/%d, want %d/%d", tc.c, num, den, tc.num, tc.den)
 		}
 	}

@@ -6,8 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/internal/errjoin"
 )
 
 // ErrConfig is returned when a Config value is impossible; the message
@@ -62,6 +65,11 @@ type Config struct {
 	DelayNS  uint64 // inter-packet gap in ns
 	RatePPS  uint64 // packets per second
 	RateMbps uint64 // Mb/s (pktgen computes the gap from min_pkt_size)
+	// Rates, when set, gives each thread its own packets per second
+	// (len(CPUs) entries, each at least 1): a flow's rate split with the
+	// remainder on the first threads (SplitRate), so that the threads
+	// together send exactly the flow's rate.
+	Rates []uint64
 
 	DstMin, DstMax netip.Addr // destination range (IPv4 or IPv6); DstMax may be zero
 	SrcMin, SrcMax netip.Addr // source range; zero = the device's address
@@ -124,15 +132,8 @@ func (c *Config) Validate() error {
 	if len(c.CPUs) == 0 {
 		add(cfgErr("cpus", "no CPU: pktgen needs at least one thread"))
 	}
-	seen := map[int]bool{}
-	for _, cpu := range c.CPUs {
-		if cpu < 0 || cpu > 8191 {
-			add(cfgErr("cpus", "cpu %d out of range 0-8191", cpu))
-		}
-		if seen[cpu] {
-			add(cfgErr("cpus", "cpu %d twice: one thread per CPU", cpu))
-		}
-		seen[cpu] = true
+	if err := checkCPUs(c.CPUs); err != nil {
+		add(err)
 	}
 	if c.Counts != nil && len(c.Counts) != len(c.CPUs) {
 		add(cfgErr("counts", "%d per-thread counts for %d CPUs", len(c.Counts), len(c.CPUs)))
@@ -197,9 +198,15 @@ func (c *Config) Validate() error {
 	if c.CloneSkb < 0 || c.CloneSkb > 1<<30 {
 		add(cfgErr("clone_skb", "%d: want >= 0", c.CloneSkb))
 	}
-	rates := btoi(c.DelayNS > 0) + btoi(c.RatePPS > 0) + btoi(c.RateMbps > 0)
+	rates := btoi(c.DelayNS > 0) + btoi(c.RatePPS > 0) + btoi(c.RateMbps > 0) + btoi(c.Rates != nil)
 	if rates > 1 {
-		add(cfgErr("rate", "set one of delay, rate (Mb/s) and ratep (pps)"))
+		add(cfgErr("rate", "set one of delay, rate (Mb/s), ratep (pps) and per-thread rates"))
+	}
+	if c.Rates != nil && len(c.Rates) != len(c.CPUs) {
+		add(cfgErr("rates", "%d per-thread rates for %d CPUs", len(c.Rates), len(c.CPUs)))
+	}
+	if slices.Contains(c.Rates, 0) {
+		add(cfgErr("rates", "%v: a per-thread rate of 0 pps would send unpaced: want at least 1 pps per thread", c.Rates))
 	}
 	switch {
 	case !c.DstMin.IsValid():
@@ -281,7 +288,43 @@ func (c *Config) Validate() error {
 	if c.XmitMode == XmitNetifReceive && c.CloneSkb > 0 {
 		add(cfgErr("clone_skb", "%d with xmit_mode netif_receive: pktgen refuses it", c.CloneSkb))
 	}
+	return errjoin.Distinct(errs...)
+}
+
+// checkCPUs refuses CPUs out of range and CPUs given twice, one error
+// for each cause however many threads share it.
+func checkCPUs(cpus []int) error {
+	var bad, twice []int
+	seen := map[int]int{}
+	for _, cpu := range cpus {
+		if (cpu < 0 || cpu > 8191) && seen[cpu] == 0 {
+			bad = append(bad, cpu)
+		}
+		if seen[cpu] == 1 {
+			twice = append(twice, cpu)
+		}
+		seen[cpu]++
+	}
+	var errs []error
+	if len(bad) > 0 {
+		errs = append(errs, cfgErr("cpus", "%s out of range 0-8191", cpuList(bad)))
+	}
+	if len(twice) > 0 {
+		errs = append(errs, cfgErr("cpus", "%s twice: one thread per CPU (%d threads, %d distinct CPUs)", cpuList(twice), len(cpus), len(seen)))
+	}
 	return errors.Join(errs...)
+}
+
+// cpuList is "cpu 3" or "cpus 0, 1".
+func cpuList(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	if len(s) == 1 {
+		return "cpu " + s[0]
+	}
+	return "cpus " + strings.Join(s, ", ")
 }
 
 func btoi(b bool) int {
@@ -311,6 +354,11 @@ func (c *Config) total() uint64 {
 	}
 	return t
 }
+
+// SplitRate divides pps packets per second over n threads, the
+// remainder going to the first threads: 1000 over 3 is 334, 333, 333.
+// A thread's share is 0 when pps < n; callers refuse that (Rates does).
+func SplitRate(pps uint64, n int) []uint64 { return SplitCount(pps, n) }
 
 // SplitCount divides total packets over n threads, the remainder going to
 // the first threads.
@@ -381,6 +429,8 @@ func (c *Config) Commands(i int) []string {
 		add("frags %d", c.Frags)
 	}
 	switch {
+	case c.Rates != nil && i < len(c.Rates):
+		add("delay %d", c.delayOf(c.Rates[i]))
 	case c.RatePPS > 0:
 		add("ratep %d", c.RatePPS)
 	case c.RateMbps > 0:
@@ -477,6 +527,26 @@ func (c *Config) Commands(i int) []string {
 		add("burst %d", c.Burst)
 	}
 	return cmds
+}
+
+// RateOf is thread i's packets per second: its own of Rates, else
+// RatePPS (0: not set in packets per second).
+func (c *Config) RateOf(i int) uint64 {
+	if c.Rates != nil && i < len(c.Rates) {
+		return c.Rates[i]
+	}
+	return c.RatePPS
+}
+
+// delayOf is pktgen's delay (ns between transmit calls, each of Burst
+// packets) for pps packets per second, rounded to the nearest ns, at
+// least 1: pktgen's own ratep truncates 1e9/pps and ignores the burst.
+func (c *Config) delayOf(pps uint64) uint64 {
+	if pps == 0 {
+		return 0
+	}
+	per := uint64(max(c.Burst, 1)) * 1e9
+	return max((per+pps/2)/pps, 1)
 }
 
 // FrameBytes is the mean frame size without FCS that the config sends:

@@ -58,6 +58,9 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 	}
 	for _, s := range f.rates {
 		r, err := campaign.ParseRate(s)
+		if err == nil {
+			err = r.Check(f.threads)
+		}
 		if err != nil {
 			return nil, nil, usagef("--rates %q: %v", s, err)
 		}
@@ -71,8 +74,12 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 		for _, b := range []struct {
 			flag, value string
 			rate        *campaign.Rate
-		}{{"--resolution", f.resolution, &o.Resolution}, {"--min-rate", f.minRate, &o.Min}, {"--max-rate", f.maxRate, &o.Max}} {
-			if *b.rate, err = campaign.ParseRate(b.value); err != nil {
+			threads     int // a step, not a rate per thread: 0
+		}{{"--resolution", f.resolution, &o.Resolution, 0}, {"--min-rate", f.minRate, &o.Min, f.threads}, {"--max-rate", f.maxRate, &o.Max, f.threads}} {
+			if *b.rate, err = campaign.ParseRate(b.value); err == nil {
+				err = b.rate.Check(b.threads)
+			}
+			if err != nil {
 				return nil, nil, usagef("%s %q: %v", b.flag, b.value, err)
 			}
 		}

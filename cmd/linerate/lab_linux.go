@@ -143,7 +143,7 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	if err := lf.check(); err != nil {
 		return err
 	}
-	if err := rf.out.check(); err != nil {
+	if err := rf.check(); err != nil {
 		return err
 	}
 	spec := rf.spec

@@ -11,11 +11,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	buildversion "github.com/linerate/linerate/internal/version"
 	"github.com/linerate/linerate/topology"
 )
 
-// version is set at link time (-ldflags "-X main.version=...").
-var version = "dev"
+// version is the binary's, from its build (internal/version).
+var version = buildversion.String()
 
 // usageError marks bad invocations (exit 2) as opposed to failures (exit 1).
 type usageError struct{ error }
@@ -62,6 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(a.recvCommand())
 	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())
 	root.AddCommand(a.resultsCommand(), a.reportCommand(), a.campaignCommand())
+	root.AddCommand(a.versionCommand())
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -30,7 +30,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, "Ethernet frame size in bytes including the FCS (64-9018)")
 	fl.DurationVar(&s.Duration, "duration", 0, "how long every sender sends (or --count)")
 	fl.Uint64Var(&s.Count, "count", 0, "packets per flow (or --duration)")
-	fl.Uint64Var(&s.Rate, "rate", 0, "packets per second per flow (0: as fast as the sender goes)")
+	ppsVar(fl, &s.Rate, "rate", "packets per second per flow, at least 1 per thread (default: as fast as the sender goes)")
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
 	fl.StringVar(&s.Backend, "backend", "auto", "sender backend: auto, kernel, xdp or afpacket")
 	fl.StringVar(&s.Method, "method", "auto", "receiver method: auto, xdp or afpacket")
@@ -67,8 +67,16 @@ phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
 	return cmd
 }
 
-func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
+// check refuses what the flags cannot run, naming the flags.
+func (f *runFlags) check() error {
 	if err := f.out.check(); err != nil {
+		return err
+	}
+	return checkRateFlags(f.spec.Rate, f.spec.Threads)
+}
+
+func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
+	if err := f.check(); err != nil {
 		return err
 	}
 	spec := f.spec

@@ -52,7 +52,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.IntVar(&f.frameSize, "frame-size", 64, "Ethernet frame size including FCS")
 	fl.Uint64Var(&f.count, "count", 0, "packets to send in total, split evenly over the threads")
 	fl.DurationVar(&f.duration, "duration", 0, "send for this long")
-	fl.Uint64Var(&f.rate, "rate", 0, "total packets per second (0: as fast as possible)")
+	ppsVar(fl, &f.rate, "rate", "total packets per second, at least 1 per thread, split exactly over the threads (default: as fast as possible)")
 	fl.IntVar(&f.threads, "threads", 0, "number of threads (default: one per planned NIC queue)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU list for the threads, e.g. 2-5 (instead of --threads)")
 	fl.IntVar(&f.burst, "burst", 1, "packets per xmit call (xmit_more); devices without skb sharing refuse > 1")
@@ -156,10 +156,10 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 		cfg.Counts = pktgen.SplitCount(f.count, len(cpus))
 	}
 	if f.rate > 0 {
-		cfg.DelayNS = uint64(len(cpus)) * uint64(max(f.burst, 1)) * 1e9 / f.rate
-		if cfg.DelayNS == 0 {
-			cfg.DelayNS = 1
+		if f.rate < uint64(len(cpus)) {
+			return nil, usagef("--rate %d over %d threads: below 1 pps per thread: want --rate at least %d or fewer threads (--threads, --cpus)", f.rate, len(cpus), len(cpus))
 		}
+		cfg.Rates = pktgen.SplitRate(f.rate, len(cpus))
 	}
 	if cfg.SrcMin, err = sourceAddr(f.src, f.iface, dst); err != nil {
 		return nil, err

@@ -22,14 +22,21 @@ func TestSendConfigFromTopology(t *testing.T) {
 	if fmt.Sprint(cfg.CPUs) != "[0 1 2 3]" || fmt.Sprint(cfg.Queues) != "[0 1 2 3]" || fmt.Sprint(cfg.Counts) != "[251 251 251 250]" {
 		t.Errorf("cpus %v queues %v counts %v", cfg.CPUs, cfg.Queues, cfg.Counts)
 	}
-	if cfg.PktSize != 60 || cfg.DelayNS != 1_000_000 || cfg.UDPSrcMax != 109 || !cfg.SrcPerThread {
-		t.Errorf("pkt_size %d delay %d udp %d-%d", cfg.PktSize, cfg.DelayNS, cfg.UDPSrcMin, cfg.UDPSrcMax)
+	// --rate is the total: 4000 pps is 1000 per thread, a delay of 1 ms.
+	if cfg.PktSize != 60 || fmt.Sprint(cfg.Rates) != "[1000 1000 1000 1000]" || cfg.DelayNS != 0 || cfg.UDPSrcMax != 109 || !cfg.SrcPerThread {
+		t.Errorf("pkt_size %d rates %v delay %d udp %d-%d", cfg.PktSize, cfg.Rates, cfg.DelayNS, cfg.UDPSrcMin, cfg.UDPSrcMax)
 	}
 	cmds := strings.Join(cfg.Commands(3), "\n")
 	for _, want := range []string{"count 250", "pkt_size 60", "delay 1000000", "src_min 198.18.1.4", "queue_map_min 3", "udp_src_max 110"} {
 		if !strings.Contains(cmds, want) {
 			t.Errorf("thread 3 commands lack %q:\n%s", want, cmds)
 		}
+	}
+	// A total that does not divide: the remainder on the first threads,
+	// the threads together exactly --rate.
+	f.rate = 1001
+	if cfg, err = a.sendConfig(f); err != nil || fmt.Sprint(cfg.Rates) != "[251 250 250 250]" {
+		t.Errorf("--rate 1001 over 4 threads: %v %v", cfg.Rates, err)
 	}
 	f.threads = 2
 	if cfg, err = a.sendConfig(f); err != nil || fmt.Sprint(cfg.CPUs) != "[0 1]" {
@@ -60,6 +67,13 @@ func TestSendBadInput(t *testing.T) {
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--vlan", "5000"}, "--vlan 5000"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--xmit-mode", "warp"}, "xmit_mode"},
 		{[]string{"--dst", "198.18.1.2", "--count", "10", "--threads", "2"}, "the destination itself"},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "inf"}, `invalid argument "inf" for "--rate" flag: want packets per second`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "nan"}, `invalid argument "nan" for "--rate" flag: want packets per second`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "0"}, `invalid argument "0" for "--rate" flag: want at least 1 pps per thread`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "-5"}, `invalid argument "-5" for "--rate" flag: want at least 1 pps`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "0.5"}, `invalid argument "0.5" for "--rate" flag: want at least 1 pps`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "2.5"}, `"--rate" flag: want a whole number`},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "3"}, "--rate 3 over 4 threads: below 1 pps per thread: want --rate at least 4"},
 	} {
 		code, _, errOut := linerate(t, append(append([]string{}, base...), tt.args...)...)
 		if code != 2 || !strings.Contains(errOut, tt.want) {

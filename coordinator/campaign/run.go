@@ -314,6 +314,9 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		}
 	}
 	s := c.spec
+	if !(rate >= 0.5) { // 0 pps (or NaN) would be unpaced: as fast as the senders go
+		return nil, fmt.Errorf("campaign: trial at %.3g pps, %s frames: below 1 pps per flow", rate, c.label(size))
+	}
 	res, err := c.r.Run(ctx, coordinator.Spec{
 		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),

@@ -83,10 +83,24 @@ func (r Rate) PerFlow(linePPS float64) float64 {
 }
 
 func (r Rate) String() string {
-	if r.Percent > 0 {
-		return strconv.FormatFloat(r.Percent, 'f', -1, 64) + "%"
+	if r.Percent != 0 {
+		return rateNumber(r.Percent) + "%"
 	}
-	return strconv.FormatFloat(r.PPS, 'f', -1, 64) + "pps"
+	if math.IsNaN(r.PPS) || math.IsInf(r.PPS, 0) {
+		return rateNumber(r.PPS)
+	}
+	return rateNumber(r.PPS) + "pps"
+}
+
+// rateNumber is v as a rate's number is written: 1500000, 0.5, inf, nan.
+func rateNumber(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 0):
+		return strings.TrimPrefix(strings.ToLower(strconv.FormatFloat(v, 'f', -1, 64)), "+")
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // Search is the throughput search of every frame size.
@@ -234,7 +248,7 @@ func (s *Spec) validate() error {
 		return s.errf("rates", "a %s search finds the rates itself; give rates only with search type none", s.Search.Type)
 	}
 	for i, r := range s.Rates {
-		if err := r.check(); err != nil {
+		if err := r.Check(s.Threads); err != nil {
 			return s.errf(fmt.Sprintf("rates[%d]", i), "%v", err)
 		}
 	}
@@ -257,9 +271,15 @@ func (s *Spec) validate() error {
 	defRate(&sr.Resolution, 1)
 	defRate(&sr.Min, 1)
 	defRate(&sr.Max, 100)
-	for field, r := range map[string]Rate{"search.resolution": sr.Resolution, "search.min_rate": sr.Min, "search.max_rate": sr.Max} {
-		if err := r.check(); err != nil {
-			return s.errf(field, "%v", err)
+	if err := sr.Resolution.check(); err != nil {
+		return s.errf("search.resolution", "%v", err)
+	}
+	for _, b := range []struct {
+		field string
+		r     Rate
+	}{{"search.min_rate", sr.Min}, {"search.max_rate", sr.Max}} {
+		if err := b.r.Check(s.Threads); err != nil {
+			return s.errf(b.field, "%v", err)
 		}
 	}
 	if sr.Min.Percent > 0 && sr.Max.Percent > 0 && sr.Min.Percent >= sr.Max.Percent || sr.Min.PPS > 0 && sr.Max.PPS > 0 && sr.Min.PPS >= sr.Max.PPS {
@@ -325,10 +345,32 @@ func (s *Spec) validate() error {
 	return nil
 }
 
+// Check refuses r as an offered rate per flow sent by threads threads
+// (0: automatic, at least 1): what check refuses, and a rate in packets
+// per second that leaves a thread less than 1 pps (pktgen would read a
+// rate of 0 as no pacing at all). A percentage is checked against the
+// line rate when a trial runs (coordinator.CheckRate).
+func (r Rate) Check(threads int) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if t := max(threads, 1); r.Percent == 0 && r.PPS < float64(t) {
+		if threads > 1 {
+			return fmt.Errorf("%s: below 1 pps per thread over %d threads: want at least %d pps", r, t, t)
+		}
+		return fmt.Errorf("%s: below 1 pps: want at least 1 pps per flow (or a percentage of line rate)", r)
+	}
+	return nil
+}
+
+// check refuses a rate that is no rate: NaN, infinite, not positive, or
+// above 1000 %.
 func (r Rate) check() error {
 	switch {
 	case math.IsNaN(r.PPS) || math.IsNaN(r.Percent):
-		return fmt.Errorf("not a number")
+		return fmt.Errorf("%s: not a number: want packets per second (100000, 1.5e6) or a percentage of line rate (50%%)", r)
+	case math.IsInf(r.PPS, 0) || math.IsInf(r.Percent, 0):
+		return fmt.Errorf("%s: not a finite rate: want packets per second (100000, 1.5e6) or a percentage of line rate (50%%)", r)
 	case r.Percent > 1000:
 		// Above 100 % only makes sense against a shaped path whose rate
 		// stands in for the line rate (the lab's --shape).

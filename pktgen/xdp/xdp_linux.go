@@ -259,7 +259,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 		limit = math.MaxUint64
 	}
 	var gap uint64
-	if num, den := r.cfg.Period(); num > 0 {
+	if num, den := r.cfg.Period(i); num > 0 {
 		gap = max((num+den/2)/den, 1)
 		t.paced = true
 		// Most runs of a paced program drop (not due yet) and are cheap:

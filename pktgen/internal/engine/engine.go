@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/internal/errjoin"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -126,7 +126,6 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	if o.Pin == nil {
 		o.Pin = pinToCPU
 	}
-	num, den := cfg.Period()
 	var stop atomic.Bool
 	stopCh := make(chan struct{})
 	var stopOnce sync.Once
@@ -139,6 +138,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	opened := make(chan error, n)
 	startCh := make(chan struct{})
 	for i, cpu := range cfg.CPUs {
+		num, den := cfg.Period(i)
 		w := &worker{done: make(chan struct{}), ctl: Control{
 			Index: i, CPU: cpu, Target: cfg.CountOf(i), PeriodNum: num, PeriodDen: den,
 			stop: &stop, stopCh: stopCh, base: base,
@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 				o.Log.Warn("close sender thread", "thread", w.ctl.Index, "error", err)
 			}
 		}
-		return nil, errors.Join(openErrs...)
+		return nil, errjoin.Distinct(openErrs...)
 	}
 	o.Log.Info("sending", "backend", o.Backend, "dev", cfg.Device, "threads", n, "cpus", cfg.CPUs,
 		"count_per_thread", cfg.CountOf(0), "duration", cfg.Duration)

@@ -2302,7 +2302,11 @@ type SenderConfig struct {
 	ThreadDst []*ThreadDest `protobuf:"bytes,29,rep,name=thread_dst,json=threadDst,proto3" json:"thread_dst,omitempty"`
 	// An internet mix instead of pkt_size (pktgen's imix_weights; the kernel
 	// backend only): frame sizes without FCS and their weights.
-	Imix          []*ImixEntry `protobuf:"bytes,30,rep,name=imix,proto3" json:"imix,omitempty"`
+	Imix []*ImixEntry `protobuf:"bytes,30,rep,name=imix,proto3" json:"imix,omitempty"`
+	// Per-thread packets per second (one per CPU, each at least 1), instead
+	// of rate_pps and delay_ns: a flow's rate split over its threads with
+	// the remainder on the first ones, so that they send exactly its rate.
+	RatesPps      []uint64 `protobuf:"varint,31,rep,packed,name=rates_pps,json=ratesPps,proto3" json:"rates_pps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2543,6 +2547,13 @@ func (x *SenderConfig) GetThreadDst() []*ThreadDest {
 func (x *SenderConfig) GetImix() []*ImixEntry {
 	if x != nil {
 		return x.Imix
+	}
+	return nil
+}
+
+func (x *SenderConfig) GetRatesPps() []uint64 {
+	if x != nil {
+		return x.RatesPps
 	}
 	return nil
 }
@@ -3899,7 +3910,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\txdp_drops\x18\x06 \x01(\x04R\bxdpDrops\"`\n" +
 	"\x10ConfigureRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x121\n" +
-	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\"\x96\a\n" +
+	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\"\xb3\a\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -3932,7 +3943,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\abackend\x18\x1c \x01(\tR\abackend\x126\n" +
 	"\n" +
 	"thread_dst\x18\x1d \x03(\v2\x17.linerate.v1.ThreadDestR\tthreadDst\x12*\n" +
-	"\x04imix\x18\x1e \x03(\v2\x16.linerate.v1.ImixEntryR\x04imixB\n" +
+	"\x04imix\x18\x1e \x03(\v2\x16.linerate.v1.ImixEntryR\x04imix\x12\x1b\n" +
+	"\trates_pps\x18\x1f \x03(\x04R\bratesPpsB\n" +
 	"\n" +
 	"\b_vlan_id\"7\n" +
 	"\tImixEntry\x12\x12\n" +

@@ -1,0 +1,69 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// --threads beyond a sender's CPUs (the fake agents have 2) is one error
+// naming the limit, before any agent is leased or tuned.
+func TestRunRefusesThreadsBeyondCPUs(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Duration: time.Second, Threads: 40})
+	if err != nil || res.Status != StatusFailed {
+		t.Fatalf("%v: status %s", err, res.Status)
+	}
+	if want := "s1 has 2 CPUs: --threads at most 2"; !strings.Contains(res.Error, want) || strings.Count(res.Error, "CPU") != 1 || strings.Contains(res.Error, "\n") {
+		t.Errorf("error %q, want one line with %q", res.Error, want)
+	}
+	for _, a := range []*fakeAgent{s1, r1} {
+		if a.called("AcquireLease") || a.called("Tune") {
+			t.Errorf("%s leased or tuned by a run whose plan cannot run", a.name)
+		}
+	}
+}
+
+// A paced flow's threads get the flow's rate split with the remainder
+// on the first threads: they send exactly its rate together. A rate
+// below 1 pps per thread is refused before any agent is touched.
+func TestRunSplitsRateExactly(t *testing.T) {
+	for _, tt := range []struct {
+		rate    uint64
+		threads int
+		want    string
+	}{{7, 2, "[4 3]"}, {1, 1, "[1]"}, {1001, 2, "[501 500]"}} {
+		s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1", "198.18.0.2")
+		r1 := receiver("r1", "198.18.0.101")
+		var cfg *lineratev1.SenderConfig
+		s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
+		c := newFakeCluster(t, s1, r1)
+		spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 200, Rate: tt.rate, Threads: tt.threads, Drain: time.Millisecond}
+		wire(spec, c)
+		if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); err != nil || cfg == nil {
+			t.Fatalf("rate %d over %d threads: %v (configured: %v)", tt.rate, tt.threads, err, cfg != nil)
+		}
+		var sum uint64
+		for _, r := range cfg.RatesPps {
+			sum += r
+		}
+		if fmt.Sprint(cfg.RatesPps) != tt.want || sum != tt.rate || cfg.RatePps != 0 {
+			t.Errorf("rate %d over %d threads: per-thread %v (sum %d), rate_pps %d, want %s", tt.rate, tt.threads, cfg.RatesPps, sum, cfg.RatePps, tt.want)
+		}
+	}
+	s1, r1 := sender("s1", "198.18.0.1", 100, "198.18.0.1"), receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	_, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 10, Rate: 1, Threads: 2})
+	if want := "rate 1 pps per flow over 2 threads: below 1 pps per thread: want a rate of at least 2 pps or at most 1 thread"; err == nil || err.Error() != want {
+		t.Errorf("rate 1 over 2 threads: %v, want %q", err, want)
+	}
+	if s1.called("Describe") {
+		t.Error("a refused plan reached an agent")
+	}
+}
