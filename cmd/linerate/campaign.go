@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // outputFlags are where a run's or a campaign's record and reports go.
@@ -30,19 +30,20 @@ type outputFlags struct {
 // the result.
 func (o *outputFlags) register(fl *pflag.FlagSet, events string) {
 	fl.StringVar(&o.dir, "results-dir", results.DefaultDir, "where the result document is stored (empty: not stored)")
-	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file")
+	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file (-: standard output; only a regular file is replaced)")
 	fl.BoolVar(&o.json, "json", false, "print the result as JSON")
 	fl.BoolVar(&o.jsonStream, "json-stream", false, "print NDJSON "+events+", then the result as the last line")
 }
 
-// check refuses, before anything runs, an --html file whose directory
-// does not exist: a long campaign must not end unable to write it.
+// check refuses, before anything runs, an --html file that cannot be
+// written (its directory does not exist, or it is not a regular file):
+// a long campaign must not end unable to write it.
 func (o *outputFlags) check() error {
 	if o.html == "" {
 		return nil
 	}
-	if info, err := os.Stat(filepath.Dir(o.html)); err != nil || !info.IsDir() {
-		return usagef("--html %s: directory %s does not exist", o.html, filepath.Dir(o.html))
+	if err := safefile.Check(o.html); err != nil {
+		return usagef("--html %v", err)
 	}
 	return nil
 }
@@ -147,8 +148,8 @@ func (a *app) store(out *outputFlags, doc *results.Document) error {
 		if err := report.HTML(&buf, doc); err != nil {
 			return fmt.Errorf("HTML report: %w", err)
 		}
-		if err := results.WriteFileAtomic(out.html, buf.Bytes()); err != nil {
-			return fmt.Errorf("HTML report %s: %w", out.html, err)
+		if err := safefile.Output(out.html, a.stdout, buf.Bytes()); err != nil {
+			return fmt.Errorf("HTML report: %w", err)
 		}
 		a.log.Info("report written", "file", out.html)
 	}

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // DefaultDir is where results are stored unless told otherwise.
@@ -152,11 +154,13 @@ func (s *Store) Dir() string { return s.dir }
 // Path is the file that holds the document id.
 func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
 
-// Save writes d to <dir>/<id>.json atomically: a temporary file in the
-// same directory, written, fsynced, renamed over the name, and the
-// directory fsynced, so a reader sees the old document or the new one,
-// never half of one. A document with the same id is replaced (a
-// campaign may save as it goes). It returns the file's path.
+// Save writes d to <dir>/<id>.json atomically (safefile.WriteFile: a
+// temporary file in the same directory, written, fsynced, renamed over
+// the name, and the directory fsynced), so a reader sees the old
+// document or the new one, never half of one. A document with the same
+// id is replaced (a campaign saves after every trial); anything there
+// but a regular file is refused and left alone. It returns the file's
+// path.
 func (s *Store) Save(d *Document) (string, error) {
 	if d == nil {
 		return "", fmt.Errorf("save result: %w: nil document", ErrInvalid)
@@ -179,49 +183,10 @@ func (s *Store) Save(d *Document) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	path := s.Path(d.ID)
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := safefile.WriteFile(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	return path, nil
-}
-
-// WriteFileAtomic replaces path with data (mode 0644) through a
-// temporary file in the same directory, fsynced and renamed over path,
-// then fsyncs the directory: readers see the old file or the new one,
-// never part of one. Reports are written the same way.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// The rename is durable once the directory is.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // Entry is one stored document as `results list` shows it.
