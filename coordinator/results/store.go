@@ -137,6 +137,9 @@ func ReadFile(path string) (*Document, error) {
 // directory (each save is an atomic rename).
 type Store struct {
 	dir string
+	// Processes tells whether a running document's writer still runs
+	// (nil: LocalProcesses, this host's).
+	Processes Processes
 }
 
 // NewStore returns the store in dir (DefaultDir when empty). The
@@ -243,7 +246,7 @@ func (s *Store) List() ([]Entry, error) {
 			entries = append(entries, Entry{ID: id, File: path, Sizes: []string{}, Problem: problem(err)})
 			continue
 		}
-		entries = append(entries, EntryOf(d, path))
+		entries = append(entries, EntryOf(s.present(d), path))
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]
@@ -295,7 +298,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	}
 	if checkID(id) == nil {
 		if d, err := ReadFile(s.Path(id)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return d, err
+			return s.present(d), err
 		}
 	}
 	ids, err := s.ids()
@@ -312,7 +315,8 @@ func (s *Store) Load(id string) (*Document, error) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q in %s (%d stored; list them with: linerate results list --dir %s)", ErrNotFound, id, s.dir, len(ids), s.dir)
 	case 1:
-		return ReadFile(s.Path(matches[0]))
+		d, err := ReadFile(s.Path(matches[0]))
+		return s.present(d), err
 	}
 	const most = 10
 	shown := matches
@@ -321,6 +325,26 @@ func (s *Store) Load(id string) (*Document, error) {
 		shown, more = shown[:most], fmt.Sprintf(", and %d more", len(matches)-most)
 	}
 	return nil, fmt.Errorf("%w: %q matches %d results in %s: %s%s (give more of the id)", ErrAmbiguous, id, len(matches), s.dir, strings.Join(shown, ", "), more)
+}
+
+// present is d as a reader should see it: a running document whose
+// writer is gone (on this host) is interrupted, and says so and how to
+// continue it. The file is left as it is.
+func (s *Store) present(d *Document) *Document {
+	if d == nil || d.Status != StatusRunning || d.Writer == nil {
+		return d
+	}
+	procs := s.Processes
+	if procs == nil {
+		procs = LocalProcesses{}
+	}
+	if alive, known := procs.Alive(*d.Writer); alive || !known {
+		return d
+	}
+	d.Status = StatusInterrupted
+	d.Error = fmt.Sprintf("interrupted: its process (%s, started %s) is gone, %d trials kept; continue it with: linerate campaign resume %s",
+		d.Writer, d.Writer.Started.Format(time.RFC3339), len(d.Trials), d.ID)
+	return d
 }
 
 // FormatPPS prints a packet rate with an SI prefix: 14.88 Mpps, 812.7 kpps.
