@@ -141,5 +141,5 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	r := &campaign.Runner{Cluster: s.Cluster, LineRatePPS: lf.spec.LineRatePPS(), Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
 		return s.Measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
 	}}
-	return a.campaign(ctx, r, spec, raw, out)
+	return a.campaign(ctx, r, spec, raw, out, nil)
 }

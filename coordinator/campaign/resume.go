@@ -29,12 +29,13 @@ var (
 // first.
 func (c *campaignRun) execute(ctx context.Context, replay []results.Trial) (*results.Document, error) {
 	c.doc.Status, c.doc.Writer, c.doc.Finished = results.StatusRunning, c.r.Writer, time.Time{}
-	if err := c.save(); err != nil {
-		return nil, fmt.Errorf("campaign: before the first trial: %w", err)
-	}
 	if replay != nil {
-		c.replay = replay
+		// Saved once the stored trials are replayed (startTrial): a
+		// replay that does not fit leaves the document as it was.
+		c.replay, c.unsaved = replay, true
 		c.doc.Trials, c.doc.Summary = []results.Trial{}, []results.SizeResult{}
+	} else if err := c.save(); err != nil {
+		return nil, fmt.Errorf("campaign: before the first trial: %w", err)
 	}
 	err := c.run(ctx)
 	// A resume that stopped before it replayed every stored trial leaves
@@ -52,6 +53,20 @@ func (c *campaignRun) execute(ctx context.Context, replay []results.Trial) (*res
 		return c.doc, fmt.Errorf("campaign %s: at its end: %w", c.doc.ID, err)
 	}
 	return c.doc, nil
+}
+
+// startTrial is called before every trial that runs: the first one of
+// a resumed campaign saves it as running, by this writer, with the
+// trials replayed.
+func (c *campaignRun) startTrial() error {
+	if !c.unsaved {
+		return nil
+	}
+	c.unsaved = false
+	if err := c.save(); err != nil {
+		return fmt.Errorf("campaign: before trial %d: %w", len(c.doc.Trials)+1, err)
+	}
+	return nil
 }
 
 // save records the hosts and the lab's truth seen so far and stores the
@@ -114,17 +129,8 @@ func (c *campaignRun) replayed(size int, rate float64, d time.Duration, phase st
 // finished (ok) or running; a document from Store.Load says
 // "interrupted" once its writer is gone.
 func (r *Runner) Resume(ctx context.Context, spec *Spec, doc *results.Document) (*results.Document, error) {
-	switch {
-	case doc == nil || doc.Kind != results.KindCampaign:
-		return nil, fmt.Errorf("%w: it is not a campaign", ErrResume)
-	case doc.Status == coordinator.StatusOK:
-		return nil, fmt.Errorf("%w: %s finished (ok): nothing to continue", ErrResume, doc.ID)
-	case doc.Status == results.StatusRunning:
-		who := "its writer"
-		if doc.Writer != nil {
-			who = doc.Writer.String()
-		}
-		return nil, fmt.Errorf("%w: %s is still running (%s)", ErrResume, doc.ID, who)
+	if err := Resumable(doc); err != nil {
+		return nil, err
 	}
 	log := r.Log
 	if log == nil {
@@ -148,6 +154,27 @@ func (r *Runner) Resume(ctx context.Context, spec *Spec, doc *results.Document) 
 	}
 	log.Info("resuming", "id", doc.ID, "trials", len(replay), "dropped", len(doc.Trials)-len(replay), "sizes_done", len(doc.Summary))
 	return c.execute(ctx, replay)
+}
+
+// Resumable tells whether doc is a campaign that can be continued: one
+// that did not finish (ok) and is not running (a document from
+// Store.Load reads as interrupted once its writer is gone).
+func Resumable(doc *results.Document) error {
+	switch {
+	case doc == nil:
+		return fmt.Errorf("%w: no document", ErrResume)
+	case doc.Kind != results.KindCampaign:
+		return fmt.Errorf("%w: %s is a %s, not a campaign", ErrResume, doc.ID, doc.Kind)
+	case doc.Status == coordinator.StatusOK:
+		return fmt.Errorf("%w: %s finished (ok): nothing to continue", ErrResume, doc.ID)
+	case doc.Status == results.StatusRunning:
+		who := "no writer recorded"
+		if doc.Writer != nil {
+			who = doc.Writer.String()
+		}
+		return fmt.Errorf("%w: %s is still running (%s)", ErrResume, doc.ID, who)
+	}
+	return nil
 }
 
 // SpecOf is the spec a stored campaign was run with (its "spec", the

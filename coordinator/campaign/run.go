@@ -91,7 +91,8 @@ type campaignRun struct {
 	best      float64
 	// replay are the stored trials a resumed campaign answers from
 	// before it runs new ones (resume.go).
-	replay []results.Trial
+	replay  []results.Trial
+	unsaved bool // resumed, and not saved as running yet
 }
 
 // RunCampaign performs the campaign and returns its document (also when it ended
@@ -321,6 +322,9 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.Duration, phase string, counted bool) (*results.Trial, error) {
 	if t, ok, err := c.replayed(size, rate, d, phase); ok || err != nil {
 		return t, err
+	}
+	if err := c.startTrial(); err != nil {
+		return nil, err
 	}
 	if n := len(c.doc.Trials); n > 0 && c.spec.Between.Pause > 0 {
 		select {
