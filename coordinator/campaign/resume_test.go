@@ -17,7 +17,7 @@ import (
 // gone is a process table in which every writer has died.
 type gone struct{}
 
-func (gone) Self() results.Writer                { return results.Writer{PID: 1, Host: "here"} }
+func (gone) Self() results.Writer              { return results.Writer{PID: 1, Host: "here"} }
 func (gone) Alive(results.Writer) (bool, bool) { return false, true }
 
 var resumeSpecs = map[string]string{
