@@ -382,7 +382,7 @@ func (c *campaignRun) finish(ctx context.Context, err error) {
 		d.Status, d.Error = coordinator.StatusOK, ""
 	case ctx.Err() != nil:
 		d.Status = results.StatusInterrupted
-		d.Error = fmt.Sprintf("interrupted after %d trials (%v); continue it with: linerate campaign resume %s", len(d.Trials), err, d.ID)
+		d.Error = fmt.Sprintf("stopped after %d trials (%v); continue it with: linerate campaign resume %s", len(d.Trials), err, d.ID)
 	default:
 		d.Status, d.Error = coordinator.StatusFailed, err.Error()
 		if len(d.Summary) > 0 {

@@ -342,7 +342,7 @@ func (s *Store) present(d *Document) *Document {
 		return d
 	}
 	d.Status = StatusInterrupted
-	d.Error = fmt.Sprintf("interrupted: its process (%s, started %s) is gone, %d trials kept; continue it with: linerate campaign resume %s",
+	d.Error = fmt.Sprintf("its process (%s, started %s) is gone; %d trials kept; continue it with: linerate campaign resume %s",
 		d.Writer, d.Writer.Started.Format(time.RFC3339), len(d.Trials), d.ID)
 	return d
 }
