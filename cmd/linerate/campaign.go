@@ -126,14 +126,7 @@ func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, ou
 	if err != nil {
 		return err
 	}
-	cl, dial, err := cf.open(a)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	host, _ := os.Hostname()
-	coord := &coordinator.Runner{Cluster: cl, Dial: dial, ID: host, Log: a.log.Named("run")}
-	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out, nil)
+	return a.onCluster(ctx, cf, spec, raw, out, nil)
 }
 
 // campaignResume continues the stored campaign id on the cluster cf
@@ -146,6 +139,11 @@ func (a *app) campaignResume(ctx context.Context, id string, force bool, cf *clu
 	if err != nil {
 		return err
 	}
+	return a.onCluster(ctx, cf, spec, nil, out, doc)
+}
+
+// onCluster runs (or resumes) the campaign on the cluster cf joins.
+func (a *app) onCluster(ctx context.Context, cf *clusterFlags, spec *campaign.Spec, raw []byte, out *outputFlags, resume *results.Document) error {
 	cl, dial, err := cf.open(a)
 	if err != nil {
 		return err
@@ -153,7 +151,7 @@ func (a *app) campaignResume(ctx context.Context, id string, force bool, cf *clu
 	defer cl.Close()
 	host, _ := os.Hostname()
 	coord := &coordinator.Runner{Cluster: cl, Dial: dial, ID: host, Log: a.log.Named("run")}
-	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, nil, out, doc)
+	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out, resume)
 }
 
 // resumable loads the campaign id from dir and its spec, refusing one

@@ -18,37 +18,14 @@ import (
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/internal/safefile/safefiletest"
 )
-
-// specialFiles are output targets that are not regular files: a
-// directory, a fifo, a symbolic link to /dev/null and, as root, a
-// character device (/dev/null's numbers) made here.
-func specialFiles(t *testing.T) map[string]string {
-	dir := t.TempDir()
-	out := map[string]string{"directory": filepath.Join(dir, "d"), "fifo": filepath.Join(dir, "fifo"), "link to /dev/null": filepath.Join(dir, "null-link")}
-	if err := os.Mkdir(out["directory"], 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(out["fifo"], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/dev/null", out["link to /dev/null"]); err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		p := filepath.Join(dir, "null")
-		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3); err == nil {
-			out["character device"] = p
-		}
-	}
-	return out
-}
 
 // --html, report -o and the store refuse to replace anything but a
 // regular file, leave it as it was, and say so; "-" is standard output.
 func TestOutputFilesOnlyReplaceRegularFiles(t *testing.T) {
 	dir, a, _, _ := resultsDir(t)
-	for what, p := range specialFiles(t) {
+	for what, p := range safefiletest.Special(t) {
 		before, _ := os.Lstat(p)
 		for _, args := range [][]string{
 			{"report", a.ID, "--dir", dir, "-o", p, "--format", "html"},

@@ -1,4 +1,4 @@
-package safefile
+package safefile_test
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	. "github.com/linerate/linerate/internal/safefile"
+	"github.com/linerate/linerate/internal/safefile/safefiletest"
 )
 
 func TestWriteFileReplacesRegular(t *testing.T) {
@@ -47,38 +49,11 @@ func TestWriteFileThroughLink(t *testing.T) {
 	}
 }
 
-// special makes targets that are not regular files: a directory, a
-// fifo, a symbolic link to /dev/null, and (as root) a character device.
-func special(t *testing.T) map[string]string {
-	dir := t.TempDir()
-	out := map[string]string{}
-	out["directory"] = filepath.Join(dir, "d")
-	if err := os.Mkdir(out["directory"], 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out["named pipe"] = filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(out["named pipe"], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out["/dev/null"] = filepath.Join(dir, "null-link")
-	if err := os.Symlink("/dev/null", out["/dev/null"]); err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		p := filepath.Join(dir, "null")
-		// /dev/null's device number, 1:3.
-		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3); err == nil {
-			out["character device"] = p
-		}
-	}
-	return out
-}
-
 func TestWriteFileRefusesSpecial(t *testing.T) {
-	for want, p := range special(t) {
+	for want, p := range safefiletest.Special(t) {
 		before, _ := os.Lstat(p)
 		err := WriteFile(p, []byte("x"), 0o644)
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), strings.TrimPrefix(want, "/dev/null")) {
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), strings.TrimPrefix(want, "link to /dev/null")) {
 			t.Errorf("%s: %v", want, err)
 		}
 		if cerr := Check(p); !errors.Is(cerr, ErrNotRegular) {
