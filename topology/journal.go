@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // DefaultStateDir is where journals live unless told otherwise.
@@ -88,7 +90,7 @@ func (j *Journal) entry(irq int) *JournalEntry {
 	return nil
 }
 
-// save writes the journal atomically: temp file, fsync, rename, fsync dir.
+// save writes the journal atomically (safefile.WriteFile).
 func (j *Journal) save(stateDir string) error {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return fmt.Errorf("create state dir %s: %w", stateDir, err)
@@ -98,28 +100,8 @@ func (j *Journal) save(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(stateDir, ".irq-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write journal %s: %w", p, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write journal %s: %w", p, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync journal %s: %w", p, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write journal %s: %w", p, err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("write journal %s: %w", p, err)
-	}
-	if d, err := os.Open(stateDir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	if err := safefile.WriteFile(p, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write journal: %w", err)
 	}
 	return nil
 }

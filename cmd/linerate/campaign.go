@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // outputFlags are where a run's or a campaign's record and reports go.
@@ -30,19 +31,20 @@ type outputFlags struct {
 // the result.
 func (o *outputFlags) register(fl *pflag.FlagSet, events string) {
 	fl.StringVar(&o.dir, "results-dir", results.DefaultDir, "where the result document is stored (empty: not stored)")
-	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file")
+	fl.StringVar(&o.html, "html", "", "also write the HTML report to this file (-: standard output; only a regular file is replaced)")
 	fl.BoolVar(&o.json, "json", false, "print the result as JSON")
 	fl.BoolVar(&o.jsonStream, "json-stream", false, "print NDJSON "+events+", then the result as the last line")
 }
 
-// check refuses, before anything runs, an --html file whose directory
-// does not exist: a long campaign must not end unable to write it.
+// check refuses, before anything runs, an --html file that cannot be
+// written (its directory does not exist, or it is not a regular file):
+// a long campaign must not end unable to write it.
 func (o *outputFlags) check() error {
 	if o.html == "" {
 		return nil
 	}
-	if info, err := os.Stat(filepath.Dir(o.html)); err != nil || !info.IsDir() {
-		return usagef("--html %s: directory %s does not exist", o.html, filepath.Dir(o.html))
+	if err := safefile.Check(o.html); err != nil {
+		return usagef("--html %v", err)
 	}
 	return nil
 }
@@ -58,13 +60,49 @@ func (a *app) campaignCommand() *cobra.Command {
 a throughput search, trial duration, repetitions, warm-up, drain, pause
 between trials), runs one coordinator run per trial, stores the campaign as
 one JSON document in --results-dir and prints the summary per frame size.
-Errors in the spec name the line and the field.`,
+Errors in the spec name the line and the field. The document is saved
+when the campaign starts and after every trial (atomically), as
+"running"; Ctrl-C or SIGTERM stops it as "interrupted", and a killed
+one keeps every finished trial: continue either with 'campaign resume
+ID'. Exit status 1 when the campaign did not end ok or could not be
+stored (the error names the file).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.campaignRun(cmd.Context(), args[0], cf, out) },
 	}
 	cf.register(run.Flags())
 	out.register(run.Flags(), "progress events")
-	cmd.AddCommand(run)
+	cmd.AddCommand(run, a.campaignResumeCommand())
+	return cmd
+}
+
+func (a *app) campaignResumeCommand() *cobra.Command {
+	cf := &clusterFlags{}
+	out := &outputFlags{}
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "resume ID --join HOST:PORT (--tls-dir DIR | --insecure) [--json | --json-stream] [--html FILE]",
+		Short: "Continue an interrupted campaign from its stored trials",
+		Long: `campaign resume continues the campaign ID stored in --results-dir that did not
+finish: interrupted (Ctrl-C, SIGTERM, or its process killed or gone: a
+stored campaign says "running" until its end, and one whose process no
+longer runs on this host reads as interrupted), failed or partial. It
+reads the campaign's stored spec and trials, replays the trials in order
+— frame sizes that were finished are not run again, and the search or
+sweep under way picks up where it stopped — and runs the rest, saving
+into the same document after every trial. The answer is the one the
+uninterrupted campaign would have given. The trial that was under way
+when it stopped, and failed trials at the end of the record, run again.
+The agents are found as 'campaign run' finds them; if the rates the
+spec asks for changed (other link speeds), resume refuses and leaves the
+document as it was.`,
+		Args: exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.campaignResume(cmd.Context(), args[0], force, cf, out)
+		},
+	}
+	cf.register(cmd.Flags())
+	out.register(cmd.Flags(), "progress events")
+	cmd.Flags().BoolVar(&force, "force", false, "resume a campaign stored as running on another host (its process there is gone)")
 	return cmd
 }
 
@@ -88,6 +126,24 @@ func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, ou
 	if err != nil {
 		return err
 	}
+	return a.onCluster(ctx, cf, spec, raw, out, nil)
+}
+
+// campaignResume continues the stored campaign id on the cluster cf
+// joins.
+func (a *app) campaignResume(ctx context.Context, id string, force bool, cf *clusterFlags, out *outputFlags) error {
+	if err := out.check(); err != nil {
+		return err
+	}
+	doc, spec, err := resumable(out.dir, id, force)
+	if err != nil {
+		return err
+	}
+	return a.onCluster(ctx, cf, spec, nil, out, doc)
+}
+
+// onCluster runs (or resumes) the campaign on the cluster cf joins.
+func (a *app) onCluster(ctx context.Context, cf *clusterFlags, spec *campaign.Spec, raw []byte, out *outputFlags, resume *results.Document) error {
 	cl, dial, err := cf.open(a)
 	if err != nil {
 		return err
@@ -95,12 +151,44 @@ func (a *app) campaignRun(ctx context.Context, path string, cf *clusterFlags, ou
 	defer cl.Close()
 	host, _ := os.Hostname()
 	coord := &coordinator.Runner{Cluster: cl, Dial: dial, ID: host, Log: a.log.Named("run")}
-	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out)
+	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out, resume)
 }
 
-// campaign runs spec with the progress display out asks for, stores and
-// prints the result.
-func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.Spec, raw []byte, out *outputFlags) error {
+// resumable loads the campaign id from dir and its spec, refusing one
+// that finished, and one still running: on this host, while its process
+// lives; on another host (a shared directory), unless force says it is
+// gone.
+func resumable(dir, id string, force bool) (*results.Document, *campaign.Spec, error) {
+	if dir == "" {
+		return nil, nil, usagef("--results-dir is empty: resume reads the campaign from it and saves it there")
+	}
+	doc, err := results.NewStore(dir).Load(id)
+	if err != nil {
+		return nil, nil, loadError(err)
+	}
+	if doc.Status == results.StatusRunning && doc.Writer != nil {
+		// Load presents a running campaign whose writer is gone from this
+		// host as interrupted: this one runs, or ran on another host.
+		if _, known := (results.LocalProcesses{}).Alive(*doc.Writer); !known && !force {
+			return nil, nil, usagef("campaign %s is running on %s (%s): this host cannot tell whether it still runs; if it does not, give --force", doc.ID, doc.Writer.Host, doc.Writer)
+		} else if !known {
+			doc.Status = results.StatusInterrupted
+		}
+	}
+	if err := campaign.Resumable(doc); err != nil {
+		return nil, nil, usageError{err}
+	}
+	spec, err := campaign.SpecOf(doc)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return doc, spec, nil
+}
+
+// campaign runs spec (or continues the stored campaign resume, when
+// set) with the progress display out asks for, stores it in out.dir as
+// it goes (after every trial) and prints the result.
+func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.Spec, raw []byte, out *outputFlags, resume *results.Document) error {
 	r.Log, r.Version = a.log.Named("campaign"), version
 	var stream *ndjson
 	switch {
@@ -112,18 +200,40 @@ func (a *app) campaign(ctx context.Context, r *campaign.Runner, spec *campaign.S
 		defer bar.close()
 		r.OnEvent = bar.event
 	}
-	doc, err := r.RunCampaign(ctx, spec, raw)
-	if err != nil {
+	var store *results.Store
+	if out.dir != "" {
+		store = results.NewStore(out.dir)
+		r.Save = func(d *results.Document) error { _, err := store.Save(d); return err }
+		self := results.LocalProcesses{}.Self()
+		r.Writer = &self
+	}
+	var doc *results.Document
+	var err error
+	if resume != nil {
+		doc, err = r.Resume(ctx, spec, resume)
+	} else {
+		doc, err = r.RunCampaign(ctx, spec, raw)
+	}
+	if doc == nil {
+		if errors.Is(err, campaign.ErrStore) {
+			return err
+		}
 		return usageError{err}
 	}
 	if stream == nil {
 		stream = &ndjson{w: a.stdout}
 	}
 	// Printed first: a store that fails must not take the answer with it.
-	if err := a.emitResult(stream, out.jsonStream, out.json, doc, func(w io.Writer) { _ = report.Table(w, doc) }); err != nil {
-		return err
+	if perr := a.emitResult(stream, out.jsonStream, out.json, doc, func(w io.Writer) { _ = report.Table(w, doc) }); perr != nil {
+		return perr
 	}
-	if err := a.store(out, doc); err != nil {
+	if err != nil {
+		return err // the store failed: ErrStore, naming the file
+	}
+	if store != nil {
+		a.log.Info("result stored", "id", doc.ID, "file", store.Path(doc.ID))
+	}
+	if err := a.writeHTML(out, doc); err != nil {
 		return err
 	}
 	if doc.Status != coordinator.StatusOK {
@@ -142,14 +252,22 @@ func (a *app) store(out *outputFlags, doc *results.Document) error {
 		}
 		a.log.Info("result stored", "id", doc.ID, "file", path)
 	}
-	if out.html != "" {
-		var buf bytes.Buffer
-		if err := report.HTML(&buf, doc); err != nil {
-			return fmt.Errorf("HTML report: %w", err)
-		}
-		if err := results.WriteFileAtomic(out.html, buf.Bytes()); err != nil {
-			return fmt.Errorf("HTML report %s: %w", out.html, err)
-		}
+	return a.writeHTML(out, doc)
+}
+
+// writeHTML writes the HTML report out.html asks for (- is stdout).
+func (a *app) writeHTML(out *outputFlags, doc *results.Document) error {
+	if out.html == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, doc); err != nil {
+		return fmt.Errorf("HTML report: %w", err)
+	}
+	if err := safefile.Output(out.html, a.stdout, buf.Bytes()); err != nil {
+		return fmt.Errorf("HTML report: %w", err)
+	}
+	if out.html != safefile.Stdout {
 		a.log.Info("report written", "file", out.html)
 	}
 	return nil

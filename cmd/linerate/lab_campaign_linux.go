@@ -13,6 +13,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/campaign"
+	"github.com/linerate/linerate/coordinator/results"
 )
 
 // labCampaignFlags describe a campaign without a spec file.
@@ -94,8 +95,9 @@ func (a *app) labCampaignCommand() *cobra.Command {
 	lf := &labFlags{}
 	out := &outputFlags{}
 	cf := &labCampaignFlags{}
+	var resume string
 	cmd := &cobra.Command{
-		Use:   "campaign [SPEC.yaml] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
+		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
 		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
 		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
 and removes the lab. With SPEC.yaml the spec is the one 'campaign run'
@@ -103,7 +105,14 @@ takes (its agents are the lab's s1…, r1…); without, the flags make one.
 With --shape the line rate that rates in % and the search bounds refer to
 is the shaped rate (tbf counts frames without FCS), and a trial whose
 senders were slowed below the offered rate fails (the shaped path pushed
-back on the senders) instead of being invalid.`,
+back on the senders) instead of being invalid.
+
+--resume ID continues the stored campaign ID (interrupted, or killed:
+see 'campaign resume') in a new lab: give the lab flags it ran with
+(--senders, --receivers, --shape, …); a lab whose line rate differs
+asks for other rates than the stored trials, and the resume is refused
+with the document left as it was. A killed 'lab campaign' leaves its
+lab: 'linerate lab down --name NAME' removes it first.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -114,10 +123,16 @@ back on the senders) instead of being invalid.`,
 			}
 			var spec *campaign.Spec
 			var raw []byte
+			var stored *results.Document
 			var err error
-			if len(args) == 1 {
+			switch {
+			case resume != "" && len(args) == 1:
+				return usagef("--resume %s: the stored campaign has its spec: give no SPEC.yaml", resume)
+			case resume != "":
+				stored, spec, err = resumable(out.dir, resume, false)
+			case len(args) == 1:
 				spec, raw, err = readSpec(args[0])
-			} else {
+			default:
 				spec, raw, err = cf.spec(lf)
 			}
 			if err != nil {
@@ -128,16 +143,17 @@ back on the senders) instead of being invalid.`,
 				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", "fail", "spec", spec.Shortfall)
 				spec.Shortfall = "fail"
 			}
-			return a.labCampaign(cmd.Context(), lf, spec, raw, out)
+			return a.labCampaign(cmd.Context(), lf, spec, raw, out, stored)
 		},
 	}
 	lf.register(cmd.Flags(), fmt.Sprintf("cmp%d", os.Getpid()%10000))
 	out.register(cmd.Flags(), "progress events")
 	cf.register(cmd.Flags())
+	cmd.Flags().StringVar(&resume, "resume", "", "continue the stored campaign ID in a new lab built from these lab flags (as 'campaign resume')")
 	return cmd
 }
 
-func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *outputFlags) error {
+func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec, raw []byte, out *outputFlags, resume *results.Document) error {
 	s, err := a.openLab(ctx, lf)
 	if err != nil {
 		return err
@@ -148,5 +164,5 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	r := &campaign.Runner{Cluster: s.Cluster, LineRatePPS: lf.spec.LineRatePPS(), Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
 		return s.Measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
 	}}
-	return a.campaign(ctx, r, spec, raw, out)
+	return a.campaign(ctx, r, spec, raw, out, resume)
 }

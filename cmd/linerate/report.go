@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/coordinator/report"
-	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -21,6 +19,8 @@ func (a *app) reportCommand() *cobra.Command {
 		Short: "Render a stored result: a self-contained HTML report, CSV, JSON or a table",
 		Long: `report renders the stored result ID (a full id, a unique prefix, or a result
 file's path) to -o FILE, or to standard output without -o (or with -o -).
+Only a regular file is replaced: a directory, a device or a fifo named by
+-o (or by a symbolic link -o names) is refused and left alone.
 The format comes from --format, else from FILE's extension (.html, .csv,
 .json, .txt), else it is a table.
 
@@ -45,10 +45,11 @@ all.`,
 			if !slices.Contains(report.Formats, f) {
 				return usagef("--format %q: valid formats are %s", f, strings.Join(report.Formats, ", "))
 			}
-			if out != "" && out != "-" {
-				if info, err := os.Stat(filepath.Dir(out)); err != nil || !info.IsDir() {
-					return usagef("-o %s: directory %s does not exist", out, filepath.Dir(out))
-				}
+			if out == "" {
+				out = safefile.Stdout
+			}
+			if err := safefile.Check(out); err != nil {
+				return usagef("-o %v", err)
 			}
 			doc, err := loadResult(dir, args[0])
 			if err != nil {
@@ -58,14 +59,12 @@ all.`,
 			if err := report.Write(&buf, f, doc); err != nil {
 				return err
 			}
-			if out == "" || out == "-" {
-				_, err := a.stdout.Write(buf.Bytes())
-				return err
+			if err := safefile.Output(out, a.stdout, buf.Bytes()); err != nil {
+				return fmt.Errorf("write report: %w", err)
 			}
-			if err := results.WriteFileAtomic(out, buf.Bytes()); err != nil {
-				return fmt.Errorf("write report %s: %w", out, err)
+			if out != safefile.Stdout {
+				a.log.Info("report written", "file", out, "format", f, "result", doc.ID)
 			}
-			a.log.Info("report written", "file", out, "format", f, "result", doc.ID)
 			return nil
 		},
 	}

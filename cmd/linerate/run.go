@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -118,29 +119,30 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 }
 
 // report stores res, prints it as f asks (with the path's own counts
-// when it has them: the lab's switch) and turns a failed run into exit
-// status 1.
+// when it has them: the lab's switch) and turns a failed run, or a
+// record that could not be stored, into exit status 1.
 func (a *app) report(res *coordinator.Result, f *runFlags) error {
 	doc := results.FromRun(res)
 	doc.Tool, doc.Lab = version, res.Lab
 	for i := range doc.Hosts {
 		doc.Hosts[i].Version = version
 	}
-	if err := a.store(&f.out, doc); err != nil {
-		a.log.Error("keep the run's record", "error", err)
-	}
+	// Printed whatever the store says: a store that fails must not take
+	// the answer with it.
+	serr := a.store(&f.out, doc)
 	if err := a.emitResult(&ndjson{w: a.stdout}, f.out.jsonStream, f.out.json, res, func(w io.Writer) {
 		_ = report.RunTable(w, res)
 		if res.Lab != nil {
 			_ = report.PathTruthTable(w, res.Lab)
 		}
 	}); err != nil {
-		return err
+		return errors.Join(err, serr)
 	}
+	var rerr error
 	if res.Status != coordinator.StatusOK {
-		return fmt.Errorf("run %s %s: %s", res.RunID, res.Status, res.Error)
+		rerr = fmt.Errorf("run %s %s: %s", res.RunID, res.Status, res.Error)
 	}
-	return nil
+	return errors.Join(rerr, serr)
 }
 
 // emitResult prints a final result: as the last NDJSON event (`"event":

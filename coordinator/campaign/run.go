@@ -37,6 +37,15 @@ type Runner struct {
 	// pattern's flows (a link that several flows share is divided among
 	// them), per flow.
 	LineRatePPS func(frameBytes float64) float64
+	// Save, when set, stores the document (results.Store.Save): when the
+	// campaign starts, after every trial and at its end, so that a
+	// campaign killed midway keeps every trial it finished. A save that
+	// fails stops the campaign (ErrStore).
+	Save func(*results.Document) error
+	// Writer is the process running the campaign, recorded in the
+	// document while it runs (results.LocalProcesses{}.Self()): a running
+	// document whose writer is gone was interrupted.
+	Writer *results.Writer
 }
 
 // EventName names a campaign's progress report (its "event" key).
@@ -80,10 +89,17 @@ type campaignRun struct {
 	log       hclog.Logger
 	sizesDone int
 	best      float64
+	// replay are the stored trials a resumed campaign answers from
+	// before it runs new ones (resume.go).
+	replay  []results.Trial
+	unsaved bool // resumed, and not saved as running yet
 }
 
 // RunCampaign performs the campaign and returns its document (also when it ended
 // early: Status says so). raw is the spec as given, kept in the record.
+// The error is a spec the cluster cannot run (no document then), or a
+// save that failed (ErrStore; the document is returned with it when the
+// campaign ran).
 func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*results.Document, error) {
 	log := r.Log
 	if log == nil {
@@ -100,9 +116,7 @@ func (r *Runner) RunCampaign(ctx context.Context, spec *Spec, raw []byte) (*resu
 	if err := c.resolve(); err != nil {
 		return nil, err
 	}
-	err := c.run(ctx)
-	c.finish(err)
-	return c.doc, nil
+	return c.execute(ctx, nil)
 }
 
 // specJSON keeps the spec as given, as JSON.
@@ -306,6 +320,12 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 
 // trial runs once at rate (per flow) and records it.
 func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.Duration, phase string, counted bool) (*results.Trial, error) {
+	if t, ok, err := c.replayed(size, rate, d, phase); ok || err != nil {
+		return t, err
+	}
+	if err := c.startTrial(); err != nil {
+		return nil, err
+	}
 	if n := len(c.doc.Trials); n > 0 && c.spec.Between.Pause > 0 {
 		select {
 		case <-ctx.Done():
@@ -321,6 +341,11 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
 	})
+	if err == nil && ctx.Err() != nil {
+		// Cut short by the interruption: not a measurement; a resume
+		// runs it again.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
@@ -344,25 +369,29 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	}
 	c.emit(Event{Event: EventTrial, Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
 	c.log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
+	if err := c.save(); err != nil {
+		return nil, fmt.Errorf("campaign: after trial %d: %w", t.N, err)
+	}
 	return &t, nil
 }
 
-func (c *campaignRun) finish(err error) {
+// finish sets the document's end: ok, interrupted (ctx was cancelled:
+// Ctrl-C, SIGTERM), or failed (partial when some size was done).
+func (c *campaignRun) finish(ctx context.Context, err error) {
 	d := c.doc
 	d.Finished = time.Now().UTC()
-	d.Status = coordinator.StatusOK
-	if err != nil {
+	switch {
+	case err == nil:
+		d.Status, d.Error = coordinator.StatusOK, ""
+	case ctx.Err() != nil:
+		d.Status = results.StatusInterrupted
+		d.Error = fmt.Sprintf("stopped after %d trials (%v); continue it with: linerate campaign resume %s", len(d.Trials), err, d.ID)
+	default:
 		d.Status, d.Error = coordinator.StatusFailed, err.Error()
 		if len(d.Summary) > 0 {
 			d.Status = coordinator.StatusPartial
 		}
 	}
-	for _, h := range c.hosts {
-		fp := results.FingerprintOf(h)
-		fp.Version = c.r.Version
-		d.Hosts = append(d.Hosts, fp)
-	}
-	d.Lab = c.lab
 	c.emit(Event{Event: EventCampaign, Message: d.Status})
 }
 

@@ -9,6 +9,8 @@
 // otherwise) holding one file <id>.json per document. Save writes a
 // temporary file in the same directory, fsyncs it, renames it over the
 // name and fsyncs the directory: readers see a whole document or none.
+// Only a regular file is replaced (safefile.WriteFile): a device, fifo or
+// directory in the file's place is refused and left alone.
 // Load takes a full id or any unique prefix of one; List reads every
 // document, oldest first. Nothing else is kept: copying, archiving or
 // deleting results is done with files.
@@ -30,8 +32,12 @@
 //	created         when it started
 //	finished        when it ended
 //	tool_version    the linerate that made it
-//	status          "ok", "failed" or "partial" (as a run's status)
+//	status          "ok", "failed" or "partial" (as a run's status);
+//	                a campaign also "running" or "interrupted" (below)
 //	error           why it failed, naming the agent and phase
+//	writer          the process that ran the campaign: pid, host, boot_id,
+//	                started (its start time)
+//	resumed         how many times `campaign resume` continued it
 //	spec            the campaign or run spec as given (JSON), for the record
 //	summary[]       one row per frame size:
 //	  size              Ethernet frame bytes including FCS (RFC 2544), 0 for a mix
@@ -74,6 +80,23 @@
 // A run's document (FromRun) has one summary row and one trial derived
 // from its result; documents stored without them get the same through
 // Document.Rows and Document.AllTrials.
+//
+// # Campaigns in progress
+//
+// A campaign is saved when it starts and after every trial, with status
+// "running" and its writer, so a coordinator killed at hour 2 of 3 keeps
+// every trial it finished (the trial under way is lost: it is run again
+// on resume). Stopped by Ctrl-C or SIGTERM, the campaign saves itself as
+// "interrupted" before it exits. Killed outright (SIGKILL, a crash, a
+// power cut) it cannot, and the file still says "running": Load and List
+// then ask Processes whether the writer still runs, and present the
+// document as "interrupted" when it does not — no process with that pid,
+// one with that pid but another start time (a reused pid), or a boot id
+// that is not this boot's. The file is not rewritten by reading it. A
+// document written on another host (a shared directory) cannot be
+// checked from here and stays "running" (the writer's host says where
+// to look). An interrupted, failed or partial campaign can be continued
+// with `linerate campaign resume ID` (package campaign, Runner.Resume).
 //
 // # Comparing
 //

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // DefaultDir is where results are stored unless told otherwise.
@@ -135,6 +137,9 @@ func ReadFile(path string) (*Document, error) {
 // directory (each save is an atomic rename).
 type Store struct {
 	dir string
+	// Processes tells whether a running document's writer still runs
+	// (nil: LocalProcesses, this host's).
+	Processes Processes
 }
 
 // NewStore returns the store in dir (DefaultDir when empty). The
@@ -152,11 +157,13 @@ func (s *Store) Dir() string { return s.dir }
 // Path is the file that holds the document id.
 func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
 
-// Save writes d to <dir>/<id>.json atomically: a temporary file in the
-// same directory, written, fsynced, renamed over the name, and the
-// directory fsynced, so a reader sees the old document or the new one,
-// never half of one. A document with the same id is replaced (a
-// campaign may save as it goes). It returns the file's path.
+// Save writes d to <dir>/<id>.json atomically (safefile.WriteFile: a
+// temporary file in the same directory, written, fsynced, renamed over
+// the name, and the directory fsynced), so a reader sees the old
+// document or the new one, never half of one. A document with the same
+// id is replaced (a campaign saves after every trial); anything there
+// but a regular file is refused and left alone. It returns the file's
+// path.
 func (s *Store) Save(d *Document) (string, error) {
 	if d == nil {
 		return "", fmt.Errorf("save result: %w: nil document", ErrInvalid)
@@ -179,49 +186,10 @@ func (s *Store) Save(d *Document) (string, error) {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	path := s.Path(d.ID)
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := safefile.WriteFile(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("save result %s: %w", d.ID, err)
 	}
 	return path, nil
-}
-
-// WriteFileAtomic replaces path with data (mode 0644) through a
-// temporary file in the same directory, fsynced and renamed over path,
-// then fsyncs the directory: readers see the old file or the new one,
-// never part of one. Reports are written the same way.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// The rename is durable once the directory is.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // Entry is one stored document as `results list` shows it.
@@ -278,7 +246,7 @@ func (s *Store) List() ([]Entry, error) {
 			entries = append(entries, Entry{ID: id, File: path, Sizes: []string{}, Problem: problem(err)})
 			continue
 		}
-		entries = append(entries, EntryOf(d, path))
+		entries = append(entries, EntryOf(s.present(d), path))
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]
@@ -330,7 +298,7 @@ func (s *Store) Load(id string) (*Document, error) {
 	}
 	if checkID(id) == nil {
 		if d, err := ReadFile(s.Path(id)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return d, err
+			return s.present(d), err
 		}
 	}
 	ids, err := s.ids()
@@ -347,7 +315,8 @@ func (s *Store) Load(id string) (*Document, error) {
 	case 0:
 		return nil, fmt.Errorf("%w: %q in %s (%d stored; list them with: linerate results list --dir %s)", ErrNotFound, id, s.dir, len(ids), s.dir)
 	case 1:
-		return ReadFile(s.Path(matches[0]))
+		d, err := ReadFile(s.Path(matches[0]))
+		return s.present(d), err
 	}
 	const most = 10
 	shown := matches
@@ -356,6 +325,26 @@ func (s *Store) Load(id string) (*Document, error) {
 		shown, more = shown[:most], fmt.Sprintf(", and %d more", len(matches)-most)
 	}
 	return nil, fmt.Errorf("%w: %q matches %d results in %s: %s%s (give more of the id)", ErrAmbiguous, id, len(matches), s.dir, strings.Join(shown, ", "), more)
+}
+
+// present is d as a reader should see it: a running document whose
+// writer is gone (on this host) is interrupted, and says so and how to
+// continue it. The file is left as it is.
+func (s *Store) present(d *Document) *Document {
+	if d == nil || d.Status != StatusRunning || d.Writer == nil {
+		return d
+	}
+	procs := s.Processes
+	if procs == nil {
+		procs = LocalProcesses{}
+	}
+	if alive, known := procs.Alive(*d.Writer); alive || !known {
+		return d
+	}
+	d.Status = StatusInterrupted
+	d.Error = fmt.Sprintf("its process (%s, started %s) is gone; %d trials kept; continue it with: linerate campaign resume %s",
+		d.Writer, d.Writer.Started.Format(time.RFC3339), len(d.Trials), d.ID)
+	return d
 }
 
 // FormatPPS prints a packet rate with an SI prefix: 14.88 Mpps, 812.7 kpps.

@@ -25,8 +25,14 @@ type Document struct {
 	Created  time.Time `json:"created"`
 	Finished time.Time `json:"finished"`
 	Tool     string    `json:"tool_version"`
-	Status   string    `json:"status"` // ok, failed, partial
+	Status   string    `json:"status"` // ok, failed, partial; running, interrupted (campaigns)
 	Error    string    `json:"error,omitempty"`
+	// Writer is the process that ran the campaign (the last one, when it
+	// was resumed): a running document whose writer is gone was
+	// interrupted.
+	Writer *Writer `json:"writer,omitempty"`
+	// Resumed counts the times `campaign resume` continued it.
+	Resumed int `json:"resumed,omitempty"`
 	// Spec is the campaign spec (or run spec) as given, for the record.
 	Spec json.RawMessage `json:"spec,omitempty"`
 	// Summary is one row per frame size (campaigns).

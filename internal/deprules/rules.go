@@ -68,9 +68,9 @@ var Rules = []Rule{
 		AllowTest: []string{"github.com/google/go-cmp/...", "github.com/vishvananda/netlink/...", "internal/netns/..."},
 	},
 	{
-		Name:      "topology imports only std, x/sys and its own packages",
+		Name:      "topology imports only std, x/sys, its own packages and internal/safefile",
 		From:      []string{"topology/..."},
-		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "topology/..."},
+		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "topology/...", "internal/safefile"},
 		AllowTest: []string{"github.com/google/go-cmp/...", "internal/fsfixture"},
 	},
 }

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // File names in a certificate directory.
@@ -266,17 +268,7 @@ func createExcl(f file) error {
 }
 
 func replace(f file) error {
-	fh, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := fh.Name()
-	if err := writeSync(fh, f); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, f.path); err != nil {
-		os.Remove(tmp)
+	if err := safefile.WriteFile(f.path, f.data, f.mode); err != nil {
 		return fmt.Errorf("replace %s: %w", f.path, err)
 	}
 	return nil
