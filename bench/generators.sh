@@ -30,8 +30,9 @@
 # in the same round and sink, by a run of the same command sending 1 packet,
 # and pps = (N - 1) / (wall(N) - wall(1)). The whole-process rate N / wall(N)
 # (start-up inside for all) is printed too, with the start-up itself. N is
-# $COUNT for every tool when set, else sized per tool from a warm-up run so
-# that each timed run lasts about $SECS s.
+# $COUNT for every tool when set, else sized per tool from a warm-up run (of
+# 10^6 packets, repeated with about a second's worth when that was shorter)
+# so that each timed run lasts about $SECS s.
 #
 # A run is "exact" only when the receiver counted exactly the N packets the
 # sender was told to send and the sender's own count (where it reports one:
@@ -225,8 +226,15 @@ declare -A N
 for tool in $TOOLS; do
 	if [ -n "$COUNT" ]; then N[$tool]=$COUNT; continue; fi
 	for sink in $SINKS; do case " $(tools_for $sink) " in *" $tool "*) break;; esac; done
-	run $sink $tool $WARM
-	pps=$RUN_PPS; [ "$pps" -gt 0 ] || pps=$RUN_WHOLE
+	# a second warm-up when the first sent for under a second: start-up
+	# noise would dominate the estimate of a fast tool
+	w=$WARM
+	for _ in 1 2; do
+		run $sink $tool $w
+		pps=$RUN_PPS; [ "$pps" -gt 0 ] || pps=$RUN_WHOLE
+		[ $(( w * 1000 / pps )) -lt 1000 ] && [ $w -lt $pps ] || break
+		w=$pps
+	done
 	N[$tool]=$(( (pps * SECS + 50000) / 100000 * 100000 ))
 	[ "${N[$tool]}" -ge 100000 ] || N[$tool]=100000
 	echo "warm-up  $sink  $(printf '%-15s' $tool) $pps pps ($RUN_CHK) -> ${N[$tool]} packets per run"
