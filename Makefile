@@ -209,8 +209,10 @@ bench-pktgen: deps vmtest-deps
 bench-scale: deps
 	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
 
-# bench-generators: xdp and afpacket backends against trafgen and iperf3 on
-# one veth pair (root); figures in docs/benchmarks.md.
+# bench-generators: xdp and afpacket backends against trafgen, iperf3 and,
+# when XDP_TRAFFICGEN and XDP_BENCH name xdp-tools binaries, xdp-trafficgen
+# and the xdp-bench drop sink, on one veth pair (root); figures in
+# docs/benchmarks.md.
 bench-generators: build
 	@for p in trafgen:netsniff-ng iperf3:iperf3 jq:jq; do command -v $${p%%:*} >/dev/null || \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${p##*:} >/dev/null; done

@@ -1,25 +1,92 @@
 #!/usr/bin/env bash
-# Benchmark (run by hand as root: `make bench-generators`): the userspace
-# generators against netsniff-ng trafgen and iperf3 on one veth pair
-# between two namespaces, 64-byte frames (60 + FCS; iperf3 -l 18 makes the
-# same frame), one sender thread on CPU 0, alternating A/B rounds. Every
-# tool's rate is measured the same way: frames that reached the receiving
-# interface, counted by `linerate recv --method xdp` running there (its
-# XDP counter runs during every round), divided by the send window. For
-# linerate's own runs it also checks that the receiver counted 100.000 % of
-# the test frames the interface delivered (the driver's xdp_packets), per
-# stream, with no duplicates or gaps. Not a pass/fail test: figures only.
+# Benchmark (run by hand as root: `make bench-generators`): linerate's
+# userspace generators (xdp and afpacket backends) against netsniff-ng
+# trafgen, xdp-trafficgen (xdp-tools) and iperf3, like for like: one veth
+# pair between two namespaces the script creates, 64-byte frames, one sender
+# thread on CPU 0, all tools in the same run, alternating, ROUNDS rounds,
+# medians. Not a pass/fail test: figures only.
+#
+# Sinks (every tool that can goes into both, in the same run):
+#   hdr   `linerate recv --method xdp` on the peer. It counts and XDP-drops
+#         frames carrying pktgen's header and passes all others to the
+#         stack (whose work, on a veth, runs on the sending CPU). So trafgen
+#         sends frames with pktgen's header (magic 0xbe9be955, sequence,
+#         tv_sec, tv_usec, big-endian at UDP payload offset 0); trafgen has
+#         no runtime 32-bit counter that reaches that offset, so its
+#         sequence is a constant 1 (the receiver counts the repeats as
+#         duplicates, on the same XDP path: fetch-or into the bitmap, then a
+#         per-CPU add). iperf3 cannot send the header (its payload starts
+#         with its own), nor can xdp-trafficgen (IPv6, zero payload): iperf3
+#         runs here as a reference only, its frames going to the stack and
+#         counted by its server, and is marked so; xdp-trafficgen does not
+#         run in this sink.
+#   drop  `xdp-bench drop` (xdp-tools; $XDP_BENCH) on the peer: one plain
+#         XDP program that drops every frame, the neutral sink. iperf3
+#         cannot run here (its TCP control connection would be dropped too).
+#
+# Timing, the same for every tool: a fixed packet count per run, whole
+# process wall time (fork/exec, set-up, sending, tear-down), and start-up
+# taken out of the window for every tool alike: each timed run is preceded,
+# in the same round and sink, by a run of the same command sending 1 packet,
+# and pps = (N - 1) / (wall(N) - wall(1)). The whole-process rate N / wall(N)
+# (start-up inside for all) is printed too, with the start-up itself. N is
+# $COUNT for every tool when set, else sized per tool from a warm-up run (of
+# 10^6 packets, repeated with about a second's worth when that was shorter)
+# so that each timed run lasts about $SECS s.
+#
+# A run is "exact" only when the receiver counted exactly the N packets the
+# sender was told to send and the sender's own count (where it reports one:
+# linerate, trafgen, iperf3) is N too; for linerate in the hdr sink also one
+# stream with no missing sequence and no duplicate.
+#
+# Environment: ROUNDS (3), SECS (4), COUNT (unset), LINERATE (./bin/linerate),
+# XDP_TRAFFICGEN, XDP_BENCH (paths to xdp-tools' binaries; Debian's xdp-tools
+# 1.3.1 does not load on recent kernels, a current build does; each absent
+# tool is skipped with a note), TOOLS (default "xdp afpacket trafgen
+# xdp-trafficgen iperf3").
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-4}
+COUNT=${COUNT:-}
 BIN=${LINERATE:-./bin/linerate}
-A=lr-bench-a B=lr-bench-b
-[ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, XDP)" >&2; exit 1; }
-for t in trafgen iperf3 jq; do command -v $t >/dev/null || { echo "bench: $t missing (make bench-generators installs it)" >&2; exit 1; }; done
+XT=${XDP_TRAFFICGEN:-}
+XB=${XDP_BENCH:-}
+TOOLS=${TOOLS:-xdp afpacket trafgen xdp-trafficgen iperf3}
+WARM=1000000
 
-cleanup() { ip netns del $A 2>/dev/null || true; ip netns del $B 2>/dev/null || true; }
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, XDP)" >&2; exit 1; }
+for t in trafgen jq; do command -v $t >/dev/null || { echo "bench: $t missing (make bench-generators installs it)" >&2; exit 1; }; done
+[ -x "$BIN" ] || { echo "bench: $BIN is not an executable linerate (set LINERATE=)" >&2; exit 1; }
+note() { echo "bench: $*" >&2; }
+
+has_tool() { case " $TOOLS " in *" $1 "*) return 0;; *) return 1;; esac; }
+if has_tool iperf3 && ! command -v iperf3 >/dev/null; then note "iperf3 not installed: skipped"; TOOLS=${TOOLS/iperf3/}; fi
+if has_tool xdp-trafficgen && { [ -z "$XT" ] || [ ! -x "$XT" ]; }; then
+	note "XDP_TRAFFICGEN not set to an executable xdp-trafficgen: xdp-trafficgen skipped"; TOOLS=${TOOLS/xdp-trafficgen/}; fi
+SINKS="hdr drop"
+if [ -z "$XB" ] || [ ! -x "$XB" ]; then
+	note "XDP_BENCH not set to an executable xdp-bench: the neutral sink (xdp-bench drop) is skipped, and with it xdp-trafficgen"
+	SINKS=hdr; TOOLS=${TOOLS/xdp-trafficgen/}
+fi
+
+# Names of this run only: namespaces with the PID, files in a mktemp dir.
+A=lr-gen-$$-a B=lr-gen-$$-b
+TMP=$(mktemp -d /tmp/lr-gen.XXXXXX)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	ip netns del $A 2>/dev/null || true
+	ip netns del $B 2>/dev/null || true
+	rm -rf "$TMP"
+}
 trap cleanup EXIT
-cleanup
+trap 'exit 130' INT
+trap 'exit 143' TERM
+forget() { local keep=() p; for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; PIDS=("${keep[@]}"); }
+
+# Test traffic only on the veth pair created here, addresses from 198.18.0.0/15.
 ip netns add $A; ip netns add $B
 ip -n $A link add va type veth peer name vb netns $B
 for ns in $A $B; do ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1; ip -n $ns link set lo up; done
@@ -29,66 +96,185 @@ MAC=$(ip netns exec $B cat /sys/class/net/vb/address)
 ip -n $A neigh replace 198.18.0.2 lladdr "$MAC" dev va nud permanent
 sleep 1
 
-cat > /tmp/lr-bench-trafgen.cfg <<CFG
+# trafgen: 60-byte frame (64 with FCS), IPv4/UDP 198.18.0.1:9 -> 198.18.0.2:9,
+# no UDP checksum (as linerate by default), payload = pktgen's header
+# (sequence 1, zero timestamp) and 2 bytes of padding.
+cat > "$TMP/trafgen.cfg" <<CFG
 { $(echo "$MAC" | sed 's/^/0x/; s/:/, 0x/g'), 0x02,0x00,0x00,0x00,0x00,0x01, 0x08,0x00,
-  0x45,0x00,0x00,0x2e, 0x00,0x00,0x00,0x00, 0x20,0x11,0x00,0x00, 198,18,0,1, 198,18,0,2,
-  0x00,0x09,0x00,0x09,0x00,0x1a,0x00,0x00, fill(0x00, 18) }
+  0x45,0x00,0x00,0x2e, 0x00,0x00,0x00,0x00, 0x20,0x11,csumip(14, 33), 198,18,0,1, 198,18,0,2,
+  0x00,0x09,0x00,0x09,0x00,0x1a,0x00,0x00,
+  const32(0xbe9be955), const32(1), const32(0), const32(0), fill(0x00, 2) }
 CFG
 
-recv_start() { # [stop flags]; returns once the receiver's XDP program is attached
-	: > /tmp/lr-bench-recv.log
-	# linerate's runs end on idleness; other tools' frames are not test
-	# packets (no pktgen header), so those runs end on a fixed window.
-	timeout 120 ip netns exec $B "$BIN" recv --iface vb --method xdp ${1:---until-idle 1500ms} --json > /tmp/lr-bench-recv.json 2> /tmp/lr-bench-recv.log &
-	RPID=$!
-	for _ in $(seq 100); do grep -q "armed: counting" /tmp/lr-bench-recv.log && return; sleep 0.1; done
-	echo "bench: receiver did not arm:" >&2; cat /tmp/lr-bench-recv.log >&2; exit 1
-}
-recv_wait() { wait $RPID; }   # in this shell: a $(…) subshell cannot wait for it
-recv_frames() { jq '.packets' /tmp/lr-bench-recv.json; }
+now_us() { echo "${EPOCHREALTIME/./}"; }
 
-run_linerate() { # backend → "pps checked"
-	recv_start
-	ip netns exec $A "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.1.1 --dst-mac "$MAC" --duration ${SECS}s --cpus 0 \
-		--backend "$1" --json --log-level error > /tmp/lr-bench-send.json
-	recv_wait
-	local frames; frames=$(recv_frames)
-	jq -r --argjson f "$frames" --arg secs "$SECS" '
-		[($f / ($secs|tonumber) | floor),
-		 (if (.streams | length) == 1 and .streams[0].missing == 0 and .streams[0].duplicates == 0
-		     and ([.streams[].received] | add) == .link.xdp_packets then "exact" else "NOT-EXACT" end)] | @tsv' /tmp/lr-bench-recv.json
-	jq -r '"    sender: \(.packets) packets, \(.pps|floor) pps, \(.errors) errors"' /tmp/lr-bench-send.json >&2
-	jq -r '"    receiver: \(.streams[0].received) received (xdp_packets \(.link.xdp_packets)), missing \(.streams[0].missing), duplicates \(.streams[0].duplicates)"' /tmp/lr-bench-recv.json >&2
+# --- sinks: sink_start SINK N; sink_stop SINK -> prints the receiver's count
+sink_start() {
+	: > "$TMP/sink.out"; : > "$TMP/sink.err"
+	case $1 in
+	hdr)
+		local cap=$(( $2 > 67108864 ? $2 : 67108864 ))
+		ip netns exec $B "$BIN" recv --iface vb --method xdp --duration 600s --seq-capacity $cap --json \
+			> "$TMP/sink.out" 2> "$TMP/sink.err" &
+		SPID=$!; PIDS+=($SPID)
+		for _ in $(seq 100); do grep -q "armed: counting" "$TMP/sink.err" && return 0; sleep 0.1; done ;;
+	drop)
+		ip netns exec $B "$XB" drop vb > "$TMP/sink.out" 2> "$TMP/sink.err" &
+		SPID=$!; PIDS+=($SPID)
+		for _ in $(seq 100); do grep -q "^Dropping packets on" "$TMP/sink.err" && return 0; sleep 0.1; done ;;
+	esac
+	note "sink $1 did not arm:"; cat "$TMP/sink.err" >&2; exit 1
 }
-run_trafgen() {
-	recv_start "--duration $((SECS + 2))s"
-	ip netns exec $A timeout -s INT ${SECS} trafgen --dev va --conf /tmp/lr-bench-trafgen.cfg --cpus 1 -Q >/dev/null 2>&1 || true
-	recv_wait
-	echo $(( $(recv_frames) / SECS ))
-}
-run_iperf3() {
-	ip netns exec $B iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 & local SPID=$!
-	sleep 0.5
-	recv_start "--duration $((SECS + 2))s"
-	ip netns exec $A taskset -c 0 iperf3 -c 198.18.0.2 -u -l 18 -b 0 -t ${SECS} >/dev/null 2>&1 || true
-	recv_wait
-	echo $(( $(recv_frames) / SECS ))
+sink_stop() { # settle, stop, wait; the count is read by sink_count
+	sleep 0.3
+	kill -INT $SPID 2>/dev/null || true
 	wait $SPID 2>/dev/null || true
+	forget $SPID
 }
 
-declare -A sum
-for i in $(seq 1 "$ROUNDS"); do
-	for tool in xdp trafgen afpacket iperf3; do
+# --- senders: send TOOL N -> runs the tool once for N packets, in $A;
+# leaves the sender's own count (or "-") in $TMP/sent and its exit code in $TMP/rc.
+send() {
+	local tool=$1 n=$2 rc=0
+	case $tool in
+	xdp|afpacket)
+		ip netns exec $A "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.1.1 --dst-mac "$MAC" --count "$n" \
+			--cpus 0 --backend $tool --json --log-level error > "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
+		jq -r '.packets' "$TMP/send.out" > "$TMP/sent" 2>/dev/null || echo - > "$TMP/sent" ;;
+	trafgen)
+		ip netns exec $A trafgen --dev va --conf "$TMP/trafgen.cfg" --cpus 1 -n "$n" \
+			> "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
+		awk '/packets outgoing/ { gsub(/\r/, ""); print $1; f=1 } END { if (!f) print "-" }' "$TMP/send.out" "$TMP/send.err" | head -1 > "$TMP/sent" ;;
+	xdp-trafficgen)
+		# It ends with SIGINT to itself once the count is sent (exit code 1
+		# even then); it reports rates only, so its count is not checked. Its
+		# UDP mode is IPv6 only: 62-byte frames (66 with FCS), the smallest.
+		ip netns exec $A "$XT" udp -n "$n" -t 1 -m "$MAC" -s 64 va > "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
+		[ $rc = 1 ] && rc=0
+		echo - > "$TMP/sent" ;;
+	iperf3)
+		ip netns exec $B iperf3 -s -1 -B 198.18.0.2 > /dev/null 2>&1 & local ipid=$!; PIDS+=($ipid)
+		for _ in $(seq 50); do ip netns exec $B ss -ltn 2>/dev/null | grep -q ':5201 ' && break; sleep 0.1; done
+		SEND_T0=$(now_us)   # the server is not the sender: its start-up stays outside
+		ip netns exec $A taskset -c 0 iperf3 -c 198.18.0.2 -u -l 18 -b 0 -k "$n" --json \
+			> "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
+		SEND_T1=$(now_us)
+		wait $ipid 2>/dev/null || true; forget $ipid
+		jq -r '.end.sum.packets // "-"' "$TMP/send.out" > "$TMP/sent" 2>/dev/null || echo - > "$TMP/sent" ;;
+	esac
+	echo $rc > "$TMP/rc"
+}
+timed_send() { # TOOL N -> sets WALL_US
+	SEND_T0=$(now_us); SEND_T1=
+	send "$1" "$2"
+	[ -n "$SEND_T1" ] || SEND_T1=$(now_us)
+	WALL_US=$(( SEND_T1 - SEND_T0 ))
+}
+
+# received count in SINK for TOOL (after sink_stop), and the check
+recv_count() {
+	case $1/$2 in
+	hdr/iperf3) jq -r '(.end.sum.packets - .end.sum.lost_packets) // "-"' "$TMP/send.out" 2>/dev/null || echo - ;;
+	hdr/*) jq -r '[.streams[].received] | add // 0' "$TMP/sink.out" 2>/dev/null || echo - ;;
+	drop/*) awk '/Packets received/ { print $4; f=1 } END { if (!f) print "-" }' "$TMP/sink.out" ;;
+	esac
+}
+check() { # SINK TOOL N RECEIVED SENT RC
+	local sink=$1 tool=$2 n=$3 got=$4 sent=$5 rc=$6
+	[ "$rc" = 0 ] || { echo "FAILED(rc $rc)"; return; }
+	[ "$sent" = - ] || [ "$sent" = "$n" ] || { echo "NOT-EXACT(sent $sent of $n)"; return; }
+	[ "$got" = "$n" ] || { echo "NOT-EXACT(received $got of $n)"; return; }
+	if [ $sink = hdr ]; then
 		case $tool in
-			xdp|afpacket) run_linerate $tool > /tmp/lr-bench-row; read -r pps check < /tmp/lr-bench-row ;;
-			trafgen) run_trafgen > /tmp/lr-bench-row; read -r pps < /tmp/lr-bench-row; check=- ;;
-			iperf3) run_iperf3 > /tmp/lr-bench-row; read -r pps < /tmp/lr-bench-row; check=- ;;
+		xdp|afpacket) jq -e '(.streams | length) == 1 and .streams[0].missing == 0 and .streams[0].duplicates == 0' \
+			"$TMP/sink.out" >/dev/null || { echo "NOT-EXACT(streams/missing/duplicates)"; return; } ;;
+		iperf3) echo "exact(stack,ref)"; return ;;
 		esac
-		printf 'round %d  %-9s %10d pps  %s\n' "$i" "$tool" "$pps" "$check"
-		sum[$tool]=$(( ${sum[$tool]:-0} + pps ))
+	fi
+	echo exact
+}
+
+# one measured run: a 1-packet run, then the N-packet run, each into a fresh
+# sink; sets RUN_PPS RUN_WHOLE RUN_ST RUN_WALL RUN_CHK (in this shell, so
+# that the trap knows every process started)
+run() { # SINK TOOL N
+	local sink=$1 tool=$2 n=$3 w1 got sent rc
+	sink_start $sink 1; timed_send $tool 1; sink_stop; w1=$WALL_US
+	sink_start $sink "$n"; timed_send $tool "$n"; sink_stop
+	got=$(recv_count $sink $tool); sent=$(cat "$TMP/sent"); rc=$(cat "$TMP/rc")
+	RUN_CHK=$(check $sink $tool "$n" "$got" "$sent" "$rc")
+	RUN_ST=$(( w1 / 1000 )) RUN_WALL=$(( WALL_US / 1000 ))
+	RUN_WHOLE=$(( n * 1000000 / WALL_US ))
+	RUN_PPS=0; [ "$WALL_US" -le "$w1" ] || RUN_PPS=$(( (n - 1) * 1000000 / (WALL_US - w1) ))
+}
+
+tools_for() { # SINK -> the tools that run there
+	local t out=
+	for t in $TOOLS; do
+		case $1/$t in hdr/xdp-trafficgen|drop/iperf3) ;; *) out+="$t ";; esac
+	done
+	echo $out
+}
+
+echo "linerate generators benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, veth $A/va -> $B/vb"
+echo "sinks: $SINKS; tools: $TOOLS; rounds $ROUNDS; 64-byte frames; one sender thread on CPU 0"
+has_tool iperf3 && echo "note: iperf3 cannot carry pktgen's header: in sink hdr its frames go to the stack (reference only); not run in sink drop"
+has_tool xdp-trafficgen && echo "note: xdp-trafficgen cannot carry pktgen's header: sink drop only"
+
+# counts per tool: $COUNT, or sized from a warm-up run in the first sink it runs in
+declare -A N
+for tool in $TOOLS; do
+	if [ -n "$COUNT" ]; then N[$tool]=$COUNT; continue; fi
+	for sink in $SINKS; do case " $(tools_for $sink) " in *" $tool "*) break;; esac; done
+	# a second warm-up when the first sent for under a second: start-up
+	# noise would dominate the estimate of a fast tool
+	w=$WARM
+	for _ in 1 2; do
+		run $sink $tool $w
+		pps=$RUN_PPS; [ "$pps" -gt 0 ] || pps=$RUN_WHOLE
+		[ $(( w * 1000 / pps )) -lt 1000 ] && [ $w -lt $pps ] || break
+		w=$pps
+	done
+	N[$tool]=$(( (pps * SECS + 50000) / 100000 * 100000 ))
+	[ "${N[$tool]}" -ge 100000 ] || N[$tool]=100000
+	echo "warm-up  $sink  $(printf '%-15s' $tool) $pps pps ($RUN_CHK) -> ${N[$tool]} packets per run"
+done
+echo
+printf '%-6s %-5s %-15s %10s %12s %12s %9s %9s  %s\n' round sink tool packets pps whole-pps start-ms wall-ms check
+declare -A R
+for i in $(seq 1 "$ROUNDS"); do
+	for sink in $SINKS; do
+		for tool in $(tools_for $sink); do
+			run $sink $tool "${N[$tool]}"
+			printf '%-6s %-5s %-15s %10d %12d %12d %9s %9s  %s\n' $i $sink $tool "${N[$tool]}" \
+				$RUN_PPS $RUN_WHOLE $RUN_ST $RUN_WALL "$RUN_CHK"
+			R[$sink/$tool]+="$RUN_PPS "
+			R[$sink/$tool/whole]+="$RUN_WHOLE "
+		done
+	done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%d\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo
+echo "medians over $ROUNDS rounds (pps: start-up outside the window; whole: start-up inside)"
+declare -A M W
+for sink in $SINKS; do
+	for tool in $(tools_for $sink); do
+		M[$sink/$tool]=$(echo "${R[$sink/$tool]}" | median)
+		W[$sink/$tool]=$(echo "${R[$sink/$tool/whole]}" | median)
+		printf '%-5s %-15s %12d pps %12d whole-pps\n' $sink $tool "${M[$sink/$tool]}" "${W[$sink/$tool]}"
 	done
 done
 echo
-for tool in xdp afpacket trafgen iperf3; do printf '%-9s mean %10d pps\n' $tool $(( sum[$tool] / ROUNDS )); done
-awk -v x="${sum[xdp]}" -v a="${sum[afpacket]}" -v t="${sum[trafgen]}" -v p="${sum[iperf3]}" 'BEGIN {
-	printf "ratios: xdp/trafgen %.1f (target >= 10), afpacket/trafgen %.2f (target >= 1.0), trafgen/iperf3 %.1f\n", x/t, a/t, t/p }'
+ratio() { # SINK NUM DEN LABEL TARGET
+	local a=${M[$1/$2]:-} b=${M[$1/$3]:-} wa=${W[$1/$2]:-} wb=${W[$1/$3]:-}
+	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt 0 ] || return 0
+	awk -v a="$a" -v b="$b" -v wa="$wa" -v wb="$wb" -v s="$1" -v l="$4" -v t="$5" \
+		'BEGIN { printf "ratio %-5s %-22s %6.2f  (whole-process %5.2f)%s\n", s, l, a / b, wa / wb, t }'
+}
+for sink in $SINKS; do
+	ratio $sink xdp trafgen xdp/trafgen "  target >= 10"
+	ratio $sink afpacket trafgen afpacket/trafgen "  target >= 1.0"
+	ratio $sink xdp xdp-trafficgen xdp/xdp-trafficgen "  target >= 1.0"
+	ratio $sink trafgen iperf3 "trafgen/iperf3(ref)" ""
+done
