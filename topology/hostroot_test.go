@@ -68,3 +68,30 @@ func TestOpenHostRefuses(t *testing.T) {
 		t.Errorf("corrupt snapshot: %v", err)
 	}
 }
+
+// TestSaveTarGzRefusesSpecialFiles checks that a snapshot is written only
+// over a regular file: a directory or a link to a device is refused and
+// left as it was.
+func TestSaveTarGzRefusesSpecialFiles(t *testing.T) {
+	r, _ := fixture(t, "apply-basic")
+	rec := NewRecorder(r)
+	if _, err := Inspect(rec, "eth0"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "null")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{dir, link} {
+		if err := rec.SaveTarGz(target); err == nil || !strings.Contains(err.Error(), "write snapshot") {
+			t.Errorf("SaveTarGz(%s): %v, want a refusal", target, err)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link to %s was replaced: %v", os.DevNull, err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s is no longer a device: %v", os.DevNull, err)
+	}
+}

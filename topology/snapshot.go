@@ -2,6 +2,7 @@ package topology
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // Recorder is a Root that remembers every file, directory and symlink
@@ -273,23 +276,17 @@ func OpenSnapshot(path string) (*DirRoot, error) {
 }
 
 // SaveTarGz writes what was recorded to the file path (WriteTarGz's
-// archive), through a temporary file beside it renamed into place, so
-// path never holds half a snapshot.
+// archive) atomically, so path never holds half a snapshot, and only over
+// a regular file (safefile.WriteFile): a device or a directory is refused.
 func (rc *Recorder) SaveTarGz(path string) error {
-	tmp := path + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
+	var b bytes.Buffer
+	if err := rc.WriteTarGz(&b); err != nil {
+		return err
+	}
+	if err := safefile.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
-	defer os.Remove(tmp)
-	if err := rc.WriteTarGz(out); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // ExtractTarGz unpacks a snapshot into dir. It refuses absolute paths and
