@@ -49,16 +49,20 @@ func mgmtAddr(net netip.Prefix, host int) netip.Prefix {
 
 // shape puts a tbf qdisc of bps bits per second on iface (egress) in ns,
 // buffering about as much as a switch port: a burst of 5 ms at the rate
-// (at least 16 KiB, so jumbo frames and a paced sender's catch-up pass)
-// and a queue of 20 ms more. A trial must be long against that buffer:
-// 1 s at 107 % of the rate fits in 75 ms of it without loss.
+// (at least 16 KiB, so jumbo frames pass) and a queue of 40 ms more —
+// more than a paced sender may fall behind its schedule and then catch
+// up at full speed (the userspace engines' 30 ms), so a scheduling delay
+// on a busy sending host is not misread as the switch's loss (seen in CI:
+// a 2 s trial at 75 % of the rate lost frames behind a 20 ms queue). A
+// trial must be long against that buffer: 2 s at 102.5 % of the rate
+// fills it.
 func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 	rate := bps / 8 // bytes per second
 	if rate < 1000 {
 		return fmt.Errorf("shape %s: %d bit/s: want at least 8 kbit/s", iface, bps)
 	}
 	burst := max(rate/200, 16<<10)
-	limit := rate/50 + burst
+	limit := rate/25 + burst
 	// tbf's buffer is the time to send the burst at the rate, in the
 	// packet scheduler's 64 ns ticks.
 	ticks := burst * 1e9 / rate / 64
