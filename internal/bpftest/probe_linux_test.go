@@ -2,7 +2,11 @@ package bpftest
 
 import (
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 )
 
 // The probe answers on this kernel: supported, or missing by name.
@@ -11,4 +15,19 @@ func TestHaveXDPLiveFrames(t *testing.T) {
 		t.Skip("needs root: loads a BPF program")
 	}
 	SkipIfNotSupported(t, HaveXDPLiveFrames())
+}
+
+// A program the verifier rejects (it reads R1 before anything set it)
+// fails the test with the verifier's log: it is no missing feature.
+func TestVerifierRejectionFails(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: loads a BPF program")
+	}
+	_, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Reg(asm.R0, asm.R5), asm.Return()}})
+	var f fakeTB
+	SkipIfNotSupported(&f, err)
+	if f.skipped != "" || !strings.Contains(f.failed, "verifier log") || !strings.Contains(f.failed, "R5 !read_ok") {
+		t.Errorf("load error %v: skipped %q, failed %q; want a failure with the verifier's log", err, f.skipped, f.failed)
+	}
 }
