@@ -9,20 +9,24 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
-// The probe answers on this kernel: supported, or missing by name.
-func TestHaveXDPLiveFrames(t *testing.T) {
+// loadsPrograms skips t unless it may load BPF programs (root).
+func loadsPrograms(t *testing.T) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: loads a BPF program")
 	}
+}
+
+// The probe answers on this kernel: supported, or missing by name.
+func TestHaveXDPLiveFrames(t *testing.T) {
+	loadsPrograms(t)
 	SkipIfNotSupported(t, HaveXDPLiveFrames())
 }
 
-// A program the verifier rejects (it reads R1 before anything set it)
+// A program the verifier rejects (it reads R5 before anything set it)
 // fails the test with the verifier's log: it is no missing feature.
 func TestVerifierRejectionFails(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads a BPF program")
-	}
+	loadsPrograms(t)
 	_, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
 		Instructions: asm.Instructions{asm.Mov.Reg(asm.R0, asm.R5), asm.Return()}})
 	var f fakeTB
