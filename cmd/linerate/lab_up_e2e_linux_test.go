@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,8 +80,7 @@ func startLabUp(t *testing.T, bin, name string) (*exec.Cmd, []string) {
 
 // TestLabUpMembersDown checks that `lab up` keeps a lab whose agents
 // `linerate members` lists (with the flags lab up printed) until Ctrl-C
-// removes it, and that a `lab up` killed outright leaves a lab that
-// `lab down` removes.
+// removes it.
 func TestLabUpMembersDown(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := buildBinary(t)
@@ -110,12 +111,47 @@ func TestLabUpMembersDown(t *testing.T) {
 		t.Errorf("lab up after Ctrl-C: %v", err)
 	}
 	assertNoLab(t, name, lab.DefaultDir(name))
+}
 
-	// Killed outright: the agents die with it (parent-death signal), the
-	// namespaces stay until lab down.
-	cmd, _ = startLabUp(t, bin, name)
-	_ = cmd.Process.Kill()
+// agentExitBound is how long an agent may take to exit by itself once the
+// process that started it is gone (SIGTERM from its parent-death signal,
+// then its own shutdown).
+const agentExitBound = 15 * time.Second
+
+// TestLabUpKilled checks the README's claim that the agents die with a
+// coordinator killed outright: SIGKILL the `lab up` process that started
+// them, and every agent process exits by itself (parent-death signal)
+// within agentExitBound, before any `lab down`; the namespaces stay until
+// `lab down` removes them.
+func TestLabUpKilled(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	bin := buildBinary(t)
+	name := fmt.Sprintf("z%d", os.Getpid()%10000)
+	dir := lab.DefaultDir(name)
+	cmd, _ := startLabUp(t, bin, name)
+	agents := labProcesses(dir)
+	if len(agents) != 2 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
+		t.Fatalf("lab up of 1 sender and 1 receiver runs %d agent processes (%v), want 2", len(agents), agents)
+	}
+	t0 := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	_ = cmd.Wait()
+	for len(alive(agents)) > 0 && time.Since(t0) < agentExitBound {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := alive(agents); len(left) > 0 {
+		t.Errorf("agents %v still running %s after their lab up was killed (parent-death signal)", left, agentExitBound)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	} else {
+		t.Logf("agents %v exited %s after lab up was killed", agents, time.Since(t0).Round(time.Millisecond))
+	}
 	if left, _ := lab.Leftovers(); !slices.ContainsFunc(left, func(n string) bool { return strings.HasPrefix(n, lab.Prefix(name)) }) {
 		t.Fatal("a killed lab up left nothing to clean: the test proves nothing")
 	}
@@ -127,4 +163,39 @@ func TestLabUpMembersDown(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	assertNoLab(t, name, lab.DefaultDir(name))
+}
+
+// labProcesses are the pids of the processes running from the lab
+// directory dir (the agents: their command lines name files under it).
+func labProcesses(dir string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if !strings.Contains(string(b), dir+"/") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// alive are the pids of pids still running: neither gone nor a zombie
+// waiting for whoever adopted it to reap it.
+func alive(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state …: comm may hold spaces and parentheses.
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
 }

@@ -65,7 +65,7 @@ var Rules = []Rule{
 		DenyExcept: []string{"pktgen"},
 		Allow: []string{Std, "golang.org/x/sys/...", "github.com/cilium/ebpf/...", "github.com/hashicorp/go-hclog",
 			"pktgen", "receiver/...", "internal/bpfasm", "internal/ethtool"},
-		AllowTest: []string{"github.com/google/go-cmp/...", "github.com/vishvananda/netlink/...", "internal/netns/..."},
+		AllowTest: []string{"github.com/google/go-cmp/...", "github.com/vishvananda/netlink/...", "internal/netns/...", "internal/bpftest"},
 	},
 	{
 		Name:      "topology imports only std, x/sys, its own packages and internal/safefile",
