@@ -163,13 +163,13 @@ func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
 	if rp == nil {
 		return nil
 	}
-	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops}
+	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops, Overflow: rp.OverflowPackets}
 	if l := rp.Link; l != nil {
 		r.HostDrops += l.RxDropped + l.RxMissed + l.RxFifo
 	}
 	for _, s := range rp.Streams {
 		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
-			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing}
+			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity}
 		for _, m := range s.MissingRanges {
 			st.MissingRanges = append(st.MissingRanges, [2]uint32{m.From, m.To})
 		}
