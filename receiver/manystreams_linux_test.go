@@ -62,15 +62,7 @@ func TestReceiveManyStreams(t *testing.T) {
 				p := nstest.NewPair(t, 2)
 				frames, streams := manyStreams(p)
 				o := Options{Method: method, MaxStreams: table, SeqCapacity: 1 << 12}
-				oo, err := o.withDefaults()
-				if err != nil {
-					t.Fatal(err)
-				}
-				oracle := newTable(oo)
-				for _, f := range frames {
-					oracle.Add(f)
-				}
-				want, _, wantOverflow := oracle.counts(true, oo.MaxRanges)
+				want, wantOverflow := oracle(t, o, frames)
 				if table >= streams && (len(want) != streams || wantOverflow != 0) || table < streams && (len(want) != table || wantOverflow == 0) {
 					t.Fatalf("oracle: %d streams, overflow %d", len(want), wantOverflow)
 				}
