@@ -42,6 +42,11 @@ const (
 	DefaultMaxTTL   = 10 * time.Minute
 )
 
+// DefaultReceiverMemory is the receiver's memory budget when
+// Config.ReceiverMemory is 0: 512 MiB, 64 streams at the receiver's default
+// sequence capacity (2^26, 8 MiB each).
+const DefaultReceiverMemory = 512 << 20
+
 // Config is one agent.
 type Config struct {
 	// Name is the serf node name and the name in Describe; default the
@@ -89,6 +94,11 @@ type Config struct {
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
 	MetricsAddr string
+	// ReceiverMemory is the receiver's memory budget in bytes: the most
+	// sequence state (receiver.Options.SeqStateBytes) an Arm may ask for;
+	// Describe announces it so a coordinator refuses a plan over it before
+	// leasing. Default DefaultReceiverMemory.
+	ReceiverMemory uint64
 	// Backend, when set, is the generator every send uses instead of the
 	// one "auto" or the coordinator's choice would pick: an embedding
 	// program's own generator, or a stand-in in tests that time the
@@ -137,6 +147,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Version == "" {
 		c.Version = version.String()
+	}
+	if c.ReceiverMemory == 0 {
+		c.ReceiverMemory = DefaultReceiverMemory
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = DefaultLeaseTTL

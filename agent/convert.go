@@ -412,7 +412,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	nic.Model = d.model
 	resp := &lineratev1.DescribeResponse{
 		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
-		Nic: nic, Backends: d.backends, ReceiverMethods: d.methods,
+		Nic: nic, Backends: d.backends, ReceiverMethods: d.methods, ReceiverMemoryBytes: d.receiverMemory,
 	}
 	if d.leased {
 		resp.Lease = &lineratev1.LeaseInfo{CoordinatorId: d.leaseHolder, ExpiresAt: ts(d.leaseExpires)}

@@ -14,7 +14,7 @@
 //	inventory.go  the NIC, backends and receiver methods the host offers (Describe)
 //	lease.go      the lease: one coordinator at a time, TTL clamped, expiry
 //	tuning.go     IRQ pinning through topology, restored from its journal
-//	receive.go    the receiver: arm, collect, disarm
+//	receive.go    the receiver: arm (within its memory budget), collect, disarm
 //	send.go       the sender: configure, schedule, start, stop, result
 //	configure.go  a send's configuration checked and its backend chosen
 //	safety.go     the safety rails: destinations only the cluster's receivers

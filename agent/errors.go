@@ -36,6 +36,9 @@ var (
 	ErrAborted = errors.New("aborted")
 	// ErrCanceled is a call whose caller went away before it was done.
 	ErrCanceled = errors.New("canceled")
+	// ErrBudget is a request for more memory than the agent's budget
+	// allows (a receiver's sequence state over --receiver-memory).
+	ErrBudget = errors.New("over budget")
 	// ErrFailed is an operation that failed on the host (a send, a
 	// restore, stopping the receiver).
 	ErrFailed = errors.New("failed")
@@ -44,7 +47,7 @@ var (
 // errorKinds are every kind above, for the gRPC mapping and its test.
 var errorKinds = []error{
 	ErrInvalid, ErrNoLease, ErrLeaseHeld, ErrShuttingDown, ErrRole, ErrBusy,
-	ErrNotReady, ErrHost, ErrRefused, ErrAborted, ErrCanceled, ErrFailed,
+	ErrNotReady, ErrHost, ErrRefused, ErrAborted, ErrCanceled, ErrBudget, ErrFailed,
 }
 
 // opError is an operation's failure: the message the caller reads, its

@@ -23,6 +23,7 @@ func TestGRPCCodeOfEveryKind(t *testing.T) {
 		codes.Aborted:            {ErrAborted},
 		codes.Canceled:           {ErrCanceled},
 		codes.Internal:           {ErrFailed},
+		codes.ResourceExhausted:  {ErrBudget},
 	}
 	want := map[error]codes.Code{}
 	for c, kinds := range byCode {

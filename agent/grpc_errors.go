@@ -21,6 +21,7 @@ var grpcCodes = map[error]codes.Code{
 	ErrRefused:      codes.PermissionDenied,
 	ErrAborted:      codes.Aborted,
 	ErrCanceled:     codes.Canceled,
+	ErrBudget:       codes.ResourceExhausted,
 	ErrFailed:       codes.Internal,
 }
 

@@ -55,6 +55,9 @@ type description struct {
 	driverOK              bool
 	model                 string
 	backends, methods     []string
+	// receiverMemory is the receiver's memory budget in bytes (0: not a
+	// receiver).
+	receiverMemory uint64
 	// leaseHolder holds a current lease until leaseExpires (leased).
 	leaseHolder  string
 	leaseExpires time.Time

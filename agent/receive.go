@@ -139,3 +139,31 @@ func (r *receiving) state() receiverState {
 	}
 	return receiverState{phase: phaseIdle}
 }
+
+// withinBudget refuses receiver options whose sequence state is more than
+// budget bytes, naming the numbers: the coordinator checks the same
+// before it leases (Describe announces the budget), this is the second
+// line for any other caller.
+func withinBudget(o receiver.Options, budget uint64) error {
+	need, err := o.SeqStateBytes()
+	if err != nil {
+		return failf(ErrInvalid, "arm: %v", err)
+	}
+	if need <= budget {
+		return nil
+	}
+	if o.MaxStreams == 0 {
+		o.MaxStreams = receiver.DefaultMaxStreams
+	}
+	if o.SeqCapacity == 0 {
+		o.SeqCapacity = receiver.DefaultSeqCapacity
+		if o.Repeats > 1 {
+			o.SeqCapacity = receiver.DefaultRepeatSeqCapacity
+		}
+	}
+	return failf(ErrBudget, "arm: %d streams × sequence capacity %d need %d MiB of sequence state, the receiver's budget is %d MiB (--receiver-memory)",
+		o.MaxStreams, o.SeqCapacity, mib(need), mib(budget))
+}
+
+// mib is n bytes in MiB, rounded up.
+func mib(n uint64) uint64 { return (n + 1<<20 - 1) >> 20 }

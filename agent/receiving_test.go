@@ -3,6 +3,8 @@ package agent
 import (
 	"testing"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -39,4 +41,35 @@ func TestReceivingRefusals(t *testing.T) {
 	wantKind(t, err, ErrRole, "arm: the agent's role is sender, not a receiver", "arm on a sender")
 	_, err = snd.arm("nope", receiver.Options{})
 	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "arm without the lease")
+}
+
+// An Arm whose sequence state is over the receiver's memory budget is
+// refused with the numbers before any receiver starts; at the budget it
+// goes on to arm (and here fails only for the missing interface). Describe
+// announces the budget of a receiver, none of a sender.
+func TestArmOverBudget(t *testing.T) {
+	s := unitService(t, RoleReceiver, fakeNetOS{})
+	if s.cfg.ReceiverMemory != DefaultReceiverMemory || s.describe().receiverMemory != DefaultReceiverMemory {
+		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe().receiverMemory, DefaultReceiverMemory)
+	}
+	s.cfg.ReceiverMemory = 256 << 20
+	g, err := s.leases.acquire("c1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 34 streams × (2^26/64 + 1) words × 8 bytes: 272 MiB and 272 bytes.
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, SeqCapacity: 1 << 26})
+	wantKind(t, err, ErrBudget, "arm: 34 streams × sequence capacity 67108864 need 273 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^26")
+	if got := grpcCode(err); got != codes.ResourceExhausted {
+		t.Errorf("code %v, want ResourceExhausted", got)
+	}
+	// The defaults count: 32 streams of 2^26 are 256 MiB and 256 bytes.
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
+	wantKind(t, err, ErrBudget, "arm: 32 streams × sequence capacity 67108864 need 257 MiB", "the defaults")
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 32, SeqCapacity: 1<<26 - 64})
+	wantKind(t, err, ErrHost, "arm nope0: ", "exactly at the budget")
+	snd := unitService(t, RoleSender, fakeNetOS{})
+	if m := snd.describe().receiverMemory; m != 0 {
+		t.Errorf("a sender describes a receiver budget of %d", m)
+	}
 }

@@ -71,6 +71,9 @@ func (s *service) receives() bool { return s.cfg.Role.Receives() }
 func (s *service) describe() description {
 	d := s.inv.describe(s.cfg.Version)
 	d.leaseHolder, d.leaseExpires, d.leased = s.leases.holder()
+	if s.receives() {
+		d.receiverMemory = s.cfg.ReceiverMemory
+	}
 	return d
 }
 
@@ -118,6 +121,9 @@ func (s *service) arm(id string, o receiver.Options) (info armedInfo, err error)
 	err = s.leases.hold(id, func() error {
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
+		}
+		if err := withinBudget(o, s.cfg.ReceiverMemory); err != nil {
+			return err
 		}
 		info, err = s.rx.arm(o)
 		return err

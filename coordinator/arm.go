@@ -6,12 +6,51 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
-// arm makes receiver n count the run's streams from now on.
+// arm makes receiver n count the run's streams from now on, its stream
+// table and sequence capacity sized from the plan (sizeReceiver).
 func (st *runState) arm(ctx context.Context, n *node) error {
-	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{LeaseId: n.lease, Method: st.spec.Method})
+	n.size = st.sizeOf(n, false)
+	if err := n.size.check(n.nic.receiverMemory); err != nil {
+		return err
+	}
+	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
+		LeaseId: n.lease, Method: st.spec.Method,
+		MaxStreams: uint32(n.size.MaxStreams), SeqCapacity: n.size.SeqCapacity,
+	})
 	if err != nil {
 		return err
 	}
 	armedInto(n.host, resp)
 	return nil
+}
+
+// checkMemory refuses, before anything is leased, a plan whose sequence
+// state on receiver n is over the budget its agent announced. The
+// senders are not tuned yet: each is taken to run one thread per local
+// CPU where tuning would give it one per queue, at least as many as it
+// will run.
+func (st *runState) checkMemory(_ context.Context, n *node) error {
+	return st.sizeOf(n, true).check(n.nic.receiverMemory)
+}
+
+// sizeOf sizes receiver n from the flows sent to it; beforeTune
+// estimates the senders' threads from Describe (see checkMemory).
+func (st *runState) sizeOf(n *node, beforeTune bool) receiverSize {
+	flows := loadsTo(st.pairs, n.m.Name, func(sender string) (int, int64) {
+		s := st.nodes[sender]
+		return st.perFlow(s, beforeTune), minPositive(s.host.LinkSpeedMbps, n.host.LinkSpeedMbps)
+	})
+	return sizeReceiver(st.spec, flows)
+}
+
+// perFlow is how many threads sender n runs for each of its flows
+// (threadsPerFlow): over its tuned queues, or, beforeTune, over every
+// local CPU when it has queues tuning would pin.
+func (st *runState) perFlow(n *node, beforeTune bool) int {
+	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
+	tuned := len(n.host.IRQMap) > 0
+	if beforeTune {
+		slots, tuned = slotsOf(nil, n.nic.localCPUs), !st.spec.NoTune && n.nic.queueIRQs
+	}
+	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, len(slots), st.spec.Rate)
 }

@@ -22,7 +22,13 @@ func (st *runState) reconcile() {
 		in.Senders[n.m.Name] = senderEnd{Port: st.portOf(n.m.Name), FlowOf: n.flowOf, Report: n.sent, LinkSpeedMbps: n.host.LinkSpeedMbps}
 	}
 	for _, n := range st.withRole(gossip.RoleReceiver) {
-		in.Receivers[n.m.Name] = receiverEnd{Dst: n.dst.String(), Report: n.received, LinkSpeedMbps: n.host.LinkSpeedMbps}
+		in.Receivers[n.m.Name] = receiverEnd{Dst: n.dst.String(), Report: n.received, LinkSpeedMbps: n.host.LinkSpeedMbps, Table: n.size.MaxStreams}
+		if r := n.received; r != nil {
+			n.host.Uncounted = r.Overflow
+			for _, s := range r.Streams {
+				n.host.BeyondCapacity += s.BeyondCapacity
+			}
+		}
 	}
 	flows, warnings := reconcileRun(in)
 	st.res.Flows = append(st.res.Flows, flows...)
@@ -30,13 +36,14 @@ func (st *runState) reconcile() {
 }
 
 // finish sets the result's status from how the run ended (err: why it
-// ended early) and records every host.
+// ended early) and records every host. A run whose receivers could not
+// count some test packets is partial, never ok.
 func (st *runState) finish(err error) {
 	res := st.res
 	res.Finished = time.Now().UTC()
 	var f *failure
 	switch {
-	case err == nil && len(res.Flows) == len(st.pairs):
+	case err == nil && len(res.Flows) == len(st.pairs) && st.counted():
 		res.Status = StatusOK
 	case err == nil:
 		res.Status = StatusPartial
@@ -66,4 +73,15 @@ func (st *runState) finish(err error) {
 	if res.Hosts == nil {
 		res.Hosts = []Host{}
 	}
+}
+
+// counted is whether every receiver counted every test packet it saw in
+// a stream, within its sequence capacity.
+func (st *runState) counted() bool {
+	for _, n := range st.withRole(gossip.RoleReceiver) {
+		if n.host.Uncounted > 0 || n.host.BeyondCapacity > 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -32,7 +32,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 	flows := st.flowsOf(n)
 	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
 	tuned := len(n.host.IRQMap) > 0
-	perFlow := threadsPerFlow(st.spec.Threads, len(flows), tuned, len(slots), st.spec.Rate)
+	perFlow := st.perFlow(n, false)
 	what := "CPUs"
 	if tuned {
 		what = "tuned queues"

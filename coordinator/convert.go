@@ -24,6 +24,9 @@ type nicFacts struct {
 	dataIPs   []netip.Addr
 	localCPUs []int
 	queueIRQs bool // some queue has an IRQ of its own (not a virtual device)
+	// receiverMemory is the receiver's memory budget for sequence state
+	// in bytes (0: not announced).
+	receiverMemory uint64
 }
 
 // describeInto records an agent's Describe answer in h and returns the
@@ -37,7 +40,7 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 	h.Iface, h.Driver, h.NUMANode, h.LinkSpeedMbps = nic.Iface, nic.Driver, int(nic.NumaNode), nic.LinkSpeedMbps
 	h.Firmware, h.Model, h.PCI = nic.Firmware, nic.Model, nic.Pci
 	h.SkippedIRQs = append(h.SkippedIRQs, skippedIRQs(nic.Skipped)...)
-	f := nicFacts{present: true, mac: nic.Mac}
+	f := nicFacts{present: true, mac: nic.Mac, receiverMemory: d.ReceiverMemoryBytes}
 	for _, ip := range nic.DataIps {
 		if a, err := netip.ParseAddr(ip); err == nil {
 			f.dataIPs = append(f.dataIPs, a)
@@ -160,13 +163,13 @@ func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
 	if rp == nil {
 		return nil
 	}
-	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops}
+	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops, Overflow: rp.OverflowPackets}
 	if l := rp.Link; l != nil {
 		r.HostDrops += l.RxDropped + l.RxMissed + l.RxFifo
 	}
 	for _, s := range rp.Streams {
 		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
-			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing}
+			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity}
 		for _, m := range s.MissingRanges {
 			st.MissingRanges = append(st.MissingRanges, [2]uint32{m.From, m.To})
 		}

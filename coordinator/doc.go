@@ -10,7 +10,8 @@
 //	discover.go   discover (members alive with a fitting role, dialled), describe
 //	lease.go      acquire and renew the agents' leases
 //	tune.go       pin the NIC queue IRQs (unless told not to)
-//	arm.go        arm the receivers
+//	arm.go        arm the receivers, sized from the plan (and the budget
+//	              checked before leases)
 //	configure.go  plan each sender's threads over its flows and configure it
 //	start.go      one start instant for every sender (StartAt)
 //	watch.go      live counters from every agent while it runs
@@ -26,6 +27,8 @@
 //	reconcile.go  one flow balanced (Reconcile): loss attributed to sender
 //	              host, receiver host and network; Stream and Flow
 //	pattern.go    which senders feed which receivers (pairwise, fan-in, …)
+//	sizing.go     each receiver's stream table and per-stream sequence
+//	              capacity from the plan, its memory against the budget
 //	spec.go       a run's Spec, its defaults and validation
 //
 // convert.go is the proto edge: every Agent service message the run reads

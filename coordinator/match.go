@@ -1,6 +1,9 @@
 package coordinator
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // runCounts is what a run's reconciliation works from: its flows and
 // each end's account of them, with no agent or RPC in it.
@@ -26,14 +29,18 @@ type receiverEnd struct {
 	Dst           string // the data address its flows are sent to
 	Report        *receiverReport
 	LinkSpeedMbps int64
+	Table         int // the stream table it was armed with (0: unknown)
 }
 
 // reconcileRun balances every flow from the senders' per-thread counts
 // and the receivers' per-stream counts: a thread's stream is the one
 // from its source to its flow's receiver, at its sender's port. A host's
-// drops are shared out over its flows in order, never counted twice. A
-// flow without both ends' reports has no result, and a stream the
-// receiver counted that no thread sent is a warning.
+// drops are shared out over its flows in order, never counted twice; so
+// are a receiver's uncounted packets (streams beyond its table), first to
+// the streams it has no count of at all (shareUncounted). A flow without
+// both ends' reports has no result; a stream the receiver counted that no
+// thread sent, packets it could not count and packets beyond its
+// sequence capacity are warnings (receiverWarnings).
 func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 	txBudget := map[string]uint64{}
 	rxBudget := map[string]uint64{}
@@ -51,6 +58,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 	for _, p := range in.Pairs {
 		flowsOf[p.Sender]++
 	}
+	var fins []FlowInput
 	for i, p := range in.Pairs {
 		s, rcv := in.Senders[p.Sender], in.Receivers[p.Receiver]
 		if s.Report == nil || rcv.Report == nil {
@@ -59,13 +67,11 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 		}
 		fin := FlowInput{
 			Sender: p.Sender, Receiver: p.Receiver,
-			SenderHostDrops:   txBudget[p.Sender],
-			ReceiverHostDrops: rxBudget[p.Receiver],
-			DurationSec:       s.Report.WindowSec,
-			FrameBytes:        in.FrameBytes,
-			LinkSpeedMbps:     float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),
-			OfferedPPS:        in.OfferedPPS,
-			AchievedPPS:       s.Report.PPS,
+			DurationSec:   s.Report.WindowSec,
+			FrameBytes:    in.FrameBytes,
+			LinkSpeedMbps: float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),
+			OfferedPPS:    in.OfferedPPS,
+			AchievedPPS:   s.Report.PPS,
 		}
 		matched := map[string]bool{}
 		var threadPPS float64
@@ -93,12 +99,96 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 		if flowsOf[p.Sender] > 1 {
 			fin.AchievedPPS = threadPPS // this flow's threads only
 		}
+		fins = append(fins, fin)
+	}
+	shareUncounted(fins, in.Receivers)
+	for _, fin := range fins {
+		fin.SenderHostDrops, fin.ReceiverHostDrops = txBudget[fin.Sender], rxBudget[fin.Receiver]
 		f := Reconcile(fin)
-		txBudget[p.Sender] -= f.LostSenderHost
-		rxBudget[p.Receiver] -= f.LostReceiverHost
+		txBudget[fin.Sender] -= f.LostSenderHost
+		rxBudget[fin.Receiver] -= f.LostReceiverHost
 		flows = append(flows, f)
 	}
-	return flows, warnings
+	return flows, append(warnings, receiverWarnings(in.Pairs, fins, in.Receivers)...)
+}
+
+// shareUncounted shares each receiver's overflow (test packets of
+// streams beyond its table) out over its flows as their Uncounted: first
+// to the streams it has no count of (sent, none received: the ones left
+// out of the table), then to any other loss, in flow order.
+func shareUncounted(fins []FlowInput, receivers map[string]receiverEnd) {
+	left := map[string]uint64{}
+	for name, r := range receivers {
+		if r.Report != nil {
+			left[name] = r.Report.Overflow
+		}
+	}
+	for _, unseenOnly := range []bool{true, false} {
+		for i := range fins {
+			var want uint64
+			for _, s := range fins[i].Streams {
+				if !unseenOnly || s.Received == 0 {
+					want += s.lost()
+				}
+			}
+			n := min(want-min(fins[i].Uncounted, want), left[fins[i].Receiver])
+			fins[i].Uncounted += n
+			left[fins[i].Receiver] -= n
+		}
+	}
+}
+
+// receiverWarnings say, per receiver in run order, how many test packets
+// it could not count (streams beyond its table) and how many were beyond
+// its sequence capacity: neither is loss, and either leaves the run short
+// of a full account.
+func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]receiverEnd) []string {
+	var out []string
+	for _, name := range receiverOrder(pairs) {
+		r := receivers[name]
+		if r.Report == nil {
+			continue
+		}
+		var planned, unseen, beyondStreams int
+		var beyond uint64
+		for _, fin := range fins {
+			if fin.Receiver != name {
+				continue
+			}
+			planned += len(fin.Streams)
+			for _, s := range fin.Streams {
+				if s.Sent > 0 && s.Received == 0 {
+					unseen++
+				}
+				if s.BeyondCapacity > 0 {
+					beyondStreams++
+					beyond += s.BeyondCapacity
+				}
+			}
+		}
+		if n := r.Report.Overflow; n > 0 {
+			table := "its stream table"
+			if r.Table > 0 {
+				table = fmt.Sprintf("its table of %d streams", r.Table)
+			}
+			out = append(out, fmt.Sprintf("%s: uncounted: %d test packets of %d streams beyond %s (%d planned): they arrived, not lost; the run is partial", name, n, unseen, table, planned))
+		}
+		if beyond > 0 {
+			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams beyond its sequence capacity (or sequence 0): received, not checked for duplicates, order or gaps; the run is partial", name, beyond, beyondStreams))
+		}
+	}
+	return out
+}
+
+// receiverOrder are the receivers of pairs, each once, in order.
+func receiverOrder(pairs []Pair) []string {
+	var out []string
+	for _, p := range pairs {
+		if !slices.Contains(out, p.Receiver) {
+			out = append(out, p.Receiver)
+		}
+	}
+	return out
 }
 
 func minPositive(a, b int64) int64 {

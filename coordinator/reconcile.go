@@ -35,6 +35,10 @@ type Stream struct {
 	MaxSeq        uint32      `json:"max_seq"`
 	Missing       uint64      `json:"missing"` // gaps below max_seq
 	MissingRanges [][2]uint32 `json:"missing_ranges,omitempty"`
+	// BeyondCapacity are packets with a sequence above the receiver's
+	// capacity (or 0): in Received, not checked for duplicates, order or
+	// gaps (absent when 0).
+	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
 }
 
 // lost is sent − distinct received: head and tail loss included, which
@@ -59,11 +63,14 @@ type FlowInput struct {
 	// ReceiverHostDrops counts drops on the receiving host before the
 	// receiver counted (rx_missed, rx_dropped, ring drops). Never network loss.
 	ReceiverHostDrops uint64
-	DurationSec       float64 // the send window
-	FrameBytes        float64 // mean frame size without FCS
-	LinkSpeedMbps     float64 // the slower of the two links; 0 when unknown
-	OfferedPPS        float64 // requested rate for the flow; 0 = as fast as possible
-	AchievedPPS       float64 // what the senders reached
+	// Uncounted is how many of the flow's packets the receiver saw but
+	// could not count (streams beyond its table): never loss of any kind.
+	Uncounted     uint64
+	DurationSec   float64 // the send window
+	FrameBytes    float64 // mean frame size without FCS
+	LinkSpeedMbps float64 // the slower of the two links; 0 when unknown
+	OfferedPPS    float64 // requested rate for the flow; 0 = as fast as possible
+	AchievedPPS   float64 // what the senders reached
 }
 
 // Flow is the reconciled result (the `flows` entries of `linerate run --json`).
@@ -81,6 +88,10 @@ type Flow struct {
 	LostSenderHost   uint64  `json:"lost_sender_host"`
 	LostNetwork      uint64  `json:"lost_network"`
 	LostReceiverHost uint64  `json:"lost_receiver_host"`
+	// Uncounted is the part of Lost that reached the receiver but that it
+	// could not count (streams beyond its stream table): the receiver
+	// host's, never the network's (absent when 0).
+	Uncounted        uint64  `json:"uncounted,omitempty"`
 	PPS              float64 `json:"pps"`
 	L2BPS            float64 `json:"l2_bps"`
 	L1BPS            float64 `json:"l1_bps"`
@@ -112,10 +123,11 @@ const generatorTolerance = 0.99
 // Reconcile balances one flow. Lost is sent minus the distinct packets
 // received (received − duplicates), per stream, so head and tail loss
 // count as well as gaps; a stream cannot make up for another's loss.
-// Loss is attributed in order: dropped in the sender host, dropped in
-// the receiver host, and the rest in the network — a receiver host's
-// drops are never reported as network loss. The flow's StreamDetail are
-// its streams with their loss.
+// Loss is attributed in order: packets the receiver saw but could not
+// count (Uncounted: they arrived), dropped in the sender host, dropped in
+// the receiver host, and the rest in the network — neither a receiver
+// host's drops nor what it could not count are ever reported as network
+// loss. The flow's StreamDetail are its streams with their loss.
 func Reconcile(in FlowInput) Flow {
 	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Streams: len(in.Streams), NotSent: in.NotSent, DurationSec: in.DurationSec}
 	for _, s := range in.Streams {
@@ -131,6 +143,8 @@ func Reconcile(in FlowInput) Flow {
 		f.LossRatio = float64(f.Lost) / float64(f.Sent)
 	}
 	rest := f.Lost
+	f.Uncounted = min(rest, in.Uncounted)
+	rest -= f.Uncounted
 	f.LostSenderHost = min(rest, in.SenderHostDrops)
 	rest -= f.LostSenderHost
 	f.LostReceiverHost = min(rest, in.ReceiverHostDrops)

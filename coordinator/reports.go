@@ -29,5 +29,8 @@ type receiverReport struct {
 	// HostDrops are the receiving host's drops before the receiver
 	// counted: ring drops, rx_dropped, rx_missed, rx_fifo.
 	HostDrops uint64
-	Streams   []Stream
+	// Overflow are test packets of streams beyond the receiver's stream
+	// table: they arrived, but in no stream's count.
+	Overflow uint64
+	Streams  []Stream
 }

@@ -4,9 +4,13 @@ import "time"
 
 // Run status values.
 const (
-	StatusOK      = "ok"      // every phase done, every flow reconciled
-	StatusFailed  = "failed"  // the run ended early: Error names the agent and phase
-	StatusPartial = "partial" // collected, but some flows have no result (see Error)
+	StatusOK     = "ok"     // every phase done, every flow reconciled
+	StatusFailed = "failed" // the run ended early: Error names the agent and phase
+	// StatusPartial is a run collected but not wholly accounted for: some
+	// flows have no result (see Error), or a receiver could not count
+	// some test packets (Host.Uncounted, Host.BeyondCapacity; Warnings
+	// say how many and why).
+	StatusPartial = "partial"
 )
 
 // Result is what `linerate run --json` prints.
@@ -60,7 +64,13 @@ type Host struct {
 	Received      uint64       `json:"received,omitempty"`     // receiver: test packets counted
 	OtherFrames   uint64       `json:"other_frames,omitempty"` // receiver: frames without the pktgen header (ARP, ND, …)
 	HostDrops     uint64       `json:"host_drops,omitempty"`   // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
-	Warnings      []string     `json:"warnings,omitempty"`
+	// Uncounted (receiver) are test packets of streams beyond its stream
+	// table: they arrived but are in no stream's count. BeyondCapacity
+	// are packets with a sequence beyond its capacity: received, not
+	// checked for duplicates, order or gaps. Either makes the run partial.
+	Uncounted      uint64   `json:"uncounted,omitempty"`
+	BeyondCapacity uint64   `json:"beyond_capacity,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // IRQPin is one queue IRQ pinned to a CPU.

@@ -39,6 +39,8 @@ type fakeAgent struct {
 	hangResult  bool     // Result blocks until the call ends
 	txDropped   uint64   // sender: the host's tx drops
 	onConfigure func(*lineratev1.SenderConfig)
+	memory      uint64 // receiver: the memory budget Describe announces
+	overflow    uint64 // receiver: overflow_packets in its report
 
 	mu        sync.Mutex
 	calls     []string
@@ -46,6 +48,7 @@ type fakeAgent struct {
 	released  bool
 	startedAt time.Time
 	expect    []*lineratev1.StreamReport // receiver: filled by the test's wiring
+	armed     *lineratev1.ArmRequest     // receiver: the last Arm
 }
 
 func (f *fakeAgent) record(call string) error {
@@ -75,7 +78,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
-	}}, nil
+	}, ReceiverMemoryBytes: f.memory}, nil
 }
 
 func (f *fakeAgent) AcquireLease(context.Context, *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
@@ -102,7 +105,10 @@ func (f *fakeAgent) ReleaseLease(context.Context, *lineratev1.ReleaseLeaseReques
 	return &lineratev1.ReleaseLeaseResponse{}, nil
 }
 
-func (f *fakeAgent) Arm(context.Context, *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
+func (f *fakeAgent) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
+	f.mu.Lock()
+	f.armed = req
+	f.mu.Unlock()
 	return &lineratev1.ArmResponse{Armed: true, Method: "xdp"}, f.record("Arm")
 }
 
@@ -154,7 +160,7 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	rep := &lineratev1.ReceiverReport{Method: "xdp", Link: &lineratev1.LinkCounters{RxDropped: f.hostDrops}}
+	rep := &lineratev1.ReceiverReport{Method: "xdp", Link: &lineratev1.LinkCounters{RxDropped: f.hostDrops}, OverflowPackets: f.overflow, Packets: f.overflow}
 	for _, e := range f.expect {
 		s := proto.Clone(e).(*lineratev1.StreamReport)
 		s.Received -= f.lose

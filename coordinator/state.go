@@ -30,6 +30,7 @@ type node struct {
 	flowOf   []int      // sender: the flow (index into pairs) of each thread
 	sent     *senderReport
 	received *receiverReport
+	size     receiverSize // receivers: how it was armed
 	started  time.Time
 	stopOnce sync.Once
 }

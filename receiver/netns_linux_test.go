@@ -129,6 +129,22 @@ func scenario(p *nstest.Pair) (frames [][]byte, other int) {
 	return frames, other
 }
 
+// oracle is what the Go core counts of frames fed in order with o: the
+// streams (with missing ranges) and the overflow.
+func oracle(t *testing.T, o Options, frames [][]byte) (streams []StreamReport, overflow uint64) {
+	t.Helper()
+	oo, err := o.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := newTable(oo)
+	for _, f := range frames {
+		tab.Add(f)
+	}
+	streams, _, overflow = tab.counts(true, oo.MaxRanges)
+	return streams, overflow
+}
+
 // startIn starts a receiver inside the link's namespace.
 func startIn(t *testing.T, ctx context.Context, l *netns.Link, o Options) *Receiver {
 	t.Helper()
@@ -216,15 +232,7 @@ func TestReceiveNetns(t *testing.T) {
 			frames, other := scenario(p)
 			// The oracle: the Go core fed the same frames in the same order.
 			o := Options{Iface: "oracle", Method: method, SeqCapacity: 1 << 16}
-			oo, err := o.withDefaults()
-			if err != nil {
-				t.Fatal(err)
-			}
-			oracle := newTable(oo)
-			for _, f := range frames {
-				oracle.Add(f)
-			}
-			want, _, _ := oracle.counts(true, oo.MaxRanges)
+			want, _ := oracle(t, o, frames)
 			var test uint64
 			for _, s := range want {
 				test += s.Received

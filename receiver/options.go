@@ -140,3 +140,19 @@ func wordsPerSlot(capacity uint64, repeats int) uint64 {
 	}
 	return capacity/64 + 1
 }
+
+// SeqStateBytes is the memory the sequence state of o takes at most, its
+// defaults filled: MaxStreams × (SeqCapacity/64 + 1) 64-bit words
+// (SeqCapacity/4 + 1 with Repeats > 1). The XDP method allocates it up
+// front, in one array all CPUs share; the AF_PACKET method as sequences
+// arrive, per ring (a stream whose packets spread over k rings takes up
+// to k times its share). It is what an agent's receiver memory budget is
+// checked against; the per-stream counters (40 bytes per CPU with XDP)
+// and the rings are apart from it.
+func (o Options) SeqStateBytes() (uint64, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	return uint64(o.MaxStreams) * wordsPerSlot(o.SeqCapacity, o.Repeats) * 8, nil
+}

@@ -18,10 +18,11 @@ type agentFlags struct {
 	join, allowDst                                                                           []string
 	insecure, allowMgmtIface                                                                 bool
 	shutdownTimeout                                                                          time.Duration
+	receiverMemory                                                                           uint64
 }
 
 func (a *app) agentCommand() *cobra.Command {
-	f := &agentFlags{}
+	f := &agentFlags{receiverMemory: agent.DefaultReceiverMemory}
 	cmd := &cobra.Command{
 		Use:   "agent --role sender|receiver|both --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
@@ -58,6 +59,7 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac not checked), repeatable")
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let a sender send from an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
+	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget for sequence state (streams × per-stream bitmap); a run that needs more is refused, naming the numbers")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
@@ -79,7 +81,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
-		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics,
+		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {

@@ -55,6 +55,8 @@ func TestAgentBadInput(t *testing.T) {
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--gossip-key", notB64}, "base64"},
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--gossip-key", shortKey}, "16, 24 or 32"},
 		{[]string{"--iface", "lo", "--insecure"}, "role"},
+		{[]string{"--role", "receiver", "--iface", "lo", "--insecure", "--receiver-memory", "lots"}, `invalid argument "lots" for "--receiver-memory" flag: want a whole number of bytes, KiB, MiB, GiB or TiB`},
+		{[]string{"--role", "receiver", "--iface", "lo", "--insecure", "--receiver-memory", "0MiB"}, "want at least 1 byte"},
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--allow-dst", "198.18.0.0/33"}, `--allow-dst: "198.18.0.0/33": want a CIDR`},
 		// lo holds the gRPC address: a sender may not send from it.
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", ""},

@@ -245,9 +245,13 @@ type DescribeResponse struct {
 	// on a sender-only agent.
 	ReceiverMethods []string `protobuf:"bytes,7,rep,name=receiver_methods,json=receiverMethods,proto3" json:"receiver_methods,omitempty"`
 	// The current lease, absent while the agent is free.
-	Lease         *LeaseInfo `protobuf:"bytes,8,opt,name=lease,proto3" json:"lease,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Lease *LeaseInfo `protobuf:"bytes,8,opt,name=lease,proto3" json:"lease,omitempty"`
+	// The receiver's memory budget in bytes (--receiver-memory): the most
+	// sequence state an Arm may ask for (streams × per-stream bitmap). 0 on
+	// a sender-only agent, or from an agent that predates the field.
+	ReceiverMemoryBytes uint64 `protobuf:"varint,9,opt,name=receiver_memory_bytes,json=receiverMemoryBytes,proto3" json:"receiver_memory_bytes,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -334,6 +338,13 @@ func (x *DescribeResponse) GetLease() *LeaseInfo {
 		return x.Lease
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetReceiverMemoryBytes() uint64 {
+	if x != nil {
+		return x.ReceiverMemoryBytes
+	}
+	return 0
 }
 
 // Nic is the NIC inventory of `linerate irq show --json` plus what a
@@ -3741,7 +3752,7 @@ var File_linerate_v1_agent_proto protoreflect.FileDescriptor
 const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x17linerate/v1/agent.proto\x12\vlinerate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x11\n" +
-	"\x0fDescribeRequest\"\xa1\x02\n" +
+	"\x0fDescribeRequest\"\xd5\x02\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\tR\x06kernel\x12\x18\n" +
@@ -3750,7 +3761,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03nic\x18\x05 \x01(\v2\x10.linerate.v1.NicR\x03nic\x12\x1a\n" +
 	"\bbackends\x18\x06 \x03(\tR\bbackends\x12)\n" +
 	"\x10receiver_methods\x18\a \x03(\tR\x0freceiverMethods\x12,\n" +
-	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\"\x98\x03\n" +
+	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\x122\n" +
+	"\x15receiver_memory_bytes\x18\t \x01(\x04R\x13receiverMemoryBytes\"\x98\x03\n" +
 	"\x03Nic\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x16\n" +
 	"\x06driver\x18\x02 \x01(\tR\x06driver\x12\x10\n" +
