@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -210,7 +211,35 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, root: root}
 	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"), a.Members)
+	a.svc.conf.refresh = a.refreshMembers
 	return a, nil
+}
+
+// refreshMembers exchanges the whole member state with the seeds it
+// joined and two other alive members (serf's push-pull), so a member that
+// joined a moment ago is known at once.
+func (a *Agent) refreshMembers() {
+	a.mu.Lock()
+	s := a.serf
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	peers := append([]string(nil), a.cfg.Join...) // the seeds know the most
+	for _, m := range s.Members() {
+		if len(peers) >= len(a.cfg.Join)+2 {
+			break
+		}
+		if m.Name != a.cfg.Name && m.Status == serf.StatusAlive {
+			peers = append(peers, net.JoinHostPort(m.Addr.String(), strconv.Itoa(int(m.Port))))
+		}
+	}
+	if len(peers) == 0 {
+		return
+	}
+	if _, err := s.Join(peers, true); err != nil {
+		a.log.Debug("refresh the member list", "peers", peers, "error", err)
+	}
 }
 
 // GRPCAddr is the address the Agent service listens on (after Start).

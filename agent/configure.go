@@ -31,7 +31,11 @@ type configurer struct {
 	log        hclog.Logger
 	// members are the serf members the agent sees (none without gossip);
 	// gossip tells whether it runs gossip at all.
-	members  func() []serf.Member
+	members func() []serf.Member
+	// refresh, when set, pulls the whole member list from other members
+	// at once (serf's push-pull) instead of waiting for gossip to bring
+	// a receiver that joined a moment ago.
+	refresh  func()
 	gossip   bool
 	allowDst []netip.Prefix
 }
@@ -112,11 +116,17 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 // refusing.
 func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) error {
 	err := checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
+	refreshed := time.Time{}
 	for deadline := time.Now().Add(destinationSettle); err != nil && c.gossip && time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if c.refresh != nil && time.Since(refreshed) >= time.Second {
+			c.refresh() // many agents joining at once: gossip alone can take longer
+			refreshed = time.Now()
+		} else {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 		err = checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
 	}

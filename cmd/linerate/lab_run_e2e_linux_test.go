@@ -221,8 +221,10 @@ func TestLabRunInterrupted(t *testing.T) {
 	bin := buildBinary(t)
 	name := fmt.Sprintf("i%d", os.Getpid()%10000)
 	start := func(duration string) (*exec.Cmd, io.ReadCloser) {
+		// Paced: an unpaced minute at the veth's 10 Gb/s would need more
+		// sequence state than the receiver's budget (refused at describe).
 		cmd := exec.Command(bin, "lab", "run", "--name", name, "--senders", "1", "--receivers", "1", "--duration", duration,
-			"--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
+			"--rate", "20000", "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

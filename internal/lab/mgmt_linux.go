@@ -49,20 +49,20 @@ func mgmtAddr(net netip.Prefix, host int) netip.Prefix {
 
 // shape puts a tbf qdisc of bps bits per second on iface (egress) in ns,
 // buffering about as much as a switch port: a burst of 5 ms at the rate
-// (at least 16 KiB, so jumbo frames pass) and a queue of 40 ms more —
-// more than a paced sender may fall behind its schedule and then catch
-// up at full speed (the userspace engines' 30 ms), so a scheduling delay
-// on a busy sending host is not misread as the switch's loss (seen in CI:
-// a 2 s trial at 75 % of the rate lost frames behind a 20 ms queue). A
-// trial must be long against that buffer: 2 s at 102.5 % of the rate
-// fills it.
+// (at least 16 KiB, so jumbo frames pass) and a queue of 30 ms more:
+// with the burst, more than a paced sender may fall behind its schedule
+// and then catch up at full speed (the userspace engines' 30 ms), so a
+// scheduling delay on a busy sending host is not misread as the switch's
+// loss (seen in CI: a 2 s trial at 75 % of the rate lost frames behind a
+// 20 ms queue). A trial must be long against that buffer: 1 s at 104 % or
+// 2 s at 102 % of the rate fills it.
 func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 	rate := bps / 8 // bytes per second
 	if rate < 1000 {
 		return fmt.Errorf("shape %s: %d bit/s: want at least 8 kbit/s", iface, bps)
 	}
 	burst := max(rate/200, 16<<10)
-	limit := rate/25 + burst
+	limit := rate*3/100 + burst
 	// tbf's buffer is the time to send the burst at the rate, in the
 	// packet scheduler's 64 ns ticks.
 	ticks := burst * 1e9 / rate / 64
