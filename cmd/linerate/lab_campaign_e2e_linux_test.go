@@ -114,7 +114,7 @@ func TestLabCampaignKilledAndResumed(t *testing.T) {
 	t.Cleanup(func() { exec.Command(bin, "lab", "down", "--name", name).Run() })
 
 	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "campaign", "--sizes", "64,1518", "--search", "rfc2544",
-		"--trial-duration", "1s", "--max-rate", "150%"}, labFlags...)...)
+		"--trial-duration", "2s", "--max-rate", "150%"}, labFlags...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
