@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +18,6 @@ import (
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 )
-
-// buildBinary builds linerate once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary and runs it in namespaces")
-	}
-	bin := filepath.Join(t.TempDir(), "linerate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // startRecv runs `linerate recv` in h's namespace and returns when it is armed.
 func startRecv(t *testing.T, bin string, h *lab.Host, method string) (wait func() *receiver.Report) {
@@ -114,7 +100,7 @@ func errorsAs(err error, ee **exec.ExitError) bool {
 // stream's received == sent, no duplicates, nothing missing.
 func TestEndToEndExact(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	l, err := lab.Up(lab.Spec{Name: fmt.Sprintf("e%d", os.Getpid()), Senders: 1, Receivers: 1, Queues: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +141,7 @@ func TestEndToEndExact(t *testing.T) {
 // port: the receiver's missing sequences are exactly the dropped ones.
 func TestEndToEndInjectedLoss(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	const every = 1000
 	l, err := lab.Up(lab.Spec{Name: fmt.Sprintf("l%d", os.Getpid()), Senders: 1, Receivers: 1, Loss: lab.Loss{Every: every}}, nil)
 	if err != nil {

@@ -57,7 +57,7 @@ func virtioData0(t *testing.T) (dir string, snapshot func() string) {
 // member with the wrong key, get nothing.
 func TestLabAgentKilled(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("k%d", os.Getpid()%10000)
 	l, err := lab.Up(lab.Spec{Name: name, Senders: 2, Receivers: 2, Mgmt: true}, nil)
 	if err != nil {

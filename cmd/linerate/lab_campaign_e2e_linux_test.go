@@ -24,7 +24,7 @@ import (
 // results show and compare, and that the HTML report is written.
 func TestLabCampaign(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("c%d", os.Getpid()%10000)
 	dir, html := t.TempDir(), filepath.Join(t.TempDir(), "report.html")
 	const shape = 20e6
@@ -104,7 +104,7 @@ func checkShaped(t *testing.T, shape float64, size int, throughput float64, tria
 // shaping rate found for every size, in the same document.
 func TestLabCampaignKilledAndResumed(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("k%d", os.Getpid()%10000)
 	dir := t.TempDir()
 	const shape = 20e6

@@ -127,7 +127,7 @@ func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
 // counts.
 func TestLabRun(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	id := os.Getpid() % 10000
 
 	t.Run("pairwise-2x2", func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestLabRun(t *testing.T) {
 // line, both remove every namespace, link, process and file they made.
 func TestLabRunInterrupted(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("i%d", os.Getpid()%10000)
 	start := func(duration string) (*exec.Cmd, io.ReadCloser) {
 		// Paced: an unpaced minute at the veth's 10 Gb/s would need more

@@ -22,7 +22,7 @@ import (
 // the limit, not one error per surplus thread, and leaves nothing behind.
 func TestLabRunThreadsBeyondCPUs(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("t%d", os.Getpid()%10000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -83,7 +83,7 @@ func startLabUp(t *testing.T, bin, name string) (*exec.Cmd, []string) {
 // removes it.
 func TestLabUpMembersDown(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("u%d", os.Getpid()%10000)
 	cmd, out := startLabUp(t, bin, name)
 	var flags []string
@@ -125,7 +125,7 @@ const agentExitBound = 15 * time.Second
 // `lab down` removes them.
 func TestLabUpKilled(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := buildBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("z%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	cmd, _ := startLabUp(t, bin, name)

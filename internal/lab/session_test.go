@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,27 +14,13 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 
-// agentBinary builds the linerate binary the session runs its agents
-// with (the lab runs it; it imports nothing of it).
-func agentBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary and runs its agents in namespaces")
-	}
-	bin := filepath.Join(t.TempDir(), "linerate")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestSessionMeasure: Open builds a lossy lab whose agents are alive in
 // the cluster it joined; Measure adds the switch's own counts of the
 // run, which match the run's books; Open refuses a lab that exists;
 // Close leaves nothing.
 func TestSessionMeasure(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := agentBinary(t)
+	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("ss%d", os.Getpid()%10000)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
