@@ -352,6 +352,12 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
 		DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
 	t.Tally(res.Flows)
+	if res.Status != coordinator.StatusOK && t.Error == "" {
+		// A partial run (a receiver could not count every packet) says
+		// why in its warnings; the trial is no measurement, and the
+		// search must see it as one that failed, not as loss.
+		t.Error = fmt.Sprintf("run %s: %s", res.Status, strings.Join(res.Warnings, "; "))
+	}
 	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == "fail")
 	t.Passed = t.Valid && t.LossRatio <= s.Search.LossGoal && !t.GeneratorLimited
 	if !counted {

@@ -280,3 +280,42 @@ func TestCampaignSelectorRefusesBoth(t *testing.T) {
 		t.Fatalf("a selected agent of role both: %v; want it named", err)
 	}
 }
+
+// TestCampaignPartialTrialIsNoLoss checks that a trial whose run is
+// partial (a receiver could not count every packet: uncounted, never
+// loss) is not read by the search as a lossy trial: it is retried, and
+// its record stays invalid.
+func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
+	limit := func(size int) float64 { return 0.6 * coordinator.MaxPPS(1000, float64(size-4)) }
+	d := &dut{limit: limit}
+	var calls int
+	run := func(ctx context.Context, s coordinator.Spec) (*coordinator.Result, error) {
+		res, err := d.run(ctx, s)
+		calls++
+		if calls == 1 { // the first trial: every packet arrived, some uncounted
+			res.Status = coordinator.StatusPartial
+			res.Warnings = []string{"r1: uncounted: 10 test packets of 1 streams beyond its table"}
+			for i := range res.Flows {
+				res.Flows[i].Uncounted, res.Flows[i].Lost = 10, 10
+			}
+		}
+		return res, err
+	}
+	y := "name: p\nagents: {senders: [s1], receivers: [r1]}\nframe_sizes: [64]\ntrial_duration: 100ms\nbetween_trials: {pause: 1ms}\nsearch: {resolution: 0.5%}\n"
+	r := &Runner{Cluster: lab2x2, Run: run, Version: "test"}
+	doc, err := r.RunCampaign(context.Background(), parse(t, y), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := doc.Trials[0]
+	if first.Valid || first.Passed || !strings.Contains(first.Error, "run partial: r1: uncounted") {
+		t.Errorf("partial trial recorded as %+v: want invalid, not passed, saying why", first)
+	}
+	if len(doc.Trials) < 2 || doc.Trials[1].OfferedPPS != first.OfferedPPS {
+		t.Fatalf("the partial trial at %.0f pps was not run again: trials %+v", first.OfferedPPS, doc.Trials)
+	}
+	line := coordinator.MaxPPS(1000, 60)
+	if s := doc.Summary[0]; math.Abs(s.ThroughputPPS-limit(64)) > 0.005*line {
+		t.Errorf("throughput %.0f, want %.0f: the partial trial counted as loss", s.ThroughputPPS, limit(64))
+	}
+}
