@@ -116,17 +116,19 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 // refusing.
 func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) error {
 	err := checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
-	refreshed := time.Time{}
+	var refreshing chan struct{} // closed when the refresh under way ends
 	for deadline := time.Now().Add(destinationSettle); err != nil && c.gossip && time.Now().Before(deadline); {
-		if c.refresh != nil && time.Since(refreshed) >= time.Second {
-			c.refresh() // many agents joining at once: gossip alone can take longer
-			refreshed = time.Now()
-		} else {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
+		if c.refresh != nil && refreshing == nil {
+			// Many agents joining at once: gossip alone can take longer.
+			// In the background, so a slow peer cannot hold Configure
+			// past its settle time or its caller's cancellation.
+			refreshing = make(chan struct{})
+			go func(done chan struct{}) { defer close(done); c.refresh() }(refreshing)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
 		err = checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
 	}

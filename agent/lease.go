@@ -48,6 +48,10 @@ type leases struct {
 	closed bool
 	// cleanups are the expired calls under way; close waits for them.
 	cleanups sync.WaitGroup
+	// cleaning is closed when the expired call under way ends (nil: none):
+	// no new lease is granted before the old one is cleaned up, so the
+	// cleanup cannot undo the next holder's work.
+	cleaning chan struct{}
 }
 
 func newLeaseID() string {
@@ -76,12 +80,22 @@ func (l *leases) acquire(coordinator string, ttl *time.Duration) (grant, error) 
 		return grant{}, failf(ErrInvalid, "coordinator_id: missing: name the coordinator asking")
 	}
 	l.mu.Lock()
-	if c := l.cur; c != nil && !time.Now().Before(c.expires) {
-		// Expired, its timer not run yet: clean up as the timer would
-		// before anyone gets a new lease.
-		l.mu.Unlock()
-		l.expire(c.id)
-		l.mu.Lock()
+	for {
+		if c := l.cur; c != nil && !time.Now().Before(c.expires) {
+			// Expired, its timer not run yet: clean up as the timer would
+			// before anyone gets a new lease.
+			l.mu.Unlock()
+			l.expire(c.id)
+			l.mu.Lock()
+			continue
+		}
+		if done := l.cleaning; done != nil { // an expiry's cleanup under way
+			l.mu.Unlock()
+			<-done
+			l.mu.Lock()
+			continue
+		}
+		break
 	}
 	defer l.mu.Unlock()
 	if l.closed {
@@ -156,6 +170,7 @@ func (l *leases) end(id string, cleanup bool, ends func(c *lease) bool) *lease {
 	l.cur = nil
 	if cleanup {
 		l.cleanups.Add(1) // under l.mu: close cannot have passed its Wait
+		l.cleaning = make(chan struct{})
 	}
 	return c
 }
@@ -165,7 +180,8 @@ func (l *leases) check(id string) error { return l.hold(id, nil) }
 
 // hold runs fn (when not nil) while lease id is current: the lease cannot
 // end (expire, be released, be closed) until fn returns, but it can be
-// renewed and read meanwhile. fn must not end a lease (release, close).
+// renewed and read meanwhile. fn must not end a lease (release, close)
+// nor call hold or check (a pending end would make the nested call wait).
 func (l *leases) hold(id string, fn func() error) error {
 	if fn != nil {
 		l.life.RLock()
@@ -237,16 +253,16 @@ func (l *leases) armTimer(c *lease) {
 // then, outside the locks, calls expired (synchronously: an acquire that
 // finds an expired lease gets the agent only once it is cleaned up).
 func (l *leases) expire(id string) {
-	c := l.end(id, l.expired != nil, func(c *lease) bool {
-		if wait := time.Until(c.expires); wait > 0 { // renewed meanwhile
-			c.timer = time.AfterFunc(wait, func() { l.expire(id) })
-			return false
-		}
-		return true
-	})
+	// A renewal re-arms the timer (armTimer stops this one), so a lease
+	// still current here is one an acquire found expired or this timer's.
+	c := l.end(id, l.expired != nil, func(c *lease) bool { return !time.Now().Before(c.expires) })
 	if c == nil || l.expired == nil {
 		return
 	}
 	defer l.cleanups.Done()
 	l.expired(c.coordinator)
+	l.mu.Lock()
+	close(l.cleaning)
+	l.cleaning = nil
+	l.mu.Unlock()
 }

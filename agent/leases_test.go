@@ -251,3 +251,36 @@ func TestLeasesHoldDoesNotBlockRenewal(t *testing.T) {
 		t.Fatal("release did not go ahead after the operation returned")
 	}
 }
+
+// TestLeasesAcquireWaitsForCleanup checks that once the timer has ended a
+// lease, no new lease is granted until its cleanup (stop, disarm,
+// restore) is over: the cleanup cannot undo the next holder's tuning.
+func TestLeasesAcquireWaitsForCleanup(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	l := &leases{def: time.Minute, min: time.Millisecond, max: time.Minute, log: hclog.NewNullLogger(),
+		expired: func(string) { close(started); <-release }}
+	if _, err := l.acquire("c1", ttlOf(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the lease did not expire")
+	}
+	granted := make(chan error, 1)
+	go func() { _, err := l.acquire("c2", nil); granted <- err }()
+	select {
+	case err := <-granted:
+		t.Fatalf("c2 got the agent while c1's cleanup ran (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-granted:
+		if err != nil {
+			t.Fatalf("acquire after the cleanup: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("acquire did not go ahead after the cleanup ended")
+	}
+}

@@ -101,19 +101,16 @@ func (s *service) expired(coordinator string) {
 }
 
 // tune pins the queue IRQs for the holder of lease id.
-func (s *service) tune(ctx context.Context, id string, o tuneOptions) (*tuning, error) {
-	if err := s.leases.check(id); err != nil {
-		return nil, err
-	}
-	return s.tuner.tune(ctx, o)
+func (s *service) tune(ctx context.Context, id string, o tuneOptions) (t *tuning, err error) {
+	// Under hold: the lease cannot end (and restore) while IRQs are pinned.
+	err = s.leases.hold(id, func() (err error) { t, err = s.tuner.tune(ctx, o); return err })
+	return t, err
 }
 
 // restore puts back the tuning for the holder of lease id.
-func (s *service) restore(ctx context.Context, id string) ([]topology.Change, []string, error) {
-	if err := s.leases.check(id); err != nil {
-		return nil, nil, err
-	}
-	return s.tuner.restore(ctx)
+func (s *service) restore(ctx context.Context, id string) (changes []topology.Change, warnings []string, err error) {
+	err = s.leases.hold(id, func() (err error) { changes, warnings, err = s.tuner.restore(ctx); return err })
+	return changes, warnings, err
 }
 
 // arm arms the receiver for the holder of lease id.
@@ -231,8 +228,10 @@ func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, 
 
 // close is the agent's shutdown: end any run, restore, stop watchers.
 func (s *service) close(ctx context.Context) error {
+	// Cancelled first: what runs under a lease (a send, an Arm) ends
+	// rather than holding up the wait in leases.close.
+	s.cancel()
 	s.leases.close()
 	_, _, err := s.endRun(ctx, true)
-	s.cancel()
 	return err
 }
