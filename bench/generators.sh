@@ -70,7 +70,7 @@ if [ -z "$XB" ] || [ ! -x "$XB" ]; then
 fi
 
 # Names of this run only: namespaces with the PID, files in a mktemp dir.
-A=lr-gen-$$-a B=lr-gen-$$-b
+A=lrbench-$$-a B=lrbench-$$-b  # not lr-…: those are labs (lab down --all removes them)
 TMP=$(mktemp -d /tmp/lr-gen.XXXXXX)
 PIDS=()
 cleanup() {
@@ -159,6 +159,7 @@ send() {
 		ip netns exec $A taskset -c 0 iperf3 -c 198.18.0.2 -u -l 18 -b 0 -k "$n" --json \
 			> "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
 		SEND_T1=$(now_us)
+		[ "${rc:-0}" = 0 ] || kill $ipid 2>/dev/null  # a client that never connected leaves the server waiting
 		wait $ipid 2>/dev/null || true; forget $ipid
 		jq -r '.end.sum.packets // "-"' "$TMP/send.out" > "$TMP/sent" 2>/dev/null || echo - > "$TMP/sent" ;;
 	esac
