@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/bits"
 	"time"
+
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
 )
 
 // Receiver sizing: the coordinator knows every stream each receiver will
@@ -13,17 +16,15 @@ import (
 // whose sequence state is over the receiver's memory budget before any
 // agent is leased.
 const (
-	// maxReceiverStreams is the largest stream table a receiver takes
-	// (receiver.Options.MaxStreams).
-	maxReceiverStreams = 1 << 16
-	// defaultSeqCapacity is the receiver's own default
-	// (receiver.DefaultSeqCapacity), used when nothing bounds a stream:
-	// an unpaced run over links of unknown speed.
-	defaultSeqCapacity = 1 << 26
+	// maxReceiverStreams is the largest stream table a receiver takes.
+	maxReceiverStreams = recv.MaxStreamsLimit
+	// defaultSeqCapacity is the receiver's own default, used when nothing
+	// bounds a stream: an unpaced run over links of unknown speed.
+	defaultSeqCapacity = recv.DefaultSeqCapacity
 	// minSeqCapacity and maxSeqCapacity bound a sized capacity: a small
 	// run still gets a few KiB, and sequences are 32-bit.
 	minSeqCapacity = 1 << 12
-	maxSeqCapacity = 1<<32 - 1
+	maxSeqCapacity = recv.MaxSeqCapacity
 	// seqSlack is added to every capacity found from a rate: a paced
 	// sender's catch-up and stop are not to the packet.
 	seqSlack = 1024
@@ -46,12 +47,16 @@ type receiverSize struct {
 	From string
 }
 
-// Bytes is the sequence state the receiver allocates for z: one bit per
-// sequence in [0, SeqCapacity] per slot of the table, in 64-bit words (as
-// receiver.Options.SeqStateBytes; the XDP method allocates all of it up
-// front, AF_PACKET as sequences arrive).
+// Bytes is the sequence state the receiver allocates for z, by the
+// receiver's own formula (receiver.Options.SeqStateBytes: one bit per
+// sequence in [0, SeqCapacity] per slot of the table; the XDP method
+// allocates all of it up front, AF_PACKET as sequences arrive).
 func (z receiverSize) Bytes() uint64 {
-	return uint64(z.MaxStreams) * (z.SeqCapacity/64 + 1) * 8
+	b, err := recv.Options{MaxStreams: z.MaxStreams, SeqCapacity: z.SeqCapacity}.SeqStateBytes()
+	if err != nil { // out of the receiver's range: check refuses it first
+		return 0
+	}
+	return b
 }
 
 // streamLoad is what sizing needs of one flow's sender: how many threads
@@ -102,9 +107,9 @@ func streamCapacity(spec Spec, threads int, linkMbps int64) (uint64, string) {
 	n := uint64(threads)
 	switch {
 	case spec.Count > 0:
-		return (spec.Count + n - 1) / n, "count"
+		return pktgen.SplitCount(spec.Count, threads)[0], "count" // the first thread's share is the largest
 	case spec.Rate > 0:
-		return withSlack(float64((spec.Rate+n-1)/n), spec.Duration), "rate"
+		return withSlack(float64(pktgen.SplitRate(spec.Rate, threads)[0]), spec.Duration), "rate"
 	case linkMbps > 0:
 		line := MaxPPS(float64(linkMbps), spec.MeanFrame())
 		return withSlack(min(line, 2*line/float64(n)), spec.Duration), "line rate"

@@ -24,6 +24,8 @@ const (
 	// sequence takes a 16-bit copy counter instead of a bit: 2^22
 	// (4 M distinct sequences, 8 MiB per stream).
 	DefaultRepeatSeqCapacity = 1 << 22
+	// MaxStreamsLimit is the largest stream table (MaxStreams).
+	MaxStreamsLimit = 1 << 16
 	// MaxSeqCapacity is the largest SeqCapacity: sequences are 32-bit.
 	MaxSeqCapacity = 1<<32 - 1
 	// DefaultMaxStreams is the number of streams counted when
@@ -117,8 +119,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxStreams == 0 {
 		o.MaxStreams = DefaultMaxStreams
 	}
-	if o.MaxStreams < 1 || o.MaxStreams > 1<<16 {
-		return o, fmt.Errorf("%w: MaxStreams %d (valid: 1 to 65536)", ErrOptions, o.MaxStreams)
+	if o.MaxStreams < 1 || o.MaxStreams > MaxStreamsLimit {
+		return o, fmt.Errorf("%w: MaxStreams %d (valid: 1 to %d)", ErrOptions, o.MaxStreams, MaxStreamsLimit)
 	}
 	if o.MaxRanges == 0 {
 		o.MaxRanges = DefaultMaxRanges
