@@ -294,7 +294,7 @@ func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
 		calls++
 		if calls == 1 { // the first trial: every packet arrived, some uncounted
 			res.Status = coordinator.StatusPartial
-			res.Warnings = []string{"r1: uncounted: 10 test packets of 1 streams beyond its table"}
+			res.Warnings = []string{"r1: uncounted: 10 test packets beyond its table"}
 			for i := range res.Flows {
 				res.Flows[i].Uncounted, res.Flows[i].Lost = 10, 10
 			}
