@@ -84,6 +84,11 @@ func checkStartAt(at time.Time) error {
 func (s *sending) idle() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.idleLocked()
+}
+
+// idleLocked is idle; callers hold s.mu.
+func (s *sending) idleLocked() error {
 	if r := s.run; r != nil && r.phase.sending() {
 		return failf(ErrBusy, "configure: a send is running (Stop it first)")
 	}
@@ -95,8 +100,8 @@ func (s *sending) idle() error {
 func (s *sending) configure(cfg pktgen.Config, be pktgen.Backend) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.run; r != nil && r.phase.sending() {
-		return failf(ErrBusy, "configure: a send is running (Stop it first)")
+	if err := s.idleLocked(); err != nil {
+		return err
 	}
 	s.run = &sendRun{cfg: cfg, backend: be, phase: phaseConfigured}
 	s.changes.notify()

@@ -102,6 +102,15 @@ func CoordinatorTags() Tags { return Tags{Role: RoleCoordinator, NUMA: -1} }
 // Encode is the tags as serf carries them. It fails when they would not
 // fit serf's limit.
 func (t Tags) Encode() (map[string]string, error) {
+	m := t.encode()
+	if n := EncodedBytes(m); n >= MaxTagBytes {
+		return nil, fmt.Errorf("serf tags take %d bytes, serf allows fewer than %d: shorten the version or addresses", n, MaxTagBytes)
+	}
+	return m, nil
+}
+
+// encode is the tags as serf carries them, whatever their size.
+func (t Tags) encode() map[string]string {
 	m := map[string]string{tagRole: string(t.Role)}
 	if t.Role != RoleCoordinator {
 		m[tagGRPC] = t.GRPC
@@ -118,10 +127,7 @@ func (t Tags) Encode() (map[string]string, error) {
 	if len(t.DataMAC) > 0 {
 		m[tagDataMAC] = t.DataMAC.String()
 	}
-	if n := EncodedBytes(m); n >= MaxTagBytes {
-		return nil, fmt.Errorf("serf tags take %d bytes, serf allows fewer than %d: shorten the version or addresses", n, MaxTagBytes)
-	}
-	return m, nil
+	return m
 }
 
 // dataIPs is the first IPv4 and the first IPv6 address of ips that are
@@ -175,12 +181,9 @@ func DecodeTags(m map[string]string) Tags {
 // (`select: {iface: data0, numa: "1"}`): every key Encode writes, by the
 // same name and text, except the data addresses.
 func (t Tags) Selectable() map[string]string {
-	m, _ := t.Encode()
+	m := t.encode() // the size limit is the wire's, not the selector's
 	delete(m, tagDataIPs)
 	delete(m, tagDataMAC)
-	if m == nil {
-		m = map[string]string{tagRole: string(t.Role)}
-	}
 	return m
 }
 

@@ -59,9 +59,14 @@ func TestTagsDecodeLenient(t *testing.T) {
 }
 
 func TestTagsTooLarge(t *testing.T) {
-	_, err := Tags{Role: RoleSender, Version: strings.Repeat("v", MaxTagBytes)}.Encode()
+	big := Tags{Role: RoleSender, Iface: "data0", Version: strings.Repeat("v", MaxTagBytes)}
+	_, err := big.Encode()
 	if err == nil || !strings.Contains(err.Error(), "serf allows fewer than") {
 		t.Fatalf("oversized tags: %v", err)
+	}
+	// The limit is the wire's: a selector still sees every tag.
+	if sel := big.Selectable(); sel["iface"] != "data0" || sel["role"] != "sender" {
+		t.Errorf("Selectable of tags over the wire's limit: %v", sel)
 	}
 }
 
