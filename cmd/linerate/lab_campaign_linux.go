@@ -161,7 +161,7 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	defer a.closeLab(s)
 	coord := s.Runner()
 	coord.Log = a.log.Named("run")
-	r := &campaign.Runner{Cluster: s.Cluster, LineRatePPS: lf.spec.LineRatePPS(), Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
+	r := &campaign.Runner{Cluster: s.Cluster, LineRate: lf.spec.LineRate(), Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
 		return s.Measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
 	}}
 	return a.campaign(ctx, r, spec, raw, out, resume)

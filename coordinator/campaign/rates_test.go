@@ -17,7 +17,7 @@ func TestCampaignRefusesRateBelowOnePPS(t *testing.T) {
 		ran = append(ran, s.Rate)
 		return d.run(ctx, s)
 	}
-	r := &Runner{Cluster: lab2x2, Run: run, LineRatePPS: func(float64) float64 { return 100000 }}
+	r := &Runner{Cluster: lab2x2, Run: run, LineRate: fixedLine(100000)}
 	doc, err := r.RunCampaign(context.Background(), parse(t, `agents: {senders: [s1], receivers: [r2]}
 frame_sizes: [64]
 rates: [0.0001%]

@@ -192,7 +192,7 @@ func TestResumeRefuses(t *testing.T) {
 	before, _ := os.ReadFile(store.Path(doc.ID))
 
 	other := &Runner{Cluster: lab2x2, Run: (&dut{limit: limit60}).run, Save: save,
-		LineRatePPS: func(float64) float64 { return 1000 }} // another line rate: other rates
+		LineRate: fixedLine(1000)} // another line rate: other rates
 	kept, _ := store.Load(doc.ID)
 	if _, err := other.Resume(context.Background(), parse(t, y), kept); !errors.Is(err, ErrResume) || !strings.Contains(err.Error(), "stored trial 1") {
 		t.Errorf("changed line rate: %v", err)

@@ -30,13 +30,15 @@ type Runner struct {
 	OnEvent func(Event)
 	// Version is the tool's version for the record.
 	Version string
-	// LineRatePPS, when set, replaces the line rate per flow that rates
-	// in % and the search bounds refer to, for frames of frameBytes
-	// (with FCS; a mix's mean): the lab sets it to a shaped port's rate.
-	// Default: results.LineRatePPS over the agents' links and the
-	// pattern's flows (a link that several flows share is divided among
-	// them), per flow.
-	LineRatePPS func(frameBytes float64) float64
+	// LineRate, when set, replaces the line rate per flow that rates in
+	// % and the search bounds refer to, for frames of frameBytes (with
+	// FCS; a mix's mean), and says what sets it: the lab sets it to a
+	// shaped port's rate. Default: results.LinkLineRate over the agents'
+	// links and the pattern's flows (a link that several flows share is
+	// divided among them), per flow. The document keeps it per size
+	// (SizeResult.LinePPS, LineBasis) and per trial (Trial.LinePPS), and
+	// every report of the campaign uses that one.
+	LineRate func(frameBytes float64) (perFlowPPS float64, basis string)
 	// Save, when set, stores the document (results.Store.Save): when the
 	// campaign starts, after every trial and at its end, so that a
 	// campaign killed midway keeps every trial it finished. A save that
@@ -89,6 +91,7 @@ type campaignRun struct {
 	log       hclog.Logger
 	sizesDone int
 	best      float64
+	line      float64 // the current size's line rate per flow (lineRate)
 	// replay are the stored trials a resumed campaign answers from
 	// before it runs new ones (resume.go).
 	replay  []results.Trial
@@ -224,18 +227,19 @@ func (c *campaignRun) label(size int) string {
 	return strings.Join(parts, " ")
 }
 
-// linePPS is the line rate per flow for a frame size (incl. FCS; 0 is
-// the imix).
-func (c *campaignRun) linePPS(size int) (float64, error) {
+// lineRate is the line rate per flow for a frame size (incl. FCS; 0 is
+// the imix) and what sets it.
+func (c *campaignRun) lineRate(size int) (perFlow float64, basis string, err error) {
 	frame := c.frame(size) + coordinator.FCSBytes
-	if c.r.LineRatePPS != nil {
-		return c.r.LineRatePPS(frame), nil
+	if c.r.LineRate != nil {
+		perFlow, basis = c.r.LineRate(frame)
+		return perFlow, basis, nil
 	}
-	total := results.LineRatePPS(c.links, c.flows, frame)
+	total, basis := results.LinkLineRate(c.links, c.flows, frame)
 	if total <= 0 {
-		return 0, fmt.Errorf("campaign: no agent announces its link speed: give rates and search bounds in packets per second, not %%")
+		return 0, "", fmt.Errorf("campaign: no agent announces its link speed: give rates and search bounds in packets per second, not %%")
 	}
-	return total / float64(len(c.flows)), nil
+	return total / float64(len(c.flows)), basis, nil
 }
 
 func (c *campaignRun) emit(e Event) {
@@ -249,14 +253,15 @@ func (c *campaignRun) emit(e Event) {
 func (c *campaignRun) run(ctx context.Context) error {
 	for _, sz := range c.spec.Sizes {
 		size := sz.Bytes // 0: the imix
-		line, err := c.linePPS(size)
+		line, basis, err := c.lineRate(size)
 		if err != nil {
 			return err
 		}
+		c.line = line
 		var best *results.SizeResult
 		for rep := range c.spec.Repetitions {
 			c.best = 0
-			res, err := c.size(ctx, size, line, rep)
+			res, err := c.size(ctx, size, line, basis, rep)
 			if err != nil {
 				return err
 			}
@@ -272,7 +277,7 @@ func (c *campaignRun) run(ctx context.Context) error {
 }
 
 // size searches (or sweeps) one frame size once.
-func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int) (*results.SizeResult, error) {
+func (c *campaignRun) size(ctx context.Context, size int, line float64, basis string, rep int) (*results.SizeResult, error) {
 	s := c.spec
 	first := s.Search.Max.PerFlow(line)
 	if s.Search.Type == SearchNone {
@@ -311,6 +316,7 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, rep int)
 	// The searches and sweeps work per flow; the record sums the flows.
 	n := float64(len(c.flows))
 	res.ThroughputPPS, res.NDRPPS, res.PDRPPS = n*res.ThroughputPPS, n*res.NDRPPS, n*res.PDRPPS
+	res.LinePPS, res.LineBasis = n*line, basis
 	res.L1BPS = pktgen.L1Bits(res.ThroughputPPS, c.frame(size))
 	if rep > 0 {
 		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" repetition %d of %d", rep+1, s.Repetitions))
@@ -350,8 +356,15 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
 	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
-		DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
-	t.Tally(res.Flows)
+		LinePPS: c.line, DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
+	t.Tally(append([]coordinator.Flow(nil), res.Flows...))
+	if c.line > 0 {
+		// The flows' % of line rate is of the campaign's line rate (a
+		// shaper's, say), not of each host's own link.
+		for i := range t.Flows {
+			t.Flows[i].LineRatePct = 100 * t.Flows[i].PPS / c.line
+		}
+	}
 	if res.Status != coordinator.StatusOK && t.Error == "" {
 		// A partial run (a receiver could not count every packet) says
 		// why in its warnings; the trial is no measurement, and the

@@ -76,11 +76,11 @@ func parse(t *testing.T, y string) *Spec {
 	return s
 }
 
-func runCampaign(t *testing.T, d *dut, y string, line func(float64) float64) (*results.Document, []Event) {
+func runCampaign(t *testing.T, d *dut, y string, line func(float64) (float64, string)) (*results.Document, []Event) {
 	t.Helper()
 	var mu sync.Mutex
 	var events []Event
-	r := &Runner{Cluster: lab2x2, Run: d.run, Version: "test", LineRatePPS: line,
+	r := &Runner{Cluster: lab2x2, Run: d.run, Version: "test", LineRate: line,
 		OnEvent: func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
 	doc, err := r.RunCampaign(context.Background(), parse(t, y), []byte(y))
 	if err != nil {
@@ -150,7 +150,7 @@ search: {resolution: 0.5%}
 // the spec says the path pushes back (a shaped link slowing a socket
 // sender), where the shortfall fails the trial.
 func TestCampaignShortfall(t *testing.T) {
-	line := func(float64) float64 { return 100000 }
+	line := fixedLine(100000)
 	spec := `agents: {senders: [s1], receivers: [r2]}
 frame_sizes: [64]
 trial_duration: 100ms
@@ -210,7 +210,7 @@ func TestCampaignNDRPDR(t *testing.T) {
 		}
 		return res, err
 	}
-	r := &Runner{Cluster: lab2x2, Run: knee, LineRatePPS: func(float64) float64 { return 100000 }}
+	r := &Runner{Cluster: lab2x2, Run: knee, LineRate: fixedLine(100000)}
 	doc, err := r.RunCampaign(context.Background(), parse(t, `agents: {senders: [s1], receivers: [r2]}
 frame_sizes: [64]
 trial_duration: 200ms
@@ -318,4 +318,9 @@ func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
 	if s := doc.Summary[0]; math.Abs(s.ThroughputPPS-limit(64)) > 0.005*line {
 		t.Errorf("throughput %.0f, want %.0f: the partial trial counted as loss", s.ThroughputPPS, limit(64))
 	}
+}
+
+// fixedLine is a Runner.LineRate of pps per flow for every frame size.
+func fixedLine(pps float64) func(float64) (float64, string) {
+	return func(float64) (float64, string) { return pps, "a test's fixed line rate" }
 }

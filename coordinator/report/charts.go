@@ -62,9 +62,10 @@ type point struct {
 	Size   string // data-size
 	Value  string // data-value: the y value in the chart's unit
 	N      int    // data-n: the trial, 0 when not a trial
-	// Loss chart: data-offered-pps and data-loss-ratio.
-	Offered, Loss string
-	Title         string
+	// Loss chart: data-x (the offered load in the x axis's unit),
+	// data-offered-pps and data-loss-ratio.
+	XValue, Offered, Loss string
+	Title                 string
 }
 
 // scale maps [0, max] onto [from, to].
@@ -257,6 +258,9 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 		return t.AchievedPPS
 	}
 	perFlowLine := func(t results.Trial) float64 {
+		if t.LinePPS > 0 {
+			return t.LinePPS // the campaign's, as its summary's
+		}
 		n := len(t.Flows)
 		if n == 0 {
 			n = max(senders, 1)
@@ -349,7 +353,7 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 				state = "failed"
 			}
 			se.add(point{X: xs.at(xOf(t)), Y: ys.at(100 * t.LossRatio), R: 3.5, Hollow: !t.Valid, Size: key, N: t.N,
-				Value: num(100 * t.LossRatio), Offered: num(offered(t)), Loss: num(t.LossRatio),
+				Value: num(100 * t.LossRatio), XValue: num(xOf(t)), Offered: num(offered(t)), Loss: num(t.LossRatio),
 				Title: fmt.Sprintf("trial %d, %s B %s: offered %s per flow, loss %s (%s)", t.N, key, t.Phase, results.FormatPPS(offered(t)), formatRatio(t.LossRatio), state)})
 		}
 		c.Series = append(c.Series, se)

@@ -13,12 +13,15 @@ import (
 //
 //   - "summary": one per frame size, in size order, first. Filled:
 //     size, label, loss_ratio, generator_limited, throughput_pps,
-//     l1_bps, line_rate_pct, ndr_pps, pdr_pps, pdr_goal, trials,
+//     l1_bps, line_rate_pct, line_pps (the line rate it is a % of,
+//     summed over flows), line_basis (what sets that line rate: a
+//     shaper, the busiest link), ndr_pps, pdr_pps, pdr_goal, trials,
 //     throughput_trial, note.
 //   - "trial": one per trial, in the order run, after the summary.
 //     Filled: size, n, search, phase, offered_pps and achieved_pps (per
 //     flow), duration_s, sent, received, lost, loss_ratio (over all
-//     flows), generator_limited, valid, passed, run_id, error.
+//     flows), line_pps (the size's line rate per flow, as offered_pps),
+//     generator_limited, valid, passed, run_id, error.
 //
 // Columns a row does not use are empty. Rates are plain decimals
 // (packets or bits per second), ratios fractions, booleans true/false;
@@ -28,7 +31,7 @@ import (
 var CSVHeader = []string{
 	"row", "size", "label", "n", "search", "phase", "offered_pps", "duration_s",
 	"sent", "received", "lost", "loss_ratio", "achieved_pps", "generator_limited", "valid", "passed", "run_id",
-	"throughput_pps", "l1_bps", "line_rate_pct", "ndr_pps", "pdr_pps", "pdr_goal", "trials", "throughput_trial",
+	"throughput_pps", "l1_bps", "line_rate_pct", "line_pps", "line_basis", "ndr_pps", "pdr_pps", "pdr_goal", "trials", "throughput_trial",
 	"note", "error",
 }
 
@@ -69,7 +72,7 @@ func CSV(w io.Writer, doc *results.Document) error {
 		if err := row(map[string]string{
 			"row": "summary", "size": strconv.Itoa(s.Size), "label": s.Label, "loss_ratio": num(s.LossRatio),
 			"generator_limited": strconv.FormatBool(s.GeneratorLimited), "throughput_pps": num(s.ThroughputPPS),
-			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "ndr_pps": optNum(s.NDRPPS),
+			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "line_pps": optNum(s.LinePPS), "line_basis": s.Basis, "ndr_pps": optNum(s.NDRPPS),
 			"pdr_pps": optNum(s.PDRPPS), "pdr_goal": optNum(s.PDRGoal), "trials": strconv.Itoa(s.Trials),
 			"throughput_trial": tt, "note": s.Note,
 		}); err != nil {
@@ -81,7 +84,7 @@ func CSV(w io.Writer, doc *results.Document) error {
 			"row": "trial", "size": strconv.Itoa(t.Size), "n": strconv.Itoa(t.N), "search": t.Search, "phase": t.Phase,
 			"offered_pps": num(t.OfferedPPS), "duration_s": num(t.DurationSec), "sent": u64(t.Sent),
 			"received": u64(t.Received), "lost": u64(t.Lost), "loss_ratio": num(t.LossRatio),
-			"achieved_pps": num(t.AchievedPPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
+			"achieved_pps": num(t.AchievedPPS), "line_pps": optNum(t.LinePPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
 			"valid": strconv.FormatBool(t.Valid), "passed": strconv.FormatBool(t.Passed), "run_id": t.RunID, "error": t.Error,
 		}); err != nil {
 			return err

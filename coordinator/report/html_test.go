@@ -269,3 +269,69 @@ func TestReportHTMLEdges(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-6*max(1, b) && b-a < 1e-6*max(1, b) }
+
+// A document whose sizes were measured against a shaper (as `lab
+// campaign --shape`) while the hosts announce 10 G links: the table,
+// the CSV, both % charts and the loss chart use the stored line rate
+// and say what set it; nothing is re-derived from the links.
+func TestReportOneLineRate(t *testing.T) {
+	doc := resultstest.Campaign()
+	line := map[int]float64{} // per flow, by size
+	for i := range doc.Summary {
+		s := &doc.Summary[i]
+		s.LinePPS, s.LineBasis = s.ThroughputPPS/0.98, "the lab switch port's shaper (50.0 Mb/s)"
+		s.LineRatePct = 100 * s.ThroughputPPS / s.LinePPS
+		line[s.Size] = s.LinePPS / 2
+	}
+	for i := range doc.Trials {
+		doc.Trials[i].LinePPS = line[doc.Trials[i].Size]
+	}
+	root, _ := parseHTML(t, doc)
+	pct := series(t, root, "chart-throughput-pct", "throughput-pct")
+	for _, s := range doc.Summary {
+		key := strconv.Itoa(s.Size)
+		if got := value(t, pct[key][0]); !near(got, 98) {
+			t.Errorf("size %s: %% chart at %v, want 98 (of the stored line rate)", key, got)
+		}
+		li := find(root, "li", map[string]string{"data-size": key})
+		if len(li) != 1 || !strings.Contains(text(li[0]), s.LineBasis) {
+			t.Errorf("size %s: the HTML does not say what set its line rate", key)
+		}
+		loss := series(t, root, "chart-loss", "loss-"+key)
+		for _, p := range loss[key] {
+			nAttr, _ := attr(p, "data-n")
+			i, _ := strconv.Atoi(nAttr)
+			tr := doc.Trials[i-1]
+			x, _ := attr(p, "data-x")
+			got, _ := strconv.ParseFloat(x, 64)
+			if want := 100 * tr.OfferedPPS / tr.LinePPS; !near(got, want) {
+				t.Errorf("loss chart, trial %d: offered %v %% of line rate, want %v", tr.N, got, want)
+			}
+		}
+	}
+	var tbl bytes.Buffer
+	if err := report.Table(&tbl, doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tbl.String(), "64: line rate ") || !strings.Contains(tbl.String(), "shaper (50.0 Mb/s)") || !strings.Contains(tbl.String(), "98.00") {
+		t.Errorf("the table does not give the stored line rate, its basis and 98 %%:\n%s", tbl.String())
+	}
+	var csvOut bytes.Buffer
+	if err := report.CSV(&csvOut, doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(csvOut.String(), ",the lab switch port's shaper (50.0 Mb/s),") {
+		t.Errorf("the CSV has no line_basis:\n%s", csvOut.String())
+	}
+}
+
+// text is the text inside n.
+func text(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(c *html.Node) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	})
+	return b.String()
+}

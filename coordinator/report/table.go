@@ -61,16 +61,21 @@ func Table(out io.Writer, doc *results.Document) error {
 	sizes := sizeViews(doc)
 	fmt.Fprintln(w)
 	tw := newTab(w, tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SIZE\tTHROUGHPUT\tL1\t%LINE\tLOSS\tNDR\tPDR\tTRIALS\t")
+	fmt.Fprintln(tw, "SIZE\tTHROUGHPUT\tL1\t%LINE\tLINE RATE\tLOSS\tNDR\tPDR\tTRIALS\t")
 	for _, s := range sizes {
 		size := s.Key
 		if s.GeneratorLimited {
 			size += " (generator-limited)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%d\t\n", size, results.FormatPPS(s.ThroughputPPS), formatBPS(s.L1BPS),
-			s.LineRatePct, formatRatio(s.LossRatio), optPPS(s.NDRPPS), pdr(s.SizeResult), s.Trials)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%d\t\n", size, results.FormatPPS(s.ThroughputPPS), formatBPS(s.L1BPS),
+			s.LineRatePct, optPPS(s.LinePPS), formatRatio(s.LossRatio), optPPS(s.NDRPPS), pdr(s.SizeResult), s.Trials)
 	}
 	tw.Flush()
+	for _, s := range sizes {
+		if s.Basis != "" {
+			fmt.Fprintf(w, "%s: line rate %s: %s\n", s.Key, results.FormatPPS(s.LinePPS), s.Basis)
+		}
+	}
 	for _, s := range sizes {
 		if s.Note != "" {
 			fmt.Fprintf(w, "%s: %s\n", s.Key, s.Note)

@@ -11,8 +11,10 @@ import (
 type sizeView struct {
 	results.SizeResult
 	Key string
-	// LinePPS is the theoretical maximum for this size (0: unknown).
+	// LinePPS is the line rate this size was measured against (0:
+	// unknown), and Basis what set it.
 	LinePPS float64
+	Basis   string
 	// Pct is the throughput as % of LinePPS (0: unknown).
 	Pct float64
 	// Trial set the throughput; nil when no trial did.
@@ -30,11 +32,16 @@ func sizeViews(doc *results.Document) []sizeView {
 		if v.Trial != nil {
 			flows = v.Trial.Flows
 		}
-		v.LinePPS = results.LineRatePPS(doc.Hosts, flows, float64(r.Size))
+		v.LinePPS, v.Basis = r.LinePPS, r.LineBasis
+		if v.LinePPS == 0 {
+			// Stored before the campaign kept its line rate: the
+			// hosts' links say what it was.
+			v.LinePPS, v.Basis = results.LinkLineRate(doc.Hosts, flows, float64(r.Size))
+		}
 		if v.LinePPS == 0 && r.LineRatePct > 0 && r.ThroughputPPS > 0 {
 			// A mix: its mean frame is not in the document, but the
 			// stored % of line rate says what line rate was.
-			v.LinePPS = 100 * r.ThroughputPPS / r.LineRatePct
+			v.LinePPS, v.Basis = 100*r.ThroughputPPS/r.LineRatePct, "as the stored % of line rate says"
 		}
 		if v.LinePPS > 0 {
 			v.Pct = 100 * r.ThroughputPPS / v.LinePPS

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -76,8 +78,16 @@ func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
 // link times the number of sender hosts (at least one). 0 when no host
 // knows its link speed.
 func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float64) float64 {
+	pps, _ := LinkLineRate(hosts, flows, frameBytes)
+	return pps
+}
+
+// LinkLineRate is LineRatePPS and what sets it, for a report to say:
+// "s1's 10 Gb/s link, shared by 2 flows" (the busiest link), or "the
+// slowest link (1 Gb/s)". 0 and "" when no host knows its link speed.
+func LinkLineRate(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float64) (pps float64, basis string) {
 	if frameBytes <= coordinator.FCSBytes {
-		return 0
+		return 0, ""
 	}
 	frame := frameBytes - coordinator.FCSBytes
 	speed := make(map[string]int64, len(hosts))
@@ -95,27 +105,41 @@ func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float
 		}
 	}
 	if slowest == 0 {
-		return 0
+		return 0, ""
 	}
+	slowestBasis := fmt.Sprintf("the slowest link (%s)", FormatSI(float64(slowest)*1e6, "b/s"))
 	if len(flows) == 0 {
-		return coordinator.MaxPPS(float64(slowest), frame) * float64(max(senders, 1))
+		n := max(senders, 1)
+		return coordinator.MaxPPS(float64(slowest), frame) * float64(n), fmt.Sprintf("%s × %d sender(s)", slowestBasis, n)
 	}
 	count := map[string]int{}
 	for _, f := range flows {
 		count[f.Sender]++
 		count[f.Receiver]++
 	}
+	names := make([]string, 0, len(count))
+	for name := range count {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the same basis whichever map order
 	perFlow := math.Inf(1)
-	for name, n := range count {
+	for _, name := range names {
+		n := count[name]
 		if s, ok := speed[name]; ok {
-			perFlow = math.Min(perFlow, coordinator.MaxPPS(float64(s), frame)/float64(n))
+			if p := coordinator.MaxPPS(float64(s), frame) / float64(n); p < perFlow {
+				perFlow = p
+				basis = fmt.Sprintf("%s's %s link", name, FormatSI(float64(s)*1e6, "b/s"))
+				if n > 1 {
+					basis += fmt.Sprintf(", shared by %d flows", n)
+				}
+			}
 		}
 	}
 	if math.IsInf(perFlow, 1) {
 		// No flow's host knows its speed: the slowest link per flow.
-		perFlow = coordinator.MaxPPS(float64(slowest), frame)
+		perFlow, basis = coordinator.MaxPPS(float64(slowest), frame), slowestBasis+" per flow"
 	}
-	return perFlow * float64(len(flows))
+	return perFlow * float64(len(flows)), basis
 }
 
 // FingerprintOf is the fingerprint of a run's host (the tool version is

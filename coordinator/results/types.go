@@ -55,11 +55,18 @@ type SizeResult struct {
 	ThroughputPPS float64 `json:"throughput_pps"`  // the RFC 2544 throughput (loss ≤ goal), per flow summed over flows
 	L1BPS         float64 `json:"l1_bps"`
 	LineRatePct   float64 `json:"line_rate_pct"`
-	LossRatio     float64 `json:"loss_ratio"` // of the trial that set the throughput
-	NDRPPS        float64 `json:"ndr_pps,omitempty"`
-	PDRPPS        float64 `json:"pdr_pps,omitempty"`
-	PDRGoal       float64 `json:"pdr_goal,omitempty"`
-	Trials        int     `json:"trials"`
+	// LinePPS is the line rate this size was measured against, summed
+	// over flows as ThroughputPPS is, and LineBasis what set it (a
+	// shaper, the busiest link): every table, row, chart and CSV column
+	// of the size uses this one. 0 in documents stored before it was
+	// kept (the reports then derive it from the hosts' links).
+	LinePPS   float64 `json:"line_pps,omitempty"`
+	LineBasis string  `json:"line_basis,omitempty"`
+	LossRatio float64 `json:"loss_ratio"` // of the trial that set the throughput
+	NDRPPS    float64 `json:"ndr_pps,omitempty"`
+	PDRPPS    float64 `json:"pdr_pps,omitempty"`
+	PDRGoal   float64 `json:"pdr_goal,omitempty"`
+	Trials    int     `json:"trials"`
 	// ThroughputTrial is the n of the trial that set ThroughputPPS (its
 	// flows are the report's per-flow table); 0 when none did.
 	ThroughputTrial int `json:"throughput_trial,omitempty"`
@@ -71,11 +78,15 @@ type SizeResult struct {
 
 // Trial is one run of a campaign at one offered rate.
 type Trial struct {
-	N                int                `json:"n"` // 1-based, in the order run
-	Size             int                `json:"size"`
-	Search           string             `json:"search,omitempty"` // rfc2544, ndr-pdr, none (a sweep)
-	Phase            string             `json:"phase,omitempty"`  // search.Phase* (max, binary, ceiling, min, initial, final), sweep, warmup
-	OfferedPPS       float64            `json:"offered_pps"`      // per flow
+	N          int     `json:"n"` // 1-based, in the order run
+	Size       int     `json:"size"`
+	Search     string  `json:"search,omitempty"` // rfc2544, ndr-pdr, none (a sweep)
+	Phase      string  `json:"phase,omitempty"`  // search.Phase* (max, binary, ceiling, min, initial, final), sweep, warmup
+	OfferedPPS float64 `json:"offered_pps"`      // per flow
+	// LinePPS is the size's line rate per flow (SizeResult.LinePPS ÷
+	// flows): the flows' line_rate_pct and the loss chart's offered load
+	// are of this. 0 in documents stored before it was kept.
+	LinePPS          float64            `json:"line_pps,omitempty"`
 	DurationSec      float64            `json:"duration_s"`
 	Sent             uint64             `json:"sent"`
 	Received         uint64             `json:"received"`

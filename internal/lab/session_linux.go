@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 )
@@ -166,13 +167,17 @@ func (s *Session) Close() error {
 	return s.Lab.Down()
 }
 
-// LineRatePPS is the line rate of the lab's path in frames per second
-// for a frame of frame bytes with FCS: the shaper's when the spec shapes
-// (tbf counts the frame without FCS), else nil (the links' own).
-func (spec Spec) LineRatePPS() func(frame float64) float64 {
+// LineRate is the line rate of the lab's path in frames per second for
+// a frame of frame bytes with FCS, and what sets it: the shaper's when
+// the spec shapes (tbf counts the frame without FCS), else nil (the
+// links' own).
+func (spec Spec) LineRate() func(frame float64) (float64, string) {
 	if spec.ShapeBPS == 0 {
 		return nil
 	}
 	shape := spec.ShapeBPS
-	return func(frame float64) float64 { return float64(shape) / 8 / (frame - coordinator.FCSBytes) }
+	basis := fmt.Sprintf("the lab switch port's shaper (%s, tbf: frames without FCS)", results.FormatSI(float64(shape), "b/s"))
+	return func(frame float64) (float64, string) {
+		return float64(shape) / 8 / (frame - coordinator.FCSBytes), basis
+	}
 }
