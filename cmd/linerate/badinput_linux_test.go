@@ -37,16 +37,3 @@ func TestCommandsBadInput(t *testing.T) {
 		}
 	}
 }
-
-func TestParseBitRate(t *testing.T) {
-	for in, want := range map[string]uint64{"20mbit": 20e6, "1gbit": 1e9, "500kbit": 500e3, "64000bit": 64000, "1.5Gbit": 1.5e9, "100000": 100000} {
-		if got, err := parseBitRate(in); err != nil || got != want {
-			t.Errorf("parseBitRate(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "fast", "-1mbit", "0", "1tbit", "inf"} {
-		if got, err := parseBitRate(in); err == nil {
-			t.Errorf("parseBitRate(%q) = %d; want an error", in, got)
-		}
-	}
-}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ func (f *labFlags) check() error {
 	var shape uint64
 	if f.shape != "" {
 		var err error
-		if shape, err = parseBitRate(f.shape); err != nil {
+		if shape, err = lab.ParseBitRate(f.shape); err != nil {
 			return usagef("--shape %q: %v", f.shape, err)
 		}
 	}
@@ -73,31 +72,6 @@ func (f *labFlags) check() error {
 		return usagef("%v", err)
 	}
 	return nil
-}
-
-// parseBitRate reads tc-style rates: 200mbit, 1gbit, 500kbit, 64000bit
-// or a plain number of bits per second.
-func parseBitRate(s string) (uint64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("want a rate such as 200mbit, 1gbit, 500kbit or bits per second")
-	}
-	bps := v * float64(mult)
-	if bps < 8000 || bps > 400e9 {
-		return 0, fmt.Errorf("%.0f bit/s: want 8kbit to 400gbit", bps)
-	}
-	return uint64(bps), nil
 }
 
 func (a *app) labCommand() *cobra.Command {

@@ -105,6 +105,20 @@ func (spec Spec) Validate() error {
 	if spec.Senders < 1 || spec.Receivers < 1 || spec.Senders+spec.Receivers > 200 {
 		return fmt.Errorf("lab %s: %d senders and %d receivers: want at least one of each, at most 200 hosts", spec.Name, spec.Senders, spec.Receivers)
 	}
+	if spec.ShapeBPS > 0 {
+		if err := checkShape(float64(spec.ShapeBPS)); err != nil {
+			return fmt.Errorf("lab %s: shaping at %w", spec.Name, err)
+		}
+	}
+	if spec.Loss.Every == 1 {
+		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
+	}
+	if spec.Loss.BasisPoints > 10000 || (spec.Loss.Every > 0 && spec.Loss.BasisPoints > 0) {
+		return fmt.Errorf("lab %s: loss every %d and %d basis points: want one of them, at most 10000 basis points (100 %%)", spec.Name, spec.Loss.Every, spec.Loss.BasisPoints)
+	}
+	if spec.Queues < 0 || spec.Queues > 64 {
+		return fmt.Errorf("lab %s: %d queues: want 1-64", spec.Name, spec.Queues)
+	}
 	return nil
 }
 

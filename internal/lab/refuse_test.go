@@ -22,3 +22,27 @@ func TestRemoveLabRefusesBadNames(t *testing.T) {
 		}
 	}
 }
+
+// A spec built without the command's flags (a campaign's lab, a test)
+// is checked the same: shaping, loss and queues out of range are
+// refused before anything is made.
+func TestLabBadSpecKnobs(t *testing.T) {
+	ok := Spec{Name: "x", Senders: 1, Receivers: 1}
+	for _, mod := range []func(*Spec){
+		func(s *Spec) { s.ShapeBPS = 7999 },
+		func(s *Spec) { s.ShapeBPS = 401e9 },
+		func(s *Spec) { s.Loss.Every = 1 },
+		func(s *Spec) { s.Loss.BasisPoints = 10001 },
+		func(s *Spec) { s.Loss = Loss{Every: 10, BasisPoints: 5} },
+		func(s *Spec) { s.Queues = 65 },
+	} {
+		s := ok
+		mod(&s)
+		if err := s.Validate(); err == nil {
+			t.Errorf("spec %+v accepted", s)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("spec %+v refused: %v", ok, err)
+	}
+}
