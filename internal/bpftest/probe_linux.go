@@ -12,8 +12,8 @@ import (
 // HaveXDPLiveFrames says whether the kernel runs XDP programs in
 // BPF_PROG_RUN's live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+):
 // nil when it does, an error wrapping ebpf.ErrNotSupported when the kernel
-// refuses the flag (EINVAL, what kernels before 5.18 return for any flag),
-// any other error as it came. It loads a program that drops its one frame
+// refuses the flag (EINVAL, what kernels before 5.18 return for any flag)
+// while it runs the same frame without it, any other error as it came. It loads a program that drops its one frame
 // and runs it once on the calling thread's namespace's loopback, so it
 // sends nothing.
 func HaveXDPLiveFrames() error {
@@ -23,6 +23,11 @@ func HaveXDPLiveFrames() error {
 		return fmt.Errorf("probe XDP live frames: load a program: %w", err)
 	}
 	defer prog.Close()
+	// The same run without the flag first: an EINVAL then is about
+	// the run itself (the frame, the program), not a missing feature.
+	if _, err := prog.Run(&ebpf.RunOptions{Data: make([]byte, 64), Repeat: 1}); err != nil {
+		return fmt.Errorf("probe XDP live frames: run without the flag: %w", err)
+	}
 	_, err = prog.Run(&ebpf.RunOptions{Data: make([]byte, 64), Repeat: 1, Flags: unix.BPF_F_TEST_XDP_LIVE_FRAMES})
 	switch {
 	case err == nil:
