@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // ErrPinNotOffered is returned when apt's archive does not offer a pinned
@@ -267,7 +268,7 @@ func (f *fetcher) unpack(ctx context.Context, dir string) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, kernelMeta), append(meta, '\n')); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, kernelMeta), append(meta, '\n'), 0o644); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/linerate/linerate/internal/safefile"
 )
 
 // ErrUnknownModule is returned when a module is neither in modules.dep nor
@@ -321,7 +323,7 @@ func GenerateModulesDep(dir string) (warnings []string, err error) {
 		}
 		buf.WriteByte('\n')
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "modules.dep"), buf.Bytes()); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, "modules.dep"), buf.Bytes(), 0o644); err != nil {
 		return nil, fmt.Errorf("generate modules.dep for %s: %w", dir, err)
 	}
 	return warnings, nil
@@ -334,27 +336,4 @@ func isModuleFile(p string) bool {
 		}
 	}
 	return false
-}
-
-// writeFileAtomic writes data to p through a temporary file and a rename.
-func writeFileAtomic(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
 }
