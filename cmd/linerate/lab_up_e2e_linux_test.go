@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,18 +165,11 @@ func TestLabUpKilled(t *testing.T) {
 }
 
 // labProcesses are the pids of the processes running from the lab
-// directory dir (the agents: their command lines name files under it).
+// directory dir (its agents).
 func labProcesses(dir string) []int {
 	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		if !strings.Contains(string(b), dir+"/") {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			pids = append(pids, pid)
-		}
+	for _, p := range lab.Processes(dir) {
+		pids = append(pids, p.PID)
 	}
 	return pids
 }

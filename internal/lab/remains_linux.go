@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -32,11 +33,31 @@ func Remains(name, dir string) []string {
 	if _, err := os.Stat(dir); err == nil {
 		out = append(out, "lab directory "+dir)
 	}
+	for _, p := range Processes(dir) {
+		out = append(out, fmt.Sprintf("process %d: %q", p.PID, p.Cmdline))
+	}
+	return out
+}
+
+// Process is a running process of a lab: its pid and command line
+// (arguments joined by spaces).
+type Process struct {
+	PID     int
+	Cmdline string
+}
+
+// Processes are the processes whose command line names a file in dir
+// (a lab's agents), read from /proc.
+func Processes(dir string) []Process {
+	var out []Process
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), dir+"/") {
-			out = append(out, fmt.Sprintf("process %s: %q", p, strings.ReplaceAll(string(b), "\x00", " ")))
+		if !strings.Contains(string(b), dir+"/") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			out = append(out, Process{PID: pid, Cmdline: strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")})
 		}
 	}
 	return out
