@@ -163,9 +163,9 @@ func TestLabRun(t *testing.T) {
 			}
 			// The port drops every 1000th test packet of its one stream:
 			// those sequences, and only those, are missing.
-			var want [][2]uint32
-			for seq := uint32(1000); seq <= 12000; seq += 1000 {
-				want = append(want, [2]uint32{seq, seq})
+			var want [][2]uint64
+			for seq := uint64(1000); seq <= 12000; seq += 1000 {
+				want = append(want, [2]uint64{seq, seq})
 			}
 			for _, s := range f.StreamDetail {
 				if !slices.Equal(s.MissingRanges, want) || s.Missing != 12 {
