@@ -250,13 +250,24 @@ func TestReceiveNetns(t *testing.T) {
 					t.Fatal("no packet socket on lrb after Start")
 				}
 			}
+			sent := time.Now()
 			sendFrames(t, p.A, frames)
+			done := time.Now()
 			waitFor(t, r, test)
 			rep, err := r.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %s; link %+v; ring drops %d", rep.Method, rep.MethodReason, rep.Link, rep.RingDrops)
+			// Each stream's first arrival is on the realtime clock, while
+			// its frames were being sent (a millisecond either side for
+			// the clocks' reading).
+			for _, s := range rep.Streams {
+				at := time.Unix(0, int64(s.FirstArrivalNs))
+				if at.Before(sent.Add(-time.Millisecond)) || at.After(done.Add(time.Millisecond)) {
+					t.Errorf("stream %v:%d: first arrival %v, sent from %v to %v", s.Src, s.DstPort, at.Format(time.StampMicro), sent.Format(time.StampMicro), done.Format(time.StampMicro))
+				}
+			}
 
 			// Hand-checked expectations, then the oracle.
 			s1 := netip.MustParseAddr("198.18.0.1")
@@ -314,7 +325,8 @@ func diffStreams(want, got []StreamReport) string {
 	for i := range want {
 		w, g := want[i], got[i]
 		if w.Src != g.Src || w.Dst != g.Dst || w.DstPort != g.DstPort || w.Received != g.Received || w.MaxSeq != g.MaxSeq ||
-			w.Duplicates != g.Duplicates || w.Reordered != g.Reordered || w.Missing != g.Missing || !slices.Equal(w.MissingRanges, g.MissingRanges) {
+			w.Duplicates != g.Duplicates || w.Reordered != g.Reordered || w.Missing != g.Missing || !slices.Equal(w.MissingRanges, g.MissingRanges) ||
+			w.Late != g.Late || w.MissingRangesFrom != g.MissingRangesFrom || g.Unrecorded != 0 {
 			fmt.Fprintf(&b, "- %+v\n+ %+v\n", w, g)
 		}
 	}

@@ -48,8 +48,8 @@ Ctrl-C / SIGTERM, and always detaches what it attached.`,
 	fl.BoolVar(&f.pass, "pass", false, "XDP: let test packets continue to the network stack instead of dropping them")
 	fl.IntVar(&f.repeats, "repeats", 1, "copies of each sequence the sender sends (pktgen clone_skb+1 or burst): not duplicates")
 	fl.Uint64Var(&f.window, "window", 0, fmt.Sprintf("sequences per stream tracked one by one, a power of two from %d to %d (default %d, or %d with --repeats > 1); memory is --max-streams × window/4 bytes whatever the run's length, and a packet older than the window is counted late", receiver.MinWindow, receiver.MaxWindow, receiver.DefaultWindow, receiver.DefaultRepeatWindow))
-	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, "ignored: replaced by --window")
-	_ = fl.MarkDeprecated("seq-capacity", "the receiver keeps a sliding window per stream now, see --window; the value is ignored")
+	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, "replaced by --window")
+	_ = fl.MarkHidden("seq-capacity")
 	fl.IntVar(&f.maxStreams, "max-streams", receiver.DefaultMaxStreams, "streams counted; packets of further streams are counted only in overflow_packets")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -70,6 +70,9 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 	}
 	if f.repeats < 1 || f.repeats > receiver.MaxRepeats {
 		return usagef("--repeats %d: want 1 to %d", f.repeats, receiver.MaxRepeats)
+	}
+	if cmd.Flags().Changed("seq-capacity") {
+		return usagef("--seq-capacity was replaced by --window: the receiver keeps a sliding window of sequences per stream, whatever the run's length")
 	}
 	if w := f.window; w != 0 && (w < receiver.MinWindow || w > receiver.MaxWindow || w&(w-1) != 0) {
 		return usagef("--window %d: want a power of two from %d to %d", w, receiver.MinWindow, receiver.MaxWindow)
