@@ -44,8 +44,9 @@ const (
 )
 
 // DefaultReceiverMemory is the receiver's memory budget when
-// Config.ReceiverMemory is 0: 512 MiB, 64 streams at the receiver's default
-// sequence capacity (2^26, 8 MiB each).
+// Config.ReceiverMemory is 0: 512 MiB, 1,024 streams at the receiver's
+// default window (2^21 sequences, 512 KiB each), whatever the run's
+// length.
 const DefaultReceiverMemory = 512 << 20
 
 // Config is one agent.

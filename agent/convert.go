@@ -218,7 +218,7 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 	}
 	p := &lineratev1.ReceiverReport{
 		Method: r.Method, MethodReason: r.MethodReason, Packets: r.Packets, OtherPackets: r.OtherPackets,
-		RingDrops: r.RingDrops, OverflowPackets: r.OverflowPackets,
+		RingDrops: r.RingDrops, OverflowPackets: r.OverflowPackets, Window: r.Window,
 		Link: &lineratev1.LinkCounters{
 			RxPackets: r.Link.RxPackets, RxDropped: r.Link.RxDropped, RxMissed: r.Link.RxMissed,
 			RxFifo: r.Link.RxFifo, XdpPackets: r.Link.XDPPackets, XdpDrops: r.Link.XDPDrops,
@@ -228,7 +228,7 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 		ps := &lineratev1.StreamReport{
 			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
 			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
-			BeyondCapacity: s.BeyondCapacity,
+			BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
 		}
 		for _, m := range s.MissingRanges {
 			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
@@ -385,7 +385,7 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
 
 func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {
 	return receiver.Options{
-		Iface: req.Iface, Method: req.Method, Pass: req.Pass, Repeats: int(req.Repeats), SeqCapacity: req.SeqCapacity,
+		Iface: req.Iface, Method: req.Method, Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges),
 	}
 }

@@ -35,7 +35,7 @@ func reportFromProto(p *lineratev1.ReceiverReport) (*receiver.Report, error) {
 	}
 	r := &receiver.Report{
 		Method: p.Method, MethodReason: p.MethodReason, Packets: p.Packets, OtherPackets: p.OtherPackets,
-		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets,
+		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets, Window: p.Window,
 	}
 	if l := p.Link; l != nil {
 		r.Link = receiver.LinkCounters{
@@ -55,9 +55,10 @@ func reportFromProto(p *lineratev1.ReceiverReport) (*receiver.Report, error) {
 		rs := receiver.StreamReport{
 			Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, MaxSeq: s.MaxSeq,
 			Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
+			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
 		}
 		for _, m := range s.MissingRanges {
-			rs.MissingRanges = append(rs.MissingRanges, [2]uint32{m.From, m.To})
+			rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
 		}
 		r.Streams = append(r.Streams, rs)
 	}

@@ -78,11 +78,12 @@ func TestSummaryRoundTrip(t *testing.T) {
 
 func TestReportRoundTrip(t *testing.T) {
 	in := &receiver.Report{
-		Method: "xdp", MethodReason: "native", Packets: 12, OtherPackets: 2, RingDrops: 1, OverflowPackets: 3,
+		Method: "xdp", MethodReason: "native", Packets: 12, OtherPackets: 2, RingDrops: 1, OverflowPackets: 3, Window: 1 << 16,
 		Link: receiver.LinkCounters{RxPackets: 1, RxDropped: 2, RxMissed: 3, RxFifo: 4, XDPPackets: 5, XDPDrops: 6},
 		Streams: []receiver.StreamReport{{
-			Src: netip.MustParseAddr("198.18.0.11"), Dst: netip.MustParseAddr("2001:db8::2"), DstPort: 9, Received: 7, MaxSeq: 9,
-			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: [][2]uint32{{2, 3}, {5, 5}}, BeyondCapacity: 1,
+			Src: netip.MustParseAddr("198.18.0.11"), Dst: netip.MustParseAddr("2001:db8::2"), DstPort: 9, Received: 7,
+			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: [][2]uint64{{2, 3}, {1<<32 + 5, 1<<32 + 5}}, BeyondCapacity: 1,
+			Late: 4, Unrecorded: 5, MissingRangesFrom: 2, MaxSeq: 1<<32 + 9,
 		}},
 	}
 	out, err := reportFromProto(wire(t, reportToProto(in), &lineratev1.ReceiverReport{}))

@@ -155,14 +155,14 @@ func withinBudget(o receiver.Options, budget uint64) error {
 	if o.MaxStreams == 0 {
 		o.MaxStreams = receiver.DefaultMaxStreams
 	}
-	if o.SeqCapacity == 0 {
-		o.SeqCapacity = receiver.DefaultSeqCapacity
+	if o.Window == 0 {
+		o.Window = receiver.DefaultWindow
 		if o.Repeats > 1 {
-			o.SeqCapacity = receiver.DefaultRepeatSeqCapacity
+			o.Window = receiver.DefaultRepeatWindow
 		}
 	}
-	return failf(ErrBudget, "arm: %d streams × sequence capacity %d need %d MiB of sequence state, the receiver's budget is %d MiB (--receiver-memory)",
-		o.MaxStreams, o.SeqCapacity, mib(need), mib(budget))
+	return failf(ErrBudget, "arm: %d streams × a window of %d sequences need %d MiB of sequence state, the receiver's budget is %d MiB (--receiver-memory)",
+		o.MaxStreams, o.Window, mib(need), mib(budget))
 }
 
 // mib is n bytes in MiB, rounded up.

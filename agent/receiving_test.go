@@ -57,16 +57,19 @@ func TestArmOverBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 34 streams × (2^26/64 + 1) words × 8 bytes: 272 MiB and 272 bytes.
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, SeqCapacity: 1 << 26})
-	wantKind(t, err, ErrBudget, "arm: 34 streams × sequence capacity 67108864 need 273 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^26")
+	// 34 streams × a window of 2^27 sequences (2^22 words × 8 bytes):
+	// 1088 MiB, whatever the run's length.
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, Window: 1 << 27})
+	wantKind(t, err, ErrBudget, "arm: 34 streams × a window of 134217728 sequences need 1088 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^27")
 	if got := grpcCode(err); got != codes.ResourceExhausted {
 		t.Errorf("code %v, want ResourceExhausted", got)
 	}
-	// The defaults count: 32 streams of 2^26 are 256 MiB and 256 bytes.
+	// The defaults count: 32 streams of 2^21 are 16 MiB.
+	s.cfg.ReceiverMemory = 16<<20 - 1
 	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
-	wantKind(t, err, ErrBudget, "arm: 32 streams × sequence capacity 67108864 need 257 MiB", "the defaults")
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 32, SeqCapacity: 1<<26 - 64})
+	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences need 16 MiB", "the defaults")
+	s.cfg.ReceiverMemory = 16 << 20
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
 	wantKind(t, err, ErrHost, "arm nope0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})
 	if m := snd.describe().receiverMemory; m != 0 {

@@ -7,7 +7,7 @@ import (
 )
 
 // arm makes receiver n count the run's streams from now on, its stream
-// table and sequence capacity sized from the plan (sizeReceiver).
+// table and sequence window sized from the plan (sizeReceiver).
 func (st *runState) arm(ctx context.Context, n *node) error {
 	n.size = st.sizeOf(n, false)
 	if err := n.size.check(n.nic.receiverMemory); err != nil {
@@ -15,7 +15,7 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 	}
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
 		LeaseId: n.lease, Method: st.spec.Method,
-		MaxStreams: uint32(n.size.MaxStreams), SeqCapacity: n.size.SeqCapacity,
+		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
 	})
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func (st *runState) finish(err error) {
 }
 
 // counted is whether every receiver counted every test packet it saw in
-// a stream, within its sequence capacity.
+// a stream, with a sequence (none had sequence 0).
 func (st *runState) counted() bool {
 	for _, n := range st.withRole(gossip.RoleReceiver) {
 		if n.host.Uncounted > 0 || n.host.BeyondCapacity > 0 {

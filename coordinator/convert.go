@@ -169,9 +169,10 @@ func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
 	}
 	for _, s := range rp.Streams {
 		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
-			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity}
+			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
+			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom}
 		for _, m := range s.MissingRanges {
-			st.MissingRanges = append(st.MissingRanges, [2]uint32{m.From, m.To})
+			st.MissingRanges = append(st.MissingRanges, [2]uint64{m.From, m.To})
 		}
 		r.Streams = append(r.Streams, st)
 	}

@@ -51,7 +51,7 @@ func TestReports(t *testing.T) {
 		Link:    &lineratev1.LinkCounters{RxDropped: 2, RxMissed: 3, RxFifo: 4},
 		Streams: []*lineratev1.StreamReport{{Src: "a", Dst: "b", DstPort: 10000, Received: 10, MaxSeq: 11, Missing: 1, MissingRanges: []*lineratev1.SeqRange{{From: 4, To: 4}}}}})
 	if r.HostDrops != 10 || r.Packets != 12 || r.OtherPackets != 2 || len(r.Streams) != 1 ||
-		r.Streams[0].DstPort != 10000 || !slices.Equal(r.Streams[0].MissingRanges, [][2]uint32{{4, 4}}) {
+		r.Streams[0].DstPort != 10000 || !slices.Equal(r.Streams[0].MissingRanges, [][2]uint64{{4, 4}}) {
 		t.Errorf("receiver report %+v", r)
 	}
 	if senderReportOf(nil) != nil || receiverReportOf(nil) != nil {

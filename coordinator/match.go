@@ -39,8 +39,8 @@ type receiverEnd struct {
 // are a receiver's uncounted packets (streams beyond its table), first to
 // the streams it has no count of at all (shareUncounted). A flow without
 // both ends' reports has no result; a stream the receiver counted that no
-// thread sent, packets it could not count and packets beyond its
-// sequence capacity are warnings (receiverWarnings).
+// thread sent, packets it could not count, packets with sequence 0 and
+// late ones are warnings (receiverWarnings).
 func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 	txBudget := map[string]uint64{}
 	rxBudget := map[string]uint64{}
@@ -139,9 +139,9 @@ func shareUncounted(fins []FlowInput, receivers map[string]receiverEnd) {
 }
 
 // receiverWarnings say, per receiver in run order, how many test packets
-// it could not count (streams beyond its table) and how many were beyond
-// its sequence capacity: neither is loss, and either leaves the run short
-// of a full account.
+// it could not count (streams beyond its table) and how many had sequence
+// 0: neither is loss, and either leaves the run short of a full account;
+// and how many arrived late or could not be recorded in its window.
 func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]receiverEnd) []string {
 	var out []string
 	for _, name := range receiverOrder(pairs) {
@@ -157,12 +157,20 @@ func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]recei
 		}
 		// Over every stream the receiver reported, strays included, as
 		// the host's beyond_capacity counts them.
-		var beyondStreams int
-		var beyond uint64
+		var beyondStreams, lateStreams, unrecStreams int
+		var beyond, late, unrec uint64
 		for _, s := range r.Report.Streams {
 			if s.BeyondCapacity > 0 {
 				beyondStreams++
 				beyond += s.BeyondCapacity
+			}
+			if s.Late > 0 {
+				lateStreams++
+				late += s.Late
+			}
+			if s.Unrecorded > 0 {
+				unrecStreams++
+				unrec += s.Unrecorded
 			}
 		}
 		if n := r.Report.Overflow; n > 0 {
@@ -173,7 +181,13 @@ func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]recei
 			out = append(out, fmt.Sprintf("%s: uncounted: %d test packets beyond %s (%d streams planned): they arrived, not lost; the run is partial", name, n, table, planned))
 		}
 		if beyond > 0 {
-			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams beyond its sequence capacity (or sequence 0): received, not checked for duplicates, order or gaps; the run is partial", name, beyond, beyondStreams))
+			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams with sequence 0 (outside the numbering): received, not checked for duplicates, order or gaps; the run is partial", name, beyond, beyondStreams))
+		}
+		if late > 0 {
+			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams arrived after their sequence left its window: each a duplicate or the late first copy of a sequence counted lost, which the window cannot tell apart", name, late, lateStreams))
+		}
+		if unrec > 0 {
+			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams could not be recorded in its window (CPUs contending for one word): lost may count them", name, unrec, unrecStreams))
 		}
 	}
 	return out

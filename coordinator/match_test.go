@@ -21,7 +21,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 		},
 		Receivers: map[string]receiverEnd{
 			"r1": {Dst: "198.18.0.101", LinkSpeedMbps: 10000, Report: &receiverReport{HostDrops: 25, Streams: []Stream{
-				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 990, MaxSeq: 999, Missing: 10, MissingRanges: [][2]uint32{{5, 14}}},
+				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 990, MaxSeq: 999, Missing: 10, MissingRanges: [][2]uint64{{5, 14}}},
 				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10000, Received: 990},
 				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10001, Received: 490},
 			}}},
@@ -47,7 +47,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 	}
 	s := f1.StreamDetail[0]
 	if s.Src != "198.18.0.1" || s.Dst != "198.18.0.101" || s.DstPort != 10000 || s.Sent != 1000 || s.Lost != 10 ||
-		s.MaxSeq != 999 || s.Missing != 10 || !slices.Equal(s.MissingRanges, [][2]uint32{{5, 14}}) {
+		s.MaxSeq != 999 || s.Missing != 10 || !slices.Equal(s.MissingRanges, [][2]uint64{{5, 14}}) {
 		t.Errorf("stream detail of s1's thread 0: %+v", s)
 	}
 }

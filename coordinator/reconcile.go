@@ -32,19 +32,32 @@ type Stream struct {
 	Lost          uint64      `json:"lost"`     // sent − distinct received: head and tail loss included
 	Duplicates    uint64      `json:"duplicates"`
 	Reordered     uint64      `json:"reordered"`
-	MaxSeq        uint32      `json:"max_seq"`
+	MaxSeq        uint64      `json:"max_seq"` // unwrapped past 2^32
 	Missing       uint64      `json:"missing"` // gaps below max_seq
-	MissingRanges [][2]uint32 `json:"missing_ranges,omitempty"`
-	// BeyondCapacity are packets with a sequence above the receiver's
-	// capacity (or 0): in Received, not checked for duplicates, order or
-	// gaps (absent when 0).
+	MissingRanges [][2]uint64 `json:"missing_ranges,omitempty"`
+	// MissingRangesFrom, when set, is the lowest sequence MissingRanges
+	// covers: the receiver's window had moved past the ones below.
+	MissingRangesFrom uint64 `json:"missing_ranges_from,omitempty"`
+	// Late are packets that arrived after their sequence had left the
+	// receiver's window: each a duplicate or the late first copy of a
+	// sequence counted missing (and lost); the window cannot tell which.
+	// In Received (absent when 0).
+	Late uint64 `json:"late,omitempty"`
+	// Unrecorded are packets the receiver's XDP program could not record
+	// in its window (CPUs contending for one word): in Received, and
+	// Missing may count their sequences (absent when 0).
+	Unrecorded uint64 `json:"unrecorded,omitempty"`
+	// BeyondCapacity are packets with sequence 0, outside pktgen's
+	// numbering: in Received, not checked for duplicates, order or gaps
+	// (absent when 0).
 	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
 }
 
 // lost is sent − distinct received: head and tail loss included, which
-// sequence gaps alone miss.
+// sequence gaps alone miss. Late packets are not distinct: the window
+// could not tell them from duplicates (a warning says how many).
 func (s Stream) lost() uint64 {
-	distinct := s.Received - min(s.Duplicates, s.Received)
+	distinct := s.Received - min(s.Duplicates+s.Late, s.Received)
 	return s.Sent - min(distinct, s.Sent)
 }
 

@@ -66,8 +66,9 @@ type Host struct {
 	HostDrops     uint64       `json:"host_drops,omitempty"`   // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
 	// Uncounted (receiver) are test packets of streams beyond its stream
 	// table: they arrived but are in no stream's count. BeyondCapacity
-	// are packets with a sequence beyond its capacity: received, not
-	// checked for duplicates, order or gaps. Either makes the run partial.
+	// are packets with sequence 0 (outside pktgen's numbering): received,
+	// not checked for duplicates, order or gaps. Either makes the run
+	// partial.
 	Uncounted      uint64   `json:"uncounted,omitempty"`
 	BeyondCapacity uint64   `json:"beyond_capacity,omitempty"`
 	Warnings       []string `json:"warnings,omitempty"`

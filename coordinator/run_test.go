@@ -239,7 +239,7 @@ func wire(spec Spec, c *fakeCluster) {
 		per := len(s.threads) / len(rcvs)
 		for j, src := range s.threads {
 			r := rcvs[j/per]
-			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: uint32(s.sent)})
+			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: s.sent})
 		}
 	}
 }

@@ -10,24 +10,25 @@ import (
 )
 
 // Receiver sizing: the coordinator knows every stream each receiver will
-// see (every sender thread sending to it is one stream) and how many
-// sequences each carries, so it arms every receiver with a stream table
-// and a per-stream sequence capacity that fit the plan, and refuses a plan
-// whose sequence state is over the receiver's memory budget before any
-// agent is leased.
+// see (every sender thread sending to it is one stream) and how fast each
+// is sent, so it arms every receiver with a stream table and a sequence
+// window per stream that fit the plan, and refuses a plan whose windows
+// are over the receiver's memory budget before any agent is leased. The
+// windows' memory does not depend on the run's length.
 const (
 	// maxReceiverStreams is the largest stream table a receiver takes.
 	maxReceiverStreams = recv.MaxStreamsLimit
-	// defaultSeqCapacity is the receiver's own default, used when nothing
+	// defaultWindow is the receiver's own default, used when nothing
 	// bounds a stream: an unpaced run over links of unknown speed.
-	defaultSeqCapacity = recv.DefaultSeqCapacity
-	// minSeqCapacity and maxSeqCapacity bound a sized capacity: a small
-	// run still gets a few KiB, and sequences are 32-bit.
-	minSeqCapacity = 1 << 12
-	maxSeqCapacity = recv.MaxSeqCapacity
-	// seqSlack is added to every capacity found from a rate: a paced
-	// sender's catch-up and stop are not to the packet.
-	seqSlack = 1024
+	defaultWindow = recv.DefaultWindow
+	// minWindow and maxWindow bound a sized window: 2^16 sequences
+	// (16 KiB a stream) holds any paced lab run's reordering, and the
+	// receiver's own limit.
+	minWindow = 1 << 16
+	maxWindow = recv.MaxWindow
+	// windowSpan is the time of a stream's traffic its window holds at
+	// least: a packet later than that behind its stream is counted late.
+	windowSpan = 100 * time.Millisecond
 )
 
 // streamMargin is how many spare slots a receiver's stream table gets
@@ -39,20 +40,21 @@ func streamMargin(streams int) int { return max(16, streams/4) }
 
 // receiverSize is how one receiver is armed for a run.
 type receiverSize struct {
-	Streams     int    // streams planned: the sender threads sending to it
-	MaxStreams  int    // its stream table: Streams + streamMargin
-	SeqCapacity uint64 // the highest sequence tracked per stream
-	// From says what SeqCapacity was found from: "count", "rate",
-	// "line rate" or "default" (unpaced over links of unknown speed).
+	Streams    int    // streams planned: the sender threads sending to it
+	MaxStreams int    // its stream table: Streams + streamMargin
+	Window     uint64 // sequences per stream its window holds
+	// From says what Window was found from: "count" (the whole stream
+	// fits), "rate", "line rate" or "default" (unpaced over links of
+	// unknown speed).
 	From string
 }
 
 // Bytes is the sequence state the receiver allocates for z, by the
-// receiver's own formula (receiver.Options.SeqStateBytes: one bit per
-// sequence in [0, SeqCapacity] per slot of the table; the XDP method
-// allocates all of it up front, AF_PACKET as sequences arrive).
+// receiver's own formula (receiver.Options.SeqStateBytes: Window/32
+// words per slot of the table; the XDP method allocates all of it up
+// front, AF_PACKET per stream as streams appear).
 func (z receiverSize) Bytes() uint64 {
-	b, err := recv.Options{MaxStreams: z.MaxStreams, SeqCapacity: z.SeqCapacity}.SeqStateBytes()
+	b, err := recv.Options{MaxStreams: z.MaxStreams, Window: z.Window}.SeqStateBytes()
 	if err != nil { // out of the receiver's range: check refuses it first
 		return 0
 	}
@@ -80,51 +82,60 @@ func loadsTo(pairs []Pair, receiver string, of func(sender string) (threads int,
 }
 
 // sizeReceiver sizes a receiver for the flows sent to it: one stream per
-// sending thread, and the capacity of the busiest stream — from the
-// spec's count when it has one (split over the flow's threads, the
-// remainder to the first), else from its rate over the duration, else
-// (unpaced) from the line rate of the flow's slower link at the mean
-// frame over the duration, a thread's share at most twice its even
-// share of the link, each with 1/16 and seqSlack to spare.
+// sending thread, and a window for the busiest stream of at least
+// windowSpan of its packets — its rate's share (the flow's rate split over
+// its threads), else (unpaced) the line rate of the flow's slower link at
+// the mean frame, a thread's share at most twice its even share of the
+// link — or its whole count when that is less; with 1/16 to spare,
+// rounded up to a power of two, minWindow to maxWindow.
 func sizeReceiver(spec Spec, flows []streamLoad) receiverSize {
 	var z receiverSize
 	for _, f := range flows {
 		threads := max(f.Threads, 1)
 		z.Streams += threads
-		c, from := streamCapacity(spec, threads, f.LinkSpeedMbps)
-		if c > z.SeqCapacity || z.From == "" {
-			z.SeqCapacity, z.From = max(c, z.SeqCapacity), from
+		w, from := streamWindow(spec, threads, f.LinkSpeedMbps)
+		if w > z.Window || z.From == "" {
+			z.Window, z.From = max(w, z.Window), from
 		}
 	}
 	z.MaxStreams = min(z.Streams+streamMargin(z.Streams), maxReceiverStreams)
-	z.SeqCapacity = min(max(z.SeqCapacity, minSeqCapacity), maxSeqCapacity)
 	return z
 }
 
-// streamCapacity is the sequences one of threads streams of a flow
-// carries (see sizeReceiver) and what it was found from.
-func streamCapacity(spec Spec, threads int, linkMbps int64) (uint64, string) {
-	n := uint64(threads)
+// streamWindow is the window one of threads streams of a flow needs (see
+// sizeReceiver) and what it was found from.
+func streamWindow(spec Spec, threads int, linkMbps int64) (uint64, string) {
+	var pps float64
+	from := "default"
 	switch {
-	case spec.Count > 0:
-		return pktgen.SplitCount(spec.Count, threads)[0], "count" // the first thread's share is the largest
 	case spec.Rate > 0:
-		return withSlack(float64(pktgen.SplitRate(spec.Rate, threads)[0]), spec.Duration), "rate"
+		pps, from = float64(pktgen.SplitRate(spec.Rate, threads)[0]), "rate"
 	case linkMbps > 0:
 		line := MaxPPS(float64(linkMbps), spec.MeanFrame())
-		return withSlack(min(line, 2*line/float64(n)), spec.Duration), "line rate"
+		pps, from = min(line, 2*line/float64(threads)), "line rate"
 	}
-	return defaultSeqCapacity, "default"
+	need := pps * windowSpan.Seconds()
+	if spec.Count > 0 {
+		if c := float64(pktgen.SplitCount(spec.Count, threads)[0]); pps == 0 || c < need { // the first thread's share is the largest
+			need, from = c, "count"
+		}
+	}
+	if need == 0 {
+		return defaultWindow, from
+	}
+	return powerOfTwo(need * 17 / 16), from
 }
 
-// withSlack is pps over d with 1/16 and seqSlack to spare, capped at
-// maxSeqCapacity.
-func withSlack(pps float64, d time.Duration) uint64 {
-	seqs := pps * d.Seconds() * 17 / 16
-	if seqs >= maxSeqCapacity {
-		return maxSeqCapacity
+// powerOfTwo is the least power of two at least n, minWindow to maxWindow.
+func powerOfTwo(n float64) uint64 {
+	if n >= maxWindow {
+		return maxWindow
 	}
-	return min(uint64(seqs)+seqSlack, maxSeqCapacity)
+	w := uint64(minWindow)
+	for float64(w) < n {
+		w <<= 1
+	}
+	return w
 }
 
 // check refuses z over budget bytes of sequence state (0: the agent
@@ -136,8 +147,8 @@ func (z receiverSize) check(budget uint64) error {
 	if budget == 0 || z.Bytes() <= budget {
 		return nil
 	}
-	return fmt.Errorf("%d streams (a table of %d) × %s sequences need %s of sequence state, its receiver budget is %s: shorten the run, lower the rate or raise --receiver-memory",
-		z.Streams, z.MaxStreams, seqCount(z.SeqCapacity), mebibytes(z.Bytes()), mebibytes(budget))
+	return fmt.Errorf("%d streams (a table of %d) × a window of %s sequences need %s of sequence state, its receiver budget is %s: fewer streams per receiver, a lower rate or raise --receiver-memory",
+		z.Streams, z.MaxStreams, seqCount(z.Window), mebibytes(z.Bytes()), mebibytes(budget))
 }
 
 // seqCount is n as "2^k" when it is a power of two, else in decimal.

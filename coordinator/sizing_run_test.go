@@ -25,7 +25,8 @@ func fanIn17(t *testing.T, count uint64) (*fakeCluster, Spec, []*fakeAgent) {
 }
 
 // The receiver is armed with a table for every stream the plan sends it
-// (34, and 16 to spare) and a capacity from the count.
+// (34, and 16 to spare) and a window from the count (the smallest: the
+// whole run fits).
 func TestRunArmsReceiverSized(t *testing.T) {
 	c, spec, agents := fanIn17(t, 2000)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
@@ -33,8 +34,8 @@ func TestRunArmsReceiverSized(t *testing.T) {
 		t.Fatalf("%v: status %s %s %v", err, res.Status, res.Error, res.Warnings)
 	}
 	r1 := agents[len(agents)-1]
-	if r1.armed == nil || r1.armed.MaxStreams != 50 || r1.armed.SeqCapacity != 1<<12 {
-		t.Errorf("armed with %v, want 50 streams and 4096 sequences", r1.armed)
+	if r1.armed == nil || r1.armed.MaxStreams != 50 || r1.armed.Window != 1<<16 {
+		t.Errorf("armed with %v, want 50 streams and a window of 65536 sequences", r1.armed)
 	}
 }
 
@@ -42,12 +43,12 @@ func TestRunArmsReceiverSized(t *testing.T) {
 // the numbers, before any agent is leased.
 func TestRunRefusesOverReceiverBudget(t *testing.T) {
 	c, spec, agents := fanIn17(t, 1<<27)
-	agents[len(agents)-1].memory = 256 << 20
+	agents[len(agents)-1].memory = 2 << 20
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
 	if err != nil || res.Status != StatusFailed {
 		t.Fatalf("%v: status %s", err, res.Status)
 	}
-	if want := "agent r1, phase describe: 34 streams (a table of 50) × 2^26 sequences need 401 MiB of sequence state, its receiver budget is 256 MiB: shorten the run, lower the rate or raise --receiver-memory"; res.Error != want {
+	if want := "agent r1, phase describe: 34 streams (a table of 50) × a window of 2^21 sequences need 25 MiB of sequence state, its receiver budget is 2 MiB: fewer streams per receiver, a lower rate or raise --receiver-memory"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
 	for _, a := range agents {

@@ -49,7 +49,7 @@ func TestReconcileRunUncounted(t *testing.T) {
 			case sent != 1000:
 				continue // beyond the table: not in the report
 			}
-			rep.Streams = append(rep.Streams, Stream{Src: src, Dst: "198.18.0.101", DstPort: 10000 + i, Received: recv, MaxSeq: uint32(recv)})
+			rep.Streams = append(rep.Streams, Stream{Src: src, Dst: "198.18.0.101", DstPort: 10000 + i, Received: recv, MaxSeq: recv})
 		}
 		in.Senders[name] = senderEnd{Port: 10000 + i, Report: sr}
 	}
@@ -69,10 +69,16 @@ func TestReconcileRunUncounted(t *testing.T) {
 	if !slices.Contains(warnings, want) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
-	// Beyond the sequence capacity: received, but said, not silent.
+	// Sequence 0: received, but said, not silent.
 	rep.Overflow, rep.Streams[1].BeyondCapacity = 0, 7
 	_, warnings = reconcileRun(in)
-	if want := "r1: 7 test packets of 1 streams beyond its sequence capacity"; len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+	if want := "r1: 7 test packets of 1 streams with sequence 0"; len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", warnings, want)
+	}
+	// Late: what the window could not tell apart is said.
+	rep.Streams[1].BeyondCapacity, rep.Streams[1].Late = 0, 3
+	_, warnings = reconcileRun(in)
+	if want := "r1: 3 test packets of 1 streams arrived after their sequence left its window: each a duplicate or the late first copy of a sequence counted lost"; len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
 		t.Errorf("warnings %q, want one starting %q", warnings, want)
 	}
 }

@@ -31,10 +31,13 @@ const (
 
 // afpMethod counts with one TPACKET_V3 socket per CPU, joined in a
 // PACKET_FANOUT_CPU group, each read by its own goroutine pinned to that
-// CPU into its own Table; Stop merges the tables exactly.
+// CPU into its own fork of one Table: per-ring counters, sequence windows
+// shared by all rings (so duplicates across rings are exact). Stop merges
+// the counters.
 type afpMethod struct {
 	o     Options
 	log   hclog.Logger
+	base  *Table // the windows' owner; the rings' tables are its forks
 	rings []*ring
 	efd   int // eventfd written to stop the readers
 	wg    sync.WaitGroup
@@ -65,7 +68,7 @@ func startAFPacket(o Options, ifindex int) (_ *afpMethod, err error) {
 			cpus = append(cpus, c)
 		}
 	}
-	a := &afpMethod{o: o, log: o.Logger, efd: -1}
+	a := &afpMethod{o: o, log: o.Logger, efd: -1, base: newTable(o)}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -80,7 +83,7 @@ func startAFPacket(o Options, ifindex int) (_ *afpMethod, err error) {
 	// (which would count it twice); the filters open once all have joined.
 	fanout := 0
 	for i, cpu := range cpus {
-		r, err := openRing(ifindex, cpu, o)
+		r, err := openRing(ifindex, cpu, a.base.Fork())
 		if err != nil {
 			return nil, err
 		}
@@ -130,12 +133,12 @@ func setFilter(fd int, snap uint32) error {
 
 func htons(v uint16) uint16 { return binary.BigEndian.Uint16(binary.NativeEndian.AppendUint16(nil, v)) }
 
-func openRing(ifindex, cpu int, o Options) (_ *ring, err error) {
+func openRing(ifindex, cpu int, tab *Table) (_ *ring, err error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("afpacket: open a packet socket: %w", err)
 	}
-	r := &ring{fd: fd, cpu: cpu, tab: newTable(o)}
+	r := &ring{fd: fd, cpu: cpu, tab: tab}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -236,6 +239,9 @@ func (r *ring) readBlock(blk int) bool {
 		snap := binary.NativeEndian.Uint32(h[12:])
 		mac := uint32(binary.NativeEndian.Uint16(h[24:]))
 		if h[afpSllOff+10] != unix.PACKET_OUTGOING && uint64(off)+uint64(mac)+uint64(snap) <= afpBlockSize {
+			// tp_sec, tp_nsec: the kernel's receive time, for a stream's
+			// first arrival.
+			r.tab.frameNs = uint64(binary.NativeEndian.Uint32(h[4:]))*1e9 + uint64(binary.NativeEndian.Uint32(h[8:]))
 			r.tab.Add(h[mac : mac+snap])
 		}
 		if next == 0 {
@@ -261,12 +267,12 @@ func (r *ring) readStats() {
 }
 
 func (a *afpMethod) snapshot() (counts, error) {
-	sum := newTable(a.o)
+	sum := a.base.Fork()
 	var c counts
 	for _, r := range a.rings {
 		r.readStats()
 		r.mu.Lock()
-		sum.mergeCounts(r.tab)
+		sum.Merge(r.tab)
 		c.ringDrops += r.drops
 		r.mu.Unlock()
 	}
@@ -275,7 +281,7 @@ func (a *afpMethod) snapshot() (counts, error) {
 }
 
 // stop stops the readers, waits for them to drain and merges their
-// tables.
+// counters.
 func (a *afpMethod) stop() (counts, error) {
 	a.signal()
 	a.wg.Wait()
@@ -283,8 +289,8 @@ func (a *afpMethod) stop() (counts, error) {
 	if len(a.rings) == 0 {
 		return c, nil
 	}
-	final := a.rings[0].tab
-	for _, r := range a.rings[1:] {
+	final := a.base
+	for _, r := range a.rings {
 		final.Merge(r.tab)
 	}
 	for _, r := range a.rings {

@@ -8,25 +8,50 @@
 // port); IPv4 and IPv6, untagged or with up to two 802.1Q/802.1ad tags,
 // IPv4 with options. Sequences start at 1, as pktgen and linerate's
 // generators number them. Per stream the receiver reports received, the
-// highest sequence (max_seq: a tail loss shows as max_seq below what was
-// sent), duplicates, reordered (first copies that arrived after a higher
-// sequence of the same stream), missing (sequences in [1, max_seq] never
-// seen, head loss included) and the first Options.MaxRanges missing
-// ranges. Frames without the header — ARP, IPv6 ND, IPv4 fragments after
+// highest sequence (max_seq, unwrapped past pktgen's 32 bits: a tail loss
+// shows as max_seq below what was sent), duplicates, reordered (first
+// copies that arrived after a higher sequence of the same stream), late
+// (see below), missing (sequences in [1, max_seq] never seen, head loss
+// included), the first Options.MaxRanges missing ranges and the first
+// arrival (first_arrival_ns, the receiver's realtime clock). Frames without the header — ARP, IPv6 ND, IPv4 fragments after
 // the first, anything else — are counted apart (Report.OtherPackets) and
 // never enter a stream.
 //
-// Accounting is exact for the whole run: each stream keeps one bit per
-// sequence (sequence s is bit s%64 of word s/64), so 1 M packets of a
-// stream take 128 KiB. Options.SeqCapacity bounds it (default 2^26
-// sequences, 8 MiB per stream); packets with a higher sequence, or
-// sequence 0, are counted in received and in the stream's
-// beyond_capacity and in nothing else (said in the JSON when not 0). With
-// Options.Repeats > 1 (pktgen clone_skb+1 or burst: the same sequence
-// sent several times on purpose) each sequence has a 16-bit copy counter
-// instead (16 bits per sequence) and only copies beyond Repeats are
-// duplicates. Sequences are pktgen's 32 bits: a stream that wraps
-// (4.29 G packets) counts its second lap as duplicates.
+// # The window
+//
+// Memory does not grow with the run: each stream keeps a sliding window
+// of its newest sequences (Options.Window, a power of two, default 2^21),
+// one bit each in Window/32 64-bit words, each word tagged with which 32
+// sequences it holds (seqwindow.go): 512 KiB per stream by default,
+// whatever the run's length — at 14.88 Mpps one stream passes 2^26
+// sequences in 4.5 s, and a 10-minute 10 GbE run is about 9·10^9 frames.
+// A packet's word either holds its sequence (a duplicate if the bit is
+// set), or holds an older word, which it replaces (those sequences are
+// final: seen or missing), or holds a newer one: the packet is late, its
+// sequence left the window, and it is counted in late and nothing else —
+// it is either a duplicate or the late first copy of a sequence already
+// counted missing, and the window cannot tell which. Counts are exact for
+// the whole run without any scan: missing = max_seq - first copies. The
+// wire carries 32 bits; the window unwraps them to 64 (every lap of a
+// sequence maps to the same word, and the lap nearest the highest
+// sequence the CPU or ring has seen is taken), so a stream past 2^32
+// sequences counts on instead of taking its second lap for duplicates.
+// Missing ranges are listed at Stop from the words the window still
+// holds (the last Window sequences up to max_seq); when the window has
+// moved past some, StreamReport.MissingRangesFrom says from where.
+// Packets with sequence 0 are counted in received and beyond_capacity
+// only. With Options.Repeats > 1 (pktgen clone_skb+1 or burst: the same
+// sequence sent several times on purpose) each sequence has a 16-bit copy
+// counter instead, two per word (default window 2^17, 512 KiB per
+// stream), and only copies beyond Repeats are duplicates.
+//
+// Memory figures (Options.SeqStateBytes, which an agent's budget checks;
+// the coordinator sizes the window from the plan, at least 100 ms of the
+// busiest stream): a 10-minute 10 GbE 64-byte line-rate run on 64 queues,
+// 64 streams into one receiver with a table of 80, takes 80 × 16 KiB =
+// 1.25 MiB; one stream at that line rate a table of 17 × 512 KiB = 8.5
+// MiB; 1,100 streams (a table of 1,375) 21.5 MiB at 2,000 pps each, 687.5
+// MiB at the default window.
 //
 // # Methods
 //
@@ -36,36 +61,46 @@
 // per-CPU cache of the streams the CPU saw last (8 entries, direct-mapped
 // by a hash of the key, compared on the whole key), else from a hash map
 // (new slots from an atomic counter, inserted with BPF_NOEXIST). The
-// per-slot counters are per CPU, plain adds, summed by Go (MaxStreams × 40
-// bytes per CPU). The sequence bitmap is one BPF_F_MMAPABLE array shared
-// by all CPUs, set with an atomic fetch-or whose old value tells a
-// duplicate — the one atomic per packet of a known stream — so duplicates
-// and missing are exact however the packets spread over CPUs. max_seq is
-// the highest of the CPUs'. Reordered is counted per CPU, as the AF_PACKET method counts
+// per-slot counters are per CPU, plain adds, summed by Go (MaxStreams × 72
+// bytes per CPU). The windows are one BPF_F_MMAPABLE array shared by all
+// CPUs, updated with an atomic compare-and-swap of the whole word — the
+// one atomic per packet of a known stream — so duplicates and missing are
+// exact however the packets spread over CPUs. A try loses only when
+// another CPU changed the same word (the same stream, sequences within 32
+// of each other) between this CPU's load and its compare-and-swap, a few
+// instructions; the loop is unrolled to 8 tries, and a packet that loses
+// all 8 is counted in unrecorded (in received, nowhere else; missing may
+// then count its sequence), never dropped silently. With one RX queue per
+// stream it cannot happen; a stream spread over queues needs 8 losses in a
+// row. max_seq is the highest of the CPUs'; the first arrival is
+// bpf_ktime_get_ns at each CPU's first packet of the stream, the earliest,
+// turned into realtime with CLOCK_REALTIME - CLOCK_MONOTONIC read at
+// collection. Reordered is counted per CPU, as the AF_PACKET method counts
 // it per ring: a first copy that arrived after a higher sequence of the
 // same stream on the same CPU (RX queue). With one RX queue per stream —
 // a veth, or a NIC whose RSS hashes the stream to one queue — that is
 // every reordered packet; packets of one stream that RSS spreads over
 // queues (a range of UDP source ports) have no order between queues.
-// The array is allocated up front: MaxStreams × SeqCapacity bits (8 MiB
+// The array is allocated up front: MaxStreams × Window/4 bytes (512 KiB
 // per stream by default). Test packets are dropped after counting
 // (XDP_DROP: the receiver is a sink) unless Options.Pass; other packets
 // always pass. The program attaches in native (driver) mode where the
 // driver has it, else generic (SKB) mode, and Report.MethodReason says
 // which. A new stream first seen on two CPUs at the same instant may use
 // up two of the MaxStreams slots (one stays empty). Needs Linux 5.12
-// (atomic fetch-or), CAP_BPF and CAP_NET_ADMIN. Measured here
-// (docs/benchmarks.md): about 8 ns per packet more than a program that
-// only counts packets (38 ns before the per-CPU cache and counters); 5.7
-// Mpps over a veth with the sender on the same CPU.
+// (atomic compare-and-swap), CAP_BPF and CAP_NET_ADMIN. Measured here:
+// docs/benchmarks.md (BenchmarkXDPProgram).
 //
 // AF_PACKET ("afpacket", or "auto" when XDP cannot attach): one
 // TPACKET_V3 ring per CPU in a PACKET_FANOUT_CPU group, each read by a
-// goroutine pinned to its CPU into its own Table (the same Go accounting
-// core, 7 to 10 ns per packet here); Stop merges the tables exactly — a
-// sequence seen by two rings is a duplicate — except reordered, which is
+// goroutine pinned to its CPU into its own fork of one Table (Table.Fork:
+// the same Go accounting core; per-ring counters, one window per stream
+// shared by all rings and updated with the same compare-and-swap, so a
+// sequence seen by two rings is a duplicate, exactly; 11 to 13 ns per
+// packet here, BenchmarkAdd). Stop sums the counters; reordered is
 // counted per ring (packets of a stream that arrive on different CPUs
-// have no order between them). It only taps: packets continue to the
+// have no order between them). The first arrival is the earliest ring's
+// kernel timestamp of the stream's first frame (tp_sec, tp_nsec). It only taps: packets continue to the
 // stack. The rings' drops (PACKET_STATISTICS) are Report.RingDrops.
 // Needs CAP_NET_RAW.
 //

@@ -61,7 +61,7 @@ func TestReceiveManyStreams(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/table%d", method, table), func(t *testing.T) {
 				p := nstest.NewPair(t, 2)
 				frames, streams := manyStreams(p)
-				o := Options{Method: method, MaxStreams: table, SeqCapacity: 1 << 12}
+				o := Options{Method: method, MaxStreams: table, Window: MinWindow}
 				want, wantOverflow := oracle(t, o, frames)
 				if table >= streams && (len(want) != streams || wantOverflow != 0) || table < streams && (len(want) != table || wantOverflow == 0) {
 					t.Fatalf("oracle: %d streams, overflow %d", len(want), wantOverflow)

@@ -231,7 +231,7 @@ func TestReceiveNetns(t *testing.T) {
 			p := nstest.NewPair(t, 2)
 			frames, other := scenario(p)
 			// The oracle: the Go core fed the same frames in the same order.
-			o := Options{Iface: "oracle", Method: method, SeqCapacity: 1 << 16}
+			o := Options{Iface: "oracle", Method: method, Window: 1 << 16}
 			want, _ := oracle(t, o, frames)
 			var test uint64
 			for _, s := range want {
@@ -250,24 +250,35 @@ func TestReceiveNetns(t *testing.T) {
 					t.Fatal("no packet socket on lrb after Start")
 				}
 			}
+			sent := time.Now()
 			sendFrames(t, p.A, frames)
+			done := time.Now()
 			waitFor(t, r, test)
 			rep, err := r.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %s; link %+v; ring drops %d", rep.Method, rep.MethodReason, rep.Link, rep.RingDrops)
+			// Each stream's first arrival is on the realtime clock, while
+			// its frames were being sent (a millisecond either side for
+			// the clocks' reading).
+			for _, s := range rep.Streams {
+				at := time.Unix(0, int64(s.FirstArrivalNs))
+				if at.Before(sent.Add(-time.Millisecond)) || at.After(done.Add(time.Millisecond)) {
+					t.Errorf("stream %v:%d: first arrival %v, sent from %v to %v", s.Src, s.DstPort, at.Format(time.StampMicro), sent.Format(time.StampMicro), done.Format(time.StampMicro))
+				}
+			}
 
 			// Hand-checked expectations, then the oracle.
 			s1 := netip.MustParseAddr("198.18.0.1")
 			for _, s := range rep.Streams {
 				switch {
 				case s.Src == s1 && s.DstPort == 9:
-					if s.Received != 952 || s.MaxSeq != 1000 || s.Duplicates != 2 || s.Reordered != 1 || s.Missing != 50 || !slices.Equal(s.MissingRanges, [][2]uint32{{400, 449}}) {
+					if s.Received != 952 || s.MaxSeq != 1000 || s.Duplicates != 2 || s.Reordered != 1 || s.Missing != 50 || !slices.Equal(s.MissingRanges, [][2]uint64{{400, 449}}) {
 						t.Errorf("stream 1: %+v", s)
 					}
 				case s.DstPort == 10:
-					if s.Received != 499 || s.MaxSeq != 500 || s.Duplicates != 1 || s.Reordered != 1 || s.Missing != 2 || !slices.Equal(s.MissingRanges, [][2]uint32{{1, 2}}) {
+					if s.Received != 499 || s.MaxSeq != 500 || s.Duplicates != 1 || s.Reordered != 1 || s.Missing != 2 || !slices.Equal(s.MissingRanges, [][2]uint64{{1, 2}}) {
 						t.Errorf("stream 2: %+v", s)
 					}
 				}
@@ -314,7 +325,8 @@ func diffStreams(want, got []StreamReport) string {
 	for i := range want {
 		w, g := want[i], got[i]
 		if w.Src != g.Src || w.Dst != g.Dst || w.DstPort != g.DstPort || w.Received != g.Received || w.MaxSeq != g.MaxSeq ||
-			w.Duplicates != g.Duplicates || w.Reordered != g.Reordered || w.Missing != g.Missing || !slices.Equal(w.MissingRanges, g.MissingRanges) {
+			w.Duplicates != g.Duplicates || w.Reordered != g.Reordered || w.Missing != g.Missing || !slices.Equal(w.MissingRanges, g.MissingRanges) ||
+			w.Late != g.Late || w.MissingRangesFrom != g.MissingRangesFrom || g.Unrecorded != 0 {
 			fmt.Fprintf(&b, "- %+v\n+ %+v\n", w, g)
 		}
 	}
@@ -328,7 +340,7 @@ func TestCancelDetaches(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			p := nstest.NewPair(t, 1)
 			ctx, cancel := context.WithCancel(t.Context())
-			r := startIn(t, ctx, p.B, Options{Method: method, SeqCapacity: 1 << 10})
+			r := startIn(t, ctx, p.B, Options{Method: method, Window: 1 << 10})
 			sendFrames(t, p.A, [][]byte{withMACs(testFrame{seq: 1}.bytes(), p.B.MAC, p.A.MAC)})
 			waitFor(t, r, 1)
 			cancel()
@@ -354,7 +366,7 @@ func TestCancelDetaches(t *testing.T) {
 // picks XDP on a veth, and that a missing interface is ErrNoInterface.
 func TestCloseDetaches(t *testing.T) {
 	p := nstest.NewPair(t, 1)
-	r := startIn(t, t.Context(), p.B, Options{Method: MethodAuto, SeqCapacity: 1 << 10})
+	r := startIn(t, t.Context(), p.B, Options{Method: MethodAuto, Window: 1 << 10})
 	if m, why := r.Method(); m != MethodXDP || !strings.Contains(why, "native") {
 		t.Errorf("auto on a veth: %s (%s), want xdp in native mode", m, why)
 	}
@@ -382,7 +394,7 @@ func TestCloseDetaches(t *testing.T) {
 func TestXDPGenericOnLoopback(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	lo := &netns.Link{NS: p.B.NS, Name: "lo", Index: 1}
-	r := startIn(t, t.Context(), lo, Options{Method: MethodXDP, SeqCapacity: 1 << 10})
+	r := startIn(t, t.Context(), lo, Options{Method: MethodXDP, Window: 1 << 10})
 	if m, why := r.Method(); m != MethodXDP || !strings.Contains(why, "generic (SKB) mode") {
 		t.Fatalf("method %s (%s), want xdp in generic mode", m, why)
 	}

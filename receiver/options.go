@@ -16,28 +16,30 @@ const (
 
 // Limits and defaults of Options.
 const (
-	// DefaultSeqCapacity is the highest sequence tracked exactly per
-	// stream when Options.SeqCapacity is 0 and Repeats is 1: 2^26
-	// (67 M packets, 8 MiB of bitmap per stream).
-	DefaultSeqCapacity = 1 << 26
-	// DefaultRepeatSeqCapacity is the default with Repeats > 1, where each
-	// sequence takes a 16-bit copy counter instead of a bit: 2^22
-	// (4 M distinct sequences, 8 MiB per stream).
-	DefaultRepeatSeqCapacity = 1 << 22
+	// DefaultWindow is the sequences per stream the window holds when
+	// Options.Window is 0 and Repeats is 1: 2^21 (2 M sequences, 512 KiB
+	// per stream; 140 ms of one stream at 14.88 Mpps).
+	DefaultWindow = 1 << 21
+	// DefaultRepeatWindow is the default with Repeats > 1, where each
+	// sequence takes a 16-bit copy counter instead of a bit: 2^17
+	// (128 K sequences, 512 KiB per stream).
+	DefaultRepeatWindow = 1 << 17
+	// MinWindow and MaxWindow bound Options.Window (a power of two).
+	// MaxWindow keeps every lap of a 32-bit sequence on the same word of
+	// the window, which is how the window unwraps them.
+	MinWindow = 1 << 10
+	MaxWindow = 1 << 27
 	// MaxStreamsLimit is the largest stream table (MaxStreams).
 	MaxStreamsLimit = 1 << 16
-	// MaxSeqCapacity is the largest SeqCapacity: sequences are 32-bit.
-	MaxSeqCapacity = 1<<32 - 1
 	// DefaultMaxStreams is the number of streams counted when
 	// Options.MaxStreams is 0.
 	DefaultMaxStreams = 32
-	// MaxRepeats bounds Options.Repeats (16-bit copy counters, with
-	// headroom for CPUs racing on one sequence).
+	// MaxRepeats bounds Options.Repeats (16-bit copy counters).
 	MaxRepeats = 32768
 	// DefaultMaxRanges is how many missing ranges a stream reports when
 	// Options.MaxRanges is 0.
 	DefaultMaxRanges = 16
-	// maxXDPBytes bounds the XDP method's sequence array (a BPF array map
+	// maxXDPBytes bounds the XDP method's window array (a BPF array map
 	// is limited to about 4 GiB).
 	maxXDPBytes = 1 << 32
 )
@@ -71,15 +73,18 @@ type Options struct {
 	// pktgen's clone_skb+1, or its burst. Up to Repeats copies of a
 	// sequence are not duplicates. Default 1.
 	Repeats int
-	// SeqCapacity is the highest sequence number tracked exactly per
-	// stream. Memory is 1 bit per sequence (16 bits with Repeats > 1) per
-	// stream: allocated as sequences arrive by the AF_PACKET method, and
-	// up front (MaxStreams × SeqCapacity) by the XDP method. Packets with
-	// a sequence above it (or 0) are counted in received and in the
-	// stream's beyond_capacity, and take no part in duplicate, reorder or
-	// missing accounting. Default DefaultSeqCapacity
-	// (DefaultRepeatSeqCapacity with Repeats > 1).
-	SeqCapacity uint64
+	// Window is how many of a stream's sequences are tracked one by one
+	// (a power of two, MinWindow to MaxWindow): the newest Window
+	// sequences, roughly, as a ring of 64-bit words (see seqwindow.go).
+	// A sequence older than the window is final: a packet that arrives
+	// for it is counted late (StreamReport.Late), not as a first copy nor
+	// a duplicate, because the window no longer knows which it is.
+	// Memory is fixed per stream whatever the run's length: Window/4 bytes
+	// (Window×4 with Repeats > 1), for MaxStreams streams; the XDP method
+	// allocates it up front, the AF_PACKET method per stream as it
+	// appears. Default DefaultWindow (DefaultRepeatWindow with
+	// Repeats > 1).
+	Window uint64
 	// MaxStreams is how many streams are counted; test packets of further
 	// streams are counted only in Report.OverflowPackets. Default
 	// DefaultMaxStreams.
@@ -107,14 +112,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Repeats < 1 || o.Repeats > MaxRepeats {
 		return o, fmt.Errorf("%w: Repeats %d (valid: 1 to %d)", ErrOptions, o.Repeats, MaxRepeats)
 	}
-	if o.SeqCapacity == 0 {
-		o.SeqCapacity = DefaultSeqCapacity
+	if o.Window == 0 {
+		o.Window = DefaultWindow
 		if o.Repeats > 1 {
-			o.SeqCapacity = DefaultRepeatSeqCapacity
+			o.Window = DefaultRepeatWindow
 		}
 	}
-	if o.SeqCapacity > MaxSeqCapacity {
-		return o, fmt.Errorf("%w: SeqCapacity %d (valid: 1 to %d, sequences are 32-bit)", ErrOptions, o.SeqCapacity, uint64(MaxSeqCapacity))
+	if o.Window < MinWindow || o.Window > MaxWindow || o.Window&(o.Window-1) != 0 {
+		return o, fmt.Errorf("%w: Window %d (valid: a power of two from %d to %d sequences)", ErrOptions, o.Window, MinWindow, MaxWindow)
 	}
 	if o.MaxStreams == 0 {
 		o.MaxStreams = DefaultMaxStreams
@@ -134,27 +139,17 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// wordsPerSlot is how many 64-bit words hold one stream's sequences
-// [0, capacity]: 64 bits per word, or 4 16-bit copy counters with repeats.
-func wordsPerSlot(capacity uint64, repeats int) uint64 {
-	if repeats > 1 {
-		return capacity/4 + 1
-	}
-	return capacity/64 + 1
-}
-
-// SeqStateBytes is the memory the sequence state of o takes at most, its
-// defaults filled: MaxStreams × (SeqCapacity/64 + 1) 64-bit words
-// (SeqCapacity/4 + 1 with Repeats > 1). The XDP method allocates it up
-// front, in one array all CPUs share; the AF_PACKET method as sequences
-// arrive, per ring (a stream whose packets spread over k rings takes up
-// to k times its share). It is what an agent's receiver memory budget is
-// checked against; the per-stream counters (40 bytes per CPU with XDP)
-// and the rings are apart from it.
+// SeqStateBytes is the memory the sequence windows of o take at most,
+// its defaults filled: MaxStreams × Window/32 64-bit words (Window/2 with
+// Repeats > 1), whatever the run's length. The XDP method allocates it up
+// front, in one array all CPUs share; the AF_PACKET method one window per
+// stream as streams appear, shared by its rings. It is what an agent's
+// receiver memory budget is checked against; the per-stream counters
+// (72 bytes per CPU) and the rings are apart from it.
 func (o Options) SeqStateBytes() (uint64, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return 0, err
 	}
-	return uint64(o.MaxStreams) * wordsPerSlot(o.SeqCapacity, o.Repeats) * 8, nil
+	return uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes(), nil
 }

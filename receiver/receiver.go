@@ -75,7 +75,7 @@ func Start(ctx context.Context, o Options) (*Receiver, error) {
 func (r *Receiver) Method() (method, reason string) { return r.method, r.reason }
 
 // Snapshot returns the counts so far, for progress: streams without
-// missing ranges (Missing itself is exact with Repeats == 1, 0 otherwise),
+// missing ranges (Missing itself is exact),
 // link counter deltas so far. After the receiver has stopped it returns
 // the final report.
 func (r *Receiver) Snapshot() Report {
@@ -138,7 +138,7 @@ func (r *Receiver) build(c counts, link LinkCounters) Report {
 	rep := Report{
 		Method: r.method, MethodReason: r.reason,
 		OtherPackets: c.other, OverflowPackets: c.overflow,
-		Streams: c.streams, Link: link, RingDrops: c.ringDrops,
+		Streams: c.streams, Link: link, RingDrops: c.ringDrops, Window: r.o.Window,
 	}
 	if rep.Streams == nil {
 		rep.Streams = []StreamReport{}

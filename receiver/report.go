@@ -27,6 +27,10 @@ type Report struct {
 	// OverflowPackets are test packets of streams beyond
 	// Options.MaxStreams, counted only here (absent when 0).
 	OverflowPackets uint64 `json:"overflow_packets,omitempty"`
+	// Window is the sequences per stream the receiver tracked one by one
+	// (Options.Window): a packet older than that is late, and ranges
+	// below it are not listed.
+	Window uint64 `json:"window"`
 }
 
 // StreamReport is one stream: the packets with the pktgen magic from Src
@@ -35,28 +39,50 @@ type StreamReport struct {
 	Src     netip.Addr `json:"src"`
 	Dst     netip.Addr `json:"dst"`
 	DstPort uint16     `json:"dst_port"`
-	// Received counts every packet of the stream, duplicates and
-	// beyond-capacity ones included.
+	// Received counts every packet of the stream, duplicates, late and
+	// sequence-0 ones included.
 	Received uint64 `json:"received"`
-	// MaxSeq is the highest sequence seen: a tail loss shows as MaxSeq
-	// below what was sent.
-	MaxSeq uint32 `json:"max_seq"`
+	// MaxSeq is the highest sequence seen, unwrapped past 2^32 (the wire
+	// carries pktgen's 32 bits): a tail loss shows as MaxSeq below what
+	// was sent.
+	MaxSeq uint64 `json:"max_seq"`
 	// Duplicates are copies of a sequence already seen (more than
-	// Options.Repeats copies with Repeats > 1).
+	// Options.Repeats copies with Repeats > 1) while it was in the window.
 	Duplicates uint64 `json:"duplicates"`
 	// Reordered are first copies that arrived after a higher sequence of
 	// the same stream (see the package documentation for the cases where
 	// this is per CPU).
 	Reordered uint64 `json:"reordered"`
-	// Missing is the number of sequences in [1, min(MaxSeq, SeqCapacity)]
-	// never seen, head loss included; MissingRanges lists the first
-	// Options.MaxRanges runs of them as inclusive [from, to] pairs.
-	// Snapshot reports Missing without ranges (and 0 with Repeats > 1).
-	Missing       uint64      `json:"missing"`
-	MissingRanges [][2]uint32 `json:"missing_ranges"`
-	// BeyondCapacity counts packets with sequence 0 or above
-	// Options.SeqCapacity: in Received, in no other counter (absent when 0).
+	// Late are packets whose sequence was older than the window when they
+	// arrived (Options.Window): each is either a duplicate or the late
+	// first copy of a sequence that Missing counts; the window cannot tell
+	// which. They are in Received and in no other counter.
+	Late uint64 `json:"late"`
+	// Missing is the number of sequences in [1, MaxSeq] never seen as a
+	// first copy within the window, head loss included (exact: MaxSeq
+	// minus the first copies). MissingRanges lists the first
+	// Options.MaxRanges runs of them as inclusive [from, to] pairs, of
+	// the sequences the window still held at the end: from
+	// MissingRangesFrom on when that is set (the window had moved past
+	// the sequences below it; Missing counts those too). Snapshot reports
+	// Missing without ranges.
+	Missing           uint64      `json:"missing"`
+	MissingRanges     [][2]uint64 `json:"missing_ranges"`
+	MissingRangesFrom uint64      `json:"missing_ranges_from,omitempty"`
+	// BeyondCapacity counts packets with sequence 0, outside pktgen's
+	// numbering (which starts at 1): in Received, in no other counter
+	// (absent when 0).
 	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	// Unrecorded are packets the XDP program could not record in the
+	// window because other CPUs changed the same window word on every one
+	// of its tries (see the package documentation): in Received, in no
+	// other counter; while not 0, Missing may count their sequences
+	// (absent when 0).
+	Unrecorded uint64 `json:"unrecorded,omitempty"`
+	// FirstArrivalNs is when the stream's first packet arrived, on the
+	// receiver's realtime clock (Unix nanoseconds): the earliest over the
+	// CPUs (rings) that saw the stream (absent when 0).
+	FirstArrivalNs uint64 `json:"first_arrival_ns,omitempty"`
 }
 
 // LinkCounters are interface counters: netlink stats64 and the sum of

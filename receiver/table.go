@@ -4,19 +4,47 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/linerate/linerate/pktgen"
 )
 
 // streamCounts are one stream's counters, the same in Go and in the XDP
-// program's per-slot array (five little-endian u64: received, max_seq,
-// duplicates, reordered, beyond_capacity).
+// program's per-slot array (nine little-endian u64, in this order).
 type streamCounts struct {
-	Received  uint64
-	MaxSeq    uint64
-	Dups      uint64
+	Received uint64
+	MaxSeq   uint64 // the highest sequence, unwrapped to 64 bits
+	Dups     uint64
+	// Reordered are first copies below MaxSeq.
 	Reordered uint64
-	Beyond    uint64
+	Zero      uint64 // packets with sequence 0: outside the numbering
+	Unique    uint64 // first copies
+	Late      uint64 // older than the window
+	// Unrecorded are packets the XDP program could not record in the
+	// window: its compare-and-swap lost every try to other CPUs.
+	Unrecorded uint64
+	// FirstNs is when the first packet arrived: realtime Unix
+	// nanoseconds in Go; the XDP program writes CLOCK_MONOTONIC, which
+	// Go converts.
+	FirstNs uint64
+}
+
+// add adds o's counters into c: sums, the highest max_seq, the earliest
+// first arrival.
+func (c *streamCounts) add(o streamCounts) {
+	c.Received += o.Received
+	c.MaxSeq = max(c.MaxSeq, o.MaxSeq)
+	c.Dups += o.Dups
+	c.Reordered += o.Reordered
+	c.Zero += o.Zero
+	c.Unique += o.Unique
+	c.Late += o.Late
+	c.Unrecorded += o.Unrecorded
+	if o.FirstNs != 0 && (c.FirstNs == 0 || o.FirstNs < c.FirstNs) {
+		c.FirstNs = o.FirstNs
+	}
 }
 
 type stream struct {
@@ -27,13 +55,41 @@ type stream struct {
 	rawPort uint16
 	isV4    bool
 	streamCounts
-	words []uint64 // see seqwords.go
+	words []uint64 // the window, shared with the table's forks (see seqwindow.go)
+}
+
+// windows are the streams' sequence windows, shared by a table and its
+// forks: one per stream, so duplicates across tables (rings) are exact.
+// The stream limit applies here.
+type windows struct {
+	mu    sync.Mutex
+	g     geometry
+	byKey map[streamKey][]uint64
+	max   int
+}
+
+// window returns k's window, making it when there is room (nil: the
+// stream limit is reached).
+func (w *windows) window(k streamKey) []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ws, ok := w.byKey[k]; ok {
+		return ws
+	}
+	if len(w.byKey) >= w.max {
+		return nil
+	}
+	ws := make([]uint64, w.g.words())
+	w.byKey[k] = ws
+	return ws
 }
 
 // Table is the accounting core: it counts frames per stream, exactly. One
-// Table belongs to one goroutine (it has no locks); tables of several
-// goroutines are combined with Merge. The hot path (Add) does not
-// allocate except to grow a stream's sequence state.
+// Table belongs to one goroutine (it has no locks on its counters); tables
+// for further goroutines are made with Fork, share its sequence windows
+// (duplicates across them are exact) and are combined with Merge. The hot
+// path (Add) does not allocate, and its memory does not grow with the
+// run's length: each stream has one fixed window.
 type Table struct {
 	last     *stream    // the stream of the previous test packet
 	cache4   [8]*stream // recent IPv4 streams, by a hash of their raw addresses and port
@@ -43,14 +99,15 @@ type Table struct {
 	other    uint64
 	overflow uint64
 
-	capacity   uint64 // highest sequence tracked
-	repeats    uint64
-	maxWords   int // words per stream at capacity
-	maxStreams int
+	g    geometry
+	wins *windows
+	// frameNs is the arrival time of the frame being counted (realtime
+	// Unix ns) when the caller knows it (a ring's timestamp); 0: now.
+	frameNs uint64
 }
 
-// NewTable returns an empty table counting as o says (Repeats,
-// SeqCapacity, MaxStreams; the other fields do not matter here).
+// NewTable returns an empty table counting as o says (Repeats, Window,
+// MaxStreams; the other fields do not matter here).
 func NewTable(o Options) (*Table, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -59,7 +116,7 @@ func NewTable(o Options) (*Table, error) {
 	return newTable(o), nil
 }
 
-// Streams returns the per-stream report (with missing ranges: O(max_seq/64)
+// Streams returns the per-stream report (with missing ranges: O(window)
 // per stream) and the frames that were not test packets (other) or
 // belonged to streams beyond MaxStreams (overflow).
 func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow uint64) {
@@ -71,23 +128,27 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 
 // newTable makes a table for options already through withDefaults.
 func newTable(o Options) *Table {
+	g := newGeometry(o.Window, o.Repeats)
+	return newTableOf(&windows{g: g, byKey: map[streamKey][]uint64{}, max: o.MaxStreams}, o.MaxStreams)
+}
+
+func newTableOf(w *windows, maxStreams int) *Table {
 	n := 1
-	for n < 2*o.MaxStreams {
+	for n < 2*maxStreams {
 		n <<= 1
 	}
-	t := &Table{
-		index:      make([]*stream, n),
-		capacity:   o.SeqCapacity,
-		repeats:    uint64(o.Repeats),
-		maxWords:   int(wordsPerSlot(o.SeqCapacity, o.Repeats)),
-		maxStreams: o.MaxStreams,
-	}
+	t := &Table{index: make([]*stream, n), g: w.g, wins: w}
 	for s := n; s > 1; s >>= 1 {
 		t.shift++
 	}
 	t.shift = 64 - t.shift
 	return t
 }
+
+// Fork returns an empty table that shares t's sequence windows and stream
+// limit: for another goroutine counting the same traffic (a ring of the
+// AF_PACKET method). Merge it back into t when done.
+func (t *Table) Fork() *Table { return newTableOf(t.wins, t.wins.max) }
 
 // Add counts one frame.
 func (t *Table) Add(b []byte) {
@@ -107,16 +168,7 @@ func (t *Table) Add(b []byte) {
 				return
 			}
 		}
-		sq := uint64(binary.BigEndian.Uint32(b[46:]))
-		// In order (above max_seq, so never seen before): no duplicate
-		// test, not late.
-		if wi := sq >> 6; t.repeats == 1 && sq > s.MaxSeq && sq <= t.capacity && wi < uint64(len(s.words)) {
-			s.Received++
-			s.MaxSeq = sq
-			s.words[wi] |= 1 << (sq & 63)
-			return
-		}
-		t.count(s, sq)
+		t.count(s, binary.BigEndian.Uint32(b[46:]))
 		return
 	}
 	var k streamKey
@@ -133,7 +185,7 @@ func (t *Table) Add(b []byte) {
 		}
 		t.last = s
 	}
-	t.count(s, uint64(seq))
+	t.count(s, seq)
 }
 
 // lookup4 finds (or adds) the IPv4 stream of frame b, whose raw address
@@ -157,50 +209,41 @@ func (t *Table) lookup4(b []byte, addrs uint64, port uint16) *stream {
 	return s
 }
 
-// count updates stream s for one packet with sequence sq.
-func (t *Table) count(s *stream, sq uint64) {
+// count updates stream s for one packet with wire sequence wire.
+func (t *Table) count(s *stream, wire uint32) {
 	s.Received++
-	if sq == 0 || sq > t.capacity {
-		s.Beyond++
-		s.MaxSeq = max(s.MaxSeq, sq)
+	// Fast path: the next sequence in order, within the word of the one
+	// before (geometry.mark's case of the same tag and a clear bit).
+	if sq := s.MaxSeq + 1; t.g.shift == 5 && wire == uint32(sq) && sq&31 != 0 {
+		p := &s.words[sq>>5&t.g.mask]
+		old := atomic.LoadUint64(p)
+		m := uint64(1) << (sq & 31)
+		if old>>32 == sq>>5&0xffffffff && old&m == 0 && atomic.CompareAndSwapUint64(p, old, old|m) {
+			s.Unique++
+			s.MaxSeq = sq
+			return
+		}
+	}
+	w, sq := t.g.unwrap(wire, s.MaxSeq)
+	if sq == 0 {
+		s.Zero++
 		return
 	}
-	late := sq < s.MaxSeq
-	if sq > s.MaxSeq {
-		s.MaxSeq = sq
+	switch t.g.mark(s.words, w, sq) {
+	case seqFirst:
+		s.Unique++
+		if sq < s.MaxSeq {
+			s.Reordered++
+		} else {
+			s.MaxSeq = sq
+		}
+	case seqCopy:
+		s.MaxSeq = max(s.MaxSeq, sq)
+	case seqDup:
+		s.Dups++
+	case seqLate:
+		s.Late++
 	}
-	if t.repeats == 1 {
-		wi := int(sq >> 6)
-		if wi >= len(s.words) {
-			s.grow(wi, t.maxWords)
-		}
-		m := uint64(1) << (sq & 63)
-		if s.words[wi]&m != 0 {
-			s.Dups++
-			return
-		}
-		s.words[wi] |= m
-	} else {
-		wi := int(sq >> 2)
-		if wi >= len(s.words) {
-			s.grow(wi, t.maxWords)
-		}
-		sh := (sq & 3) * 16
-		if s.words[wi]>>sh&0xffff >= t.repeats {
-			s.Dups++
-			return
-		}
-		s.words[wi] += 1 << sh
-	}
-	if late {
-		s.Reordered++
-	}
-}
-
-// grow makes room for word wi: at least doubling, at most maxWords.
-func (s *stream) grow(wi, maxWords int) {
-	n := min(max(wi+1, 2*len(s.words), 1024), maxWords)
-	s.words = append(s.words, make([]uint64, n-len(s.words))...)
 }
 
 func newStream(k streamKey) *stream {
@@ -215,17 +258,26 @@ func newStream(k streamKey) *stream {
 	return s
 }
 
-// lookup finds k's stream, adding it when add is set and there is room
-// (or always when force is set by merge).
+// lookup finds k's stream, adding it when add is set and the shared
+// windows have room for it.
 func (t *Table) lookup(k *streamKey, add bool) *stream {
 	mask := uint64(len(t.index) - 1)
 	for i := k.hash() >> t.shift; ; i = (i + 1) & mask {
 		s := t.index[i]
 		if s == nil {
-			if !add || len(t.streams) >= t.maxStreams {
+			if !add {
+				return nil
+			}
+			ws := t.wins.window(*k)
+			if ws == nil {
 				return nil
 			}
 			s = newStream(*k)
+			s.words = ws
+			s.FirstNs = t.frameNs
+			if s.FirstNs == 0 {
+				s.FirstNs = uint64(time.Now().UnixNano())
+			}
 			t.index[i] = s
 			t.streams = append(t.streams, s)
 			return s
@@ -236,18 +288,11 @@ func (t *Table) lookup(k *streamKey, add bool) *stream {
 	}
 }
 
-// Merge adds o's counts into t, exactly: received, reordered and
-// beyond-capacity add up; a sequence seen in both tables is a duplicate
-// (more copies than Repeats across both with Repeats > 1); max_seq is the
-// larger. The stream limit does not apply to merging. o must not be used
-// afterwards.
-func (t *Table) Merge(o *Table) { t.merge(o, true) }
-
-// mergeCounts adds o's counters but not its sequence state: for live
-// snapshots, where duplicates across tables are not seen yet.
-func (t *Table) mergeCounts(o *Table) { t.merge(o, false) }
-
-func (t *Table) merge(o *Table, words bool) {
+// Merge adds o's counts into t: received, unique, duplicates, late and
+// reordered add up, max_seq is the larger, the first arrival the earlier.
+// o must be a Fork of t (or t of o): they share the windows, so a
+// sequence counted by both is a duplicate already. o is not changed.
+func (t *Table) Merge(o *Table) {
 	t.other += o.other
 	t.overflow += o.overflow
 	for _, os := range o.streams {
@@ -257,18 +302,10 @@ func (t *Table) merge(o *Table, words bool) {
 				t.rehash(2 * len(t.index))
 			}
 			s = newStream(os.key)
+			s.words = os.words
 			t.insert(s)
 		}
-		s.Received += os.Received
-		s.Dups += os.Dups
-		s.Reordered += os.Reordered
-		s.Beyond += os.Beyond
-		s.MaxSeq = max(s.MaxSeq, os.MaxSeq)
-		if words {
-			var dups uint64
-			s.words, dups = mergeWords(s.words, os.words, int(t.repeats))
-			s.Dups += dups
-		}
+		s.add(os.streamCounts)
 	}
 	t.last = nil
 	t.cache4 = [8]*stream{}
@@ -296,34 +333,40 @@ func (t *Table) rehash(n int) {
 }
 
 // counts returns the table's totals and per-stream reports. With final,
-// missing ranges are computed from the sequence state (O(max_seq/64));
-// without, missing is max_seq (within capacity) minus the distinct
-// sequences seen (exact too, but no ranges; 0 with Repeats > 1).
+// missing ranges are listed from the windows (O(window) per stream);
+// without, none (missing is exact either way).
 func (t *Table) counts(final bool, maxRanges int) (streams []StreamReport, other, overflow uint64) {
 	streams = make([]StreamReport, 0, len(t.streams))
 	for _, s := range t.streams {
-		streams = append(streams, streamReport(s.key, s.streamCounts, s.words, t.capacity, int(t.repeats), final, maxRanges))
+		var words []uint64
+		if final {
+			words = s.words
+		}
+		streams = append(streams, streamReport(s.key, s.streamCounts, t.g, words, maxRanges))
 	}
 	sortStreams(streams)
 	return streams, t.other, t.overflow
 }
 
-// streamReport turns one stream's counters and sequence state into its
-// report; the XDP method calls it with what it read from its maps.
-func streamReport(k streamKey, c streamCounts, words []uint64, capacity uint64, repeats int, final bool, maxRanges int) StreamReport {
+// streamReport turns one stream's counters and window into its report;
+// the XDP method calls it with what it read from its maps. words nil: no
+// ranges (a snapshot).
+func streamReport(k streamKey, c streamCounts, g geometry, words []uint64, maxRanges int) StreamReport {
 	src, dst := k.addrs()
 	r := StreamReport{
 		Src: src, Dst: dst, DstPort: k.port,
-		Received: c.Received, MaxSeq: uint32(c.MaxSeq), Duplicates: c.Dups, Reordered: c.Reordered,
-		BeyondCapacity: c.Beyond, MissingRanges: [][2]uint32{},
+		Received: c.Received, MaxSeq: c.MaxSeq, Duplicates: c.Dups, Reordered: c.Reordered,
+		Late: c.Late, Unrecorded: c.Unrecorded, BeyondCapacity: c.Zero, FirstArrivalNs: c.FirstNs,
+		MissingRanges: [][2]uint64{},
 	}
-	top := min(c.MaxSeq, capacity)
-	switch {
-	case final:
-		r.Missing, r.MissingRanges = missingRanges(seenBitmap(words, repeats), top, maxRanges)
-	case repeats <= 1:
-		if distinct := c.Received - c.Dups - c.Beyond; top > distinct {
-			r.Missing = top - distinct
+	if c.MaxSeq > c.Unique {
+		r.Missing = c.MaxSeq - c.Unique
+	}
+	if words != nil {
+		var from uint64
+		r.MissingRanges, from = g.windowRanges(words, c.MaxSeq, maxRanges)
+		if from > 1 {
+			r.MissingRangesFrom = from
 		}
 	}
 	return r

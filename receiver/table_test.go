@@ -2,8 +2,6 @@ package receiver
 
 import (
 	"encoding/binary"
-	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"testing"
@@ -57,9 +55,9 @@ type tableCase struct {
 
 func tableCases() []tableCase {
 	v6a, v6b := netip.MustParseAddr("2001:2::1"), netip.MustParseAddr("2001:2::2")
-	sr := func(received uint64, maxSeq uint32, dups, reordered, missing uint64, ranges ...[2]uint32) StreamReport {
+	sr := func(received, maxSeq, dups, reordered, missing uint64, ranges ...[2]uint64) StreamReport {
 		if ranges == nil {
-			ranges = [][2]uint32{}
+			ranges = [][2]uint64{}
 		}
 		return StreamReport{Src: addrA, Dst: addrB, DstPort: 9, Received: received, MaxSeq: maxSeq,
 			Duplicates: dups, Reordered: reordered, Missing: missing, MissingRanges: ranges}
@@ -73,43 +71,43 @@ func tableCases() []tableCase {
 		}
 		return s
 	}
-	return []tableCase{
+	return append([]tableCase{
 		{name: "in order", frames: streamFrames(testFrame{}, rng(1, 100)), want: []StreamReport{sr(100, 100, 0, 0, 0)}},
 		{name: "middle range lost", frames: streamFrames(testFrame{}, seqs(1, 100, rng(40, 49)...)),
-			want: []StreamReport{sr(90, 100, 0, 0, 10, [2]uint32{40, 49})}},
-		{name: "head loss", frames: streamFrames(testFrame{}, rng(3, 50)), want: []StreamReport{sr(48, 50, 0, 0, 2, [2]uint32{1, 2})}},
+			want: []StreamReport{sr(90, 100, 0, 0, 10, [2]uint64{40, 49})}},
+		{name: "head loss", frames: streamFrames(testFrame{}, rng(3, 50)), want: []StreamReport{sr(48, 50, 0, 0, 2, [2]uint64{1, 2})}},
 		{name: "tail loss shows in max_seq", frames: streamFrames(testFrame{}, rng(1, 60)), want: []StreamReport{sr(60, 60, 0, 0, 0)}},
 		{name: "gaps across words", frames: streamFrames(testFrame{}, cat(rng(1, 59), rng(131, 200), []uint32{64}, rng(300, 300))),
-			want: []StreamReport{sr(131, 300, 0, 1, 169, [2]uint32{60, 63}, [2]uint32{65, 130}, [2]uint32{201, 299})}},
+			want: []StreamReport{sr(131, 300, 0, 1, 169, [2]uint64{60, 63}, [2]uint64{65, 130}, [2]uint64{201, 299})}},
 		{name: "duplicates", frames: streamFrames(testFrame{}, cat(rng(1, 10), []uint32{5, 5, 10})), want: []StreamReport{sr(13, 10, 3, 0, 0)}},
 		{name: "reorder", frames: streamFrames(testFrame{}, []uint32{1, 2, 3, 4, 6, 7, 8, 5, 9, 10}), want: []StreamReport{sr(10, 10, 0, 1, 0)}},
 		{name: "late arrival fills a gap", frames: streamFrames(testFrame{}, []uint32{1, 2, 9, 3, 4, 5, 6, 7, 8, 10}), want: []StreamReport{sr(10, 10, 0, 6, 0)}},
 		{name: "repeats", opts: Options{Repeats: 3},
 			frames: streamFrames(testFrame{}, cat(rng(1, 3), rng(1, 3), rng(1, 3), []uint32{2}, []uint32{4, 4}, []uint32{6, 6, 6})),
-			want:   []StreamReport{sr(15, 6, 1, 4, 1, [2]uint32{5, 5})}},
+			want:   []StreamReport{sr(15, 6, 1, 0, 1, [2]uint64{5, 5})}}, // copies are not reordered: only first copies are
 		{name: "repeats of one are duplicates", opts: Options{Repeats: 1}, frames: streamFrames(testFrame{}, []uint32{1, 1, 1}),
 			want: []StreamReport{sr(3, 1, 2, 0, 0)}},
 		{name: "vlan tags are the same stream", frames: slices.Concat(streamFrames(testFrame{vlans: 1}, rng(1, 5)), streamFrames(testFrame{vlans: 2}, rng(6, 10))),
 			want: []StreamReport{sr(10, 10, 0, 0, 0)}},
 		{name: "ipv4 options and vlan tags", frames: slices.Concat(streamFrames(testFrame{ihl: 15}, rng(1, 3)), streamFrames(testFrame{ihl: 6, vlans: 2}, rng(4, 6)),
 			streamFrames(testFrame{src: v6a, dst: v6b, vlans: 1}, rng(1, 2))),
-			want: []StreamReport{sr(6, 6, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 9, Received: 2, MaxSeq: 2, MissingRanges: [][2]uint32{}}}},
+			want: []StreamReport{sr(6, 6, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 9, Received: 2, MaxSeq: 2, MissingRanges: [][2]uint64{}}}},
 		interleaved(),
 		{name: "ipv6 and ipv4 streams", frames: slices.Concat(streamFrames(testFrame{src: v6a, dst: v6b, port: 7}, seqs(1, 20, 4)), streamFrames(testFrame{}, rng(1, 3))),
-			want: []StreamReport{sr(3, 3, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 7, Received: 19, MaxSeq: 20, Missing: 1, MissingRanges: [][2]uint32{{4, 4}}}}},
+			want: []StreamReport{sr(3, 3, 0, 0, 0), {Src: v6a, Dst: v6b, DstPort: 7, Received: 19, MaxSeq: 20, Missing: 1, MissingRanges: [][2]uint64{{4, 4}}}}},
 		{name: "ports and sources split streams",
 			frames: slices.Concat(streamFrames(testFrame{port: 10}, rng(1, 2)), streamFrames(testFrame{src: netip.MustParseAddr("198.18.0.11")}, rng(2, 3)), streamFrames(testFrame{}, rng(1, 1))),
-			want: []StreamReport{sr(1, 1, 0, 0, 0), {Src: addrA, Dst: addrB, DstPort: 10, Received: 2, MaxSeq: 2, MissingRanges: [][2]uint32{}},
-				{Src: netip.MustParseAddr("198.18.0.11"), Dst: addrB, DstPort: 9, Received: 2, MaxSeq: 3, Missing: 1, MissingRanges: [][2]uint32{{1, 1}}}}},
+			want: []StreamReport{sr(1, 1, 0, 0, 0), {Src: addrA, Dst: addrB, DstPort: 10, Received: 2, MaxSeq: 2, MissingRanges: [][2]uint64{}},
+				{Src: netip.MustParseAddr("198.18.0.11"), Dst: addrB, DstPort: 9, Received: 2, MaxSeq: 3, Missing: 1, MissingRanges: [][2]uint64{{1, 1}}}}},
 		{name: "non-test packets", frames: slices.Concat(streamFrames(testFrame{}, rng(1, 2)), [][]byte{testFrame{arp: true}.bytes(), testFrame{noMagic: true}.bytes(), {1, 2}}),
 			want: []StreamReport{sr(2, 2, 0, 0, 0)}, other: 3},
-		{name: "capacity", opts: Options{SeqCapacity: 64}, frames: streamFrames(testFrame{}, cat(seqs(1, 70, 10), []uint32{0, 66})),
-			want: []StreamReport{{Src: addrA, Dst: addrB, DstPort: 9, Received: 71, MaxSeq: 70, Missing: 1, MissingRanges: [][2]uint32{{10, 10}}, BeyondCapacity: 8}}},
+		{name: "sequence zero", frames: streamFrames(testFrame{}, cat(seqs(1, 70, 10), []uint32{0, 66})),
+			want: []StreamReport{{Src: addrA, Dst: addrB, DstPort: 9, Received: 71, MaxSeq: 70, Duplicates: 1, Missing: 1, MissingRanges: [][2]uint64{{10, 10}}, BeyondCapacity: 1}}},
 		{name: "stream limit", opts: Options{MaxStreams: 1}, frames: slices.Concat(streamFrames(testFrame{}, rng(1, 2)), streamFrames(testFrame{port: 10}, rng(1, 3))),
 			want: []StreamReport{sr(2, 2, 0, 0, 0)}, overflow: 3},
 		{name: "range limit", opts: Options{MaxRanges: 2}, frames: streamFrames(testFrame{}, manyGaps()),
-			want: []StreamReport{sr(60, 89, 0, 0, 29, [2]uint32{3, 3}, [2]uint32{6, 6})}},
-	}
+			want: []StreamReport{sr(60, 89, 0, 0, 29, [2]uint64{3, 3}, [2]uint64{6, 6})}},
+	}, windowCases()...)
 }
 
 // interleaved is 12 IPv4 streams (more than Table's stream cache holds)
@@ -128,7 +126,7 @@ func interleaved() tableCase {
 	}
 	for i := uint32(0); i < 12; i++ {
 		c.want = append(c.want, StreamReport{Src: netip.AddrFrom4([4]byte{198, 18, 1, byte(i % 3)}), Dst: addrB, DstPort: uint16(100 + i),
-			Received: 20, MaxSeq: 20, Duplicates: 1, Missing: 1, MissingRanges: [][2]uint32{{i + 1, i + 1}}})
+			Received: 20, MaxSeq: 20, Duplicates: 1, Missing: 1, MissingRanges: [][2]uint64{{uint64(i) + 1, uint64(i) + 1}}})
 	}
 	sortStreams(c.want)
 	return c
@@ -148,6 +146,12 @@ func TestTable(t *testing.T) {
 				tab.Add(f)
 			}
 			got, other, overflow := tab.Streams(tt.opts.MaxRanges)
+			for i := range got {
+				if got[i].FirstArrivalNs == 0 {
+					t.Errorf("stream %d: no first arrival", i)
+				}
+				got[i].FirstArrivalNs = 0
+			}
 			if diff := cmp.Diff(tt.want, got, cmpAddr); diff != "" {
 				t.Errorf("streams (-want +got):\n%s", diff)
 			}
@@ -155,100 +159,18 @@ func TestTable(t *testing.T) {
 				t.Errorf("other, overflow = %d, %d; want %d, %d", other, overflow, tt.other, tt.overflow)
 			}
 			// The live count of missing agrees with the final one.
-			if o.Repeats == 1 {
-				live, _, _ := tab.counts(false, o.MaxRanges)
-				for i := range live {
-					if live[i].Missing != got[i].Missing {
-						t.Errorf("stream %d: live missing %d, final %d", i, live[i].Missing, got[i].Missing)
-					}
+			live, _, _ := tab.counts(false, o.MaxRanges)
+			for i := range live {
+				if live[i].Missing != got[i].Missing {
+					t.Errorf("stream %d: live missing %d, final %d", i, live[i].Missing, got[i].Missing)
 				}
 			}
 		})
 	}
 }
 
-// naiveMissing is the obvious implementation missingRanges must match.
-func naiveMissing(seen map[uint64]bool, maxSeq uint64, limit int) (uint64, [][2]uint32) {
-	var n uint64
-	ranges := [][2]uint32{}
-	open := false
-	for s := uint64(1); s <= maxSeq; s++ {
-		if !seen[s] {
-			n++
-			if !open {
-				open = true
-				ranges = append(ranges, [2]uint32{uint32(s), uint32(s)})
-			} else {
-				ranges[len(ranges)-1][1] = uint32(s)
-			}
-		} else {
-			open = false
-		}
-	}
-	if len(ranges) > limit {
-		ranges = ranges[:limit]
-	}
-	return n, ranges
-}
-
-func TestMissingRanges(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 300; trial++ {
-		maxSeq := uint64(r.IntN(700))
-		density := r.Float64()
-		seen := map[uint64]bool{}
-		bitmap := make([]uint64, r.IntN(12)) // may be shorter than maxSeq needs
-		for s := uint64(1); s <= maxSeq; s++ {
-			if r.Float64() < density && s>>6 < uint64(len(bitmap)) {
-				seen[s] = true
-				bitmap[s>>6] |= 1 << (s & 63)
-			}
-		}
-		limit := 1 + r.IntN(20)
-		gotN, gotR := missingRanges(bitmap, maxSeq, limit)
-		wantN, wantR := naiveMissing(seen, maxSeq, limit)
-		if gotN != wantN || !slices.Equal(gotR, wantR) {
-			t.Fatalf("max %d limit %d: got %d %v, want %d %v", maxSeq, limit, gotN, gotR, wantN, wantR)
-		}
-	}
-}
-
-// TestMergeExact checks that counting a run split over several tables (as
-// the AF_PACKET method's goroutines do) and merging gives the single
-// table's result, except reordered, which is per table.
-func TestMergeExact(t *testing.T) {
-	for _, repeats := range []int{1, 3} {
-		t.Run(fmt.Sprint("repeats ", repeats), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(3, uint64(repeats)))
-			o := mustOptions(t, Options{Repeats: repeats, SeqCapacity: 5000})
-			var frames [][]byte
-			for i := 0; i < 20000; i++ {
-				frames = append(frames, testFrame{seq: uint32(1 + r.IntN(5200)), port: uint16(9 + r.IntN(3))}.bytes())
-			}
-			one := newTable(o)
-			parts := []*Table{newTable(o), newTable(o), newTable(o)}
-			for _, f := range frames {
-				one.Add(f)
-				parts[r.IntN(len(parts))].Add(f)
-			}
-			merged := newTable(o)
-			for _, p := range parts {
-				merged.Merge(p)
-			}
-			want, _, _ := one.counts(true, 8)
-			got, _, _ := merged.counts(true, 8)
-			for i := range want {
-				want[i].Reordered, got[i].Reordered = 0, 0
-			}
-			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
-				t.Errorf("merged (-single +merged):\n%s", diff)
-			}
-		})
-	}
-}
-
-// BenchmarkAdd is the hot path: parse, stream lookup, sequence bitmap
-// set, for one stream in order.
+// BenchmarkAdd is the hot path: parse, stream lookup, window
+// compare-and-swap, for one stream in order.
 func BenchmarkAdd(b *testing.B) {
 	benchAdd(b, 1, 1)
 }
@@ -269,7 +191,7 @@ func BenchmarkAddRepeats(b *testing.B) {
 // batches (that rewrite is included in the time), and reports ns/packet.
 func benchAdd(b *testing.B, streams, repeats int) {
 	const batch = 256
-	o := mustOptions(b, Options{SeqCapacity: MaxSeqCapacity, Repeats: repeats})
+	o := mustOptions(b, Options{Repeats: repeats})
 	tab := newTable(o)
 	off := 14 + 20 + 8 + 4
 	frames := make([][]byte, batch)

@@ -17,16 +17,22 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SRC\tDST\tPORT\tRECEIVED\tMAX_SEQ\tMISSING\tDUPLICATES\tREORDERED\tMISSING_RANGES")
+	fmt.Fprintln(tw, "SRC\tDST\tPORT\tRECEIVED\tMAX_SEQ\tMISSING\tDUPLICATES\tREORDERED\tLATE\tMISSING_RANGES")
 	for _, s := range r.Streams {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Src, s.Dst, s.DstPort, s.Received, s.MaxSeq, s.Missing, s.Duplicates, s.Reordered, s.RangesText())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Src, s.Dst, s.DstPort, s.Received, s.MaxSeq, s.Missing, s.Duplicates, s.Reordered, s.Late, s.RangesText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, s := range r.Streams {
 		if s.BeyondCapacity > 0 {
-			fmt.Fprintf(w, "note: %s -> %s:%d: %d packets had a sequence above --seq-capacity (or 0): received, not tracked\n", s.Src, s.Dst, s.DstPort, s.BeyondCapacity)
+			fmt.Fprintf(w, "note: %s -> %s:%d: %d packets had sequence 0 (pktgen numbers from 1): received, not tracked\n", s.Src, s.Dst, s.DstPort, s.BeyondCapacity)
+		}
+		if s.Late > 0 {
+			fmt.Fprintf(w, "note: %s -> %s:%d: %d packets arrived after their sequence left the window of %d: each a duplicate or a sequence counted missing, the window cannot tell which\n", s.Src, s.Dst, s.DstPort, s.Late, r.Window)
+		}
+		if s.Unrecorded > 0 {
+			fmt.Fprintf(w, "note: %s -> %s:%d: %d packets could not be recorded in the window (CPUs contending): missing may count them\n", s.Src, s.Dst, s.DstPort, s.Unrecorded)
 		}
 	}
 	l := r.Link
@@ -40,15 +46,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 // RangesText prints the stream's missing ranges as 4-9,12; "..." when
-// there are more than the report lists, "-" when none.
+// there are more than the report lists (or below the ones it lists), "-"
+// when none.
 func (s StreamReport) RangesText() string {
 	if len(s.MissingRanges) == 0 {
+		if s.Missing > 0 {
+			return "..."
+		}
 		return "-"
 	}
 	var parts []string
 	var listed uint64
 	for _, r := range s.MissingRanges {
-		listed += uint64(r[1]-r[0]) + 1
+		listed += r[1] - r[0] + 1
 		if r[0] == r[1] {
 			parts = append(parts, fmt.Sprint(r[0]))
 		} else {
@@ -56,7 +66,10 @@ func (s StreamReport) RangesText() string {
 		}
 	}
 	out := strings.Join(parts, ",")
-	if listed < s.Missing {
+	if s.MissingRangesFrom > 0 {
+		out = "...," + out
+	}
+	if listed < s.Missing && s.MissingRangesFrom == 0 {
 		out += ",..."
 	}
 	return out

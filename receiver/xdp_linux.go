@@ -19,21 +19,21 @@ type xdpMethod struct {
 	streams, counts, seqs, meta, percpu, last *ebpf.Map
 	prog                                      *ebpf.Program
 	lnk                                       link.Link
-	wps                                       uint64 // words per slot in seqs
+	g                                         geometry // every slot's window in seqs
 }
 
 // loadXDP creates the maps and loads the program; nothing is attached.
 func loadXDP(o Options) (_ *xdpMethod, err error) {
-	x := &xdpMethod{o: o, wps: wordsPerSlot(o.SeqCapacity, o.Repeats)}
+	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats)}
 	defer func() {
 		if err != nil {
 			x.close()
 		}
 	}()
-	words := uint64(o.MaxStreams) * x.wps
+	words := uint64(o.MaxStreams) * x.g.words()
 	if words*8 > maxXDPBytes-uint64(unix.Getpagesize()) {
-		return nil, fmt.Errorf("%w: xdp: %d streams × sequence capacity %d need %d MiB of sequence state, more than a BPF array holds (4 GiB): lower MaxStreams or SeqCapacity",
-			ErrOptions, o.MaxStreams, o.SeqCapacity, words*8>>20)
+		return nil, fmt.Errorf("%w: xdp: %d streams × a window of %d sequences need %d MiB of sequence state, more than a BPF array holds (4 GiB): lower MaxStreams or Window",
+			ErrOptions, o.MaxStreams, o.Window, words*8>>20)
 	}
 	specs := []struct {
 		m    **ebpf.Map
@@ -55,7 +55,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 	}
 	insns, err := xdpProgram(xdpParams{
 		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(),
-		maxStreams: o.MaxStreams, capacity: o.SeqCapacity, wordsPerSlot: x.wps, repeats: o.Repeats, pass: o.Pass,
+		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass,
 	})
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		if errors.As(err, &ve) {
 			o.Logger.Debug("xdp verifier log", "log", fmt.Sprintf("%+v", ve))
 		}
-		return nil, fmt.Errorf("xdp: load the counting program (needs kernel 5.12+ for atomic fetch-or): %w", err)
+		return nil, fmt.Errorf("xdp: load the counting program (needs kernel 5.12+ for atomic compare-and-swap): %w", err)
 	}
 	return x, nil
 }
@@ -129,25 +129,29 @@ func (x *xdpMethod) close() error {
 	return err
 }
 
-// read collects the counters; with final, also the sequence state, for
-// missing ranges.
+// read collects the counters; with final, also the windows, for missing
+// ranges.
 func (x *xdpMethod) read(final bool) (counts, error) {
 	var c counts
 	var key [xdpKeySize]byte
 	var slot uint32
+	mono := monoToRealtime()
 	it := x.streams.Iterate()
 	for it.Next(&key, &slot) {
 		sc, err := x.slotCounts(slot)
 		if err != nil {
 			return c, err
 		}
+		if sc.FirstNs != 0 {
+			sc.FirstNs = uint64(int64(sc.FirstNs) + mono)
+		}
 		var words []uint64
 		if final {
-			if words, err = x.words(slot, min(sc.MaxSeq, x.o.SeqCapacity)); err != nil {
+			if words, err = x.words(slot); err != nil {
 				return c, err
 			}
 		}
-		c.streams = append(c.streams, streamReport(xdpKey(key), sc, words, x.o.SeqCapacity, x.o.Repeats, final, x.o.MaxRanges))
+		c.streams = append(c.streams, streamReport(xdpKey(key), sc, x.g, words, x.o.MaxRanges))
 	}
 	if err := it.Err(); err != nil {
 		return c, fmt.Errorf("xdp: list streams: %w", err)
@@ -168,7 +172,19 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 	return c, nil
 }
 
-// slotCounts sums the CPUs' counters of slot; max_seq is the highest.
+// monoToRealtime is CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: what
+// turns the program's bpf_ktime_get_ns() into Unix time. The realtime
+// read sits between two monotonic ones; their mean is taken.
+func monoToRealtime() int64 {
+	var m1, r, m2 unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m1)
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &r)
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m2)
+	return r.Nano() - (m1.Nano()+m2.Nano())/2
+}
+
+// slotCounts sums the CPUs' counters of slot (streamCounts.add: max_seq
+// the highest, the first arrival the earliest).
 func (x *xdpMethod) slotCounts(slot uint32) (streamCounts, error) {
 	var per []streamCounts
 	if err := x.counts.Lookup(slot, &per); err != nil {
@@ -176,31 +192,22 @@ func (x *xdpMethod) slotCounts(slot uint32) (streamCounts, error) {
 	}
 	var sc streamCounts
 	for _, p := range per {
-		sc.Received += p.Received
-		sc.MaxSeq = max(sc.MaxSeq, p.MaxSeq)
-		sc.Dups += p.Dups
-		sc.Reordered += p.Reordered
-		sc.Beyond += p.Beyond
+		sc.add(p)
 	}
 	return sc, nil
 }
 
-// words copies slot's sequence state for sequences [0, top] out of the
-// memory-mapped array.
-func (x *xdpMethod) words(slot uint32, top uint64) ([]uint64, error) {
+// words copies slot's window out of the memory-mapped array.
+func (x *xdpMethod) words(slot uint32) ([]uint64, error) {
 	mem, err := x.seqs.Memory()
 	if err != nil {
 		return nil, fmt.Errorf("xdp: map the sequence array: %w", err)
 	}
-	n := top/64 + 1
-	if x.o.Repeats > 1 {
-		n = top/4 + 1
-	}
-	n = min(n, x.wps)
+	n := x.g.words()
 	out := make([]uint64, n)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), n*8)
-	if _, err := mem.ReadAt(b, int64(uint64(slot)*x.wps*8)); err != nil {
-		return nil, fmt.Errorf("xdp: read the sequence state of slot %d: %w", slot, err)
+	if _, err := mem.ReadAt(b, int64(uint64(slot)*n*8)); err != nil {
+		return nil, fmt.Errorf("xdp: read the window of slot %d: %w", slot, err)
 	}
 	return out, nil
 }

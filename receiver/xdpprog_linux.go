@@ -21,13 +21,20 @@ const (
 // Layout of the XDP program's maps, shared with the Go side.
 const (
 	xdpKeySize = 36 // src[16], dst[16] (IPv4 as ::ffff:a.b.c.d), UDP dst port (network order), 2 pad
-	// per-CPU slot counters: five u64, as streamCounts
-	slotReceived  = 0
-	slotMaxSeq    = 8
-	slotDups      = 16
-	slotReordered = 24
-	slotBeyond    = 32
-	slotSize      = 40
+	// per-CPU slot counters: nine u64, as streamCounts
+	slotReceived   = 0
+	slotMaxSeq     = 8
+	slotDups       = 16
+	slotReordered  = 24
+	slotZero       = 32
+	slotUnique     = 40
+	slotLate       = 48
+	slotUnrecorded = 56
+	slotFirstNs    = 64
+	slotSize       = 72
+	// casTries bounds the window update's compare-and-swap loop
+	// (unrolled: the verifier sees no loop).
+	casTries = 8
 	// per-CPU recent streams, direct-mapped by a hash of the key: the key
 	// (40 bytes, zero-padded) and its slot+1 (0: none yet)
 	lastSlot    = 40
@@ -48,15 +55,14 @@ const (
 	stSlot    = -56 // u32 slot: the counters map's key
 	stCPUKey  = -60 // u32 index into the per-CPU counters
 	stLast    = -64 // u32 index into the recent streams
+	stW       = -72 // u64 the packet's window word, absolute index
 )
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
 	streams, counts, seqs, meta, percpu, last int // map FDs
 	maxStreams                                int
-	capacity                                  uint64 // highest sequence tracked
-	wordsPerSlot                              uint64
-	repeats                                   int
+	g                                         geometry // every slot's window
 	pass                                      bool
 }
 
@@ -117,27 +123,37 @@ var atomicImm = bpfasm.Imm
 //	  inserted with BPF_NOEXIST (on failure, look up again: another CPU
 //	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
 //	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
-//	seq == 0 || seq > capacity -> c->max_seq = max(..); c->beyond++
-//	late = seq < c->max_seq; c->max_seq = max(..) (this CPU's)
-//	w = &seqs[slot*wordsPerSlot + seq/64] (shared by all CPUs)
-//	old = atomic_fetch_or(w, 1 << seq%64); old & bit -> c->dups++
-//	  (repeats: 16-bit lane counter with atomic_fetch_add; a lane already
-//	  at repeats is a duplicate and the add is undone)
-//	else if late: c->reordered++
+//	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
+//	w, seq = unwrap(wire seq, c->max_seq) (geometry.unwrap); seq == 0 -> c->zero++
+//	p = &seqs[slot*N + w%N] (shared by all CPUs)
+//	up to casTries times (geometry.mark):
+//	  old = *p; tag = old>>32
+//	  old == 0 || tag older than w -> new = w<<32 | unit (evict)
+//	  tag newer -> c->late++, done
+//	  else lane full (bit set / counter at repeats) -> c->dups++, done;
+//	    new = old + unit (copy = lane was not 0)
+//	  cmpxchg(p, old, new) == old -> recorded
+//	every try lost -> c->unrecorded++
+//	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
+//	  : c->max_seq = seq; a further copy: c->max_seq = max(..)
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
 // The only atomic on the path of a test packet of a known stream is the
-// sequence state's fetch-or (fetch-add with repeats): duplicates are exact
-// across CPUs. Packets of a stream this CPU saw recently (all of them, with
-// up to a few streams per RX queue) skip the hash map: a small
-// direct-mapped per-CPU cache of streams answers. max_seq and reordered
-// are per CPU: reordered is "arrived after a higher sequence of the same
-// stream on the same CPU", as the AF_PACKET method counts it per ring; Go
-// takes the highest max_seq, which is then exact.
+// window word's compare-and-swap: duplicates are exact across CPUs. A try
+// is lost only when another CPU changed the same word (the same stream,
+// sequences within one word, 32 apart) between this CPU's load and its
+// compare-and-swap, a few instructions; losing all casTries in a row is
+// counted (unrecorded), never dropped silently. Packets of a stream this
+// CPU saw recently (all of them, with up to a few streams per RX queue)
+// skip the hash map: a small direct-mapped per-CPU cache of streams
+// answers. max_seq and reordered are per CPU: reordered is "arrived after
+// a higher sequence of the same stream on the same CPU", as the AF_PACKET
+// method counts it per ring; Go takes the highest max_seq, which is then
+// exact, and sums unique, so missing = max_seq - unique is exact.
 func xdpProgram(p xdpParams) (asm.Instructions, error) {
-	if p.wordsPerSlot > 1<<31-1 || p.maxStreams > 1<<31-1 {
-		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.wordsPerSlot)
+	if p.g.words() > 1<<30 || p.maxStreams > 1<<31-1 {
+		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.g.words())
 	}
 	verdict := int32(xdpDrop)
 	if p.pass {
@@ -317,74 +333,141 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.Mov.Reg(asm.R8, asm.R0),
 	)
 	addN(inc(asm.R8, slotReceived))
+	// The first arrival, on CLOCK_MONOTONIC.
 	add(
-		asm.JEq.Imm(asm.R6, 0, "beyond"),
-		asm.LoadImm(asm.R1, int64(p.capacity), asm.DWord),
-		asm.JGT.Reg(asm.R6, asm.R1, "beyond"),
-		asm.Mov.Imm(asm.R9, 0),
-		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord),
-		asm.JGE.Reg(asm.R6, asm.R1, "notlate"),
-		asm.Mov.Imm(asm.R9, 1),
-		asm.Ja.Label("seqstate"),
-		asm.JEq.Reg(asm.R6, asm.R1, "seqstate").WithSymbol("notlate"),
-		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R8, slotFirstNs, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, "unwrap"),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R8, slotFirstNs, asm.R0, asm.DWord),
 	)
-	// Sequence word: R0.
-	shift := int32(6)
-	if p.repeats > 1 {
-		shift = 2
-	}
+	// Unwrap the wire sequence (R6) to the lap nearest this CPU's
+	// max_seq: R3 = the word's absolute index, then R6 = the 64-bit
+	// sequence.
+	wb := p.g.wireBits()
 	add(
-		asm.Mov.Reg(asm.R1, asm.R7).WithSymbol("seqstate"),
-		asm.Mul.Imm(asm.R1, int32(p.wordsPerSlot)),
-		asm.Mov.Reg(asm.R2, asm.R6),
-		asm.RSh.Imm(asm.R2, shift),
-		asm.Add.Reg(asm.R1, asm.R2),
+		asm.Mov.Reg(asm.R2, asm.R6).WithSymbol("unwrap"),
+		asm.RSh.Imm(asm.R2, int32(p.g.shift)),
+		asm.LoadMem(asm.R3, asm.R8, slotMaxSeq, asm.DWord),
+		asm.RSh.Imm(asm.R3, int32(p.g.shift)),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Sub.Reg(asm.R4, asm.R3),
+		asm.LoadImm(asm.R5, int64(1)<<wb-1, asm.DWord),
+		asm.And.Reg(asm.R4, asm.R5),
+		asm.Add.Reg(asm.R3, asm.R4),
+		asm.LoadImm(asm.R5, int64(1)<<(wb-1), asm.DWord),
+		asm.JLT.Reg(asm.R4, asm.R5, "lapped"),
+		asm.LoadImm(asm.R5, int64(1)<<wb, asm.DWord),
+		asm.Sub.Reg(asm.R3, asm.R5),
+		asm.JSGE.Imm(asm.R3, 0, "lapped"),
+		asm.LoadImm(asm.R5, int64(1)<<wb, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R5),
+		asm.StoreMem(asm.RFP, stW, asm.R3, asm.DWord).WithSymbol("lapped"),
+		asm.Mov.Reg(asm.R1, asm.R3),
+		asm.LSh.Imm(asm.R1, int32(p.g.shift)),
+		asm.And.Imm(asm.R6, int32(1)<<p.g.shift-1),
+		asm.Or.Reg(asm.R6, asm.R1),
+		asm.JEq.Imm(asm.R6, 0, "zero"),
+		// The window word: seqs[slot*N + w%N].
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Mul.Imm(asm.R1, int32(p.g.words())),
+		asm.And.Imm(asm.R3, int32(p.g.mask)),
+		asm.Add.Reg(asm.R1, asm.R3),
 		asm.StoreMem(asm.RFP, stWord, asm.R1, asm.Word),
 	)
 	addN(lookup(p.seqs, stWord))
-	add(asm.JEq.Imm(asm.R0, 0, "verdict"))
-	if p.repeats <= 1 {
+	add(
+		asm.JEq.Imm(asm.R0, 0, "unrecorded"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		// R7 = the word's tag << 32 (the slot is no longer needed), R5 =
+		// the lane's unit.
+		asm.LoadMem(asm.R7, asm.RFP, stW, asm.DWord),
+		asm.LSh.Imm(asm.R7, 32),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.And.Imm(asm.R2, int32(1)<<p.g.shift-1),
+	)
+	repeats := p.g.repeats > 1
+	if repeats {
+		add(asm.LSh.Imm(asm.R2, 4))
+	}
+	add(
+		asm.Mov.Imm(asm.R5, 1),
+		asm.LSh.Reg(asm.R5, asm.R2),
+	)
+	for i := 0; i < casTries; i++ {
+		evict, cas := fmt.Sprintf("evict%d", i), fmt.Sprintf("cas%d", i)
 		add(
-			asm.Mov.Imm(asm.R1, 1),
-			asm.Mov.Reg(asm.R2, asm.R6),
-			asm.And.Imm(asm.R2, 63),
-			asm.LSh.Reg(asm.R1, asm.R2),
-			asm.Mov.Reg(asm.R3, asm.R1),
-			atomicFetch(asm.FetchOr, asm.R0, asm.R1, 0),
-			asm.And.Reg(asm.R1, asm.R3),
-			asm.JNE.Imm(asm.R1, 0, "dup"),
-		)
-	} else {
-		add(
-			asm.Mov.Reg(asm.R2, asm.R6),
-			asm.And.Imm(asm.R2, 3),
-			asm.LSh.Imm(asm.R2, 4),
-			asm.Mov.Imm(asm.R1, 1),
-			asm.LSh.Reg(asm.R1, asm.R2),
-			asm.Mov.Reg(asm.R3, asm.R1),
-			atomicFetch(asm.FetchAdd, asm.R0, asm.R1, 0),
-			asm.RSh.Reg(asm.R1, asm.R2),
-			asm.And.Imm(asm.R1, 0xffff),
-			asm.JLT.Imm(asm.R1, int32(p.repeats), "fresh"),
-			asm.Mov.Imm(asm.R4, 0),
+			asm.LoadMem(asm.R2, asm.R9, 0, asm.DWord),
+			asm.JEq.Imm(asm.R2, 0, evict),
+			asm.Mov.Reg(asm.R3, asm.R2),
+			asm.RSh.Imm(asm.R3, 32),
+			asm.Mov.Reg(asm.R4, asm.R7),
+			asm.RSh.Imm(asm.R4, 32),
 			asm.Sub.Reg(asm.R4, asm.R3),
-			asm.AddAtomic.Mem(asm.R0, asm.R4, asm.DWord, 0), // undo: stay at repeats
-			asm.Ja.Label("dup"),
+			asm.LSh.Imm(asm.R4, 32),
+			asm.ArSh.Imm(asm.R4, 32),
+			asm.JSGT.Imm(asm.R4, 0, evict),
+			asm.JSLT.Imm(asm.R4, 0, "late"),
+		)
+		if repeats {
+			// R4 = the lane's count before this copy.
+			add(
+				asm.Mov.Reg(asm.R4, asm.R2),
+				asm.Mov.Reg(asm.R3, asm.R6),
+				asm.And.Imm(asm.R3, 1),
+				asm.LSh.Imm(asm.R3, 4),
+				asm.RSh.Reg(asm.R4, asm.R3),
+				asm.And.Imm(asm.R4, 0xffff),
+				asm.JGE.Imm(asm.R4, int32(p.g.repeats), "dup"),
+				asm.Mov.Reg(asm.R1, asm.R2),
+				asm.Add.Reg(asm.R1, asm.R5),
+				asm.Ja.Label(cas),
+			)
+		} else {
+			add(
+				asm.Mov.Reg(asm.R1, asm.R2),
+				asm.And.Reg(asm.R1, asm.R5),
+				asm.JNE.Imm(asm.R1, 0, "dup"),
+				asm.Mov.Reg(asm.R1, asm.R2),
+				asm.Or.Reg(asm.R1, asm.R5),
+				asm.Mov.Imm(asm.R4, 0),
+				asm.Ja.Label(cas),
+			)
+		}
+		add(
+			asm.Mov.Reg(asm.R1, asm.R7).WithSymbol(evict),
+			asm.Or.Reg(asm.R1, asm.R5),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.Mov.Reg(asm.R0, asm.R2).WithSymbol(cas),
+			atomicFetch(asm.CmpXchg, asm.R9, asm.R1, 0),
+			asm.JEq.Reg(asm.R0, asm.R2, "recorded"),
 		)
 	}
-	add(asm.JEq.Imm(asm.R9, 0, "verdict").WithSymbol("fresh"))
-	addN(inc(asm.R8, slotReordered))
+	addN(at("unrecorded", inc(asm.R8, slotUnrecorded)))
+	add(asm.Ja.Label("verdict"))
+	// Recorded: R4 = 0 for a first copy.
+	add(
+		asm.JNE.Imm(asm.R4, 0, "copy").WithSymbol("recorded"),
+	)
+	addN(inc(asm.R8, slotUnique))
+	add(
+		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord),
+		asm.JLT.Reg(asm.R6, asm.R1, "reordered"),
+		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+		asm.Ja.Label("verdict"),
+	)
+	addN(at("reordered", inc(asm.R8, slotReordered)))
+	add(
+		asm.Ja.Label("verdict"),
+		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("copy"),
+		asm.JGE.Reg(asm.R1, asm.R6, "verdict"),
+		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+		asm.Ja.Label("verdict"),
+	)
+	addN(at("late", inc(asm.R8, slotLate)))
 	add(asm.Ja.Label("verdict"))
 	addN(at("dup", inc(asm.R8, slotDups)))
 	add(asm.Ja.Label("verdict"))
-	// Beyond capacity (or sequence 0).
-	add(
-		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("beyond"),
-		asm.JGE.Reg(asm.R1, asm.R6, "beyond2"),
-		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
-	)
-	addN(at("beyond2", inc(asm.R8, slotBeyond)))
+	addN(at("zero", inc(asm.R8, slotZero)))
 	add(asm.Mov.Imm(asm.R0, verdict).WithSymbol("verdict"), asm.Return())
 	// Per-CPU counters: overflow (test packets of streams beyond the
 	// limit) and other (no pktgen header: always passed on).

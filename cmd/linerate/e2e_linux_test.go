@@ -125,7 +125,7 @@ func TestEndToEndExact(t *testing.T) {
 					if st.Src.String() == sum.Threads[1].Src {
 						want = sum.Threads[1].Packets
 					}
-					if st.Received != want || st.Duplicates != 0 || st.Missing != 0 || st.MaxSeq != uint32(want) {
+					if st.Received != want || st.Duplicates != 0 || st.Missing != 0 || st.MaxSeq != want {
 						t.Errorf("stream %d %s: received %d max_seq %d missing %d dup %d; sent %d", i, st.Src, st.Received, st.MaxSeq, st.Missing, st.Duplicates, want)
 					}
 				}
@@ -171,10 +171,10 @@ func TestEndToEndInjectedLoss(t *testing.T) {
 			// The port counts its test packets from when it was attached:
 			// the k-th it saw is dropped, so this run's drops sit at
 			// sequences k·every − before.Test.
-			var want [][2]uint32
+			var want [][2]uint64
 			for n := (before.Test/every + 1) * every; n <= after.Test; n += every {
-				if seq := uint32(n - before.Test); seq <= st.MaxSeq {
-					want = append(want, [2]uint32{seq, seq})
+				if seq := n - before.Test; seq <= st.MaxSeq {
+					want = append(want, [2]uint64{seq, seq})
 				}
 			}
 			got := fmt.Sprint(st.MissingRanges)

@@ -16,7 +16,7 @@ type recvFlags struct {
 	iface, method       string
 	duration, untilIdle time.Duration
 	repeats, maxStreams int
-	seqCapacity         uint64
+	window, seqCapacity uint64
 	pass, json          bool
 }
 
@@ -47,7 +47,9 @@ Ctrl-C / SIGTERM, and always detaches what it attached.`,
 	fl.DurationVar(&f.untilIdle, "until-idle", 0, "stop after this long without new test packets (once one has arrived)")
 	fl.BoolVar(&f.pass, "pass", false, "XDP: let test packets continue to the network stack instead of dropping them")
 	fl.IntVar(&f.repeats, "repeats", 1, "copies of each sequence the sender sends (pktgen clone_skb+1 or burst): not duplicates")
-	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, fmt.Sprintf("highest sequence tracked exactly per stream (default %d, or %d with --repeats > 1)", receiver.DefaultSeqCapacity, receiver.DefaultRepeatSeqCapacity))
+	fl.Uint64Var(&f.window, "window", 0, fmt.Sprintf("sequences per stream tracked one by one, a power of two from %d to %d (default %d, or %d with --repeats > 1); memory is --max-streams × window/4 bytes whatever the run's length, and a packet older than the window is counted late", receiver.MinWindow, receiver.MaxWindow, receiver.DefaultWindow, receiver.DefaultRepeatWindow))
+	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, "replaced by --window")
+	_ = fl.MarkHidden("seq-capacity")
 	fl.IntVar(&f.maxStreams, "max-streams", receiver.DefaultMaxStreams, "streams counted; packets of further streams are counted only in overflow_packets")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -69,8 +71,11 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 	if f.repeats < 1 || f.repeats > receiver.MaxRepeats {
 		return usagef("--repeats %d: want 1 to %d", f.repeats, receiver.MaxRepeats)
 	}
-	if f.seqCapacity > receiver.MaxSeqCapacity {
-		return usagef("--seq-capacity %d: want at most %d (sequences are 32-bit)", f.seqCapacity, uint64(receiver.MaxSeqCapacity))
+	if cmd.Flags().Changed("seq-capacity") {
+		return usagef("--seq-capacity was replaced by --window: the receiver keeps a sliding window of sequences per stream, whatever the run's length")
+	}
+	if w := f.window; w != 0 && (w < receiver.MinWindow || w > receiver.MaxWindow || w&(w-1) != 0) {
+		return usagef("--window %d: want a power of two from %d to %d", w, receiver.MinWindow, receiver.MaxWindow)
 	}
 	if f.maxStreams < 1 || f.maxStreams > 1<<16 {
 		return usagef("--max-streams %d: want 1 to 65536", f.maxStreams)
@@ -78,7 +83,7 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 	ctx := cmd.Context()
 	r, err := receiver.Start(ctx, receiver.Options{
 		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats,
-		SeqCapacity: f.seqCapacity, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"),
+		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"),
 	})
 	if errors.Is(err, receiver.ErrNoInterface) {
 		return usagef("--iface %s: no such interface (here: %s)", f.iface, interfaceNames())

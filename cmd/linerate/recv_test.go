@@ -15,7 +15,9 @@ func TestRecvBadInput(t *testing.T) {
 		{[]string{"recv", "--iface", "lo", "--duration", "1s", "--until-idle", "2s"}, "at most one of --duration and --until-idle"},
 		{[]string{"recv", "--iface", "lo", "--duration", "-1s"}, "want a positive duration"},
 		{[]string{"recv", "--iface", "lo", "--repeats", "0"}, "--repeats 0: want 1 to 32768"},
-		{[]string{"recv", "--iface", "lo", "--seq-capacity", "5000000000"}, "--seq-capacity 5000000000"},
+		{[]string{"recv", "--iface", "lo", "--seq-capacity", "5000000000"}, "--seq-capacity was replaced by --window"},
+		{[]string{"recv", "--iface", "lo", "--window", "3000"}, "--window 3000: want a power of two from 1024 to 134217728"},
+		{[]string{"recv", "--iface", "lo", "--window", "512"}, "--window 512: want a power of two"},
 		{[]string{"recv", "--iface", "lo", "--max-streams", "0"}, "--max-streams 0"},
 		{[]string{"recv", "--iface", "nosuch0", "--method", "afpacket"}, "--iface nosuch0: no such interface (here: lo"},
 	} {

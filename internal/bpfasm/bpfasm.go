@@ -14,10 +14,12 @@ const (
 	bpfFetch   = 0x01
 	bpfAtomAdd = 0x00 | bpfFetch // BPF_ADD | BPF_FETCH
 	bpfAtomOr  = 0x40 | bpfFetch // BPF_OR | BPF_FETCH
+	bpfCmpXchg = 0xf0 | bpfFetch // BPF_CMPXCHG
 )
 
 // AtomicFetch emits a 64-bit atomic fetch-op (asm.FetchAdd or
-// asm.FetchOr): src = atomic_fetch_op((u64 *)(dst + off), src).
+// asm.FetchOr): src = atomic_fetch_op((u64 *)(dst + off), src); or, for
+// asm.CmpXchg, r0 = cmpxchg((u64 *)(dst + off), r0, src) (Linux 5.12).
 // cilium/ebpf v0.22.0's asm marshals every atomic instruction with imm 0
 // (BPF_ADD, no BPF_FETCH): it computes the immediate before it sets it
 // from the opcode, so a plain FetchAdd/FetchOr silently becomes an add
@@ -27,8 +29,11 @@ const (
 // library is fixed.
 func AtomicFetch(op asm.AtomicOp, dst, src asm.Register, off int16) asm.Instruction {
 	want := int64(bpfAtomAdd)
-	if op == asm.FetchOr {
+	switch op {
+	case asm.FetchOr:
 		want = bpfAtomOr
+	case asm.CmpXchg:
+		want = bpfCmpXchg
 	}
 	ins := op.Mem(dst, src, asm.DWord, off)
 	if Imm(ins) == want {

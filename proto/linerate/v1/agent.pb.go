@@ -1543,16 +1543,23 @@ type ArmRequest struct {
 	// (0 = the default) for exact accounting; a sender with clone_skb c or
 	// burst b sends c+1 or b copies, which are then not duplicates.
 	Repeats uint32 `protobuf:"varint,5,opt,name=repeats,proto3" json:"repeats,omitempty"`
-	// The highest sequence number tracked exactly per stream (gaps,
-	// duplicates, reordering); 0 = the receiver's default, at most 2^32-1.
-	// Packets above it are still counted, in received and beyond_capacity.
+	// Ignored since receivers track a sliding window per stream (window):
+	// was the highest sequence tracked. Kept so that old coordinators'
+	// requests still parse.
+	//
+	// Deprecated: Marked as deprecated in linerate/v1/agent.proto.
 	SeqCapacity uint64 `protobuf:"varint,6,opt,name=seq_capacity,json=seqCapacity,proto3" json:"seq_capacity,omitempty"`
 	// Streams counted one by one; test packets of further streams only in
 	// overflow_packets. 0 = the receiver's default.
 	MaxStreams uint32 `protobuf:"varint,7,opt,name=max_streams,json=maxStreams,proto3" json:"max_streams,omitempty"`
 	// Missing ranges listed per stream (the first ones by sequence); 0 = the
 	// receiver's default.
-	MaxRanges     uint32 `protobuf:"varint,8,opt,name=max_ranges,json=maxRanges,proto3" json:"max_ranges,omitempty"`
+	MaxRanges uint32 `protobuf:"varint,8,opt,name=max_ranges,json=maxRanges,proto3" json:"max_ranges,omitempty"`
+	// Sequences per stream the receiver's sliding window tracks one by one
+	// (a power of two; memory is max_streams × window/4 bytes, whatever the
+	// run's length); 0 = the receiver's default. Older sequences are final:
+	// a packet for one is counted late.
+	Window        uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1622,6 +1629,7 @@ func (x *ArmRequest) GetRepeats() uint32 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in linerate/v1/agent.proto.
 func (x *ArmRequest) GetSeqCapacity() uint64 {
 	if x != nil {
 		return x.SeqCapacity
@@ -1639,6 +1647,13 @@ func (x *ArmRequest) GetMaxStreams() uint32 {
 func (x *ArmRequest) GetMaxRanges() uint32 {
 	if x != nil {
 		return x.MaxRanges
+	}
+	return 0
+}
+
+func (x *ArmRequest) GetWindow() uint64 {
+	if x != nil {
+		return x.Window
 	}
 	return 0
 }
@@ -1836,8 +1851,10 @@ type ReceiverReport struct {
 	RingDrops uint64 `protobuf:"varint,7,opt,name=ring_drops,json=ringDrops,proto3" json:"ring_drops,omitempty"`
 	// Test packets of streams beyond max_streams, counted only here.
 	OverflowPackets uint64 `protobuf:"varint,8,opt,name=overflow_packets,json=overflowPackets,proto3" json:"overflow_packets,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The window the streams were counted with (ArmRequest.window).
+	Window        uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReceiverReport) Reset() {
@@ -1926,6 +1943,13 @@ func (x *ReceiverReport) GetOverflowPackets() uint64 {
 	return 0
 }
 
+func (x *ReceiverReport) GetWindow() uint64 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
 // StreamReport is one sequence stream: one sender thread's packets to one
 // destination.
 type StreamReport struct {
@@ -1933,27 +1957,39 @@ type StreamReport struct {
 	Src     string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
 	Dst     string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
 	DstPort uint32                 `protobuf:"varint,3,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
-	// Every packet of the stream, duplicates and beyond-capacity ones
+	// Every packet of the stream, duplicates, late and sequence-0 ones
 	// included.
 	Received uint64 `protobuf:"varint,4,opt,name=received,proto3" json:"received,omitempty"`
-	// The highest sequence seen: a tail loss shows as max_seq below what was
-	// sent.
-	MaxSeq uint32 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
+	// The highest sequence seen, unwrapped past 2^32: a tail loss shows as
+	// max_seq below what was sent. (uint32 before the window; the wire
+	// encoding is the same.)
+	MaxSeq uint64 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
 	// Copies beyond the expected repeats.
 	Duplicates uint64 `protobuf:"varint,6,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
 	// First copies that arrived after a higher sequence of the stream.
 	Reordered uint64 `protobuf:"varint,7,opt,name=reordered,proto3" json:"reordered,omitempty"`
-	// Sequences in [1, min(max_seq, seq_capacity)] never seen, head loss
-	// included.
+	// Sequences in [1, max_seq] never seen as a first copy within the
+	// window, head loss included: exact (max_seq minus the first copies).
 	Missing uint64 `protobuf:"varint,8,opt,name=missing,proto3" json:"missing,omitempty"`
-	// The first max_ranges runs of missing sequences, inclusive; missing
-	// counts them all.
+	// The first max_ranges runs of missing sequences, inclusive, of those
+	// the window still held at the end (from missing_ranges_from when set);
+	// missing counts them all.
 	MissingRanges []*SeqRange `protobuf:"bytes,9,rep,name=missing_ranges,json=missingRanges,proto3" json:"missing_ranges,omitempty"`
-	// Packets with sequence 0 or above seq_capacity: in received, in no
-	// other counter.
+	// Packets with sequence 0 (outside pktgen's numbering): in received, in
+	// no other counter.
 	BeyondCapacity uint64 `protobuf:"varint,10,opt,name=beyond_capacity,json=beyondCapacity,proto3" json:"beyond_capacity,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Packets older than the window when they arrived: each a duplicate or
+	// the late first copy of a sequence missing counts; the window cannot
+	// tell which. In received only.
+	Late uint64 `protobuf:"varint,11,opt,name=late,proto3" json:"late,omitempty"`
+	// Packets the XDP program could not record in the window (its
+	// compare-and-swap lost every try to other CPUs): in received only.
+	Unrecorded uint64 `protobuf:"varint,12,opt,name=unrecorded,proto3" json:"unrecorded,omitempty"`
+	// When not 0, missing_ranges lists runs from this sequence on only: the
+	// window had moved past the ones below.
+	MissingRangesFrom uint64 `protobuf:"varint,13,opt,name=missing_ranges_from,json=missingRangesFrom,proto3" json:"missing_ranges_from,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StreamReport) Reset() {
@@ -2014,7 +2050,7 @@ func (x *StreamReport) GetReceived() uint64 {
 	return 0
 }
 
-func (x *StreamReport) GetMaxSeq() uint32 {
+func (x *StreamReport) GetMaxSeq() uint64 {
 	if x != nil {
 		return x.MaxSeq
 	}
@@ -2056,12 +2092,35 @@ func (x *StreamReport) GetBeyondCapacity() uint64 {
 	return 0
 }
 
+func (x *StreamReport) GetLate() uint64 {
+	if x != nil {
+		return x.Late
+	}
+	return 0
+}
+
+func (x *StreamReport) GetUnrecorded() uint64 {
+	if x != nil {
+		return x.Unrecorded
+	}
+	return 0
+}
+
+func (x *StreamReport) GetMissingRangesFrom() uint64 {
+	if x != nil {
+		return x.MissingRangesFrom
+	}
+	return 0
+}
+
 // SeqRange is an inclusive range of sequence numbers; the receiver's JSON
 // writes it as a pair [from, to].
 type SeqRange struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          uint32                 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            uint32                 `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// uint32 before the window unwrapped sequences; the wire encoding is
+	// the same.
+	From          uint64 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            uint64 `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2096,14 +2155,14 @@ func (*SeqRange) Descriptor() ([]byte, []int) {
 	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
-func (x *SeqRange) GetFrom() uint32 {
+func (x *SeqRange) GetFrom() uint64 {
 	if x != nil {
 		return x.From
 	}
 	return 0
 }
 
-func (x *SeqRange) GetTo() uint32 {
+func (x *SeqRange) GetTo() uint64 {
 	if x != nil {
 		return x.To
 	}
@@ -3672,12 +3731,13 @@ func (x *ThreadCounters) GetErrors() uint64 {
 }
 
 type StreamCounters struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Src           string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
-	Dst           string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
-	DstPort       uint32                 `protobuf:"varint,3,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
-	Received      uint64                 `protobuf:"varint,4,opt,name=received,proto3" json:"received,omitempty"`
-	MaxSeq        uint32                 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Src      string                 `protobuf:"bytes,1,opt,name=src,proto3" json:"src,omitempty"`
+	Dst      string                 `protobuf:"bytes,2,opt,name=dst,proto3" json:"dst,omitempty"`
+	DstPort  uint32                 `protobuf:"varint,3,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
+	Received uint64                 `protobuf:"varint,4,opt,name=received,proto3" json:"received,omitempty"`
+	// Unwrapped past 2^32 (uint32 before the window; the same wire encoding).
+	MaxSeq        uint64 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3740,7 +3800,7 @@ func (x *StreamCounters) GetReceived() uint64 {
 	return 0
 }
 
-func (x *StreamCounters) GetMaxSeq() uint32 {
+func (x *StreamCounters) GetMaxSeq() uint64 {
 	if x != nil {
 		return x.MaxSeq
 	}
@@ -3858,19 +3918,20 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0fRestoreResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\xe6\x01\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x82\x02\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
 	"\x05iface\x18\x02 \x01(\tR\x05iface\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\x12\n" +
 	"\x04pass\x18\x04 \x01(\bR\x04pass\x12\x18\n" +
-	"\arepeats\x18\x05 \x01(\rR\arepeats\x12!\n" +
-	"\fseq_capacity\x18\x06 \x01(\x04R\vseqCapacity\x12\x1f\n" +
+	"\arepeats\x18\x05 \x01(\rR\arepeats\x12%\n" +
+	"\fseq_capacity\x18\x06 \x01(\x04B\x02\x18\x01R\vseqCapacity\x12\x1f\n" +
 	"\vmax_streams\x18\a \x01(\rR\n" +
 	"maxStreams\x12\x1d\n" +
 	"\n" +
-	"max_ranges\x18\b \x01(\rR\tmaxRanges\"\x97\x01\n" +
+	"max_ranges\x18\b \x01(\rR\tmaxRanges\x12\x16\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\"\x97\x01\n" +
 	"\vArmResponse\x12\x14\n" +
 	"\x05armed\x18\x01 \x01(\bR\x05armed\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12#\n" +
@@ -3882,7 +3943,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"keep_armed\x18\x02 \x01(\bR\tkeepArmed\"\x85\x01\n" +
 	"\x0fCollectResponse\x123\n" +
 	"\x06report\x18\x01 \x01(\v2\x1b.linerate.v1.ReceiverReportR\x06report\x12=\n" +
-	"\fcollected_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcollectedAt\"\xba\x02\n" +
+	"\fcollected_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcollectedAt\"\xd2\x02\n" +
 	"\x0eReceiverReport\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12#\n" +
 	"\rmethod_reason\x18\x02 \x01(\tR\fmethodReason\x12\x18\n" +
@@ -3892,13 +3953,14 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x04link\x18\x06 \x01(\v2\x19.linerate.v1.LinkCountersR\x04link\x12\x1d\n" +
 	"\n" +
 	"ring_drops\x18\a \x01(\x04R\tringDrops\x12)\n" +
-	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\"\xc1\x02\n" +
+	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\"\xa5\x03\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
 	"\bdst_port\x18\x03 \x01(\rR\adstPort\x12\x1a\n" +
 	"\breceived\x18\x04 \x01(\x04R\breceived\x12\x17\n" +
-	"\amax_seq\x18\x05 \x01(\rR\x06maxSeq\x12\x1e\n" +
+	"\amax_seq\x18\x05 \x01(\x04R\x06maxSeq\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\x06 \x01(\x04R\n" +
 	"duplicates\x12\x1c\n" +
@@ -3906,10 +3968,15 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\amissing\x18\b \x01(\x04R\amissing\x12<\n" +
 	"\x0emissing_ranges\x18\t \x03(\v2\x15.linerate.v1.SeqRangeR\rmissingRanges\x12'\n" +
 	"\x0fbeyond_capacity\x18\n" +
-	" \x01(\x04R\x0ebeyondCapacity\".\n" +
+	" \x01(\x04R\x0ebeyondCapacity\x12\x12\n" +
+	"\x04late\x18\v \x01(\x04R\x04late\x12\x1e\n" +
+	"\n" +
+	"unrecorded\x18\f \x01(\x04R\n" +
+	"unrecorded\x12.\n" +
+	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\".\n" +
 	"\bSeqRange\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\rR\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\rR\x02to\"\xc0\x01\n" +
+	"\x04from\x18\x01 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x04R\x02to\"\xc0\x01\n" +
 	"\fLinkCounters\x12\x1d\n" +
 	"\n" +
 	"rx_packets\x18\x01 \x01(\x04R\trxPackets\x12\x1d\n" +
@@ -4048,7 +4115,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
 	"\bdst_port\x18\x03 \x01(\rR\adstPort\x12\x1a\n" +
 	"\breceived\x18\x04 \x01(\x04R\breceived\x12\x17\n" +
-	"\amax_seq\x18\x05 \x01(\rR\x06maxSeq*O\n" +
+	"\amax_seq\x18\x05 \x01(\x04R\x06maxSeq*O\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SENDER\x10\x01\x12\x11\n" +

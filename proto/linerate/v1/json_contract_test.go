@@ -65,13 +65,13 @@ func TestCLIJSONReadsIntoMessages(t *testing.T) {
 		// missing_ranges: JSON [[from, to]] pairs are SeqRange messages here.
 		{"receiver report → ReceiverReport", json.RawMessage(`{"method": "xdp", "method_reason": "native", "packets": 5, "other_packets": 1,
 			"streams": [{"src": "198.18.0.2", "dst": "198.18.1.2", "dst_port": 9, "received": 5, "max_seq": 6,
-			             "duplicates": 0, "reordered": 1, "missing": 1, "beyond_capacity": 2}],
+			             "duplicates": 0, "reordered": 1, "late": 3, "missing": 1, "missing_ranges_from": 5, "beyond_capacity": 2, "unrecorded": 1}],
 			"link": {"rx_packets": 6, "rx_dropped": 1, "rx_missed": 2, "rx_fifo": 3, "xdp_packets": 5, "xdp_drops": 0},
-			"ring_drops": 4, "overflow_packets": 3}`), &pb.ReceiverReport{}, &pb.ReceiverReport{
+			"ring_drops": 4, "overflow_packets": 3, "window": 65536}`), &pb.ReceiverReport{}, &pb.ReceiverReport{
 			Method: "xdp", MethodReason: "native", Packets: 5, OtherPackets: 1,
-			Streams:   []*pb.StreamReport{{Src: "198.18.0.2", Dst: "198.18.1.2", DstPort: 9, Received: 5, MaxSeq: 6, Reordered: 1, Missing: 1, BeyondCapacity: 2}},
+			Streams:   []*pb.StreamReport{{Src: "198.18.0.2", Dst: "198.18.1.2", DstPort: 9, Received: 5, MaxSeq: 6, Reordered: 1, Late: 3, Missing: 1, MissingRangesFrom: 5, BeyondCapacity: 2, Unrecorded: 1}},
 			Link:      &pb.LinkCounters{RxPackets: 6, RxDropped: 1, RxMissed: 2, RxFifo: 3, XdpPackets: 5},
-			RingDrops: 4, OverflowPackets: 3,
+			RingDrops: 4, OverflowPackets: 3, Window: 65536,
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
