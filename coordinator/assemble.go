@@ -27,6 +27,7 @@ func (st *runState) reconcile() {
 			n.host.Uncounted = r.Overflow
 			for _, s := range r.Streams {
 				n.host.BeyondCapacity += s.BeyondCapacity
+				n.host.Unrecorded += s.Unrecorded
 			}
 		}
 	}
@@ -79,7 +80,7 @@ func (st *runState) finish(err error) {
 // a stream, with a sequence (none had sequence 0).
 func (st *runState) counted() bool {
 	for _, n := range st.withRole(gossip.RoleReceiver) {
-		if n.host.Uncounted > 0 || n.host.BeyondCapacity > 0 {
+		if n.host.Uncounted > 0 || n.host.BeyondCapacity > 0 || n.host.Unrecorded > 0 {
 			return false
 		}
 	}

@@ -187,7 +187,7 @@ func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]recei
 			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams arrived after their sequence left its window: each a duplicate or the late first copy of a sequence counted lost, which the window cannot tell apart", name, late, lateStreams))
 		}
 		if unrec > 0 {
-			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams could not be recorded in its window (CPUs contending for one word): lost may count them", name, unrec, unrecStreams))
+			out = append(out, fmt.Sprintf("%s: %d test packets of %d streams could not be recorded in its window (CPUs contending for one word): each a distinct sequence or a duplicate, which the count cannot tell; the run is partial", name, unrec, unrecStreams))
 		}
 	}
 	return out

@@ -8,8 +8,8 @@ const (
 	StatusFailed = "failed" // the run ended early: Error names the agent and phase
 	// StatusPartial is a run collected but not wholly accounted for: some
 	// flows have no result (see Error), or a receiver could not count
-	// some test packets (Host.Uncounted, Host.BeyondCapacity; Warnings
-	// say how many and why).
+	// some test packets (Host.Uncounted, Host.BeyondCapacity,
+	// Host.Unrecorded; Warnings say how many and why).
 	StatusPartial = "partial"
 )
 
@@ -67,10 +67,13 @@ type Host struct {
 	// Uncounted (receiver) are test packets of streams beyond its stream
 	// table: they arrived but are in no stream's count. BeyondCapacity
 	// are packets with sequence 0 (outside pktgen's numbering): received,
-	// not checked for duplicates, order or gaps. Either makes the run
-	// partial.
+	// not checked for duplicates, order or gaps. Unrecorded are packets
+	// its XDP program could not record in their stream's window (CPUs
+	// contending for one word): each a distinct sequence or a duplicate,
+	// which the count cannot tell. Any of them makes the run partial.
 	Uncounted      uint64   `json:"uncounted,omitempty"`
 	BeyondCapacity uint64   `json:"beyond_capacity,omitempty"`
+	Unrecorded     uint64   `json:"unrecorded,omitempty"`
 	Warnings       []string `json:"warnings,omitempty"`
 }
 

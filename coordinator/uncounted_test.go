@@ -109,3 +109,25 @@ func TestRunUncountedIsPartial(t *testing.T) {
 		t.Errorf("warnings %q, want %q", res.Warnings, want)
 	}
 }
+
+// Packets the receiver's XDP program could not record in their window
+// (CPUs contending for one word) leave the count unsure: the run is
+// partial, the host says how many, a warning why.
+func TestRunUnrecordedIsPartial(t *testing.T) {
+	c, spec, agents := fanIn17(t, 2000)
+	r1 := agents[len(agents)-1]
+	r1.expect[3].Unrecorded = 2
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusPartial {
+		t.Fatalf("%v: status %s, want partial", err, res.Status)
+	}
+	for _, h := range res.Hosts {
+		if h.Name == "r1" && h.Unrecorded != 2 {
+			t.Errorf("r1: unrecorded %d, want 2", h.Unrecorded)
+		}
+	}
+	want := "r1: 2 test packets of 1 streams could not be recorded in its window"
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) && strings.HasSuffix(w, "the run is partial") }) {
+		t.Errorf("warnings %q, want %q … the run is partial", res.Warnings, want)
+	}
+}
