@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +37,19 @@ const (
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
+		if dir := os.Getenv("LINERATE_SCALE_PROFILE"); dir != "" {
+			// A CPU profile of each host, for diagnosis.
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("host-%d.pprof", os.Getpid())))
+			if err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 		if err := runChild(spec); err != nil {
 			fmt.Fprintf(os.Stderr, "scale host: %v\n", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
+		pprof.StopCPUProfile()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -129,6 +129,7 @@ func TestScale(t *testing.T) {
 		for _, h := range hosts {
 			wg.Go(func() {
 				s, err := h.line("started")
+				t.Logf("scale: host pid %d: started %s agents (then failed) after %s", h.cmd.Process.Pid, s, time.Since(t0).Round(time.Millisecond))
 				if err != nil || !strings.HasSuffix(s, " 0") {
 					t.Errorf("host pid %d: started %q, %v (stderr in %s)", h.cmd.Process.Pid, s, err, h.stderr)
 				}
@@ -137,7 +138,26 @@ func TestScale(t *testing.T) {
 		wg.Wait()
 		startedc <- time.Since(t0)
 	}()
-	if _, err := cl.WaitAlive(context.Background(), agents, 3*time.Minute); err != nil {
+	progress := make(chan struct{})
+	go func() { // what a slow fleet is doing, every 5 s
+		for {
+			select {
+			case <-progress:
+				return
+			case <-time.After(5 * time.Second):
+			}
+			n := 0
+			for _, m := range cl.Members() {
+				if m.Status == "alive" {
+					n++
+				}
+			}
+			t.Logf("scale: after %s: %d of %d agents alive", time.Since(t0).Round(time.Second), n, agents)
+		}
+	}()
+	_, err = cl.WaitAlive(context.Background(), agents, 3*time.Minute)
+	close(progress)
+	if err != nil {
 		t.Fatal(err)
 	}
 	listed := time.Since(t0)
@@ -181,7 +201,10 @@ func startHosts(t *testing.T, agents, procs, senders int, certs string) []*host 
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := t.TempDir()
+	logs := os.Getenv("LINERATE_SCALE_LOGS") // kept for diagnosis when set
+	if logs == "" {
+		logs = t.TempDir()
+	}
 	hosts := make([]*host, procs)
 	t.Cleanup(func() { stopHosts(t, hosts) })
 	for h := range procs {
