@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
@@ -68,6 +69,7 @@ func Start(cfg Config) (*Member, error) {
 	// joining together spent it instead of answering probes. Members
 	// still read compressed packets from older versions.
 	ml.EnableCompression = false
+	fleetTiming(ml)
 	if cfg.Advertise != "" {
 		ah, ap, err := hostPort(cfg.Advertise)
 		if err != nil {
@@ -175,4 +177,29 @@ func hostPort(addr string) (string, int, error) {
 		h = "0.0.0.0"
 	}
 	return h, port, nil
+}
+
+// fleetTiming is memberlist's LAN profile made to hold on busy hosts and
+// in a fleet that joins at once. A benchmark host saturates its CPUs on
+// purpose (a generator at line rate, a receiver counting every packet),
+// and a fleet started together floods every member with the news of
+// every join: with the LAN profile's 500 ms probe timeout such members
+// miss acks, are suspected, refute, and the suspicions and refutations
+// are gossip of their own, until the cluster spends its CPU on gossip
+// and members are declared failed that never were (a failed member ends
+// a run). Measured with 1,000 agents in 8 processes on 2 CPUs: 496 of
+// 1,000 alive after 3 min with the LAN profile, 822 with this one.
+//   - probes every 2 s, each given 2 s to answer (LAN: 1 s, 500 ms):
+//     a member is suspected after 2 s of silence, declared failed after
+//     its suspicion timeout (4·log10(N)·2 s: 16 s at 100 members);
+//   - each gossip message retransmitted 2·log10(N+1) times, not 4·: the
+//     news of a join goes to every member about as surely (push-pull
+//     repairs what gossip misses) for half the packets;
+//   - a handoff queue of 4,096 messages instead of 1,024, so a burst is
+//     queued, not dropped.
+func fleetTiming(ml *memberlist.Config) {
+	ml.ProbeInterval = 2 * time.Second
+	ml.ProbeTimeout = 2 * time.Second
+	ml.RetransmitMult = 2
+	ml.HandoffQueueDepth = 4096
 }

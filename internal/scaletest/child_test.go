@@ -155,5 +155,6 @@ func runChild(spec string) error {
 	fmt.Printf("started %d %d\n", count-1-failed, failed)
 	for in.Scan() {
 	}
+	pprof.StopCPUProfile() // before the shutdown, which may be cut short
 	return nil
 }

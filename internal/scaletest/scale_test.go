@@ -155,7 +155,13 @@ func TestScale(t *testing.T) {
 			t.Logf("scale: after %s: %d of %d agents alive", time.Since(t0).Round(time.Second), n, agents)
 		}
 	}()
-	_, err = cl.WaitAlive(context.Background(), agents, 3*time.Minute)
+	wait := 3 * time.Minute
+	if v := os.Getenv("LINERATE_SCALE_WAIT"); v != "" {
+		if wait, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("LINERATE_SCALE_WAIT=%q: %v", v, err)
+		}
+	}
+	_, err = cl.WaitAlive(context.Background(), agents, wait)
 	close(progress)
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +177,21 @@ func TestScale(t *testing.T) {
 	t.Logf("scale: %d agents in %d processes: every agent started in %s, listed alive by the coordinator after %s, healthy (mTLS health check of each) after %s",
 		agents, procs, started.Round(time.Millisecond), listed.Round(time.Millisecond), healthy.Round(time.Millisecond))
 
+	// A run starts on a fleet that joined a while ago, not amid the
+	// gossip of its joins: wait (at most a minute) until the hosts use
+	// less than a third of a CPU, and say how long that took.
+	settle := time.Now()
+	for prev, _ := usage(hosts); time.Since(settle) < time.Minute; {
+		time.Sleep(time.Second)
+		cpu, _ := usage(hosts)
+		if cpu-prev < time.Second/3 {
+			break
+		}
+		prev = cpu
+	}
+	cpuNow, _ := usage(hosts)
+	t.Logf("scale: the fleet settled (hosts below a third of a CPU) %s after all were healthy; %.1f s of CPU by then",
+		time.Since(settle).Round(time.Second), cpuNow.Seconds())
 	rep := startSenders(t, ms, senders, dial)
 	var late []float64
 	for _, at := range rep.Started {
