@@ -68,6 +68,17 @@ func (l *logBuffer) count(s string) int {
 	return strings.Count(l.b.String(), s)
 }
 
+// noMoreAttempts fails when a failed join attempt is logged within d
+// (after what ended them).
+func (l *logBuffer) noMoreAttempts(t *testing.T, d time.Duration, after string) {
+	t.Helper()
+	n := l.count("no seed answered")
+	time.Sleep(d)
+	if m := l.count("no seed answered"); m != n {
+		t.Errorf("join attempts went on after %s: %d then %d", after, n, m)
+	}
+}
+
 func bufLog(l *logBuffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: l})
 }
@@ -90,12 +101,7 @@ func TestJoinRetriesUntilSeedComesUp(t *testing.T) {
 	if logs.count("joined the cluster") != 1 {
 		t.Errorf("want one join logged, log:\n%s", logs.b.String())
 	}
-	// Joined: no further attempts.
-	n := logs.count("no seed answered")
-	time.Sleep(500 * time.Millisecond)
-	if m := logs.count("no seed answered"); m != n {
-		t.Errorf("join attempts went on after joining: %d then %d", n, m)
-	}
+	logs.noMoreAttempts(t, 500*time.Millisecond, "joining")
 }
 
 // A seed that never comes up: the agent keeps serving and keeps trying,
@@ -114,11 +120,7 @@ func TestJoinDeadSeedAgentStaysUp(t *testing.T) {
 	if err := b.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	n := logs.count("no seed answered")
-	time.Sleep(300 * time.Millisecond)
-	if m := logs.count("no seed answered"); m != n {
-		t.Errorf("join attempts went on after shutdown: %d then %d", n, m)
-	}
+	logs.noMoreAttempts(t, 300*time.Millisecond, "shutdown")
 }
 
 // Several seeds, one dead: the agent joins through the live one at once.
