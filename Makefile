@@ -203,11 +203,17 @@ crossbuild:
 bench-pktgen: deps vmtest-deps
 	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
 
-# bench-scale: 256 agents on loopback (serf + mutual-TLS gRPC) discovered
-# by a coordinator, and one scheduled start over 64 of them; prints the
-# figures (docs/benchmarks.md).
+# bench-scale: a fleet on loopback — SCALE_AGENTS agents (serf + mutual-TLS
+# gRPC, each its own certificate) in SCALE_PROCS processes, as hosts would
+# run them — discovered and health-checked by a coordinator, then one
+# scheduled start over SCALE_SENDERS of them; prints the figures and the
+# targets' verdicts (docs/benchmarks.md). Run it alone on the machine.
+SCALE_AGENTS ?= 1000
+SCALE_PROCS ?= 8
+SCALE_SENDERS ?= 256
 bench-scale: deps
-	set -o pipefail; LINERATE_SCALE_AGENTS=256 $(GO) test -count=1 -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
+	set -o pipefail; LINERATE_SCALE_AGENTS=$(SCALE_AGENTS) LINERATE_SCALE_PROCS=$(SCALE_PROCS) LINERATE_SCALE_SENDERS=$(SCALE_SENDERS) \
+		$(GO) test -count=1 -timeout 20m -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-generators: xdp and afpacket backends against trafgen, iperf3 and,
 # when XDP_TRAFFICGEN and XDP_BENCH name xdp-tools binaries, xdp-trafficgen

@@ -67,8 +67,16 @@ type Config struct {
 	// GRPCAddr is where the Agent service listens (host:port, port 0 =
 	// any).
 	GRPCAddr string
-	// Join are serf members to join at start (host:port).
+	// Join are serf members to join at start (host:port), every one each
+	// attempt: give several seeds so that one down or overloaded does not
+	// matter. When none answers the agent keeps retrying in the
+	// background (JoinRetry doubling up to JoinRetryMax, with jitter)
+	// until one does; it never exits for it.
 	Join []string
+	// JoinRetry is the first wait before a failed join is retried
+	// (default DefaultJoinRetry); JoinRetryMax the longest (default
+	// DefaultJoinRetryMax).
+	JoinRetry, JoinRetryMax time.Duration
 	// GossipKey encrypts gossip: 16, 24 or 32 bytes (AES); nil = plaintext.
 	GossipKey []byte
 	// TLSDir is the certificate directory with TLSName.crt; Insecure
@@ -153,6 +161,13 @@ func (c *Config) defaults() error {
 	if c.ReceiverMemory == 0 {
 		c.ReceiverMemory = DefaultReceiverMemory
 	}
+	if c.JoinRetry <= 0 {
+		c.JoinRetry = DefaultJoinRetry
+	}
+	if c.JoinRetryMax <= 0 {
+		c.JoinRetryMax = DefaultJoinRetryMax
+	}
+	c.JoinRetryMax = max(c.JoinRetryMax, c.JoinRetry)
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = DefaultLeaseTTL
 	}
@@ -199,6 +214,9 @@ type Agent struct {
 	mlis     net.Listener
 	mserved  chan struct{}
 	shutdown bool
+	// joinCtx ends the background join retries at shutdown.
+	joinCtx    context.Context
+	joinCancel context.CancelFunc
 }
 
 // New checks cfg and opens the host root; nothing is started.
@@ -211,6 +229,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: host root %s: %w", cfg.Root, err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, root: root}
+	a.joinCtx, a.joinCancel = context.WithCancel(context.Background())
 	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"), a.Members)
 	a.svc.conf.refresh = a.refreshMembers
 	return a, nil
@@ -388,6 +407,7 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 // stopTransport leaves serf and stops the gRPC and metrics servers.
 func (a *Agent) stopTransport(ctx context.Context) {
 	a.mu.Lock()
+	a.joinCancel()
 	s, srv, served := a.serf, a.grpc, a.served
 	msrv, mserved := a.metrics, a.mserved
 	a.serf, a.grpc, a.metrics = nil, nil, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 
 	sockaddr "github.com/hashicorp/go-sockaddr"
 	"github.com/hashicorp/serf/serf"
@@ -72,13 +71,10 @@ func (a *Agent) startSerf(grpcAddr net.Addr) error {
 	a.mu.Unlock()
 	go a.eventLoop(s, events)
 	a.log.Info("gossip started", "node", a.cfg.Name, "addr", s.Addr(), "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
-	if len(a.cfg.Join) > 0 {
-		n, err := s.Join(a.cfg.Join, true)
-		if err != nil && n == 0 {
-			return fmt.Errorf("agent: join %s: %w", strings.Join(a.cfg.Join, ", "), err)
-		}
-		a.log.Info("joined the cluster", "contacted", n, "members", len(s.Members()))
-	}
+	a.mu.Lock()
+	ctx := a.joinCtx
+	a.mu.Unlock()
+	a.join(ctx, s)
 	return nil
 }
 

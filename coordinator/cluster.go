@@ -192,11 +192,14 @@ func (c *Cluster) Refresh() {
 	}
 }
 
-// WaitAlive waits until at least n agents are alive, refreshing the
-// member list twice a second, and returns them.
+// WaitAlive waits until at least n agents are alive, counting ten times
+// a second and refreshing the member list (one refresh at a time, each
+// half a second after the last ended), and returns them; it returns at
+// its deadline whatever a refresh under way is waiting for.
 func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) ([]Member, error) {
 	deadline := time.Now().Add(timeout)
 	refresh := time.Now().Add(500 * time.Millisecond)
+	var refreshing chan struct{} // closed when the refresh under way ends
 	for {
 		ms := c.Members()
 		alive := 0
@@ -211,14 +214,22 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 		if time.Now().After(deadline) {
 			return ms, fmt.Errorf("%d of %d agents alive after %s", alive, n, timeout)
 		}
-		if time.Now().After(refresh) {
-			c.Refresh()
-			refresh = time.Now().Add(500 * time.Millisecond)
+		if time.Now().After(refresh) && refreshing == nil {
+			// In the background: a push-pull with an overloaded seed can
+			// take memberlist's TCP timeout (10 s) per seed, and the wait
+			// must end at its deadline.
+			refreshing = make(chan struct{})
+			go func(done chan struct{}) { defer close(done); c.Refresh() }(refreshing)
+		}
+		select {
+		case <-refreshing:
+			refreshing, refresh = nil, time.Now().Add(500*time.Millisecond)
+		default:
 		}
 		select {
 		case <-ctx.Done():
 			return ms, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond): // a thousand members decoded each time: not faster
 		}
 	}
 }

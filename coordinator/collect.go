@@ -32,6 +32,15 @@ func (st *runState) wait(ctx context.Context) error {
 	}()
 	defer close(done)
 	return st.each(ctx, senders, func(ctx context.Context, n *node) error {
+		if st.spec.Duration > 0 {
+			// Stopped at duration + 30 s, a sender has a call's time to
+			// answer; one that never does fails the run there. (A run by
+			// count has no such bound: its lease renewals fail the run
+			// when the agent stops answering.)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, st.spec.Duration+30*time.Second+st.r.CallTimeout)
+			defer cancel()
+		}
 		resp, err := n.c.Result(ctx, &lineratev1.ResultRequest{LeaseId: n.lease, Wait: true})
 		if err != nil {
 			return fmt.Errorf("result: %w", err)

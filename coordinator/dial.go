@@ -1,16 +1,11 @@
 package coordinator
 
 import (
-	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"google.golang.org/grpc"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/linerate/linerate/internal/mtls"
-	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
 // Dialer opens a gRPC connection to an agent.
@@ -38,46 +33,4 @@ func TLSDialer(o mtls.Options) Dialer {
 		}
 		return conn, nil
 	}
-}
-
-// Check asks every member's health service whether the Agent service is
-// serving and fills Member.Health ("serving", or what went wrong), at
-// most 8 at a time, each within timeout.
-func Check(ctx context.Context, members []Member, dial Dialer, timeout time.Duration) []Member {
-	out := append([]Member(nil), members...)
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i := range out {
-		if out[i].Status != "alive" {
-			out[i].Health = "not alive (" + out[i].Status + ")"
-			continue
-		}
-		wg.Add(1)
-		go func(m *Member) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			m.Health = health(ctx, *m, dial, timeout)
-		}(&out[i])
-	}
-	wg.Wait()
-	return out
-}
-
-func health(ctx context.Context, m Member, dial Dialer, timeout time.Duration) string {
-	conn, err := dial(m)
-	if err != nil {
-		return err.Error()
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: lineratev1.Agent_ServiceDesc.ServiceName})
-	if err != nil {
-		return fmt.Sprintf("unreachable: %v", err)
-	}
-	if resp.Status != healthpb.HealthCheckResponse_SERVING {
-		return resp.Status.String()
-	}
-	return "serving"
 }

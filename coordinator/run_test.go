@@ -36,6 +36,7 @@ type fakeAgent struct {
 	lose        uint64   // receiver: per stream
 	hostDrops   uint64   // receiver: rx_dropped
 	failIn      string   // RPC name that fails
+	hangIn      string   // RPC name that never answers ("*": every one); its caller's deadline ends it
 	hangResult  bool     // Result blocks until the call ends
 	txDropped   uint64   // sender: the host's tx drops
 	onConfigure func(*lineratev1.SenderConfig)
@@ -196,7 +197,14 @@ func newFakeCluster(t *testing.T, agents ...*fakeAgent) *fakeCluster {
 	c := &fakeCluster{agents: map[string]*fakeAgent{}, servers: map[string]*grpc.Server{}, lis: map[string]*bufconn.Listener{}, events: make(chan Event, 16)}
 	for _, a := range agents {
 		lis := bufconn.Listen(1 << 20)
-		srv := grpc.NewServer()
+		srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if a.hangIn == "*" || strings.HasSuffix(info.FullMethod, "/"+a.hangIn) {
+				_ = a.record(info.FullMethod[strings.LastIndex(info.FullMethod, "/")+1:])
+				<-ctx.Done() // never answers: only the caller's deadline ends the call
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+			return h(ctx, req)
+		}))
 		lineratev1.RegisterAgentServer(srv, a)
 		go srv.Serve(lis)
 		c.agents[a.name], c.servers[a.name], c.lis[a.name] = a, srv, lis

@@ -50,7 +50,7 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.bind, "bind", "0.0.0.0:7946", "gossip address:port (empty: no gossip, the agent is only reachable by its gRPC address)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")
 	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address")
-	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable")
+	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable: tried in a random order until one answers; when none does the agent keeps running and retries with backoff (1 s doubling to 30 s, jittered)")
 	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs'")
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -144,5 +145,32 @@ func TestAgentAllowMgmtIface(t *testing.T) {
 		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "", "--name", "t1", "--allow-mgmt-iface", "--allow-dst", "198.18.0.0/15")
 	if code := stop(); code != 0 {
 		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+}
+
+// An agent whose seed is down keeps running and retrying (the CLI's
+// defaults: the second attempt a second after the first), and stops
+// cleanly on the signal: it never exits for a failed join.
+func TestAgentJoinFailureKeepsRunning(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	_ = l.Close()
+	stderr, stop := startAgent(t, "no seed answered", "--role", "receiver", "--iface", "eth0", "--root", host(t), "--state-dir", t.TempDir(),
+		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--join", dead)
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(stderr.String(), "no seed answered") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second join attempt within 5 s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "seed="+dead) {
+		t.Errorf("the warning does not name the seed %s:\n%s", dead, stderr.String())
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit %d after the signal, want 0:\n%s", code, stderr.String())
 	}
 }
