@@ -213,3 +213,67 @@ func TestPacedCount(t *testing.T) {
 		t.Errorf("2000 packets at 20 kpps took %v", took)
 	}
 }
+
+// stamps returns the header times of stream 0's first n frames, in µs.
+func stamps(t *testing.T, s *gentest.Setup, n int) []int64 {
+	t.Helper()
+	slots, err := s.Sink.Stream(0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, n)
+	for i, sl := range slots {
+		out[i] = int64(sl.Header.TvSec)*1_000_000 + int64(sl.Header.TvUsec)
+	}
+	return out
+}
+
+// TestTimestampPerBulk checks the unpaced clock: the frames of each
+// transmit bulk (16, the batch being 64) carry one reading, the readings
+// never go back, and they advance with the run: the last bulk's is the
+// first's plus the sending window.
+func TestTimestampPerBulk(t *testing.T) {
+	const n, bulk = 64*100 + 5, 16
+	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = n })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	ts := stamps(t, s, n)
+	for i := 1; i < n; i++ {
+		if i%bulk != 0 && ts[i] != ts[i-1] {
+			t.Fatalf("seq %d stamped %d µs, seq %d (same bulk) %d", i+1, ts[i], i, ts[i-1])
+		}
+		if ts[i] < ts[i-1] {
+			t.Fatalf("seq %d stamped %d µs, before seq %d's %d", i+1, ts[i], i, ts[i-1])
+		}
+	}
+	last := (n - 1) / bulk * bulk
+	if d := ts[last] - ts[0]; d < int64(sum.USec)-2 || d > int64(sum.USec)+2 {
+		t.Errorf("stamps advance %d µs from the first bulk to the last, the sending window is %d µs", d, sum.USec)
+	}
+}
+
+// TestTimestampPerFramePaced checks that a paced run reads the clock for
+// every frame: at 20 kpps frame i is not due before the first frame's
+// time plus i × 50 µs (the schedule only ever moves later), so neither is
+// its stamp (less 1 µs of truncation), which a reading shared with an
+// earlier frame would be.
+func TestTimestampPerFramePaced(t *testing.T) {
+	const n, gap = 200, 50
+	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count, c.RatePPS = n, 1_000_000 / gap })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	ts := stamps(t, s, n)
+	for i := 1; i < n; i++ {
+		if ts[i] < ts[0]+int64(i*gap)-1 {
+			t.Fatalf("paced at %d µs: seq %d stamped %d µs after seq 1, before it was due", gap, i+1, ts[i]-ts[0])
+		}
+	}
+}
