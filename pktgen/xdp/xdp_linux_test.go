@@ -263,7 +263,7 @@ func TestTimestampPerBulk(t *testing.T) {
 // earlier frame would be.
 func TestTimestampPerFramePaced(t *testing.T) {
 	const n, gap = 200, 50
-	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count, c.RatePPS = n, 1_000_000 / gap })
+	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count, c.RatePPS = n, 1_000_000/gap })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	if err != nil {
