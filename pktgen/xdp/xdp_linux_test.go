@@ -217,18 +217,27 @@ func TestPacedCount(t *testing.T) {
 	}
 }
 
-// stamps returns the header times of stream 0's first n frames, in µs.
-func stamps(t *testing.T, s *gentest.Setup, n int) []int64 {
+// sendStamped sends n frames from one thread on CPU 0 (edit changes
+// the config), verifies them at the sink and returns the summary and the
+// frames' header times in µs, in sequence order.
+func sendStamped(t *testing.T, n int, edit func(*pktgen.Config)) (*pktgen.Summary, []int64) {
 	t.Helper()
+	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = uint64(n); edit(c) })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
 	slots, err := s.Sink.Stream(0, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]int64, n)
+	ts := make([]int64, n)
 	for i, sl := range slots {
-		out[i] = int64(sl.Header.TvSec)*1_000_000 + int64(sl.Header.TvUsec)
+		ts[i] = int64(sl.Header.TvSec)*1_000_000 + int64(sl.Header.TvUsec)
 	}
-	return out
+	return sum, ts
 }
 
 // TestTimestampPerBulk checks the unpaced clock: the frames of each
@@ -237,14 +246,7 @@ func stamps(t *testing.T, s *gentest.Setup, n int) []int64 {
 // first's plus the sending window.
 func TestTimestampPerBulk(t *testing.T) {
 	const n, bulk = 64*100 + 5, 16
-	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = n })
-	from := time.Now()
-	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Verify(t, sum, from, time.Now())
-	ts := stamps(t, s, n)
+	sum, ts := sendStamped(t, n, func(*pktgen.Config) {})
 	for i := 1; i < n; i++ {
 		if i%bulk != 0 && ts[i] != ts[i-1] {
 			t.Fatalf("seq %d stamped %d µs, seq %d (same bulk) %d", i+1, ts[i], i, ts[i-1])
@@ -266,14 +268,7 @@ func TestTimestampPerBulk(t *testing.T) {
 // earlier frame would be.
 func TestTimestampPerFramePaced(t *testing.T) {
 	const n, gap = 200, 50
-	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count, c.RatePPS = n, 1_000_000/gap })
-	from := time.Now()
-	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Verify(t, sum, from, time.Now())
-	ts := stamps(t, s, n)
+	_, ts := sendStamped(t, n, func(c *pktgen.Config) { c.RatePPS = 1_000_000 / gap })
 	for i := 1; i < n; i++ {
 		if ts[i] < ts[0]+int64(i*gap)-1 {
 			t.Fatalf("paced at %d µs: seq %d stamped %d µs after seq 1, before it was due", gap, i+1, ts[i]-ts[0])
