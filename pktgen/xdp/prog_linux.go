@@ -142,6 +142,10 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 	r0, r1, r2, r3 := asm.R0, asm.R1, asm.R2, asm.R3
 	r6, r7, r8, r9 := asm.R6, asm.R7, asm.R8, asm.R9
 	hdr, udp := int16(p.hdrOff), int16(p.udpOff)
+	afterRead := "send" // where a reading goes on once the window has it
+	if p.timestamp {
+		afterRead = "stamp"
+	}
 	ins := asm.Instructions{
 		asm.LoadMem(r7, asm.R1, 0, asm.Word), // data
 		asm.LoadMem(r2, asm.R1, 4, asm.Word), // data_end
@@ -180,7 +184,7 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		// The sending window: the first reading and the last.
 		asm.StoreMem(r9, stLast, r0, asm.DWord).WithSymbol("read"),
 		asm.LoadMem(r1, r9, stFirst, asm.DWord),
-		asm.JNE.Imm(r1, 0, "first"),
+		asm.JNE.Imm(r1, 0, afterRead),
 		asm.StoreMem(r9, stFirst, r0, asm.DWord),
 	}
 	// addWords adds the two 16-bit halves of the 32-bit value in reg to
@@ -197,13 +201,9 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 	}
 	// The reading as the header's words (tv_sec, tv_usec, big-endian),
 	// kept in the slot for the frames that follow it.
-	first := asm.Mov.Imm(r0, 0)
-	if p.timestamp {
-		first = asm.LoadMem(r1, r9, stTSOff, asm.DWord)
-	}
-	ins = append(ins, first.WithSymbol("first"))
 	if p.timestamp {
 		ins = append(ins,
+			asm.LoadMem(r1, r9, stTSOff, asm.DWord).WithSymbol("stamp"),
 			asm.Add.Reg(r0, r1), // CLOCK_REALTIME ns
 			asm.Mov.Reg(r1, r0),
 			asm.Div.Imm(r1, 1_000_000_000), // seconds
