@@ -18,10 +18,12 @@
 // frames the kernel took, and the sequence has no gaps.
 //
 // PACKET_TX_RING (TPACKET_V2) was measured against sendmmsg on a veth
-// pair, 64-byte frames, one CPU, and was slower: 650-660 kpps against
-// 745 kpps for sendmmsg batches of 64 (BenchmarkVeth64). burst > 1 is
-// refused: every frame has its own sequence number, and sendmmsg already
-// batches.
+// pair, 64-byte frames, one CPU, into xdp-bench drop, and was no faster:
+// 1.47-1.54 Mpps (256 or 1024 slots, one send per 64 or 256) against
+// 1.58 Mpps for sendmmsg batches of 64 and 1.59 Mpps for trafgen, which
+// sends from such a ring (docs/benchmarks.md); batches of 16 to 1024 were
+// all alike. burst > 1 is refused: every frame has its own sequence
+// number, and sendmmsg already batches.
 //
 // Privileges: CAP_NET_RAW.
 package afpacket

@@ -13,6 +13,11 @@
 // NO_TIMESTAMP, the UDP source port of the range's cycle, and with
 // UDPCSUM the UDP checksum (from a precomputed base, exact for every
 // frame). The IPv4 header does not change, so its checksum stays right.
+// The timestamp is a clock reading taken at the first frame of each of
+// the kernel's transmit bulks (16 frames, which reach the driver
+// together) and carried by every frame of the bulk; paced frames each
+// read the clock. A reading costs more than the rest of the program
+// (docs/benchmarks.md), which is why it is not taken for every frame.
 //
 // Counts are exact: the program stops transmitting (drops) once the
 // thread's limit is reached, and the count is the program's own counter.
@@ -23,8 +28,9 @@
 // Costs on Linux 6.18 (2 vCPU, veth): every BPF_PROG_RUN call with
 // repeat > 1 costs about 20 ms of setup (the kernel installs the program
 // in its XDP dispatcher and removes it again, each an RCU grace period),
-// so calls are long (Repeat frames, 4 Mi by default, ~0.7 s) and a stop
-// interrupts them (the limit drops to 0 and a signal ends the syscall).
+// so a run is one call (repeat: the count, or as many as the kernel
+// takes) and a stop interrupts it (the limit drops to 0 and a signal
+// ends the syscall).
 // At the start of each call the paced schedule catches up at most 30 ms.
 //
 // What the interface needs: the driver's ndo_xdp_xmit (the netdev

@@ -21,7 +21,7 @@ const (
 	xdpTX      = 3
 )
 
-// The state map has one value: a 64-byte slot per CPU, indexed by the
+// The state map has one value: a 128-byte slot per CPU, indexed by the
 // CPU the program runs on (a sending thread is pinned to its CPU, and
 // BPF_PROG_RUN runs the program on the calling CPU with migration off).
 // The thread and the program share it through a memory mapping: the
@@ -36,10 +36,38 @@ const (
 	stSlack    = 40 // u64: how far behind the schedule may fall before it restarts
 	stCsumBase = 48 // u64: the thread's UDP checksum base (csumBase)
 	stFirst    = 56 // u64: when the first frame was stamped (CLOCK_MONOTONIC ns)
-	stLast     = 64 // u64: when the last frame was stamped
+	stLast     = 64 // u64: when the last clock reading was taken
+	stStamp    = 72 // u64: the header's tv_sec and tv_usec words of the last reading, as the frame holds them
+	stStampSum = 80 // u64: those words' 16-bit halves added (their part of the UDP checksum)
 	slotLen    = 128
 	slotShift  = 7
 )
+
+// xmitBulk is the kernel's XDP transmit bulk (DEV_MAP_BULK_SIZE): the
+// frames a live-frame batch redirects to one device are handed to its
+// driver 16 at a time (veth: into the peer's ring together, which the
+// peer takes after the batch; a NIC: onto its ring, the doorbell at the
+// batch's end). An unpaced program reads the clock once per bulk, at its
+// first frame, and every frame of the bulk carries that reading: the
+// time the bulk began, which no frame of it left before. A reading costs
+// more than the rest of the program (tens of ns on this VM's TSC; see
+// docs/benchmarks.md), so this is what lets the backend stamp every
+// frame's time at the rate of a generator that stamps none. A paced
+// program reads the clock for every frame (it needs it to pace).
+const xmitBulk = 16
+
+// clockEvery is how many frames share a clock reading when unpaced: the
+// bulk, or the largest power of two dividing the batch when that is
+// smaller, so that a group never spans two batches (the kernel may
+// reschedule between batches; a stop ends a call between them, and the
+// next call starts its group afresh at a multiple of the batch).
+func clockEvery(batch uint32) uint32 {
+	n := uint32(1)
+	for n < xmitBulk && batch%(2*n) == 0 {
+		n *= 2
+	}
+	return n
+}
 
 // genParams are the constants a thread's program is built with.
 type genParams struct {
@@ -48,14 +76,15 @@ type genParams struct {
 	sportMin, sportMax uint16 // UDP source port cycle, inclusive
 	timestamp          bool
 	udpCsum            bool
-	cpus               int // slots in the state map: CPUs 0..cpus-1
+	cpus               int    // slots in the state map: CPUs 0..cpus-1
+	clockEvery         uint32 // unpaced frames per clock reading, a power of two (clockEvery)
 }
 
 // paramsOf returns the program parameters for f over cpus threads. The
 // threads' frames differ only in the source address, so one program serves
 // them all.
-func paramsOf(f *pktgen.Frame, cpus int) genParams {
-	return genParams{
+func paramsOf(f *pktgen.Frame, cpus int, batch uint32) genParams {
+	return genParams{clockEvery: clockEvery(batch),
 		hdrOff: f.HdrOff, udpOff: f.UDPOff, frameLen: len(f.Bytes),
 		sportMin: f.SportMin, sportMax: f.SportMax, timestamp: f.Timestamp, udpCsum: f.UDPCsum, cpus: cpus,
 	}
@@ -102,10 +131,10 @@ func csumBase(f *pktgen.Frame) uint16 {
 // program); when paced and the next frame is not due yet it drops it too
 // (the kernel runs the program again at once: a spin with nanosecond
 // resolution); otherwise it takes the next sequence number, writes the
-// sequence, the time and the UDP source port of the cycle, the UDP
-// checksum when asked for, and returns XDP_TX, which live-frame mode
-// turns into a transmit on the ingress interface. Every varying field is
-// written every time: the kernel recycles frames without restoring the
+// sequence, the time (see xmitBulk and clockEvery) and the UDP source port of the cycle,
+// the UDP checksum when asked for, and returns XDP_TX, which live-frame
+// mode turns into a transmit on the ingress interface. Every varying field
+// is written every time: the kernel recycles frames without restoring the
 // template.
 //
 // Registers: r6 seq, r7 packet, r8 checksum sum, r9 slot.
@@ -113,6 +142,10 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 	r0, r1, r2, r3 := asm.R0, asm.R1, asm.R2, asm.R3
 	r6, r7, r8, r9 := asm.R6, asm.R7, asm.R8, asm.R9
 	hdr, udp := int16(p.hdrOff), int16(p.udpOff)
+	afterRead := "send" // where a reading goes on once the window has it
+	if p.timestamp {
+		afterRead = "stamp"
+	}
 	ins := asm.Instructions{
 		asm.LoadMem(r7, asm.R1, 0, asm.Word), // data
 		asm.LoadMem(r2, asm.R1, 4, asm.Word), // data_end
@@ -127,12 +160,17 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.LoadMem(r6, r9, stSeq, asm.DWord),
 		asm.LoadMem(r1, r9, stLimit, asm.DWord),
 		asm.JGE.Reg(r6, r1, "drop"),
-		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.RFP, -8, r0, asm.DWord),
+		// The clock: for every frame when paced, else for a bulk's first.
+		asm.LoadMem(r1, r9, stGap, asm.DWord),
+		asm.JNE.Imm(r1, 0, "clock"),
+		asm.Mov.Reg(r1, r6),
+		asm.And.Imm(r1, int32(p.clockEvery-1)),
+		asm.JNE.Imm(r1, 0, "send"),
+		asm.FnKtimeGetNs.Call().WithSymbol("clock"),
 		// Pacing: drop until the next frame is due; when more than the
 		// slack behind, restart the schedule from now.
 		asm.LoadMem(r1, r9, stGap, asm.DWord),
-		asm.JEq.Imm(r1, 0, "send"),
+		asm.JEq.Imm(r1, 0, "read"),
 		asm.LoadMem(r1, r9, stNext, asm.DWord),
 		asm.JLT.Reg(r0, r1, "drop"),
 		asm.Mov.Reg(r2, r0),
@@ -143,40 +181,29 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.LoadMem(r2, r9, stGap, asm.DWord).WithSymbol("due"),
 		asm.Add.Reg(r1, r2),
 		asm.StoreMem(r9, stNext, r1, asm.DWord),
-		asm.Add.Imm(r6, 1).WithSymbol("send"),
-		asm.StoreMem(r9, stSeq, r6, asm.DWord),
-		// The sending window: first and last frame.
-		asm.LoadMem(r0, asm.RFP, -8, asm.DWord),
-		asm.StoreMem(r9, stLast, r0, asm.DWord),
+		// The sending window: the first reading and the last.
+		asm.StoreMem(r9, stLast, r0, asm.DWord).WithSymbol("read"),
 		asm.LoadMem(r1, r9, stFirst, asm.DWord),
-		asm.JNE.Imm(r1, 0, "stamp"),
+		asm.JNE.Imm(r1, 0, afterRead),
 		asm.StoreMem(r9, stFirst, r0, asm.DWord),
-		asm.Mov.Reg32(r1, r6).WithSymbol("stamp"),
-		// sequence, big-endian
-		asm.HostTo(asm.BE, r1, asm.Word),
-		asm.StoreMem(r7, hdr+4, r1, asm.Word),
-		asm.LoadMem(r8, r9, stCsumBase, asm.DWord),
 	}
 	// addWords adds the two 16-bit halves of the 32-bit value in reg to
-	// the checksum sum (clobbers r3).
-	addWords := func(reg asm.Register) {
-		if !p.udpCsum {
-			return
-		}
+	// the checksum sum in acc (clobbers r3).
+	addWords := func(acc, reg asm.Register) {
 		ins = append(ins,
 			asm.Mov.Reg32(r3, reg),
 			asm.RSh.Imm32(r3, 16),
-			asm.Add.Reg(r8, r3),
+			asm.Add.Reg(acc, r3),
 			asm.Mov.Reg32(r3, reg),
 			asm.And.Imm32(r3, 0xffff),
-			asm.Add.Reg(r8, r3),
+			asm.Add.Reg(acc, r3),
 		)
 	}
-	addWords(r6)
+	// The reading as the header's words (tv_sec, tv_usec, big-endian),
+	// kept in the slot for the frames that follow it.
 	if p.timestamp {
 		ins = append(ins,
-			asm.LoadMem(r0, asm.RFP, -8, asm.DWord),
-			asm.LoadMem(r1, r9, stTSOff, asm.DWord),
+			asm.LoadMem(r1, r9, stTSOff, asm.DWord).WithSymbol("stamp"),
 			asm.Add.Reg(r0, r1), // CLOCK_REALTIME ns
 			asm.Mov.Reg(r1, r0),
 			asm.Div.Imm(r1, 1_000_000_000), // seconds
@@ -184,14 +211,43 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 			asm.Div.Imm(r0, 1000), // microseconds
 			asm.Mov.Reg32(r1, r1), // the low 32 bits, as pktgen
 		)
-		addWords(r1)
-		addWords(r0)
+		if p.udpCsum {
+			ins = append(ins, asm.Mov.Imm(r8, 0))
+			addWords(r8, r1)
+			addWords(r8, r0)
+			ins = append(ins, asm.StoreMem(r9, stStampSum, r8, asm.DWord))
+		}
 		ins = append(ins,
 			asm.HostTo(asm.BE, r1, asm.Word),
-			asm.StoreMem(r7, hdr+8, r1, asm.Word),
 			asm.HostTo(asm.BE, r0, asm.Word),
-			asm.StoreMem(r7, hdr+12, r0, asm.Word),
+			asm.LSh.Imm(r0, 32),
+			asm.Or.Reg(r0, r1),
+			asm.StoreMem(r9, stStamp, r0, asm.DWord),
 		)
+	}
+	ins = append(ins,
+		asm.Add.Imm(r6, 1).WithSymbol("send"),
+		asm.StoreMem(r9, stSeq, r6, asm.DWord),
+		// sequence, big-endian
+		asm.Mov.Reg32(r1, r6),
+		asm.HostTo(asm.BE, r1, asm.Word),
+		asm.StoreMem(r7, hdr+4, r1, asm.Word),
+	)
+	if p.timestamp {
+		ins = append(ins,
+			asm.LoadMem(r1, r9, stStamp, asm.DWord),
+			asm.StoreMem(r7, hdr+8, r1, asm.DWord),
+		)
+	}
+	if p.udpCsum {
+		ins = append(ins, asm.LoadMem(r8, r9, stCsumBase, asm.DWord))
+		addWords(r8, r6)
+		if p.timestamp {
+			ins = append(ins,
+				asm.LoadMem(r1, r9, stStampSum, asm.DWord),
+				asm.Add.Reg(r8, r1),
+			)
+		}
 	}
 	// UDP source port: min + (seq-1) % span, as Frame.Stamp does.
 	span := uint32(p.sportMax) - uint32(p.sportMin) + 1

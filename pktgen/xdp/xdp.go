@@ -1,6 +1,7 @@
 package xdp
 
 import (
+	"math"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -9,12 +10,14 @@ import (
 // Defaults.
 const (
 	// DefaultBatchSize frames per live-frame batch: the kernel's default.
-	// 128 and 256 were no faster on a veth (6.1 vs 6.2 Mpps) and overflow
-	// the veth peer's 256-frame ring now and then.
+	// 32, 128 and 256 were no faster on a veth (16.8-17.0 Mpps alike) and
+	// 256 overflows the veth peer's 256-frame ring now and then.
 	DefaultBatchSize = 64
-	// DefaultRepeat program runs per BPF_PROG_RUN call: ~0.7 s at 6 Mpps,
-	// so the ~20 ms each call costs is ~3 %.
-	DefaultRepeat = 1 << 22
+	// DefaultRepeat program runs per BPF_PROG_RUN call: as many as the
+	// kernel takes, so a run is one call (a counted run asks for exactly
+	// its count) and the ~20 ms each call costs to set up is paid once; a
+	// stop interrupts the call.
+	DefaultRepeat = math.MaxUint32
 	// MaxFrame is the largest frame live-frame mode takes: a 4 KiB page
 	// less XDP_PACKET_HEADROOM (256) and the skb_shared_info tail (320).
 	MaxFrame = 3520

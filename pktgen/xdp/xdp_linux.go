@@ -216,7 +216,7 @@ func (r *run) prepare() error {
 		r.frames = append(r.frames, f)
 	}
 	cpus := slices.Max(cfg.CPUs) + 1
-	r.prog, r.state, err = newGenerator(paramsOf(r.frames[0], cpus))
+	r.prog, r.state, err = newGenerator(paramsOf(r.frames[0], cpus, r.batch))
 	if err != nil {
 		return fmt.Errorf("xdp backend: %w", err)
 	}
@@ -264,7 +264,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 		t.paced = true
 		// Most runs of a paced program drop (not due yet) and are cheap:
 		// longer calls keep the per-call pause rare.
-		t.repeat = uint32(min(uint64(r.repeat)*16, 1<<30))
+		t.repeat = uint32(min(uint64(r.repeat)*16, math.MaxUint32))
 	}
 	var csum uint64
 	if f.UDPCsum {

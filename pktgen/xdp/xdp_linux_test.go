@@ -124,23 +124,26 @@ func TestRateControl(t *testing.T) {
 }
 
 func TestDurationStop(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 300 * time.Millisecond })
+	// 150 ms: at up to 20 Mpps the sink's 4 Mi sequences hold it.
+	s := gentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 150 * time.Millisecond })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	took := time.Since(from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The window is from the first to the last frame: the run's ~10 ms
+	// The window is from the first to the last frame: the run's ~20 ms
 	// of program setup is not in it.
-	if sum.Interrupted || took < 300*time.Millisecond || sum.USec < 250_000 || sum.USec > 310_000 || took > time.Second {
-		t.Errorf("300 ms run: usec %d, took %v, interrupted %v", sum.USec, took, sum.Interrupted)
+	if sum.Interrupted || took < 150*time.Millisecond || sum.USec < 100_000 || sum.USec > 160_000 || took > time.Second {
+		t.Errorf("150 ms run: usec %d, took %v, interrupted %v", sum.USec, took, sum.Interrupted)
 	}
 	s.Verify(t, sum, from, time.Now())
 }
 
 func TestCancelStops(t *testing.T) {
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
+	// Paced at 4 Mpps a thread, so that 500 ms fit the sink's 4 Mi
+	// sequences; the call is as long as the kernel takes all the same.
+	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count, c.RatePPS = 5_000_000_000, 8_000_000 })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	from := time.Now()
@@ -211,5 +214,64 @@ func TestPacedCount(t *testing.T) {
 	}
 	if took > time.Second {
 		t.Errorf("2000 packets at 20 kpps took %v", took)
+	}
+}
+
+// sendStamped sends n frames from one thread on CPU 0 (edit changes
+// the config), verifies them at the sink and returns the summary and the
+// frames' header times in µs, in sequence order.
+func sendStamped(t *testing.T, n int, edit func(*pktgen.Config)) (*pktgen.Summary, []int64) {
+	t.Helper()
+	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = uint64(n); edit(c) })
+	from := time.Now()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Verify(t, sum, from, time.Now())
+	slots, err := s.Sink.Stream(0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := make([]int64, n)
+	for i, sl := range slots {
+		ts[i] = int64(sl.Header.TvSec)*1_000_000 + int64(sl.Header.TvUsec)
+	}
+	return sum, ts
+}
+
+// TestTimestampPerBulk checks the unpaced clock: the frames of each
+// transmit bulk (16, the batch being 64) carry one reading, the readings
+// never go back, and they advance with the run: the last bulk's is the
+// first's plus the sending window.
+func TestTimestampPerBulk(t *testing.T) {
+	const n, bulk = 64*100 + 5, 16
+	sum, ts := sendStamped(t, n, func(*pktgen.Config) {})
+	for i := 1; i < n; i++ {
+		if i%bulk != 0 && ts[i] != ts[i-1] {
+			t.Fatalf("seq %d stamped %d µs, seq %d (same bulk) %d", i+1, ts[i], i, ts[i-1])
+		}
+		if ts[i] < ts[i-1] {
+			t.Fatalf("seq %d stamped %d µs, before seq %d's %d", i+1, ts[i], i, ts[i-1])
+		}
+	}
+	last := (n - 1) / bulk * bulk
+	if d := ts[last] - ts[0]; d < int64(sum.USec)-2 || d > int64(sum.USec)+2 {
+		t.Errorf("stamps advance %d µs from the first bulk to the last, the sending window is %d µs", d, sum.USec)
+	}
+}
+
+// TestTimestampPerFramePaced checks that a paced run reads the clock for
+// every frame: at 20 kpps frame i is not due before the first frame's
+// time plus i × 50 µs (the schedule only ever moves later), so neither is
+// its stamp (less 1 µs of truncation), which a reading shared with an
+// earlier frame would be.
+func TestTimestampPerFramePaced(t *testing.T) {
+	const n, gap = 200, 50
+	_, ts := sendStamped(t, n, func(c *pktgen.Config) { c.RatePPS = 1_000_000 / gap })
+	for i := 1; i < n; i++ {
+		if ts[i] < ts[0]+int64(i*gap)-1 {
+			t.Fatalf("paced at %d µs: seq %d stamped %d µs after seq 1, before it was due", gap, i+1, ts[i]-ts[0])
+		}
 	}
 }
