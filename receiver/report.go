@@ -57,6 +57,7 @@ type StreamReport struct {
 	// BeyondCapacity counts packets with sequence 0 or above
 	// Options.SeqCapacity: in Received, in no other counter (absent when 0).
 	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	FirstArrivalNs uint64 `json:"first_arrival_ns,omitempty"`
 }
 
 // LinkCounters are interface counters: netlink stats64 and the sum of
