@@ -73,6 +73,10 @@ func spreadLine(w io.Writer, what string, s *coordinator.Spread) {
 	if s == nil {
 		return
 	}
+	if s.Streams == 0 {
+		fmt.Fprintf(w, "start spread of %s: no stream has a time (%d without)\n", what, s.Missing)
+		return
+	}
 	fmt.Fprintf(w, "start spread of %s: p50 %.0f µs, p99 %.0f µs, max %.0f µs over %d streams", what, s.P50US, s.P99US, s.MaxUS, s.Streams)
 	if s.Missing > 0 {
 		fmt.Fprintf(w, " (%d without a time)", s.Missing)
