@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -27,6 +28,7 @@ import (
 // told it (minus lose per stream). Real agents are exercised by the lab
 // end-to-end tests; this one lets every path of the driver be forced.
 type fakeAgent struct {
+	bootID string // its kernel's boot id ("": the fakes' common "boot-test")
 	lineratev1.UnimplementedAgentServer
 	name        string
 	role        gossip.Role
@@ -78,7 +80,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
-	}, ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: "boot-test", EstErrorUs: 16}}, nil
+	}, ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}}, nil
 }
 
 func (f *fakeAgent) AcquireLease(context.Context, *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {

@@ -37,6 +37,7 @@ const (
 	stCsumBase = 48 // u64: the thread's UDP checksum base (csumBase)
 	stFirst    = 56 // u64: when the first frame was stamped (CLOCK_MONOTONIC ns)
 	stLast     = 64 // u64: when the last frame was stamped
+	stStart    = 72 // u64: drop every frame before this (CLOCK_MONOTONIC ns): the start instant
 	slotLen    = 128
 	slotShift  = 7
 )
@@ -99,7 +100,8 @@ func csumBase(f *pktgen.Frame) uint16 {
 // instructions builds the generator. Per frame, in the running CPU's
 // slot: once seq reaches the limit it drops the frame (so a run sends
 // exactly the frames asked for, however many times the kernel runs the
-// program); when paced and the next frame is not due yet it drops it too
+// program); before the start instant it drops it (the call is made
+// early, so that its setup is over by then); when paced and the next frame is not due yet it drops it too
 // (the kernel runs the program again at once: a spin with nanosecond
 // resolution); otherwise it takes the next sequence number, writes the
 // sequence, the time and the UDP source port of the cycle, the UDP
@@ -129,6 +131,9 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.JGE.Reg(r6, r1, "drop"),
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.RFP, -8, r0, asm.DWord),
+		// The start gate: nothing goes before the instant.
+		asm.LoadMem(r1, r9, stStart, asm.DWord),
+		asm.JLT.Reg(r0, r1, "drop"),
 		// Pacing: drop until the next frame is due; when more than the
 		// slack behind, restart the schedule from now.
 		asm.LoadMem(r1, r9, stGap, asm.DWord),

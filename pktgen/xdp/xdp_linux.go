@@ -238,6 +238,7 @@ type thread struct {
 	tid    int
 	repeat uint32
 	paced  bool
+	gate   time.Time // the start instant (zero: none)
 	seq    *atomic.Uint64
 	limit  *atomic.Uint64
 }
@@ -279,7 +280,28 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	r.word(cpu, stFirst).Store(0)
 	r.word(cpu, stLast).Store(0)
 	r.word(cpu, stLimit).Store(limit)
+	var gate uint64
+	if at := r.cfg.StartAt; !at.IsZero() {
+		gate = uint64(max(at.UnixNano()-(rt.Nano()-mono.Nano()), 0))
+		t.gate = at
+	}
+	r.word(cpu, stStart).Store(gate)
 	return t, nil
+}
+
+// earlyBy is how long before the start instant a thread makes its first
+// BPF_PROG_RUN call: a live-frame call's setup (the XDP dispatcher's
+// update waits for an RCU grace period) takes ~10 ms, more on a busy
+// host, and must be over by the instant. Until then the program drops
+// every frame (stStart), so the first one goes at the instant.
+const earlyBy = 50 * time.Millisecond
+
+// Early is how long before the instant Send is called (engine.Early).
+func (t *thread) Early() time.Duration {
+	if t.gate.IsZero() {
+		return 0
+	}
+	return earlyBy
 }
 
 // Send runs the program until the target is reached or the run stops.
@@ -290,7 +312,12 @@ func (t *thread) Send(c *engine.Control) error {
 			return nil
 		}
 		rep := t.repeat
-		if !t.paced && c.Target > 0 {
+		switch {
+		case time.Now().Before(t.gate):
+			// Held at the gate: enough runs to cover the wait and the
+			// send (the limit still stops at the count).
+			rep = uint32(min(uint64(t.repeat)*16, 1<<30))
+		case !t.paced && c.Target > 0:
 			rep = uint32(min(uint64(rep), c.Target-sent))
 		}
 		err := progRun(t.r.prog.FD(), t.data, &t.md, rep, t.r.batch)

@@ -44,6 +44,13 @@ type Firster interface {
 	First() (time.Time, bool)
 }
 
+// Early is a Thread whose Send must begin a while before the start
+// instant (its first call has a slow setup) and that holds its frames
+// until the instant itself; the engine calls its Send Early() ahead.
+type Early interface {
+	Early() time.Duration
+}
+
 // Control is what a Thread's Send loop reads.
 type Control struct {
 	Index, CPU int
@@ -308,8 +315,13 @@ func (w *worker) run(o Options, opened chan<- error, startCh <-chan struct{}, wa
 		}
 		return
 	}
-	// Armed: wait for the instant here, on the pinned thread that sends.
-	if pktgen.WaitUntil(waitCtx, o.Config.StartAt) != nil {
+	// Armed: wait for the instant here, on the pinned thread that sends
+	// (a thread that holds its frames itself, a while before it).
+	at := o.Config.StartAt
+	if e, ok := w.th.(Early); ok && !at.IsZero() {
+		at = at.Add(-e.Early())
+	}
+	if pktgen.WaitUntil(waitCtx, at) != nil {
 		return // stopped before the start
 	}
 	w.start = time.Now()
