@@ -11,7 +11,8 @@
 # verdict, non-zero only when a run fails).
 #
 # Environment: ROUNDS (5), COUNT (packets per sender, 200000), TARGET_US
-# (200), LINERATE (./bin/linerate), NAME (the lab's name, "ss<pid>").
+# (200), BACKEND (the senders' backend: xdp, afpacket; unset: the lab's
+# choice), LINERATE (./bin/linerate), NAME (the lab's name, "ss<pid>").
 # The lab is removed after every round and on Ctrl-C (lab down).
 set -euo pipefail
 ROUNDS=${ROUNDS:-5}
@@ -19,6 +20,9 @@ COUNT=${COUNT:-200000}
 TARGET_US=${TARGET_US:-200}
 BIN=${LINERATE:-./bin/linerate}
 NAME=${NAME:-ss$(($$ % 100000))}
+BACKEND=${BACKEND:-}
+backend=()
+[ -z "$BACKEND" ] || backend=(--backend "$BACKEND")
 
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, XDP)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench: jq missing (apt-get install jq)" >&2; exit 1; }
@@ -34,11 +38,12 @@ trap 'exit 130' INT TERM
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
+echo "2x2 lab, $COUNT packets per sender, backend ${BACKEND:-as the lab picks}, $ROUNDS rounds"
 printf '%-6s %-22s %9s %9s %9s   %-22s %9s %9s %9s\n' round "first frame (clocks)" p50_us p99_us max_us "first arrival (clocks)" p50_us p99_us max_us
 failed=0
 for r in $(seq 1 "$ROUNDS"); do
 	out=$tmp/r$r.json
-	if ! "$BIN" lab run --name "$NAME" --senders 2 --receivers 2 --count "$COUNT" --json --log-level warn \
+	if ! "$BIN" lab run --name "$NAME" --senders 2 --receivers 2 --count "$COUNT" "${backend[@]}" --json --log-level warn \
 		--results-dir "$tmp/results" >"$out" 2>"$tmp/r$r.err"; then
 		echo "bench: round $r: lab run failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(tail -3 "$tmp/r$r.err")" >&2
 		failed=$((failed + 1))
@@ -57,6 +62,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	jq -r 'select(.start_spread.first_arrival.streams > 0) | .start_spread.first_arrival.p50_us' "$out" >>"$tmp/fa_p50"
 	jq -r 'select(.start_spread.first_arrival.streams > 0) | .start_spread.first_arrival.max_us' "$out" >>"$tmp/fa_max"
 	jq -r '.start_skew_us' "$out" >>"$tmp/skew"
+	jq -r '[.hosts[] | select(.role == "sender") | .backend] | unique | join(",")' "$out" >>"$tmp/backends"
 done
 touch "$tmp/ff_p99" "$tmp/ff_p50" "$tmp/ff_max" "$tmp/fa_p99" "$tmp/fa_p50" "$tmp/fa_max" "$tmp/skew"
 echo
@@ -64,6 +70,7 @@ echo "medians over $((ROUNDS - failed)) rounds:"
 echo "  first frame:   p50 $(median <"$tmp/ff_p50") µs, p99 $(median <"$tmp/ff_p99") µs, max $(median <"$tmp/ff_max") µs"
 echo "  first arrival: p50 $(median <"$tmp/fa_p50") µs, p99 $(median <"$tmp/fa_p99") µs, max $(median <"$tmp/fa_max") µs"
 echo "  agents' start skew (their timers, not the traffic): $(median <"$tmp/skew") µs"
+echo "  senders' backend: $(sort -u "$tmp/backends" 2>/dev/null | paste -sd' ')"
 p99=$(median <"$tmp/ff_p99")
 if [ "$p99" = "-" ]; then
 	echo "target: first-frame p99 <= $TARGET_US µs: no figure"

@@ -23,9 +23,12 @@ type Result struct {
 	// sender agent's start minus first, and percentiles of how late each
 	// agent's start call returned after the instant (its timer), on each
 	// agent's clock. The traffic's start is StartSpread.
-	StartSkewUS      float64 `json:"start_skew_us"`
-	StartOffsetP50US float64 `json:"start_offset_p50_us"`
-	StartOffsetP99US float64 `json:"start_offset_p99_us"`
+	StartSkewUS float64 `json:"start_skew_us"`
+	// StartAt is the instant every sender was started at (absent from a
+	// run that did not get that far, and from documents that predate it).
+	StartAt          *time.Time `json:"start_at,omitempty"`
+	StartOffsetP50US float64    `json:"start_offset_p50_us"`
+	StartOffsetP99US float64    `json:"start_offset_p99_us"`
 	// StartSpread is the start measured at the traffic: each stream's
 	// first frame and first arrival (absent from a run without them, and
 	// from documents that predate it).
