@@ -248,12 +248,9 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	t := &thread{r: r, cpu: cpu, data: append([]byte(nil), f.Bytes...), tid: unix.Gettid(), repeat: r.repeat,
 		seq: r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
 	t.md = xdpMD{dataEnd: uint32(len(t.data)), ingressIfindex: uint32(r.ifi.Index)}
-	var rt, mono unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
-		return nil, fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
-	}
-	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
-		return nil, fmt.Errorf("read CLOCK_REALTIME: %w", err)
+	tsOff, err := pktgen.MonoOffset()
+	if err != nil {
+		return nil, err
 	}
 	limit := r.cfg.CountOf(i)
 	if limit == 0 {
@@ -272,7 +269,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 		csum = uint64(csumBase(f))
 	}
 	r.word(cpu, stSeq).Store(0)
-	r.word(cpu, stTSOff).Store(uint64(rt.Nano() - mono.Nano()))
+	r.word(cpu, stTSOff).Store(uint64(tsOff))
 	r.word(cpu, stGap).Store(gap)
 	r.word(cpu, stNext).Store(0)
 	r.word(cpu, stSlack).Store(uint64(engine.CatchUp))
@@ -282,7 +279,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	r.word(cpu, stLimit).Store(limit)
 	var gate uint64
 	if at := r.cfg.StartAt; !at.IsZero() {
-		gate = uint64(max(at.UnixNano()-(rt.Nano()-mono.Nano()), 0))
+		gate = uint64(max(at.UnixNano()-tsOff, 0))
 		t.gate = at
 	}
 	r.word(cpu, stStart).Store(gate)
@@ -333,21 +330,17 @@ func (t *thread) Send(c *engine.Control) error {
 
 func (t *thread) Progress() (uint64, uint64) { return t.seq.Load(), 0 }
 
-// Span is when the first and the last frame were stamped, from the
-// program's own clock: a call's setup and teardown (~10 ms each) are not
+// Span is when the first and the last frame were stamped (the times in
+// them), from the program's own clock: a call's setup and teardown (~10 ms each) are not
 // part of the sending window.
 func (t *thread) Span() (first, last time.Time, ok bool) {
 	f, l := t.r.word(t.cpu, stFirst).Load(), t.r.word(t.cpu, stLast).Load()
 	if f == 0 || l < f {
 		return time.Time{}, time.Time{}, false
 	}
-	var ts unix.Timespec
-	now := time.Now()
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return time.Time{}, time.Time{}, false
-	}
-	mono := ts.Nano()
-	return now.Add(time.Duration(int64(f) - mono)), now.Add(time.Duration(int64(l) - mono)), true
+	// The offset the frames were stamped (and gated) with.
+	off := int64(t.r.word(t.cpu, stTSOff).Load())
+	return time.Unix(0, int64(f)+off), time.Unix(0, int64(l)+off), true
 }
 
 // Interrupt stops transmitting at once (limit 0: the program drops
