@@ -216,6 +216,10 @@ func (k *Kernel) configure(cfg *Config, i int, warn func(string)) error {
 	return nil
 }
 
+// startThreadLead is how long before the instant the start thread is
+// made (its signal mask set and pgctrl opened before it waits).
+const startThreadLead = 20 * time.Millisecond
+
 // Run sends with pktgen as cfg says and returns the per-thread results.
 // Every device is configured before cfg.StartAt; "start" is written to
 // pgctrl at that instant. Each thread's FirstFrameNs is pktgen's own start
@@ -261,6 +265,14 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 	start := time.Now()
 	if cfg.StartAt.After(start) {
 		start = cfg.StartAt
+	}
+	// Cancellable here until shortly before the instant; the start
+	// thread waits the rest and writes start at it.
+	if !cfg.StartAt.IsZero() {
+		if err := WaitUntil(ctx, cfg.StartAt.Add(-startThreadLead)); err != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- k.Proc.Start(cfg.StartAt) }()

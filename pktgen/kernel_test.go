@@ -250,3 +250,21 @@ func TestKernelRunAtInstant(t *testing.T) {
 		t.Errorf("offset unreadable: first frame %d, warnings %q", sum.Threads[0].FirstFrameNs, sum.Warnings)
 	}
 }
+
+// A run cancelled before its instant never writes start: it ends at
+// once, interrupted, with pktgen reset.
+func TestKernelRunCancelledBeforeInstant(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	cfg := baseConfig()
+	cfg.StartAt = time.Now().Add(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	sum, err := kernelOn(f).Run(ctx, cfg, nil)
+	if err != nil || !sum.Interrupted || sum.Packets != 0 || time.Since(t0) > 10*time.Second {
+		t.Fatalf("%+v %v after %s, want interrupted at once", sum, err, time.Since(t0))
+	}
+	if started := f.stop != nil; started || f.resets != 2 {
+		t.Errorf("started %v, resets %d; want no start, reset before and after", started, f.resets)
+	}
+}
