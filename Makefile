@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: bench-scale all build demo demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: bench-start bench-scale all build demo demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -214,6 +214,13 @@ SCALE_SENDERS ?= 256
 bench-scale: deps
 	set -o pipefail; LINERATE_SCALE_AGENTS=$(SCALE_AGENTS) LINERATE_SCALE_PROCS=$(SCALE_PROCS) LINERATE_SCALE_SENDERS=$(SCALE_SENDERS) \
 		$(GO) test -count=1 -timeout 20m -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
+
+# bench-start: the scheduled start measured at the traffic in the 2x2 lab
+# (root): first-frame and first-arrival spread per round, medians and the
+# target verdict (first-frame p99 <= 200 µs); figures in docs/benchmarks.md.
+bench-start: build
+	@command -v jq >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+	LINERATE=$(LINERATE) ./bench/start-spread.sh
 
 # bench-generators: xdp and afpacket backends against trafgen, iperf3 and,
 # when XDP_TRAFFICGEN and XDP_BENCH name xdp-tools binaries, xdp-trafficgen

@@ -127,6 +127,8 @@ type Config struct {
 	// netOS reads routes and addresses for the management-interface
 	// check; nil is the host's (netlink).
 	netOS netOS
+	// clock reads the host's clock discipline (tests replace it).
+	clock clockReader
 }
 
 func (c *Config) defaults() error {
@@ -192,6 +194,9 @@ func (c *Config) defaults() error {
 	}
 	if c.netOS == nil {
 		c.netOS = hostNetOS{}
+	}
+	if c.clock == nil {
+		c.clock = readHostClock
 	}
 	return nil
 }

@@ -207,6 +207,7 @@ func summaryToProto(s *pktgen.Summary) *lineratev1.SenderSummary {
 	for _, t := range s.Threads {
 		p.Threads = append(p.Threads, &lineratev1.ThreadSummary{
 			Cpu: int32(t.CPU), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, Usec: t.USec, Pps: t.PPS,
+			FirstFrameUnixNs: t.FirstFrameNs,
 		})
 	}
 	return p
@@ -229,6 +230,7 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
 			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
 			BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
+			FirstArrivalUnixNs: s.FirstArrivalNs,
 		}
 		for _, m := range s.MissingRanges {
 			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
@@ -413,6 +415,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	resp := &lineratev1.DescribeResponse{
 		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
 		Nic: nic, Backends: d.backends, ReceiverMethods: d.methods, ReceiverMemoryBytes: d.receiverMemory,
+		Clock: clockToProto(d.clock),
 	}
 	if d.leased {
 		resp.Lease = &lineratev1.LeaseInfo{CoordinatorId: d.leaseHolder, ExpiresAt: ts(d.leaseExpires)}

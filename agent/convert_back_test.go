@@ -24,6 +24,7 @@ func summaryFromProto(p *lineratev1.SenderSummary) *pktgen.Summary {
 	for _, t := range p.Threads {
 		s.Threads = append(s.Threads, pktgen.ThreadSummary{
 			CPU: int(t.Cpu), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, USec: t.Usec, PPS: t.Pps,
+			FirstFrameNs: t.FirstFrameUnixNs,
 		})
 	}
 	return s
@@ -56,6 +57,7 @@ func reportFromProto(p *lineratev1.ReceiverReport) (*receiver.Report, error) {
 			Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, MaxSeq: s.MaxSeq,
 			Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
 			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
+			FirstArrivalNs: s.FirstArrivalUnixNs,
 		}
 		for _, m := range s.MissingRanges {
 			rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})

@@ -67,7 +67,7 @@ func TestSenderConfigRoundTrip(t *testing.T) {
 func TestSummaryRoundTrip(t *testing.T) {
 	in := &pktgen.Summary{
 		Backend: "kernel", Device: "eth0", Packets: 2000, Errors: 1, USec: 1500, PPS: 1.3e6, L2BPS: 6.4e8, L1BPS: 8.7e8, FrameBytes: 60,
-		Threads:  []pktgen.ThreadSummary{{CPU: 1, Entry: "eth0@1", Src: "198.18.0.11", Packets: 2000, Errors: 1, USec: 1500, PPS: 1.3e6}},
+		Threads:  []pktgen.ThreadSummary{{CPU: 1, Entry: "eth0@1", Src: "198.18.0.11", Packets: 2000, Errors: 1, USec: 1500, PPS: 1.3e6, FirstFrameNs: 1764650000123456789}},
 		Warnings: []string{"w"}, Interrupted: true,
 	}
 	out := summaryFromProto(wire(t, summaryToProto(in), &lineratev1.SenderSummary{}))
@@ -83,7 +83,7 @@ func TestReportRoundTrip(t *testing.T) {
 		Streams: []receiver.StreamReport{{
 			Src: netip.MustParseAddr("198.18.0.11"), Dst: netip.MustParseAddr("2001:db8::2"), DstPort: 9, Received: 7,
 			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: [][2]uint64{{2, 3}, {1<<32 + 5, 1<<32 + 5}}, BeyondCapacity: 1,
-			Late: 4, Unrecorded: 5, MissingRangesFrom: 2, MaxSeq: 1<<32 + 9,
+			Late: 4, Unrecorded: 5, MissingRangesFrom: 2, MaxSeq: 1<<32 + 9, FirstArrivalNs: 1764650000123999999,
 		}},
 	}
 	out, err := reportFromProto(wire(t, reportToProto(in), &lineratev1.ReceiverReport{}))

@@ -25,6 +25,7 @@ type inventory struct {
 	iface  string
 	role   gossip.Role
 	netOS  netOS
+	clock  clockReader
 	thread nsThread
 	log    hclog.Logger
 
@@ -62,6 +63,8 @@ type description struct {
 	leaseHolder  string
 	leaseExpires time.Time
 	leased       bool
+	// clock is the host's clock discipline now.
+	clock clockInfo
 }
 
 // inspect reads the NIC once at start; an interface without a device
@@ -108,6 +111,9 @@ func (i *inventory) describe(version string) description {
 	}
 	d.model = topology.PCIModel(i.root, i.iface)
 	d.backends, d.methods = i.backends(), i.receiverMethods()
+	if i.clock != nil {
+		d.clock = i.clock()
+	}
 	return d
 }
 

@@ -28,6 +28,9 @@ type sendRun struct {
 	progress pktgen.Progress
 	summary  *pktgen.Summary
 	err      error
+	// aborted is why the run was ended before its instant by the
+	// caller's going (the run then failed with it)
+	aborted error
 	// what the metrics counted of this run so far
 	countedPackets, countedErrors uint64
 	// what the device's tx_dropped grew by over the run (txDroppedOK:
@@ -124,36 +127,22 @@ func (s *sending) schedule() (*sendRun, error) {
 }
 
 // start runs the scheduled run r from the instant at (ctx is the caller's:
-// when it ends before the instant, the run fails). It returns when the run started;
-// the run goes on until it ends or is stopped.
+// when it ends before the instant, the run fails). The backend is handed
+// the run at once, with the instant as its StartAt: it arms (devices,
+// sockets, frames, programs) and waits for the instant itself, on the
+// threads that send. start returns at the instant (a plain timer: the
+// precise wait is the backend's, and a spin here would take a core from
+// it); a backend that fails while arming fails the start. The run goes on
+// until it ends or is stopped.
 func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Time, error) {
 	runCtx := r.ctx
-	// The device's tx_dropped now, not once the instant has come: the
-	// read (netlink, maybe on a thread in another namespace) would start
-	// the senders late.
+	// The device's tx_dropped now, before the backend is armed.
 	var tx0 uint64
 	tx0Err := s.thread.do(func() (err error) { tx0, err = s.netOS.txDropped(r.cfg.Device); return err })
-	if wait := time.Until(at); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			s.finish(r, nil, ctx.Err())
-			return time.Time{}, failf(ErrCanceled, "start: the call ended before %s", at)
-		case <-runCtx.Done():
-			t.Stop()
-			s.finish(r, nil, nil)
-			return time.Time{}, failf(ErrAborted, "start: stopped before the start instant")
-		}
-	}
-	s.mu.Lock()
-	r.phase, r.started = phaseRunning, time.Now()
-	started := r.started
-	s.changes.notify()
-	s.mu.Unlock()
+	cfg := r.cfg
+	cfg.StartAt = at
 	go func() {
-		sum, err := r.backend.Run(runCtx, r.cfg, func(p pktgen.Progress) {
+		sum, err := r.backend.Run(runCtx, cfg, func(p pktgen.Progress) {
 			p.Threads = append([]pktgen.ThreadProgress(nil), p.Threads...) // the backend may reuse it
 			s.mu.Lock()
 			r.progress = p
@@ -173,13 +162,67 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 		}
 		s.finish(r, sum, err)
 	}()
+	if err := s.awaitInstant(ctx, r, at); err != nil {
+		return time.Time{}, err
+	}
+	s.mu.Lock()
+	if r.phase == phaseScheduled {
+		r.phase = phaseRunning
+	}
+	r.started = time.Now()
+	started := r.started
+	s.changes.notify()
+	s.mu.Unlock()
 	return started, nil
+}
+
+// awaitInstant waits for at while r's backend arms: the caller's going
+// ends the run as failed (ErrCanceled), a stop before the instant aborts
+// it (ErrAborted), a backend that fails while arming fails the start
+// (ErrFailed). A backend that ended by itself before the instant (one
+// that does not wait for StartAt) is let be: the instant is still kept.
+func (s *sending) awaitInstant(ctx context.Context, r *sendRun, at time.Time) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	done := r.done
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			s.mu.Lock()
+			r.aborted = ctx.Err()
+			cancel := r.cancel
+			s.mu.Unlock()
+			cancel()
+			<-r.done
+			return failf(ErrCanceled, "start: the call ended before %s", at)
+		case <-done:
+			done = nil
+			s.mu.Lock()
+			err, sum := r.err, r.summary
+			s.mu.Unlock()
+			switch {
+			case err != nil:
+				return failf(ErrFailed, "start: the send failed before the start instant: %v", err)
+			case sum == nil || sum.Interrupted:
+				return failf(ErrAborted, "start: stopped before the start instant")
+			}
+		}
+	}
 }
 
 // finish records the end of run r.
 func (s *sending) finish(r *sendRun, sum *pktgen.Summary, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.aborted != nil {
+		sum, err = nil, r.aborted
+	}
 	r.stopped, r.summary, r.err = time.Now(), sum, err
 	if sum != nil {
 		s.metrics.countSent(r, sum.Packets, sum.Errors)

@@ -14,11 +14,15 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
-// countingBackend "sends" cfg.Count packets at once.
+// countingBackend "sends" cfg.Count packets at once at its StartAt, as
+// a real backend waits for it (stopped before: nothing sent).
 type countingBackend struct{}
 
 func (countingBackend) Name() string { return "counting" }
-func (countingBackend) Run(_ context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
+func (countingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
+	if pktgen.WaitUntil(ctx, cfg.StartAt) != nil {
+		return &pktgen.Summary{Backend: "counting", Device: cfg.Device, Interrupted: true}, nil
+	}
 	return &pktgen.Summary{Backend: "counting", Device: cfg.Device, Packets: cfg.Count}, nil
 }
 

@@ -187,3 +187,76 @@ func TestCheckStartAt(t *testing.T) {
 	}
 	wantKind(t, checkStartAt(time.Now().Add(2*time.Minute)), ErrInvalid, "more than 1m0s ahead", "two minutes ahead")
 }
+
+// recordingBackend waits for StartAt like a real backend and records the
+// instant it was handed; armFails fails before the instant, as a backend
+// that cannot arm; endsAtOnce returns at once, ignoring the instant.
+type recordingBackend struct{ at chan time.Time }
+
+func (recordingBackend) Name() string { return "recording" }
+func (b recordingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
+	b.at <- cfg.StartAt
+	if err := pktgen.WaitUntil(ctx, cfg.StartAt); err != nil {
+		return &pktgen.Summary{Interrupted: true}, nil
+	}
+	return &pktgen.Summary{Packets: cfg.Count}, nil
+}
+
+type armFails struct{}
+
+func (armFails) Name() string { return "armfails" }
+func (armFails) Run(context.Context, pktgen.Config, func(pktgen.Progress)) (*pktgen.Summary, error) {
+	return nil, errors.New("load the XDP program: operation not permitted")
+}
+
+type endsAtOnce struct{}
+
+func (endsAtOnce) Name() string { return "null" }
+func (endsAtOnce) Run(context.Context, pktgen.Config, func(pktgen.Progress)) (*pktgen.Summary, error) {
+	return &pktgen.Summary{}, nil
+}
+
+// The backend is handed the run before the instant, with the instant as
+// its StartAt, and start returns at the instant; a backend that fails
+// while arming fails the start; one that ends by itself before the
+// instant does not.
+func TestStartArmsBeforeTheInstant(t *testing.T) {
+	s := unitService(t, RoleSender, fakeNetOS{}).tx
+	ctx := context.Background()
+	rec := recordingBackend{at: make(chan time.Time, 1)}
+	_ = s.configure(sendConfig(), rec)
+	r, _ := s.schedule()
+	at := time.Now().Add(50 * time.Millisecond).Round(0)
+	started, err := s.start(ctx, r, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-rec.at:
+		if !got.Equal(at) {
+			t.Errorf("the backend's StartAt %s, want the instant %s", got, at)
+		}
+	default:
+		t.Error("the backend was not handed the run before the instant")
+	}
+	if started.Before(at) {
+		t.Errorf("started %s before the instant %s", started, at)
+	}
+	if res, err := s.result(ctx, r, true); err != nil || res.summary.Packets != 100 {
+		t.Errorf("result %+v %v", res, err)
+	}
+
+	_ = s.configure(sendConfig(), armFails{})
+	r, _ = s.schedule()
+	_, err = s.start(ctx, r, time.Now().Add(time.Minute))
+	wantKind(t, err, ErrFailed, "start: the send failed before the start instant: load the XDP program", "arming fails")
+	wantPhase(t, s, phaseFailed, "arming fails")
+
+	_ = s.configure(sendConfig(), endsAtOnce{})
+	r, _ = s.schedule()
+	at = time.Now().Add(30 * time.Millisecond)
+	if started, err := s.start(ctx, r, at); err != nil || started.Before(at) {
+		t.Errorf("a backend that ends at once: started %s (instant %s), %v", started, at, err)
+	}
+	wantPhase(t, s, phaseDone, "ended at once")
+}

@@ -43,7 +43,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	ctx, cancel := context.WithCancel(context.Background())
 	thread := nsThread{init: cfg.ThreadInit}
 	s := &service{cfg: cfg, log: log, base: ctx, cancel: cancel, changes: newChanges()}
-	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, thread: thread, log: log}
+	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, log: log}
 	s.conf = &configurer{

@@ -34,6 +34,11 @@ func (st *runState) reconcile() {
 	flows, warnings := reconcileRun(in)
 	st.res.Flows = append(st.res.Flows, flows...)
 	st.res.Warnings = append(st.res.Warnings, warnings...)
+	clocks := map[string]*Clock{}
+	for _, n := range st.order {
+		clocks[n.m.Name] = n.host.Clock
+	}
+	st.res.StartSpread = startSpreadOf(st.res.Flows, clocks)
 }
 
 // finish sets the result's status from how the run ended (err: why it

@@ -31,6 +31,9 @@ func (st *runState) portOf(sender string) int {
 func (st *runState) configure(ctx context.Context, n *node) error {
 	flows := st.flowsOf(n)
 	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
+	if off := st.sharedKernelOffset(n) % len(slots); off > 0 {
+		slots = append(slots[off:], slots[:off]...)
+	}
 	tuned := len(n.host.IRQMap) > 0
 	perFlow := st.perFlow(n, false)
 	what := "CPUs"
@@ -69,6 +72,35 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		n.host.CPUs = append(n.host.CPUs, int(c))
 	}
 	return nil
+}
+
+// sharedKernelOffset is where untuned sender n's threads start among its
+// CPUs: senders of the run on one kernel (one boot id: the lab's
+// namespaces) share its CPUs, so each one's threads start after those of
+// the senders before it (in the spec's order) instead of all on the first
+// CPU, where they would take turns at sending and at starting. 0 for a
+// tuned sender (its places are its queues') or one alone on its kernel.
+func (st *runState) sharedKernelOffset(n *node) int {
+	boot := func(o *node) string {
+		if o.host.Clock == nil || len(o.host.IRQMap) > 0 {
+			return ""
+		}
+		return o.host.Clock.BootID
+	}
+	b := boot(n)
+	if b == "" {
+		return 0
+	}
+	off := 0
+	for _, name := range st.spec.Senders {
+		if name == n.m.Name {
+			break
+		}
+		if o := st.nodes[name]; o != nil && boot(o) == b {
+			off += len(st.flowsOf(o)) * st.perFlow(o, false)
+		}
+	}
+	return off
 }
 
 // checkThreads refuses, before anything is leased or tuned, a plan that

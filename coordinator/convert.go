@@ -33,6 +33,9 @@ type nicFacts struct {
 // interface facts the run plans with.
 func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 	h.Kernel = d.Kernel
+	if c := d.Clock; c != nil {
+		h.Clock = &Clock{Synchronised: c.Synchronised, EstErrorUS: c.EstErrorUs, MaxErrorUS: c.MaxErrorUs, BootID: c.BootId, Error: c.Error}
+	}
 	nic := d.Nic
 	if nic == nil {
 		return nicFacts{}
@@ -153,7 +156,7 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 	r := &senderReport{Packets: s.Packets, Errors: s.Errors, TxDropped: s.TxDropped, PPS: s.Pps,
 		WindowSec: float64(s.Usec) / 1e6, Backend: s.Backend, Warnings: s.Warnings}
 	for _, t := range s.Threads {
-		r.Threads = append(r.Threads, senderThread{Src: t.Src, Packets: t.Packets, Errors: t.Errors, PPS: t.Pps})
+		r.Threads = append(r.Threads, senderThread{Src: t.Src, Packets: t.Packets, Errors: t.Errors, PPS: t.Pps, FirstFrameNs: t.FirstFrameUnixNs})
 	}
 	return r
 }
@@ -170,7 +173,7 @@ func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
 	for _, s := range rp.Streams {
 		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
 			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
-			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom}
+			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom, FirstArrivalNs: s.FirstArrivalUnixNs}
 		for _, m := range s.MissingRanges {
 			st.MissingRanges = append(st.MissingRanges, [2]uint64{m.From, m.To})
 		}

@@ -88,7 +88,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 					matched[rs.Src] = true
 				}
 			}
-			st.Sent = t.Packets
+			st.Sent, st.FirstFrameNs = t.Packets, t.FirstFrameNs
 			fin.Streams = append(fin.Streams, st)
 		}
 		for _, rs := range rcv.Report.Streams {

@@ -51,6 +51,12 @@ type Stream struct {
 	// numbering: in Received, not checked for duplicates, order or gaps
 	// (absent when 0).
 	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	// FirstFrameNs is when the stream's first frame went, Unix ns on its
+	// sender's clock; FirstArrivalNs when it first arrived, on its
+	// receiver's clock (absent: unknown). Result.StartSpread is made of
+	// them.
+	FirstFrameNs   uint64 `json:"first_frame_ns,omitempty"`
+	FirstArrivalNs uint64 `json:"first_arrival_ns,omitempty"`
 }
 
 // lost is sent − distinct received: head and tail loss included, which

@@ -18,6 +18,7 @@ type senderThread struct {
 	Src             string
 	Packets, Errors uint64
 	PPS             float64
+	FirstFrameNs    uint64 // when its first frame went (0: unknown)
 }
 
 // receiverReport is a receiver's account of a run: its per-stream counts

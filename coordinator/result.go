@@ -15,23 +15,33 @@ const (
 
 // Result is what `linerate run --json` prints.
 type Result struct {
-	RunID       string  `json:"run_id"`
-	Status      string  `json:"status"`
-	Error       string  `json:"error,omitempty"`
-	FailedPhase string  `json:"failed_phase,omitempty"`
-	StartSkewUS float64 `json:"start_skew_us"` // last sender start minus first
-	// Percentiles of how late each sender started after the instant.
-	StartOffsetP50US float64     `json:"start_offset_p50_us"`
-	StartOffsetP99US float64     `json:"start_offset_p99_us"`
-	Pattern          string      `json:"pattern"`
-	FrameSize        int         `json:"frame_size"`
-	IMIX             []IMIXEntry `json:"imix,omitempty"`     // the mix sent instead of frame_size
-	RatePPS          uint64      `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
-	Started          time.Time   `json:"started"`
-	Finished         time.Time   `json:"finished"`
-	Flows            []Flow      `json:"flows"`
-	Hosts            []Host      `json:"hosts"`
-	Warnings         []string    `json:"warnings,omitempty"`
+	RunID       string `json:"run_id"`
+	Status      string `json:"status"`
+	Error       string `json:"error,omitempty"`
+	FailedPhase string `json:"failed_phase,omitempty"`
+	// StartSkewUS is the agents' own start against the instant: last
+	// sender agent's start minus first, and percentiles of how late each
+	// agent's start call returned after the instant (its timer), on each
+	// agent's clock. The traffic's start is StartSpread.
+	StartSkewUS float64 `json:"start_skew_us"`
+	// StartAt is the instant every sender was started at (absent from a
+	// run that did not get that far, and from documents that predate it).
+	StartAt          *time.Time `json:"start_at,omitempty"`
+	StartOffsetP50US float64    `json:"start_offset_p50_us"`
+	StartOffsetP99US float64    `json:"start_offset_p99_us"`
+	// StartSpread is the start measured at the traffic: each stream's
+	// first frame and first arrival (absent from a run without them, and
+	// from documents that predate it).
+	StartSpread *StartSpread `json:"start_spread,omitempty"`
+	Pattern     string       `json:"pattern"`
+	FrameSize   int          `json:"frame_size"`
+	IMIX        []IMIXEntry  `json:"imix,omitempty"`     // the mix sent instead of frame_size
+	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	Started     time.Time    `json:"started"`
+	Finished    time.Time    `json:"finished"`
+	Flows       []Flow       `json:"flows"`
+	Hosts       []Host       `json:"hosts"`
+	Warnings    []string     `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
 	Lab *PathTruth `json:"lab,omitempty"`
@@ -58,12 +68,15 @@ type Host struct {
 	MethodReason  string       `json:"method_reason,omitempty"`
 	CPUs          []int        `json:"cpus,omitempty"` // sender threads' CPUs
 	StartedAt     *time.Time   `json:"started_at,omitempty"`
-	Sent          uint64       `json:"sent,omitempty"`
-	SendErrors    uint64       `json:"send_errors,omitempty"`
-	TxDropped     uint64       `json:"tx_dropped,omitempty"`
-	Received      uint64       `json:"received,omitempty"`     // receiver: test packets counted
-	OtherFrames   uint64       `json:"other_frames,omitempty"` // receiver: frames without the pktgen header (ARP, ND, …)
-	HostDrops     uint64       `json:"host_drops,omitempty"`   // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
+	// Clock is the host's clock discipline (absent from an agent that
+	// predates it).
+	Clock       *Clock `json:"clock,omitempty"`
+	Sent        uint64 `json:"sent,omitempty"`
+	SendErrors  uint64 `json:"send_errors,omitempty"`
+	TxDropped   uint64 `json:"tx_dropped,omitempty"`
+	Received    uint64 `json:"received,omitempty"`     // receiver: test packets counted
+	OtherFrames uint64 `json:"other_frames,omitempty"` // receiver: frames without the pktgen header (ARP, ND, …)
+	HostDrops   uint64 `json:"host_drops,omitempty"`   // receiver: rx_dropped + rx_missed + rx_fifo + ring drops
 	// Uncounted (receiver) are test packets of streams beyond its stream
 	// table: they arrived but are in no stream's count. BeyondCapacity
 	// are packets with sequence 0 (outside pktgen's numbering): received,

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -27,6 +28,7 @@ import (
 // told it (minus lose per stream). Real agents are exercised by the lab
 // end-to-end tests; this one lets every path of the driver be forced.
 type fakeAgent struct {
+	bootID string // its kernel's boot id ("": the fakes' common "boot-test")
 	lineratev1.UnimplementedAgentServer
 	name        string
 	role        gossip.Role
@@ -79,7 +81,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
-	}, ReceiverMemoryBytes: f.memory}, nil
+	}, ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}}, nil
 }
 
 func (f *fakeAgent) AcquireLease(context.Context, *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
@@ -148,7 +150,7 @@ func (f *fakeAgent) Result(ctx context.Context, _ *lineratev1.ResultRequest) (*l
 	}
 	s := &lineratev1.SenderSummary{Backend: "kernel", Usec: 1e6, TxDropped: f.txDropped}
 	for i, src := range f.threads {
-		s.Threads = append(s.Threads, &lineratev1.ThreadSummary{Cpu: int32(i), Src: src, Packets: f.sent})
+		s.Threads = append(s.Threads, &lineratev1.ThreadSummary{Cpu: int32(i), Src: src, Packets: f.sent, FirstFrameUnixNs: fakeT0 + uint64(i)*10_000})
 		s.Packets += f.sent
 	}
 	s.Pps = float64(s.Packets)
@@ -247,10 +249,16 @@ func wire(spec Spec, c *fakeCluster) {
 		per := len(s.threads) / len(rcvs)
 		for j, src := range s.threads {
 			r := rcvs[j/per]
-			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: s.sent})
+			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: s.sent,
+				FirstArrivalUnixNs: fakeT0 + uint64(si)*100_000 + uint64(j)*10_000 + 5_000})
 		}
 	}
 }
+
+// fakeT0 is the fakes' first frame (Unix ns): thread i's first frame is
+// i × 10 µs after it; sender i's stream j first arrives i × 100 µs +
+// j × 10 µs + 5 µs after it.
+const fakeT0 = 1_764_650_000_000_000_000
 
 func sender(name, ip string, sent uint64, threads ...string) *fakeAgent {
 	return &fakeAgent{name: name, role: "sender", ip: ip, mac: "02:00:00:00:00:01", threads: threads, sent: sent}
@@ -297,6 +305,17 @@ func TestRunFanInBalances(t *testing.T) {
 	}
 	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != "198.18.0.2" || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
 		t.Errorf("stream detail of s1→r1: %+v", f1.StreamDetail)
+	}
+	// First frames 0, 10 µs (s1) and 0 (s2); first arrivals 5, 15 µs
+	// (s1's) and 105 µs (s2's): every host on one boot id, one clock.
+	if sp := res.StartSpread; sp == nil || sp.FirstFrame == nil || sp.FirstArrival == nil {
+		t.Errorf("start spread: %+v, want both sides", sp)
+	} else if ff, fa := sp.FirstFrame, sp.FirstArrival; ff.Streams != 3 || ff.P50US != 0 || ff.MaxUS != 10 || ff.Clocks != ClocksOne ||
+		fa.Streams != 3 || fa.P50US != 10 || fa.MaxUS != 100 || fa.Clocks != ClocksOne || strings.Join(ff.Hosts, ",") != "s1,s2" {
+		t.Errorf("start spread: first frame %+v, first arrival %+v", ff, fa)
+	}
+	if c := res.Hosts[0].Clock; c == nil || c.BootID != "boot-test" || c.EstErrorUS != 16 {
+		t.Errorf("host clock: %+v", c)
 	}
 	want := []string{PhaseDiscover, PhaseDescribe, PhaseLease, PhaseTune, PhaseArm, PhaseConfigure, PhaseStart, PhaseRun, PhaseDrain, PhaseCollect, PhaseReconcile, PhaseRestore}
 	if strings.Join(phases, ",") != strings.Join(want, ",") {

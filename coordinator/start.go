@@ -30,6 +30,8 @@ func (st *runState) start(ctx context.Context) error {
 		n.host.StartedAt = &t
 	}
 	st.res.StartSkewUS, st.res.StartOffsetP50US, st.res.StartOffsetP99US = rep.SpreadUS, rep.P50US, rep.P99US
+	at := rep.At.UTC()
+	st.res.StartAt = &at
 	st.log.Debug("senders started", "spread_us", rep.SpreadUS, "p50_us", rep.P50US, "p99_us", rep.P99US)
 	return nil
 }

@@ -67,3 +67,30 @@ func TestRunSplitsRateExactly(t *testing.T) {
 		t.Error("a refused plan reached an agent")
 	}
 }
+
+// Untuned senders on one kernel (one boot id: the lab's namespaces)
+// share its CPUs: the second one's thread goes on the next CPU, not on
+// the first one's; a sender on another kernel starts at its own first
+// CPU.
+func TestRunSpreadsSendersOfOneKernelOverCPUs(t *testing.T) {
+	for _, tt := range []struct {
+		boot2 string
+		want  string
+	}{{"", "[0] [1]"}, {"other-kernel", "[0] [0]"}} {
+		s1, s2 := sender("s1", "198.18.0.1", 100, "198.18.0.1"), sender("s2", "198.18.0.2", 100, "198.18.0.2")
+		s2.bootID = tt.boot2
+		r1, r2 := receiver("r1", "198.18.0.101"), receiver("r2", "198.18.0.102")
+		var cpus [2][]int32
+		s1.onConfigure = func(c *lineratev1.SenderConfig) { cpus[0] = c.Cpus }
+		s2.onConfigure = func(c *lineratev1.SenderConfig) { cpus[1] = c.Cpus }
+		c := newFakeCluster(t, s1, s2, r1, r2)
+		spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Count: 100, Drain: time.Millisecond, NoTune: true}
+		wire(spec, c)
+		if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(cpus[0], " ", cpus[1]); got != tt.want {
+			t.Errorf("s2's boot id %q: cpus %s, want %s", tt.boot2, got, tt.want)
+		}
+	}
+}

@@ -18,7 +18,11 @@ type Backend interface {
 	Name() string
 	// Run sends until every thread's count is reached, the duration is
 	// over or ctx is cancelled (the summary is then marked Interrupted);
-	// progress, when not nil, gets live samples.
+	// progress, when not nil, gets live samples. With cfg.StartAt set it
+	// arms everything first and sends its first frames at that instant
+	// (WaitUntil on the sending threads; the duration counts from it), and
+	// each thread's summary tells when its first frame went
+	// (FirstFrameNs).
 	Run(ctx context.Context, cfg Config, progress func(Progress)) (*Summary, error)
 }
 

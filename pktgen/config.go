@@ -113,6 +113,11 @@ type Config struct {
 	// AllowFallback lets Run fall back to burst 1 / clone_skb 0, with a
 	// warning, when the device refuses skb sharing (veth, lo, bonds).
 	AllowFallback bool
+
+	// StartAt, when set, is the instant (wall clock) the first frames
+	// go: a backend arms everything first (devices, sockets, frames,
+	// programs) and then waits for it with WaitUntil. Zero: at once.
+	StartAt time.Time
 }
 
 func cfgErr(field, format string, args ...any) error {

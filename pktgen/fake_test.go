@@ -1,6 +1,7 @@
 package pktgen
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"net"
@@ -217,7 +218,10 @@ func (d *fakeDev) elapsedUS() uint64 {
 }
 
 // Start "sends": counted devices finish at once, count 0 runs until stop.
-func (f *fakePktgen) Start() error {
+func (f *fakePktgen) Start(at time.Time) error {
+	if err := WaitUntil(context.Background(), at); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	stop := make(chan struct{})
 	f.stop = stop

@@ -21,6 +21,10 @@ type Kernel struct {
 	PollInterval time.Duration
 	// Sleep waits between retries (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MonoOffset is CLOCK_REALTIME minus CLOCK_MONOTONIC in ns, which
+	// moves pktgen's per-thread start onto the wall clock (default: the
+	// host's, MonoOffset; tests replace it).
+	MonoOffset func() (int64, error)
 }
 
 // NewKernel returns a kernel backend on DefaultProcDir.
@@ -34,6 +38,9 @@ func (k *Kernel) defaults() {
 	}
 	if k.PollInterval <= 0 {
 		k.PollInterval = 200 * time.Millisecond
+	}
+	if k.MonoOffset == nil {
+		k.MonoOffset = MonoOffset
 	}
 	if k.Sleep == nil {
 		k.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -209,7 +216,14 @@ func (k *Kernel) configure(cfg *Config, i int, warn func(string)) error {
 	return nil
 }
 
+// startThreadLead is how long before the instant the start thread is
+// made (its signal mask set and pgctrl opened before it waits).
+const startThreadLead = 20 * time.Millisecond
+
 // Run sends with pktgen as cfg says and returns the per-thread results.
+// Every device is configured before cfg.StartAt; "start" is written to
+// pgctrl at that instant. Each thread's FirstFrameNs is pktgen's own start
+// of it (the device file's "started:").
 // It resets pktgen before and after (also on every error), so a failed
 // run leaves no device on a pktgen thread. Cancelling ctx stops the run
 // (with a "stop" write, never a signal to the writer) and returns what
@@ -247,13 +261,24 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 		}
 	}
 
-	log.Info("starting", "threads", len(cfg.CPUs), "count_per_thread", cfg.Count, "duration", cfg.Duration)
+	log.Info("starting", "threads", len(cfg.CPUs), "count_per_thread", cfg.Count, "duration", cfg.Duration, "at", cfg.StartAt)
 	start := time.Now()
+	if cfg.StartAt.After(start) {
+		start = cfg.StartAt
+	}
+	// Cancellable here until shortly before the instant; the start
+	// thread waits the rest and writes start at it.
+	if !cfg.StartAt.IsZero() {
+		if err := WaitUntil(ctx, cfg.StartAt.Add(-startThreadLead)); err != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
+	}
 	done := make(chan error, 1)
-	go func() { done <- k.Proc.Start() }()
+	go func() { done <- k.Proc.Start(cfg.StartAt) }()
 	var deadline <-chan time.Time
 	if cfg.Duration > 0 {
-		t := time.NewTimer(cfg.Duration)
+		t := time.NewTimer(time.Until(start) + cfg.Duration)
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -298,7 +323,7 @@ wait:
 			stop("still running")
 		case <-tick.C:
 			if progress != nil {
-				progress(k.sample(&cfg, time.Since(start)))
+				progress(k.sample(&cfg, max(time.Since(start), 0)))
 			}
 		}
 	}
@@ -326,6 +351,10 @@ func (k *Kernel) sample(cfg *Config, elapsed time.Duration) Progress {
 // collect reads every device's Result once the run has stopped.
 func (k *Kernel) collect(ctx context.Context, cfg *Config, sum *Summary) error {
 	var first, last uint64
+	offset, offErr := k.MonoOffset()
+	if offErr != nil {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("pktgen's thread starts not moved onto the wall clock (%v): no first-frame times", offErr))
+	}
 	for i, cpu := range cfg.CPUs {
 		entry := cfg.EntryName(i)
 		var df *DeviceFile
@@ -348,6 +377,9 @@ func (k *Kernel) collect(ctx context.Context, cfg *Config, sum *Summary) error {
 		}
 		t := ThreadSummary{CPU: cpu, Entry: entry, Packets: df.Result.Packets, Errors: df.Result.Errors, USec: df.Result.USec}
 		t.PPS = rate(t.Packets, t.USec)
+		if offErr == nil && t.Packets > 0 {
+			t.FirstFrameNs = RealtimeOf(df.Current.StartedUS, offset)
+		}
 		if cfg.SrcPerThread {
 			t.Src = cfg.ThreadSource(i).String()
 		}

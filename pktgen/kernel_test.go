@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,58 @@ func TestKernelReset(t *testing.T) {
 	}
 	if err := (&Kernel{Proc: DirProc{Dir: t.TempDir() + "/none"}}).Reset(); !errors.Is(err, ErrNoPktgen) {
 		t.Errorf("reset without pktgen: %v", err)
+	}
+}
+
+// Every device is configured before the instant and pktgen's start is
+// written at it; each thread's first frame is its "started:" moved onto
+// the wall clock with the host's offset (an unreadable offset leaves it
+// unknown, with a warning).
+func TestKernelRunAtInstant(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	cfg := baseConfig()
+	cfg.StartAt = time.Now().Add(30 * time.Millisecond).Round(0)
+	k := kernelOn(f)
+	// The fake prints started as realtime µs mod 1e12: this offset undoes
+	// the modulus, so the first frame is the fake's start in Unix ns.
+	base := time.Now().UnixMicro() / 1e12 * 1e12 * 1000
+	k.MonoOffset = func() (int64, error) { return base, nil }
+	sum, err := k.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := uint64(cfg.StartAt.Truncate(time.Microsecond).UnixNano())
+	for i, th := range sum.Threads {
+		if th.FirstFrameNs < at || th.FirstFrameNs > at+uint64(time.Second) {
+			t.Errorf("thread %d: first frame %d, want at or just after the instant %d", i, th.FirstFrameNs, at)
+		}
+	}
+	f = newFakePktgen(2, "eth0")
+	k = kernelOn(f)
+	k.MonoOffset = func() (int64, error) { return 0, os.ErrPermission }
+	sum, err = k.Run(context.Background(), baseConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Threads[0].FirstFrameNs != 0 || len(sum.Warnings) == 0 || !strings.Contains(sum.Warnings[0], "no first-frame times") {
+		t.Errorf("offset unreadable: first frame %d, warnings %q", sum.Threads[0].FirstFrameNs, sum.Warnings)
+	}
+}
+
+// A run cancelled before its instant never writes start: it ends at
+// once, interrupted, with pktgen reset.
+func TestKernelRunCancelledBeforeInstant(t *testing.T) {
+	f := newFakePktgen(2, "eth0")
+	cfg := baseConfig()
+	cfg.StartAt = time.Now().Add(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	sum, err := kernelOn(f).Run(ctx, cfg, nil)
+	if err != nil || !sum.Interrupted || sum.Packets != 0 || time.Since(t0) > 10*time.Second {
+		t.Fatalf("%+v %v after %s, want interrupted at once", sum, err, time.Since(t0))
+	}
+	if started := f.stop != nil; started || f.resets != 2 {
+		t.Errorf("started %v, resets %d; want no start, reset before and after", started, f.resets)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // DefaultProcDir is where the kernel exposes pktgen.
@@ -17,10 +18,11 @@ type Proc interface {
 	Write(name, cmd string) error
 	// Read reads a whole file.
 	Read(name string) ([]byte, error)
-	// Start writes "start" to pgctrl and blocks until every device has
-	// stopped. It must not be disturbed by signals meant for the process:
-	// a signal pending on the writer stops every pktgen thread.
-	Start() error
+	// Start waits for the instant at (WaitUntil; zero: at once), writes
+	// "start" to pgctrl and blocks until every device has stopped. It
+	// must not be disturbed by signals meant for the process: a signal
+	// pending on the writer stops every pktgen thread.
+	Start(at time.Time) error
 }
 
 // DirProc is the real pktgen directory (DefaultProcDir, or the same tree
@@ -38,8 +40,8 @@ func (d DirProc) Read(name string) ([]byte, error) {
 }
 
 // Start implements Proc.
-func (d DirProc) Start() error {
-	return startIsolated(filepath.Join(d.Dir, "pgctrl"))
+func (d DirProc) Start(at time.Time) error {
+	return startIsolated(filepath.Join(d.Dir, "pgctrl"), at)
 }
 
 // writeOnce opens, writes cmd plus a newline with one write(2), closes.
@@ -49,6 +51,12 @@ func writeOnce(path, cmd string) error {
 	if err != nil {
 		return err
 	}
+	return writeTo(f, path, cmd)
+}
+
+// writeTo writes cmd plus a newline to f (opened from path) with one
+// write(2) and closes it.
+func writeTo(f *os.File, path, cmd string) error {
 	_, werr := f.Write([]byte(cmd + "\n"))
 	cerr := f.Close()
 	if werr != nil {

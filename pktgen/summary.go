@@ -29,6 +29,12 @@ type ThreadSummary struct {
 	Errors  uint64  `json:"errors"`
 	USec    uint64  `json:"usec"`
 	PPS     float64 `json:"pps"`
+	// FirstFrameNs is when the thread's first frame went, as Unix ns of
+	// the sending host's CLOCK_REALTIME (0: unknown): the userspace
+	// backends' stamp in that frame (or the clock read at its send), the
+	// kernel's pktgen its own start of the thread ("started:" of the
+	// device file, CLOCK_MONOTONIC moved onto CLOCK_REALTIME).
+	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
 }
 
 // L2Bits is the bit rate of pps frames of frameBytes (without FCS),

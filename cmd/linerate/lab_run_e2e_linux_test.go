@@ -141,6 +141,7 @@ func TestLabRun(t *testing.T) {
 				t.Errorf("host %+v", h)
 			}
 		}
+		assertStartSpread(t, res)
 	})
 	t.Run("fan-in-3to1", func(t *testing.T) {
 		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000", "--json-stream")
@@ -154,6 +155,7 @@ func TestLabRun(t *testing.T) {
 	})
 	t.Run("loss-every-1000", func(t *testing.T) {
 		res := labRun(t, bin, fmt.Sprintf("l%d", id), "--loss-every", "1000", "--count", "12500", "--backend", "afpacket")
+		assertStartSpread(t, res) // the afpacket backend's stamps
 		var lost uint64
 		for _, f := range res.Flows {
 			lost += f.Lost

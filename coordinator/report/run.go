@@ -19,7 +19,12 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 	if res.Error != "" {
 		fmt.Fprintf(w, " — %s", res.Error)
 	}
-	fmt.Fprintf(w, "\nframe %d B, pattern %s, start skew %.0f µs\n\n", res.FrameSize, res.Pattern, res.StartSkewUS)
+	fmt.Fprintf(w, "\nframe %d B, pattern %s, agents' start skew %.0f µs\n", res.FrameSize, res.Pattern, res.StartSkewUS)
+	if sp := res.StartSpread; sp != nil {
+		spreadLine(w, "first frames", sp.FirstFrame)
+		spreadLine(w, "first arrivals", sp.FirstArrival)
+	}
+	fmt.Fprintln(w)
 	tw := newTab(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "FLOW\tSENT\tRECEIVED\tLOST\tLOSS\tDUPS\tREORD\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t%LINE\t")
 	for _, fl := range res.Flows {
@@ -60,6 +65,27 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 	return w.err
+}
+
+// spreadLine writes one start spread: its percentiles and what its
+// clocks are worth.
+func spreadLine(w io.Writer, what string, s *coordinator.Spread) {
+	if s == nil {
+		return
+	}
+	if s.Streams == 0 {
+		fmt.Fprintf(w, "start spread of %s: no stream has a time (%d without)\n", what, s.Missing)
+		return
+	}
+	fmt.Fprintf(w, "start spread of %s: p50 %.0f µs, p99 %.0f µs, max %.0f µs over %d streams", what, s.P50US, s.P99US, s.MaxUS, s.Streams)
+	if s.Missing > 0 {
+		fmt.Fprintf(w, " (%d without a time)", s.Missing)
+	}
+	fmt.Fprintf(w, "; %s", s.Clocks)
+	if s.Clocks == coordinator.ClocksSynced {
+		fmt.Fprintf(w, ", each within ±%d µs", s.ClockErrorUS)
+	}
+	fmt.Fprintln(w)
 }
 
 // PathTruthTable writes what the path itself counted during a run (the

@@ -133,6 +133,8 @@ type thread struct {
 	msgs   []unix.Mmsghdr
 	sent   atomic.Uint64
 	errors atomic.Uint64
+	// first is the stamp of the first frame (read once Send returned)
+	first time.Time
 }
 
 func (r *run) open(i, cpu int) (engine.Thread, error) {
@@ -180,6 +182,9 @@ func (t *thread) Send(c *engine.Control) error {
 			n = k
 		}
 		now := time.Now()
+		if sent == 0 && t.first.IsZero() {
+			t.first = now
+		}
 		for j := range n {
 			t.frame.Stamp(t.bufs[j], uint32(sent+j+1), now)
 		}
@@ -240,6 +245,9 @@ func (t *thread) refused(c *engine.Control, errno unix.Errno) error {
 }
 
 func (t *thread) Progress() (uint64, uint64) { return t.sent.Load(), t.errors.Load() }
+
+// First is the time stamped into the first frame (engine.Firster).
+func (t *thread) First() (time.Time, bool) { return t.first, !t.first.IsZero() }
 
 // Interrupt does nothing: a blocked send returns within the send timeout by
 // itself.

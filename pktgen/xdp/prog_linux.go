@@ -39,6 +39,7 @@ const (
 	stLast     = 64 // u64: when the last clock reading was taken
 	stStamp    = 72 // u64: the header's tv_sec and tv_usec words of the last reading, as the frame holds them
 	stStampSum = 80 // u64: those words' 16-bit halves added (their part of the UDP checksum)
+	stStart    = 88 // u64: drop every frame before this (CLOCK_MONOTONIC ns): the start instant; 0 once past it
 	slotLen    = 128
 	slotShift  = 7
 )
@@ -128,7 +129,8 @@ func csumBase(f *pktgen.Frame) uint16 {
 // instructions builds the generator. Per frame, in the running CPU's
 // slot: once seq reaches the limit it drops the frame (so a run sends
 // exactly the frames asked for, however many times the kernel runs the
-// program); when paced and the next frame is not due yet it drops it too
+// program); before the start instant it drops it (the call is made
+// early, so that its setup is over by then); when paced and the next frame is not due yet it drops it too
 // (the kernel runs the program again at once: a spin with nanosecond
 // resolution); otherwise it takes the next sequence number, writes the
 // sequence, the time (see xmitBulk and clockEvery) and the UDP source port of the cycle,
@@ -160,16 +162,27 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.LoadMem(r6, r9, stSeq, asm.DWord),
 		asm.LoadMem(r1, r9, stLimit, asm.DWord),
 		asm.JGE.Reg(r6, r1, "drop"),
-		// The clock: for every frame when paced, else for a bulk's first.
+		// The clock: for every frame when paced or held at the start
+		// gate, else for a bulk's first.
 		asm.LoadMem(r1, r9, stGap, asm.DWord),
+		asm.JNE.Imm(r1, 0, "clock"),
+		asm.LoadMem(r1, r9, stStart, asm.DWord),
 		asm.JNE.Imm(r1, 0, "clock"),
 		asm.Mov.Reg(r1, r6),
 		asm.And.Imm(r1, int32(p.clockEvery-1)),
 		asm.JNE.Imm(r1, 0, "send"),
 		asm.FnKtimeGetNs.Call().WithSymbol("clock"),
+		// The start gate: nothing goes before the instant; the first
+		// frame at or after it opens the gate for good (sequence 1 then
+		// begins a bulk, as without a gate).
+		asm.LoadMem(r1, r9, stStart, asm.DWord),
+		asm.JEq.Imm(r1, 0, "open"),
+		asm.JLT.Reg(r0, r1, "drop"),
+		asm.Mov.Imm(r1, 0),
+		asm.StoreMem(r9, stStart, r1, asm.DWord),
 		// Pacing: drop until the next frame is due; when more than the
 		// slack behind, restart the schedule from now.
-		asm.LoadMem(r1, r9, stGap, asm.DWord),
+		asm.LoadMem(r1, r9, stGap, asm.DWord).WithSymbol("open"),
 		asm.JEq.Imm(r1, 0, "read"),
 		asm.LoadMem(r1, r9, stNext, asm.DWord),
 		asm.JLT.Reg(r0, r1, "drop"),

@@ -238,6 +238,7 @@ type thread struct {
 	tid    int
 	repeat uint32
 	paced  bool
+	gate   time.Time // the start instant (zero: none)
 	seq    *atomic.Uint64
 	limit  *atomic.Uint64
 }
@@ -247,12 +248,9 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	t := &thread{r: r, cpu: cpu, data: append([]byte(nil), f.Bytes...), tid: unix.Gettid(), repeat: r.repeat,
 		seq: r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
 	t.md = xdpMD{dataEnd: uint32(len(t.data)), ingressIfindex: uint32(r.ifi.Index)}
-	var rt, mono unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
-		return nil, fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
-	}
-	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
-		return nil, fmt.Errorf("read CLOCK_REALTIME: %w", err)
+	tsOff, err := pktgen.MonoOffset()
+	if err != nil {
+		return nil, err
 	}
 	limit := r.cfg.CountOf(i)
 	if limit == 0 {
@@ -271,7 +269,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 		csum = uint64(csumBase(f))
 	}
 	r.word(cpu, stSeq).Store(0)
-	r.word(cpu, stTSOff).Store(uint64(rt.Nano() - mono.Nano()))
+	r.word(cpu, stTSOff).Store(uint64(tsOff))
 	r.word(cpu, stGap).Store(gap)
 	r.word(cpu, stNext).Store(0)
 	r.word(cpu, stSlack).Store(uint64(engine.CatchUp))
@@ -279,7 +277,28 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	r.word(cpu, stFirst).Store(0)
 	r.word(cpu, stLast).Store(0)
 	r.word(cpu, stLimit).Store(limit)
+	var gate uint64
+	if at := r.cfg.StartAt; !at.IsZero() {
+		gate = uint64(max(at.UnixNano()-tsOff, 0))
+		t.gate = at
+	}
+	r.word(cpu, stStart).Store(gate)
 	return t, nil
+}
+
+// earlyBy is how long before the start instant a thread makes its first
+// BPF_PROG_RUN call: a live-frame call's setup (the XDP dispatcher's
+// update waits for an RCU grace period) takes ~10 ms, more on a busy
+// host, and must be over by the instant. Until then the program drops
+// every frame (stStart), so the first one goes at the instant.
+const earlyBy = 50 * time.Millisecond
+
+// Early is how long before the instant Send is called (engine.Early).
+func (t *thread) Early() time.Duration {
+	if t.gate.IsZero() {
+		return 0
+	}
+	return earlyBy
 }
 
 // Send runs the program until the target is reached or the run stops.
@@ -290,7 +309,12 @@ func (t *thread) Send(c *engine.Control) error {
 			return nil
 		}
 		rep := t.repeat
-		if !t.paced && c.Target > 0 {
+		switch {
+		case time.Now().Before(t.gate):
+			// Held at the gate: enough runs to cover the wait and the
+			// send (the limit still stops at the count).
+			rep = uint32(min(uint64(t.repeat)*16, 1<<30))
+		case !t.paced && c.Target > 0:
 			rep = uint32(min(uint64(rep), c.Target-sent))
 		}
 		err := progRun(t.r.prog.FD(), t.data, &t.md, rep, t.r.batch)
@@ -306,21 +330,17 @@ func (t *thread) Send(c *engine.Control) error {
 
 func (t *thread) Progress() (uint64, uint64) { return t.seq.Load(), 0 }
 
-// Span is when the first and the last frame were stamped, from the
-// program's own clock: a call's setup and teardown (~10 ms each) are not
+// Span is when the first and the last frame were stamped (the times in
+// them), from the program's own clock: a call's setup and teardown (~10 ms each) are not
 // part of the sending window.
 func (t *thread) Span() (first, last time.Time, ok bool) {
 	f, l := t.r.word(t.cpu, stFirst).Load(), t.r.word(t.cpu, stLast).Load()
 	if f == 0 || l < f {
 		return time.Time{}, time.Time{}, false
 	}
-	var ts unix.Timespec
-	now := time.Now()
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return time.Time{}, time.Time{}, false
-	}
-	mono := ts.Nano()
-	return now.Add(time.Duration(int64(f) - mono)), now.Add(time.Duration(int64(l) - mono)), true
+	// The offset the frames were stamped (and gated) with.
+	off := int64(t.r.word(t.cpu, stTSOff).Load())
+	return time.Unix(0, int64(f)+off), time.Unix(0, int64(l)+off), true
 }
 
 // Interrupt stops transmitting at once (limit 0: the program drops

@@ -37,6 +37,20 @@ type Spanner interface {
 	Span() (first, last time.Time, ok bool)
 }
 
+// Firster is a Thread that knows when its first frame went (the time it
+// stamped into it), where Send's start is a little earlier; the summary's
+// FirstFrameNs uses it. A Spanner's first is used before it.
+type Firster interface {
+	First() (time.Time, bool)
+}
+
+// Early is a Thread whose Send must begin a while before the start
+// instant (its first call has a slow setup) and that holds its frames
+// until the instant itself; the engine calls its Send Early() ahead.
+type Early interface {
+	Early() time.Duration
+}
+
 // Control is what a Thread's Send loop reads.
 type Control struct {
 	Index, CPU int
@@ -111,7 +125,9 @@ type worker struct {
 	done        chan struct{}
 }
 
-// Run opens every thread (all or none), starts them together and waits.
+// Run opens every thread (all or none), starts them together at the
+// config's StartAt (each thread waits for it with pktgen.WaitUntil on its
+// own pinned OS thread, once every thread is open) and waits for them.
 // On an error in one thread the others are stopped and the error is
 // returned (with no summary). Cancelling ctx stops every thread and
 // returns the summary marked Interrupted.
@@ -129,7 +145,8 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	var stop atomic.Bool
 	stopCh := make(chan struct{})
 	var stopOnce sync.Once
-	stopAll := func() { stop.Store(true); stopOnce.Do(func() { close(stopCh) }) }
+	waitCtx, cancelWait := context.WithCancel(context.Background())
+	stopAll := func() { stop.Store(true); stopOnce.Do(func() { close(stopCh); cancelWait() }) }
 	defer stopAll()
 
 	base := time.Now()
@@ -144,7 +161,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 			stop: &stop, stopCh: stopCh, base: base,
 		}}
 		ws[i] = w
-		go w.run(o, opened, startCh)
+		go w.run(o, opened, startCh, waitCtx)
 	}
 	var openErrs []error
 	for range n {
@@ -166,11 +183,14 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	o.Log.Info("sending", "backend", o.Backend, "dev", cfg.Device, "threads", n, "cpus", cfg.CPUs,
 		"count_per_thread", cfg.CountOf(0), "duration", cfg.Duration)
 	t0 := time.Now()
+	if cfg.StartAt.After(t0) {
+		t0 = cfg.StartAt
+	}
 	close(startCh)
 
 	var deadline <-chan time.Time
 	if cfg.Duration > 0 {
-		t := time.NewTimer(cfg.Duration)
+		t := time.NewTimer(time.Until(t0) + cfg.Duration)
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -216,7 +236,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 		case <-fast.C:
 			if o.Progress != nil && time.Since(lastProgress) >= o.Interval {
 				lastProgress = time.Now()
-				o.Progress(sample(ws, time.Since(t0)))
+				o.Progress(sample(ws, max(time.Since(t0), 0)))
 			}
 		}
 	}
@@ -231,14 +251,23 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	sum := &pktgen.Summary{Backend: o.Backend, Device: cfg.Device, Interrupted: interrupted}
 	var first, last time.Time
 	for i, w := range ws {
+		firstFrame := w.start
+		if f, ok := w.th.(Firster); ok {
+			if t, ok := f.First(); ok {
+				firstFrame = t
+			}
+		}
 		if sp, ok := w.th.(Spanner); ok {
 			if first, last, ok := sp.Span(); ok {
-				w.start, w.stop = first, last
+				w.start, w.stop, firstFrame = first, last, first
 			}
 		}
 		sent, errs := w.th.Progress()
 		t := pktgen.ThreadSummary{CPU: w.ctl.CPU, Entry: cfg.ThreadEntry(i), Packets: sent, Errors: errs,
 			USec: uint64(w.stop.Sub(w.start).Microseconds())}
+		if sent > 0 && !firstFrame.IsZero() {
+			t.FirstFrameNs = uint64(firstFrame.UnixNano())
+		}
 		t.PPS = pktgen.Rate(t.Packets, t.USec)
 		if cfg.SrcPerThread {
 			t.Src = cfg.ThreadSource(i).String()
@@ -256,7 +285,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	return sum, nil
 }
 
-func (w *worker) run(o Options, opened chan<- error, startCh <-chan struct{}) {
+func (w *worker) run(o Options, opened chan<- error, startCh <-chan struct{}, waitCtx context.Context) {
 	defer close(w.done)
 	// The OS thread stays locked until the goroutine ends, so that the
 	// runtime discards it with its CPU affinity and namespace.
@@ -285,6 +314,15 @@ func (w *worker) run(o Options, opened chan<- error, startCh <-chan struct{}) {
 			w.th = noThread{}
 		}
 		return
+	}
+	// Armed: wait for the instant here, on the pinned thread that sends
+	// (a thread that holds its frames itself, a while before it).
+	at := o.Config.StartAt
+	if e, ok := w.th.(Early); ok && !at.IsZero() {
+		at = at.Add(-e.Early())
+	}
+	if pktgen.WaitUntil(waitCtx, at) != nil {
+		return // stopped before the start
 	}
 	w.start = time.Now()
 	if err := w.th.Send(&w.ctl); err != nil {

@@ -138,3 +138,29 @@ func TestRunSendFailureStopsAll(t *testing.T) {
 		t.Errorf("send failure: %v, %d closed", err, closed.Load())
 	}
 }
+
+// Threads open first and send from the config's StartAt: no thread's
+// first frame is before it; a run cancelled before the instant sends
+// nothing.
+func TestRunStartsAtInstant(t *testing.T) {
+	c := cfg(0, 1)
+	c.Count = 10
+	c.StartAt = time.Now().Add(30 * time.Millisecond).Round(0)
+	var closed atomic.Int32
+	sum, err := Run(context.Background(), opts(c, &closed, func(int) (*fake, error) { return &fake{}, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, th := range sum.Threads {
+		if first := time.Unix(0, int64(th.FirstFrameNs)); first.Before(c.StartAt) || first.After(c.StartAt.Add(time.Second)) {
+			t.Errorf("thread %d: first frame %s, want at or just after the instant %s", i, first, c.StartAt)
+		}
+	}
+	c.StartAt = time.Now().Add(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	sum, err = Run(ctx, opts(c, &closed, func(int) (*fake, error) { return &fake{}, nil }))
+	if err != nil || !sum.Interrupted || sum.Packets != 0 {
+		t.Errorf("cancelled before the instant: %+v %v, want nothing sent, interrupted", sum, err)
+	}
+}

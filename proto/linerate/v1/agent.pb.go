@@ -250,8 +250,12 @@ type DescribeResponse struct {
 	// sequence state an Arm may ask for (streams × per-stream bitmap). 0 on
 	// a sender-only agent, or from an agent that predates the field.
 	ReceiverMemoryBytes uint64 `protobuf:"varint,9,opt,name=receiver_memory_bytes,json=receiverMemoryBytes,proto3" json:"receiver_memory_bytes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The host's clock discipline as the kernel tells it (adjtimex, read
+	// only), at the time of this answer; absent from an agent that
+	// predates it.
+	Clock         *Clock `protobuf:"bytes,10,opt,name=clock,proto3" json:"clock,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -347,6 +351,115 @@ func (x *DescribeResponse) GetReceiverMemoryBytes() uint64 {
 	return 0
 }
 
+func (x *DescribeResponse) GetClock() *Clock {
+	if x != nil {
+		return x.Clock
+	}
+	return nil
+}
+
+// Clock is a host's wall clock as adjtimex(2) reports it, read without
+// changing anything (modes 0).
+type Clock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kernel's clock is synchronised: adjtimex's state is not
+	// TIME_ERROR and STA_UNSYNC is not set.
+	Synchronised bool `protobuf:"varint,1,opt,name=synchronised,proto3" json:"synchronised,omitempty"`
+	// The kernel's estimated error (esterror) and maximum error
+	// (maxerror), µs, as the time daemon last set them.
+	EstErrorUs int64 `protobuf:"varint,2,opt,name=est_error_us,json=estErrorUs,proto3" json:"est_error_us,omitempty"`
+	MaxErrorUs int64 `protobuf:"varint,3,opt,name=max_error_us,json=maxErrorUs,proto3" json:"max_error_us,omitempty"`
+	// adjtimex's return (TIME_OK 0 … TIME_ERROR 5) and status bits.
+	State  int32 `protobuf:"varint,4,opt,name=state,proto3" json:"state,omitempty"`
+	Status int32 `protobuf:"varint,5,opt,name=status,proto3" json:"status,omitempty"`
+	// The kernel's boot id (/proc/sys/kernel/random/boot_id): agents with
+	// the same one read one clock (network namespaces of one kernel).
+	BootId string `protobuf:"bytes,6,opt,name=boot_id,json=bootId,proto3" json:"boot_id,omitempty"`
+	// Why the clock could not be read ("" when it was).
+	Error         string `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Clock) Reset() {
+	*x = Clock{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Clock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Clock) ProtoMessage() {}
+
+func (x *Clock) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Clock.ProtoReflect.Descriptor instead.
+func (*Clock) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Clock) GetSynchronised() bool {
+	if x != nil {
+		return x.Synchronised
+	}
+	return false
+}
+
+func (x *Clock) GetEstErrorUs() int64 {
+	if x != nil {
+		return x.EstErrorUs
+	}
+	return 0
+}
+
+func (x *Clock) GetMaxErrorUs() int64 {
+	if x != nil {
+		return x.MaxErrorUs
+	}
+	return 0
+}
+
+func (x *Clock) GetState() int32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *Clock) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *Clock) GetBootId() string {
+	if x != nil {
+		return x.BootId
+	}
+	return ""
+}
+
+func (x *Clock) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // Nic is the NIC inventory of `linerate irq show --json` plus what a
 // coordinator needs to address the host.
 type Nic struct {
@@ -382,7 +495,7 @@ type Nic struct {
 
 func (x *Nic) Reset() {
 	*x = Nic{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	mi := &file_linerate_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +507,7 @@ func (x *Nic) String() string {
 func (*Nic) ProtoMessage() {}
 
 func (x *Nic) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	mi := &file_linerate_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +520,7 @@ func (x *Nic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nic.ProtoReflect.Descriptor instead.
 func (*Nic) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Nic) GetIface() string {
@@ -529,7 +642,7 @@ type NicQueue struct {
 
 func (x *NicQueue) Reset() {
 	*x = NicQueue{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[3]
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +654,7 @@ func (x *NicQueue) String() string {
 func (*NicQueue) ProtoMessage() {}
 
 func (x *NicQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[3]
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +667,7 @@ func (x *NicQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NicQueue.ProtoReflect.Descriptor instead.
 func (*NicQueue) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *NicQueue) GetQueue() int32 {
@@ -617,7 +730,7 @@ type SkippedIrq struct {
 
 func (x *SkippedIrq) Reset() {
 	*x = SkippedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -629,7 +742,7 @@ func (x *SkippedIrq) String() string {
 func (*SkippedIrq) ProtoMessage() {}
 
 func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -642,7 +755,7 @@ func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkippedIrq.ProtoReflect.Descriptor instead.
 func (*SkippedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SkippedIrq) GetIrq() int32 {
@@ -676,7 +789,7 @@ type LeaseInfo struct {
 
 func (x *LeaseInfo) Reset() {
 	*x = LeaseInfo{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +801,7 @@ func (x *LeaseInfo) String() string {
 func (*LeaseInfo) ProtoMessage() {}
 
 func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +814,7 @@ func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseInfo.ProtoReflect.Descriptor instead.
 func (*LeaseInfo) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LeaseInfo) GetCoordinatorId() string {
@@ -732,7 +845,7 @@ type AcquireLeaseRequest struct {
 
 func (x *AcquireLeaseRequest) Reset() {
 	*x = AcquireLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +857,7 @@ func (x *AcquireLeaseRequest) String() string {
 func (*AcquireLeaseRequest) ProtoMessage() {}
 
 func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +870,7 @@ func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseRequest.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AcquireLeaseRequest) GetCoordinatorId() string {
@@ -786,7 +899,7 @@ type AcquireLeaseResponse struct {
 
 func (x *AcquireLeaseResponse) Reset() {
 	*x = AcquireLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +911,7 @@ func (x *AcquireLeaseResponse) String() string {
 func (*AcquireLeaseResponse) ProtoMessage() {}
 
 func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +924,7 @@ func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseResponse.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AcquireLeaseResponse) GetLeaseId() string {
@@ -846,7 +959,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +971,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +984,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RenewLeaseRequest) GetLeaseId() string {
@@ -898,7 +1011,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1023,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1036,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RenewLeaseResponse) GetExpiresAt() *timestamppb.Timestamp {
@@ -952,7 +1065,7 @@ type ReleaseLeaseRequest struct {
 
 func (x *ReleaseLeaseRequest) Reset() {
 	*x = ReleaseLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1077,7 @@ func (x *ReleaseLeaseRequest) String() string {
 func (*ReleaseLeaseRequest) ProtoMessage() {}
 
 func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1090,7 @@ func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReleaseLeaseRequest) GetLeaseId() string {
@@ -1005,7 +1118,7 @@ type ReleaseLeaseResponse struct {
 
 func (x *ReleaseLeaseResponse) Reset() {
 	*x = ReleaseLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1130,7 @@ func (x *ReleaseLeaseResponse) String() string {
 func (*ReleaseLeaseResponse) ProtoMessage() {}
 
 func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1143,7 @@ func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReleaseLeaseResponse) GetChanges() []*IrqChange {
@@ -1064,7 +1177,7 @@ type TuneRequest struct {
 
 func (x *TuneRequest) Reset() {
 	*x = TuneRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1189,7 @@ func (x *TuneRequest) String() string {
 func (*TuneRequest) ProtoMessage() {}
 
 func (x *TuneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1202,7 @@ func (x *TuneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneRequest.ProtoReflect.Descriptor instead.
 func (*TuneRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TuneRequest) GetLeaseId() string {
@@ -1141,7 +1254,7 @@ type TuneResponse struct {
 
 func (x *TuneResponse) Reset() {
 	*x = TuneResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1266,7 @@ func (x *TuneResponse) String() string {
 func (*TuneResponse) ProtoMessage() {}
 
 func (x *TuneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1279,7 @@ func (x *TuneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneResponse.ProtoReflect.Descriptor instead.
 func (*TuneResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TuneResponse) GetIface() string {
@@ -1243,7 +1356,7 @@ type IrqMapping struct {
 
 func (x *IrqMapping) Reset() {
 	*x = IrqMapping{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1368,7 @@ func (x *IrqMapping) String() string {
 func (*IrqMapping) ProtoMessage() {}
 
 func (x *IrqMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1381,7 @@ func (x *IrqMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqMapping.ProtoReflect.Descriptor instead.
 func (*IrqMapping) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IrqMapping) GetQueue() int32 {
@@ -1333,7 +1446,7 @@ type IrqChange struct {
 
 func (x *IrqChange) Reset() {
 	*x = IrqChange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1458,7 @@ func (x *IrqChange) String() string {
 func (*IrqChange) ProtoMessage() {}
 
 func (x *IrqChange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1471,7 @@ func (x *IrqChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqChange.ProtoReflect.Descriptor instead.
 func (*IrqChange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *IrqChange) GetIrq() int32 {
@@ -1433,7 +1546,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1558,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1571,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RestoreRequest) GetLeaseId() string {
@@ -1479,7 +1592,7 @@ type RestoreResponse struct {
 
 func (x *RestoreResponse) Reset() {
 	*x = RestoreResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1604,7 @@ func (x *RestoreResponse) String() string {
 func (*RestoreResponse) ProtoMessage() {}
 
 func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1617,7 @@ func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
 func (*RestoreResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RestoreResponse) GetIface() string {
@@ -1566,7 +1679,7 @@ type ArmRequest struct {
 
 func (x *ArmRequest) Reset() {
 	*x = ArmRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1691,7 @@ func (x *ArmRequest) String() string {
 func (*ArmRequest) ProtoMessage() {}
 
 func (x *ArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1704,7 @@ func (x *ArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
 func (*ArmRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ArmRequest) GetLeaseId() string {
@@ -1672,7 +1785,7 @@ type ArmResponse struct {
 
 func (x *ArmResponse) Reset() {
 	*x = ArmResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1797,7 @@ func (x *ArmResponse) String() string {
 func (*ArmResponse) ProtoMessage() {}
 
 func (x *ArmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1810,7 @@ func (x *ArmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
 func (*ArmResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ArmResponse) GetArmed() bool {
@@ -1739,7 +1852,7 @@ type CollectRequest struct {
 
 func (x *CollectRequest) Reset() {
 	*x = CollectRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1864,7 @@ func (x *CollectRequest) String() string {
 func (*CollectRequest) ProtoMessage() {}
 
 func (x *CollectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1877,7 @@ func (x *CollectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectRequest.ProtoReflect.Descriptor instead.
 func (*CollectRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CollectRequest) GetLeaseId() string {
@@ -1791,7 +1904,7 @@ type CollectResponse struct {
 
 func (x *CollectResponse) Reset() {
 	*x = CollectResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1916,7 @@ func (x *CollectResponse) String() string {
 func (*CollectResponse) ProtoMessage() {}
 
 func (x *CollectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1929,7 @@ func (x *CollectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectResponse.ProtoReflect.Descriptor instead.
 func (*CollectResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CollectResponse) GetReport() *ReceiverReport {
@@ -1859,7 +1972,7 @@ type ReceiverReport struct {
 
 func (x *ReceiverReport) Reset() {
 	*x = ReceiverReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1984,7 @@ func (x *ReceiverReport) String() string {
 func (*ReceiverReport) ProtoMessage() {}
 
 func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1997,7 @@ func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverReport.ProtoReflect.Descriptor instead.
 func (*ReceiverReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReceiverReport) GetMethod() string {
@@ -1988,13 +2101,16 @@ type StreamReport struct {
 	// When not 0, missing_ranges lists runs from this sequence on only: the
 	// window had moved past the ones below.
 	MissingRangesFrom uint64 `protobuf:"varint,13,opt,name=missing_ranges_from,json=missingRangesFrom,proto3" json:"missing_ranges_from,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// When the stream's first packet arrived: Unix ns of the receiving
+	// host's CLOCK_REALTIME (0: unknown, or an agent that predates it).
+	FirstArrivalUnixNs uint64 `protobuf:"varint,14,opt,name=first_arrival_unix_ns,json=firstArrivalUnixNs,proto3" json:"first_arrival_unix_ns,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *StreamReport) Reset() {
 	*x = StreamReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2122,7 @@ func (x *StreamReport) String() string {
 func (*StreamReport) ProtoMessage() {}
 
 func (x *StreamReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2135,7 @@ func (x *StreamReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamReport.ProtoReflect.Descriptor instead.
 func (*StreamReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StreamReport) GetSrc() string {
@@ -2113,6 +2229,13 @@ func (x *StreamReport) GetMissingRangesFrom() uint64 {
 	return 0
 }
 
+func (x *StreamReport) GetFirstArrivalUnixNs() uint64 {
+	if x != nil {
+		return x.FirstArrivalUnixNs
+	}
+	return 0
+}
+
 // SeqRange is an inclusive range of sequence numbers; the receiver's JSON
 // writes it as a pair [from, to].
 type SeqRange struct {
@@ -2127,7 +2250,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2262,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2275,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -2186,7 +2309,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2321,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2334,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -2266,7 +2389,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2401,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2414,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -2383,7 +2506,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2518,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2531,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -2639,7 +2762,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2774,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2787,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -2692,7 +2815,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2704,7 +2827,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2717,7 +2840,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -2751,7 +2874,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +2886,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +2899,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -2819,7 +2942,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2954,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2967,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -2871,7 +2994,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3006,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3019,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -2915,7 +3038,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2927,7 +3050,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2940,7 +3063,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -2961,7 +3084,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +3096,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +3109,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3014,7 +3137,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3026,7 +3149,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3039,7 +3162,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3067,7 +3190,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3202,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3215,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3146,7 +3269,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3158,7 +3281,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3171,7 +3294,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -3272,18 +3395,23 @@ type ThreadSummary struct {
 	// pktgen device entry, "eth0@2".
 	Entry string `protobuf:"bytes,2,opt,name=entry,proto3" json:"entry,omitempty"`
 	// The stream's source address.
-	Src           string  `protobuf:"bytes,3,opt,name=src,proto3" json:"src,omitempty"`
-	Packets       uint64  `protobuf:"varint,4,opt,name=packets,proto3" json:"packets,omitempty"`
-	Errors        uint64  `protobuf:"varint,5,opt,name=errors,proto3" json:"errors,omitempty"`
-	Usec          uint64  `protobuf:"varint,6,opt,name=usec,proto3" json:"usec,omitempty"`
-	Pps           float64 `protobuf:"fixed64,7,opt,name=pps,proto3" json:"pps,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Src     string  `protobuf:"bytes,3,opt,name=src,proto3" json:"src,omitempty"`
+	Packets uint64  `protobuf:"varint,4,opt,name=packets,proto3" json:"packets,omitempty"`
+	Errors  uint64  `protobuf:"varint,5,opt,name=errors,proto3" json:"errors,omitempty"`
+	Usec    uint64  `protobuf:"varint,6,opt,name=usec,proto3" json:"usec,omitempty"`
+	Pps     float64 `protobuf:"fixed64,7,opt,name=pps,proto3" json:"pps,omitempty"`
+	// When the thread's first frame went: Unix ns of the sending host's
+	// CLOCK_REALTIME (0: unknown, or an agent that predates it). The
+	// userspace backends' stamp in that frame; kernel pktgen's own start of
+	// the thread (its device file's "started:", moved onto the wall clock).
+	FirstFrameUnixNs uint64 `protobuf:"varint,8,opt,name=first_frame_unix_ns,json=firstFrameUnixNs,proto3" json:"first_frame_unix_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3295,7 +3423,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3308,7 +3436,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -3360,6 +3488,13 @@ func (x *ThreadSummary) GetPps() float64 {
 	return 0
 }
 
+func (x *ThreadSummary) GetFirstFrameUnixNs() uint64 {
+	if x != nil {
+		return x.FirstFrameUnixNs
+	}
+	return 0
+}
+
 type WatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Time between samples; unset = 1s. The agent may raise it to its
@@ -3371,7 +3506,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3383,7 +3518,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3396,7 +3531,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -3424,7 +3559,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3436,7 +3571,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3449,7 +3584,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -3494,7 +3629,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3506,7 +3641,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3519,7 +3654,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -3593,7 +3728,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3605,7 +3740,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3618,7 +3753,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -3681,7 +3816,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3693,7 +3828,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3706,7 +3841,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -3744,7 +3879,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3756,7 +3891,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3769,7 +3904,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -3812,7 +3947,7 @@ var File_linerate_v1_agent_proto protoreflect.FileDescriptor
 const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"\x17linerate/v1/agent.proto\x12\vlinerate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x11\n" +
-	"\x0fDescribeRequest\"\xd5\x02\n" +
+	"\x0fDescribeRequest\"\xff\x02\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\tR\x06kernel\x12\x18\n" +
@@ -3822,7 +3957,19 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\bbackends\x18\x06 \x03(\tR\bbackends\x12)\n" +
 	"\x10receiver_methods\x18\a \x03(\tR\x0freceiverMethods\x12,\n" +
 	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\x122\n" +
-	"\x15receiver_memory_bytes\x18\t \x01(\x04R\x13receiverMemoryBytes\"\x98\x03\n" +
+	"\x15receiver_memory_bytes\x18\t \x01(\x04R\x13receiverMemoryBytes\x12(\n" +
+	"\x05clock\x18\n" +
+	" \x01(\v2\x12.linerate.v1.ClockR\x05clock\"\xcc\x01\n" +
+	"\x05Clock\x12\"\n" +
+	"\fsynchronised\x18\x01 \x01(\bR\fsynchronised\x12 \n" +
+	"\fest_error_us\x18\x02 \x01(\x03R\n" +
+	"estErrorUs\x12 \n" +
+	"\fmax_error_us\x18\x03 \x01(\x03R\n" +
+	"maxErrorUs\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\x05R\x05state\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\x05R\x06status\x12\x17\n" +
+	"\aboot_id\x18\x06 \x01(\tR\x06bootId\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\"\x98\x03\n" +
 	"\x03Nic\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x16\n" +
 	"\x06driver\x18\x02 \x01(\tR\x06driver\x12\x10\n" +
@@ -3954,7 +4101,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"ring_drops\x18\a \x01(\x04R\tringDrops\x12)\n" +
 	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
-	"\x06window\x18\t \x01(\x04R\x06window\"\xa5\x03\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\"\xd8\x03\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
@@ -3973,7 +4120,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"unrecorded\x18\f \x01(\x04R\n" +
 	"unrecorded\x12.\n" +
-	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\".\n" +
+	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\x121\n" +
+	"\x15first_arrival_unix_ns\x18\x0e \x01(\x04R\x12firstArrivalUnixNs\".\n" +
 	"\bSeqRange\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x04R\x02to\"\xc0\x01\n" +
@@ -4075,7 +4223,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\bwarnings\x18\v \x03(\tR\bwarnings\x12 \n" +
 	"\vinterrupted\x18\f \x01(\bR\vinterrupted\x12\x1d\n" +
 	"\n" +
-	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xa1\x01\n" +
+	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xd0\x01\n" +
 	"\rThreadSummary\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\tR\x05entry\x12\x10\n" +
@@ -4083,7 +4231,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\apackets\x18\x04 \x01(\x04R\apackets\x12\x16\n" +
 	"\x06errors\x18\x05 \x01(\x04R\x06errors\x12\x12\n" +
 	"\x04usec\x18\x06 \x01(\x04R\x04usec\x12\x10\n" +
-	"\x03pps\x18\a \x01(\x01R\x03pps\"E\n" +
+	"\x03pps\x18\a \x01(\x01R\x03pps\x12-\n" +
+	"\x13first_frame_unix_ns\x18\b \x01(\x04R\x10firstFrameUnixNs\"E\n" +
 	"\fWatchRequest\x125\n" +
 	"\binterval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\binterval\"\xab\x01\n" +
 	"\rWatchResponse\x12.\n" +
@@ -4161,136 +4310,138 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
 	(*DescribeRequest)(nil),       // 2: linerate.v1.DescribeRequest
 	(*DescribeResponse)(nil),      // 3: linerate.v1.DescribeResponse
-	(*Nic)(nil),                   // 4: linerate.v1.Nic
-	(*NicQueue)(nil),              // 5: linerate.v1.NicQueue
-	(*SkippedIrq)(nil),            // 6: linerate.v1.SkippedIrq
-	(*LeaseInfo)(nil),             // 7: linerate.v1.LeaseInfo
-	(*AcquireLeaseRequest)(nil),   // 8: linerate.v1.AcquireLeaseRequest
-	(*AcquireLeaseResponse)(nil),  // 9: linerate.v1.AcquireLeaseResponse
-	(*RenewLeaseRequest)(nil),     // 10: linerate.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),    // 11: linerate.v1.RenewLeaseResponse
-	(*ReleaseLeaseRequest)(nil),   // 12: linerate.v1.ReleaseLeaseRequest
-	(*ReleaseLeaseResponse)(nil),  // 13: linerate.v1.ReleaseLeaseResponse
-	(*TuneRequest)(nil),           // 14: linerate.v1.TuneRequest
-	(*TuneResponse)(nil),          // 15: linerate.v1.TuneResponse
-	(*IrqMapping)(nil),            // 16: linerate.v1.IrqMapping
-	(*IrqChange)(nil),             // 17: linerate.v1.IrqChange
-	(*RestoreRequest)(nil),        // 18: linerate.v1.RestoreRequest
-	(*RestoreResponse)(nil),       // 19: linerate.v1.RestoreResponse
-	(*ArmRequest)(nil),            // 20: linerate.v1.ArmRequest
-	(*ArmResponse)(nil),           // 21: linerate.v1.ArmResponse
-	(*CollectRequest)(nil),        // 22: linerate.v1.CollectRequest
-	(*CollectResponse)(nil),       // 23: linerate.v1.CollectResponse
-	(*ReceiverReport)(nil),        // 24: linerate.v1.ReceiverReport
-	(*StreamReport)(nil),          // 25: linerate.v1.StreamReport
-	(*SeqRange)(nil),              // 26: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 27: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 28: linerate.v1.ConfigureRequest
-	(*SenderConfig)(nil),          // 29: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 30: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 31: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 32: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 33: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 34: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 35: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 36: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 37: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 38: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 39: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 40: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 41: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 42: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 43: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 44: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 45: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 46: linerate.v1.StreamCounters
-	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	(*Clock)(nil),                 // 4: linerate.v1.Clock
+	(*Nic)(nil),                   // 5: linerate.v1.Nic
+	(*NicQueue)(nil),              // 6: linerate.v1.NicQueue
+	(*SkippedIrq)(nil),            // 7: linerate.v1.SkippedIrq
+	(*LeaseInfo)(nil),             // 8: linerate.v1.LeaseInfo
+	(*AcquireLeaseRequest)(nil),   // 9: linerate.v1.AcquireLeaseRequest
+	(*AcquireLeaseResponse)(nil),  // 10: linerate.v1.AcquireLeaseResponse
+	(*RenewLeaseRequest)(nil),     // 11: linerate.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),    // 12: linerate.v1.RenewLeaseResponse
+	(*ReleaseLeaseRequest)(nil),   // 13: linerate.v1.ReleaseLeaseRequest
+	(*ReleaseLeaseResponse)(nil),  // 14: linerate.v1.ReleaseLeaseResponse
+	(*TuneRequest)(nil),           // 15: linerate.v1.TuneRequest
+	(*TuneResponse)(nil),          // 16: linerate.v1.TuneResponse
+	(*IrqMapping)(nil),            // 17: linerate.v1.IrqMapping
+	(*IrqChange)(nil),             // 18: linerate.v1.IrqChange
+	(*RestoreRequest)(nil),        // 19: linerate.v1.RestoreRequest
+	(*RestoreResponse)(nil),       // 20: linerate.v1.RestoreResponse
+	(*ArmRequest)(nil),            // 21: linerate.v1.ArmRequest
+	(*ArmResponse)(nil),           // 22: linerate.v1.ArmResponse
+	(*CollectRequest)(nil),        // 23: linerate.v1.CollectRequest
+	(*CollectResponse)(nil),       // 24: linerate.v1.CollectResponse
+	(*ReceiverReport)(nil),        // 25: linerate.v1.ReceiverReport
+	(*StreamReport)(nil),          // 26: linerate.v1.StreamReport
+	(*SeqRange)(nil),              // 27: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 28: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 29: linerate.v1.ConfigureRequest
+	(*SenderConfig)(nil),          // 30: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 31: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 32: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 33: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 34: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 35: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 36: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 37: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 38: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 39: linerate.v1.ResultResponse
+	(*SenderSummary)(nil),         // 40: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 41: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 42: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 43: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 44: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 45: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 46: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 47: linerate.v1.StreamCounters
+	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
-	4,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
-	7,  // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
-	5,  // 3: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
-	6,  // 4: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	47, // 5: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	48, // 6: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	47, // 7: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	48, // 8: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	48, // 9: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	47, // 10: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	48, // 11: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	17, // 12: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
-	16, // 13: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
-	16, // 14: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
-	6,  // 15: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
-	17, // 16: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
-	17, // 17: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	47, // 18: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
-	24, // 19: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	47, // 20: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
-	25, // 21: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	27, // 22: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	26, // 23: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	29, // 24: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	48, // 25: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	31, // 26: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	30, // 27: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	29, // 28: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	47, // 29: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	47, // 30: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	47, // 31: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	39, // 32: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	47, // 33: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	47, // 34: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	40, // 35: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	48, // 36: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	47, // 37: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	43, // 38: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	44, // 39: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	1,  // 40: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	48, // 41: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	45, // 42: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 43: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	48, // 44: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	46, // 45: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 46: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	8,  // 47: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	10, // 48: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	12, // 49: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	14, // 50: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	18, // 51: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	20, // 52: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	22, // 53: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	28, // 54: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	33, // 55: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	35, // 56: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	37, // 57: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	41, // 58: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 59: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	9,  // 60: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	11, // 61: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	13, // 62: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	15, // 63: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	19, // 64: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	21, // 65: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	23, // 66: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	32, // 67: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	34, // 68: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	36, // 69: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	38, // 70: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	42, // 71: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	59, // [59:72] is the sub-list for method output_type
-	46, // [46:59] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	5,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
+	8,  // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
+	4,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
+	6,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
+	7,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
+	48, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	49, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	48, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	49, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	49, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	48, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	49, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	18, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
+	17, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
+	17, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
+	7,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
+	18, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
+	18, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
+	48, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	25, // 20: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
+	48, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	26, // 22: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
+	28, // 23: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	27, // 24: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	30, // 25: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	49, // 26: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	32, // 27: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	31, // 28: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	30, // 29: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	48, // 30: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	48, // 31: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	48, // 32: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	40, // 33: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	48, // 34: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	48, // 35: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	41, // 36: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	49, // 37: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	48, // 38: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	44, // 39: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	45, // 40: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	1,  // 41: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	49, // 42: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	46, // 43: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 44: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	49, // 45: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	47, // 46: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	2,  // 47: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	9,  // 48: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	11, // 49: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	13, // 50: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	15, // 51: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	19, // 52: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	21, // 53: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	23, // 54: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	29, // 55: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	34, // 56: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	36, // 57: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	38, // 58: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	42, // 59: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	3,  // 60: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	10, // 61: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	12, // 62: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	14, // 63: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	16, // 64: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	20, // 65: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	22, // 66: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	24, // 67: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	33, // 68: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	35, // 69: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	37, // 70: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	39, // 71: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	43, // 72: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	60, // [60:73] is the sub-list for method output_type
+	47, // [47:60] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -4298,14 +4449,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[27].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

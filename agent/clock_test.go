@@ -1,0 +1,49 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+)
+
+// The kernel's verdict: TIME_ERROR or STA_UNSYNC is unsynchronised.
+func TestSynced(t *testing.T) {
+	for _, tt := range []struct {
+		state, status int32
+		want          bool
+	}{{0, 0x2001, true}, {0, 0x41, false}, {5, 0, false}, {1, 0x10, true}} {
+		if got := synced(tt.state, tt.status); got != tt.want {
+			t.Errorf("state %d status %#x: %v, want %v", tt.state, tt.status, got, tt.want)
+		}
+	}
+}
+
+// Describe carries the clock the host's reader gave; an unreadable clock
+// is unsynchronised and says why.
+func TestDescribeClock(t *testing.T) {
+	s := unitService(t, RoleSender, fakeNetOS{})
+	s.inv.clock = func() clockInfo {
+		return clockInfo{synchronised: true, estErrorUS: 120, maxErrorUS: 4000, state: 0, status: 0x2001, bootID: "b1"}
+	}
+	p := describeToProto(s.inv.describe("v1")).Clock
+	if p == nil || !p.Synchronised || p.EstErrorUs != 120 || p.MaxErrorUs != 4000 || p.BootId != "b1" || p.Status != 0x2001 || p.Error != "" {
+		t.Errorf("clock %v", p)
+	}
+	s.inv.clock = func() clockInfo {
+		return clockInfo{synchronised: true, bootID: "b1", err: errors.New("adjtimex (read only): operation not permitted")}
+	}
+	if p := describeToProto(s.inv.describe("v1")).Clock; p.Synchronised || p.Error == "" || p.BootId != "b1" {
+		t.Errorf("unreadable clock %v", p)
+	}
+}
+
+// The host's own clock reads (Linux: adjtimex with modes 0, which any
+// user may call) and names the kernel's boot id.
+func TestReadHostClock(t *testing.T) {
+	c := readHostClock()
+	if c.err != nil {
+		t.Skip(c.err)
+	}
+	if c.bootID == "" || c.estErrorUS < 0 || c.maxErrorUS < 0 || c.synchronised != synced(c.state, c.status) {
+		t.Errorf("host clock %+v", c)
+	}
+}

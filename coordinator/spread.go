@@ -1,0 +1,141 @@
+package coordinator
+
+import (
+	"math"
+	"slices"
+)
+
+// What a spread's clocks are worth (Spread.Clocks).
+const (
+	// ClocksOne: every time was read on one clock (one host, or agents in
+	// namespaces of one kernel: one boot id). The spread is exact.
+	ClocksOne = "one clock"
+	// ClocksSynced: several hosts, each clock disciplined by its time
+	// daemon (adjtimex: synchronised); ClockErrorUS is the worst
+	// estimated error of one of them.
+	ClocksSynced = "synchronised clocks"
+	// ClocksUnsynced: several hosts, some clock not disciplined or not
+	// known: the spread includes the clocks' offsets.
+	ClocksUnsynced = "unsynchronised clocks"
+)
+
+// Clock is a host's wall clock as its kernel disciplines it (adjtimex,
+// read when the agent was described).
+type Clock struct {
+	Synchronised bool  `json:"synchronised"`
+	EstErrorUS   int64 `json:"est_error_us"` // the kernel's estimated error
+	MaxErrorUS   int64 `json:"max_error_us"` // the kernel's maximum error
+	// BootID is the kernel's boot id: hosts with one read one clock.
+	BootID string `json:"boot_id,omitempty"`
+	Error  string `json:"error,omitempty"` // why the clock could not be read
+}
+
+// StartSpread is how close together the run's streams began, measured at
+// the traffic: the first frame of each stream on its sender's clock, and
+// its first arrival on its receiver's clock.
+type StartSpread struct {
+	FirstFrame   *Spread `json:"first_frame,omitempty"`
+	FirstArrival *Spread `json:"first_arrival,omitempty"`
+}
+
+// Spread is one set of per-stream times: each stream's offset from the
+// earliest of them, µs (MaxUS is the last minus the first).
+type Spread struct {
+	Streams int     `json:"streams"`           // streams with a time
+	Missing int     `json:"missing,omitempty"` // streams without one (not sent, not arrived, or not reported)
+	P50US   float64 `json:"p50_us"`
+	P99US   float64 `json:"p99_us"`
+	MaxUS   float64 `json:"max_us"`
+	// Clocks says what the figures are worth (ClocksOne, ClocksSynced,
+	// ClocksUnsynced) over the hosts whose times they are; ClockErrorUS
+	// is, for ClocksSynced, the largest estimated error of one of them.
+	Clocks       string   `json:"clocks"`
+	ClockErrorUS int64    `json:"clock_error_us,omitempty"`
+	Hosts        []string `json:"hosts"`
+}
+
+// startSpreadOf measures the first-frame and first-arrival spreads of
+// the flows' streams, each labelled by the clocks of the hosts it read
+// (clocks: by host name; a host without one counts as unsynchronised).
+func startSpreadOf(flows []Flow, clocks map[string]*Clock) *StartSpread {
+	var frames, arrivals []uint64
+	var frameMissing, arrivalMissing int
+	senders, receivers := map[string]bool{}, map[string]bool{}
+	for _, f := range flows {
+		for _, s := range f.StreamDetail {
+			if s.FirstFrameNs > 0 {
+				frames = append(frames, s.FirstFrameNs)
+				senders[f.Sender] = true
+			} else if s.Sent > 0 {
+				frameMissing++
+			}
+			if s.FirstArrivalNs > 0 {
+				arrivals = append(arrivals, s.FirstArrivalNs)
+				receivers[f.Receiver] = true
+			} else if s.Sent > 0 {
+				arrivalMissing++
+			}
+		}
+	}
+	sp := &StartSpread{FirstFrame: spreadOf(frames, frameMissing, senders, clocks), FirstArrival: spreadOf(arrivals, arrivalMissing, receivers, clocks)}
+	if sp.FirstFrame == nil && sp.FirstArrival == nil {
+		return nil
+	}
+	return sp
+}
+
+// spreadOf is the spread of times (Unix ns) read on hosts (nil: no
+// times, and none missing either).
+func spreadOf(times []uint64, missing int, hosts map[string]bool, clocks map[string]*Clock) *Spread {
+	if len(times) == 0 && missing == 0 {
+		return nil
+	}
+	s := &Spread{Streams: len(times), Missing: missing, Hosts: []string{}}
+	if len(times) > 0 {
+		first := uint64(math.MaxUint64)
+		for _, t := range times {
+			first = min(first, t)
+		}
+		offs := make([]float64, len(times))
+		for i, t := range times {
+			offs[i] = float64(t-first) / 1e3
+		}
+		s.P50US, s.P99US, s.MaxUS = percentile(offs, 50), percentile(offs, 99), percentile(offs, 100)
+	}
+	for h := range hosts {
+		s.Hosts = append(s.Hosts, h)
+	}
+	slices.Sort(s.Hosts)
+	s.Clocks, s.ClockErrorUS = clocksOf(s.Hosts, clocks)
+	return s
+}
+
+// clocksOf labels times read on hosts: one clock (one host, or one boot
+// id), every clock synchronised (and the worst estimated error), or not.
+func clocksOf(hosts []string, clocks map[string]*Clock) (label string, errUS int64) {
+	if len(hosts) <= 1 {
+		return ClocksOne, 0
+	}
+	boot := ""
+	oneBoot, synced := true, true
+	for i, h := range hosts {
+		c := clocks[h]
+		if c == nil || c.Error != "" {
+			oneBoot, synced = false, false
+			continue
+		}
+		if i == 0 {
+			boot = c.BootID
+		}
+		oneBoot = oneBoot && c.BootID != "" && c.BootID == boot
+		synced = synced && c.Synchronised
+		errUS = max(errUS, c.EstErrorUS)
+	}
+	switch {
+	case oneBoot:
+		return ClocksOne, 0
+	case synced:
+		return ClocksSynced, errUS
+	}
+	return ClocksUnsynced, 0
+}

@@ -1,0 +1,44 @@
+package pktgen
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// pktgen's "started:" of a real device file, moved onto the wall clock
+// with an offset read at one moment; an unknown start stays unknown.
+func TestRealtimeOf(t *testing.T) {
+	f, err := os.Open("testdata/files/v6.12-veth0@0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	df, err := ParseDeviceFile("v6.12-veth0@0", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const offset = 1_764_000_000_000_000_000 // realtime − monotonic, ns
+	if got, want := RealtimeOf(df.Current.StartedUS, offset), uint64(offset+1933264893*1000); got != want {
+		t.Errorf("started %d µs: %d, want %d", df.Current.StartedUS, got, want)
+	}
+	for _, tt := range []struct {
+		us  uint64
+		off int64
+	}{{0, offset}, {5, -10_000}, {1 << 62, 0}} {
+		if got := RealtimeOf(tt.us, tt.off); got != 0 {
+			t.Errorf("RealtimeOf(%d, %d) = %d, want 0 (unknown)", tt.us, tt.off, got)
+		}
+	}
+}
+
+// The host's offset puts CLOCK_MONOTONIC's now at the wall clock's now.
+func TestMonoOffset(t *testing.T) {
+	off, err := MonoOffset()
+	if err != nil {
+		t.Skip(err) // not Linux
+	}
+	if d := time.Since(time.Unix(0, off)); d < 0 {
+		t.Errorf("offset %d puts the boot in the future (%s)", off, d)
+	}
+}
