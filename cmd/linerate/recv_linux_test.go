@@ -151,7 +151,7 @@ func xdpOn(t *testing.T, p *nstest.Pair) bool {
 // contract.
 func TestRecvUntilIdleJSON(t *testing.T) {
 	p := nstest.NewPair(t, 1)
-	wait := recvIn(t, t.Context(), p, "--method", "xdp", "--until-idle", "300ms", "--json", "--seq-capacity", "4096")
+	wait := recvIn(t, t.Context(), p, "--method", "xdp", "--until-idle", "300ms", "--json", "--window", "4096")
 	if !xdpOn(t, p) {
 		t.Fatal("no XDP program on lrb while recv runs")
 	}
@@ -169,7 +169,7 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	keys := slices.Sorted(maps.Keys(raw))
-	if want := []string{"link", "method", "method_reason", "other_packets", "packets", "ring_drops", "streams"}; !slices.Equal(keys, want) {
+	if want := []string{"link", "method", "method_reason", "other_packets", "packets", "ring_drops", "streams", "window"}; !slices.Equal(keys, want) {
 		t.Errorf("report keys %v, want %v", keys, want)
 	}
 	var rep struct {
@@ -185,11 +185,11 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 		t.Fatalf("report %s", out)
 	}
 	s := rep.Streams[0]
-	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "max_seq", "missing", "missing_ranges", "received", "reordered", "src"}) {
+	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "first_arrival_ns", "late", "max_seq", "missing", "missing_ranges", "received", "reordered", "src"}) {
 		t.Errorf("stream keys %v", keys)
 	}
 	for k, want := range map[string]string{"src": `"198.18.0.1"`, "dst": `"198.18.0.2"`, "dst_port": "9", "received": "191", "max_seq": "200",
-		"duplicates": "1", "reordered": "0", "missing": "10", "missing_ranges": "[[50,59]]"} {
+		"duplicates": "1", "reordered": "0", "missing": "10", "missing_ranges": "[[50,59]]", "late": "0"} {
 		var c bytes.Buffer
 		if err := json.Compact(&c, s[k]); err != nil || c.String() != want {
 			got := c.String()
