@@ -13,10 +13,9 @@ import (
 // first-frame spread counts them all and is sane (p50 ≤ p99 ≤ max, under
 // a second: a run's streams start within its lead, not a clock apart),
 // and, the lab's hosts being namespaces of one kernel, every host reports
-// one boot id and the spreads are labelled one clock. First arrivals are
-// checked the same way when the receivers report them (the receiver's
-// FirstArrivalNs, filled once branch window is merged); until then every
-// sent stream counts as one without a time. Not a timing target: that is
+// one boot id and the spreads are labelled one clock. Every stream that
+// arrived has its first arrival (the receiver's FirstArrivalNs), no
+// earlier than its first frame was sent (less the clock conversions' error). Not a timing target: that is
 // bench/start-spread.sh's.
 func assertStartSpread(t *testing.T, res *coordinator.Result) {
 	t.Helper()
@@ -63,11 +62,17 @@ func assertStartSpread(t *testing.T, res *coordinator.Result) {
 		t.Errorf("first frame: %d streams (%d missing), want all %d sent", ff.Streams, ff.Missing, sent)
 	}
 	sane("first frame", ff)
-	if fa.Streams+fa.Missing != sent {
-		t.Errorf("first arrival: %d streams + %d missing, want the %d sent", fa.Streams, fa.Missing, sent)
+	if fa.Streams != sent || fa.Missing != 0 {
+		t.Errorf("first arrival: %d streams (%d missing), want all %d sent", fa.Streams, fa.Missing, sent)
 	}
-	if fa.Streams == 0 {
-		t.Logf("first arrivals: none reported (receiver.StreamReport.FirstArrivalNs is filled by branch window)")
+	for _, f := range res.Flows {
+		for _, s := range f.StreamDetail {
+			// Both ends move CLOCK_MONOTONIC readings onto the wall
+			// clock, each with its own offset: 100 µs for the two.
+			if s.Received > 0 && s.FirstArrivalNs+100_000 < s.FirstFrameNs {
+				t.Errorf("stream %s→%s:%d: first arrival %d before its first frame %d (one clock)", s.Src, s.Dst, s.DstPort, s.FirstArrivalNs, s.FirstFrameNs)
+			}
+		}
 	}
 	sane("first arrival", fa)
 	t.Logf("start spread: first frame p50 %.0f p99 %.0f max %.0f µs over %d streams; first arrival p50 %.0f p99 %.0f max %.0f µs over %d",
