@@ -80,10 +80,22 @@ type Cluster struct {
 	Bind      string   // the coordinator's gossip address (on the management link)
 }
 
+// joinSeeds is how many of the hosts started before it an agent is given
+// to join.
+const joinSeeds = 3
+
+// seedsFor are the gossip addresses the i-th host's agent joins: those
+// of up to joinSeeds hosts started before it (none for the first).
+func seedsFor(hosts []string, i int) []string {
+	return hosts[:min(i, joinSeeds, len(hosts))]
+}
+
 // StartAgents issues the lab's certificates and gossip key into o.Dir and
 // starts one `linerate agent` per host in its namespace: data interface
-// data0, gossip and gRPC on mgmt0, joined to the first host. It returns
-// once every agent's gRPC port accepts connections.
+// data0, gossip and gRPC on mgmt0, each joined to up to three hosts
+// started before it (seeds, tried in a random order and retried until
+// one answers, so joins spread over the first hosts). It returns once
+// every agent's gRPC port accepts connections.
 func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error) {
 	if l.MgmtHost == nil {
 		return nil, fmt.Errorf("lab %s: agents need the management network (Spec.Mgmt)", l.Spec.Name)
@@ -121,7 +133,7 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 			"--gossip-key", c.GossipKey, "--tls-dir", c.TLSDir,
 			"--state-dir", filepath.Join(o.Dir, h.Name, "state"), "--log-level", o.LogLevel}
 		if i > 0 {
-			args = append(args, "--join", c.Join[0])
+			args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
 		}
 		args = append(args, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)

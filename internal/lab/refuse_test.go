@@ -2,7 +2,10 @@
 
 package lab
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestLabBadSpec(t *testing.T) {
 	for _, s := range []Spec{{Name: "", Senders: 1, Receivers: 1}, {Name: "a-b", Senders: 1, Receivers: 1}, {Name: "x", Senders: 0, Receivers: 1},
@@ -44,5 +47,16 @@ func TestLabBadSpecKnobs(t *testing.T) {
 	}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("spec %+v refused: %v", ok, err)
+	}
+}
+
+// Agents join up to three hosts started before them, so a big lab's
+// joins spread over its first hosts instead of all landing on one.
+func TestSeedsFor(t *testing.T) {
+	hosts := []string{"a:7946", "b:7946", "c:7946", "d:7946", "e:7946"}
+	for i, want := range [][]string{{}, {"a:7946"}, {"a:7946", "b:7946"}, {"a:7946", "b:7946", "c:7946"}, {"a:7946", "b:7946", "c:7946"}} {
+		if got := seedsFor(hosts, i); !slices.Equal(got, want) {
+			t.Errorf("host %d joins %v, want %v", i, got, want)
+		}
 	}
 }
