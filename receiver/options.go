@@ -97,6 +97,12 @@ type Options struct {
 	Logger hclog.Logger
 }
 
+// ValidWindow reports whether w is a window Options takes: a power of
+// two from MinWindow to MaxWindow.
+func ValidWindow(w uint64) bool {
+	return w >= MinWindow && w <= MaxWindow && w&(w-1) == 0
+}
+
 // withDefaults validates o and fills its defaults.
 func (o Options) withDefaults() (Options, error) {
 	switch o.Method {
@@ -118,7 +124,7 @@ func (o Options) withDefaults() (Options, error) {
 			o.Window = DefaultRepeatWindow
 		}
 	}
-	if o.Window < MinWindow || o.Window > MaxWindow || o.Window&(o.Window-1) != 0 {
+	if !ValidWindow(o.Window) {
 		return o, fmt.Errorf("%w: Window %d (valid: a power of two from %d to %d sequences)", ErrOptions, o.Window, MinWindow, MaxWindow)
 	}
 	if o.MaxStreams == 0 {

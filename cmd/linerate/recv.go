@@ -74,7 +74,7 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 	if cmd.Flags().Changed("seq-capacity") {
 		return usagef("--seq-capacity was replaced by --window: the receiver keeps a sliding window of sequences per stream, whatever the run's length")
 	}
-	if w := f.window; w != 0 && (w < receiver.MinWindow || w > receiver.MaxWindow || w&(w-1) != 0) {
+	if w := f.window; w != 0 && !receiver.ValidWindow(w) {
 		return usagef("--window %d: want a power of two from %d to %d", w, receiver.MinWindow, receiver.MaxWindow)
 	}
 	if f.maxStreams < 1 || f.maxStreams > 1<<16 {
