@@ -219,7 +219,7 @@ bench-scale: deps
 # (root): first-frame and first-arrival spread per round, medians and the
 # target verdict (first-frame p99 <= 200 µs); figures in docs/benchmarks.md.
 bench-start: build
-	@command -v jq >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+	@command -v jq >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; } || { echo "make: bench-start needs jq: apt-get install jq (as root)" >&2; exit 1; }
 	LINERATE=$(LINERATE) ./bench/start-spread.sh
 
 # bench-generators: xdp and afpacket backends against trafgen, iperf3 and,

@@ -61,7 +61,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	jq -r 'select(.start_spread.first_arrival.streams > 0) | .start_spread.first_arrival.p99_us' "$out" >>"$tmp/fa_p99"
 	jq -r 'select(.start_spread.first_arrival.streams > 0) | .start_spread.first_arrival.p50_us' "$out" >>"$tmp/fa_p50"
 	jq -r 'select(.start_spread.first_arrival.streams > 0) | .start_spread.first_arrival.max_us' "$out" >>"$tmp/fa_max"
-	jq -r '.start_skew_us' "$out" >>"$tmp/skew"
+	jq -r '.start_skew_us // empty' "$out" >>"$tmp/skew"
 	jq -r '[.hosts[] | select(.role == "sender") | .backend] | unique | join(",")' "$out" >>"$tmp/backends"
 done
 touch "$tmp/ff_p99" "$tmp/ff_p50" "$tmp/ff_max" "$tmp/fa_p99" "$tmp/fa_p50" "$tmp/fa_max" "$tmp/skew"

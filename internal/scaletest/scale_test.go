@@ -234,11 +234,17 @@ func startHosts(t *testing.T, agents, procs, senders int, certs string) []*host 
 	if logs == "" {
 		logs = t.TempDir()
 	}
+	// The hosts' state directories first: cleanups run last in, first
+	// out, so the hosts are stopped before their directories go.
+	states := make([]string, procs)
+	for h := range states {
+		states[h] = filepath.Join(t.TempDir(), "state")
+	}
 	hosts := make([]*host, procs)
 	t.Cleanup(func() { stopHosts(t, hosts) })
 	for h := range procs {
 		count := (agents - h + procs - 1) / procs
-		state := filepath.Join(t.TempDir(), "state")
+		state := states[h]
 		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%d,%d,%d,%s,%s", childEnv, h, count, procs, senders, certs, state))
 		stdin, err := cmd.StdinPipe()

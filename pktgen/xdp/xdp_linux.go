@@ -330,9 +330,11 @@ func (t *thread) Send(c *engine.Control) error {
 
 func (t *thread) Progress() (uint64, uint64) { return t.seq.Load(), 0 }
 
-// Span is when the first and the last frame were stamped (the times in
-// them), from the program's own clock: a call's setup and teardown (~10 ms each) are not
-// part of the sending window.
+// Span is the program's first and last clock readings (the times the
+// frames carry): paced, the first and the last frame's; unpaced, the
+// first bulk's and the last bulk's (up to xmitBulk-1 frames later than
+// the last reading, under a µs at line rate). A call's setup and
+// teardown (~10 ms each) are not part of the sending window.
 func (t *thread) Span() (first, last time.Time, ok bool) {
 	f, l := t.r.word(t.cpu, stFirst).Load(), t.r.word(t.cpu, stLast).Load()
 	if f == 0 || l < f {
