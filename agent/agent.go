@@ -67,9 +67,9 @@ type Config struct {
 	// GRPCAddr is where the Agent service listens (host:port, port 0 =
 	// any).
 	GRPCAddr string
-	// Join are serf members to join at start (host:port), every one each
-	// attempt: give several seeds so that one down or overloaded does not
-	// matter. When none answers the agent keeps retrying in the
+	// Join are serf members to join at start (host:port): each attempt
+	// tries them in a random order until one answers, so give several
+	// seeds that one down or overloaded does not matter. When none answers the agent keeps retrying in the
 	// background (JoinRetry doubling up to JoinRetryMax, with jitter)
 	// until one does; it never exits for it.
 	Join []string

@@ -120,14 +120,21 @@ func clocksOf(hosts []string, clocks map[string]*Clock) (label string, errUS int
 	oneBoot, synced := true, true
 	for i, h := range hosts {
 		c := clocks[h]
-		if c == nil || c.Error != "" {
+		if c == nil {
 			oneBoot, synced = false, false
 			continue
 		}
+		// The boot id is read apart from adjtimex: one kernel is one
+		// clock even when its discipline could not be read (as the
+		// senders' CPU placement takes it).
 		if i == 0 {
 			boot = c.BootID
 		}
 		oneBoot = oneBoot && c.BootID != "" && c.BootID == boot
+		if c.Error != "" {
+			synced = false
+			continue
+		}
 		synced = synced && c.Synchronised
 		errUS = max(errUS, c.EstErrorUS)
 	}

@@ -58,7 +58,8 @@ func TestClocksOf(t *testing.T) {
 		{"two kernels, both synchronised", []string{"a", "b"}, map[string]*Clock{"a": synced("k1", 30), "b": synced("k2", 120)}, ClocksSynced, 120},
 		{"two kernels, one unsynchronised", []string{"a", "b"}, map[string]*Clock{"a": synced("k1", 30), "b": {BootID: "k2"}}, ClocksUnsynced, 0},
 		{"a clock not reported", []string{"a", "b"}, map[string]*Clock{"a": synced("k1", 30)}, ClocksUnsynced, 0},
-		{"a clock unreadable", []string{"a", "b"}, map[string]*Clock{"a": synced("k", 30), "b": {BootID: "k", Error: "adjtimex: EPERM"}}, ClocksUnsynced, 0},
+		{"a clock unreadable, one kernel", []string{"a", "b"}, map[string]*Clock{"a": synced("k", 30), "b": {BootID: "k", Error: "adjtimex: EPERM"}}, ClocksOne, 0},
+		{"a clock unreadable, two kernels", []string{"a", "b"}, map[string]*Clock{"a": synced("k1", 30), "b": {BootID: "k2", Error: "adjtimex: EPERM"}}, ClocksUnsynced, 0},
 		{"no boot ids, synchronised", []string{"a", "b"}, map[string]*Clock{"a": synced("", 5), "b": synced("", 7)}, ClocksSynced, 7},
 	} {
 		got, errUS := clocksOf(tt.hosts, tt.clocks)

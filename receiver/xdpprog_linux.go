@@ -142,7 +142,8 @@ var atomicImm = bpfasm.Imm
 // The only atomic on the path of a test packet of a known stream is the
 // window word's compare-and-swap: duplicates are exact across CPUs. A try
 // is lost only when another CPU changed the same word (the same stream,
-// sequences within one word, 32 apart) between this CPU's load and its
+// sequences sharing one window word: within 32 of each other, 2 with
+// Repeats > 1) between this CPU's load and its
 // compare-and-swap, a few instructions; losing all casTries in a row is
 // counted (unrecorded), never dropped silently. Packets of a stream this
 // CPU saw recently (all of them, with up to a few streams per RX queue)
