@@ -124,7 +124,7 @@ proto-check: proto-deps
 
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build -buildvcs=auto -o $(LINERATE) ./cmd/linerate
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(LINERATE) ./cmd/linerate
 
 # demo: the main job on one machine (root): a lab of 2 senders and 2
 # receivers made of network namespaces, real agents found by serf and

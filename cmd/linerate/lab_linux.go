@@ -23,19 +23,25 @@ type labFlags struct {
 	name               string
 	senders, receivers int
 	queues             int
+	hosts              string
+	vcpus              int
 	lossEvery          uint64
 	lossPct            float64
 	shape              string
 	agentLogLevel      string
 	readyTimeout       time.Duration
 	spec               lab.Spec
+	flags              *pflag.FlagSet // where they were registered: which were given
 }
 
 func (f *labFlags) register(fl *pflag.FlagSet, defName string) {
+	f.flags = fl
 	fl.StringVar(&f.name, "name", defName, "lab name: part of every namespace (lr-NAME-…) and interface, 1-11 characters")
 	fl.IntVar(&f.senders, "senders", 2, "sender hosts")
 	fl.IntVar(&f.receivers, "receivers", 2, "receiver hosts")
-	fl.IntVar(&f.queues, "queues", 1, "rx/tx queues per data interface")
+	fl.StringVar(&f.hosts, "hosts", lab.HostsNetns, "what a host is: netns (a network namespace, fast) or vm (a qemu guest with its own kernel, pktgen and queue IRQs)")
+	fl.IntVar(&f.vcpus, "vcpus", lab.DefaultVCPUs, "with --hosts vm: each guest's vCPUs, half on NUMA node 0, half on node 1 (its data NIC's node)")
+	fl.IntVar(&f.queues, "queues", 1, fmt.Sprintf("rx/tx queues per data interface (with --hosts vm: queue pairs of the guest's virtio NIC, default %d)", lab.DefaultVMQueues))
 	fl.Uint64Var(&f.lossEvery, "loss-every", 0, "the switch drops every K-th test packet (K ≥ 2) and counts it")
 	fl.Float64Var(&f.lossPct, "loss", 0, "the switch drops this percentage of test packets at random (0-100) and counts it")
 	fl.StringVar(&f.shape, "shape", "", "tbf on the switch ports toward the receivers: a slower link, e.g. 200mbit, 1gbit")
@@ -43,8 +49,14 @@ func (f *labFlags) register(fl *pflag.FlagSet, defName string) {
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 20*time.Second, "how long the agents may take to come up")
 }
 
+// vmReadyTimeout is --ready-timeout's default with --hosts vm: a guest
+// boots and starts its agent in seconds with KVM, in tens of seconds
+// under TCG on a busy machine.
+const vmReadyTimeout = 3 * time.Minute
+
 // check turns the flags into a lab.Spec.
 func (f *labFlags) check() error {
+	fl := f.flags
 	if f.lossEvery > 0 && f.lossPct > 0 {
 		return usagef("--loss-every %d and --loss %g: give one", f.lossEvery, f.lossPct)
 	}
@@ -54,8 +66,25 @@ func (f *labFlags) check() error {
 	if f.lossPct < 0 || f.lossPct > 100 || math.IsNaN(f.lossPct) {
 		return usagef("--loss %g: want a percentage from 0 to 100", f.lossPct)
 	}
-	if f.queues < 1 || f.queues > 64 {
-		return usagef("--queues %d: want 1-64", f.queues)
+	vcpus := 0
+	switch f.hosts {
+	case lab.HostsNetns:
+		if f.queues < 1 || f.queues > 64 {
+			return usagef("--queues %d: want 1-64", f.queues)
+		}
+		if fl.Changed("vcpus") {
+			return usagef("--vcpus %d: only VM hosts have vCPUs (--hosts vm)", f.vcpus)
+		}
+	case lab.HostsVM:
+		if !fl.Changed("queues") {
+			f.queues = lab.DefaultVMQueues
+		}
+		if !fl.Changed("ready-timeout") {
+			f.readyTimeout = vmReadyTimeout
+		}
+		vcpus = f.vcpus
+	default:
+		return usagef("--hosts %q: want netns (network namespaces) or vm (qemu guests)", f.hosts)
 	}
 	var shape uint64
 	if f.shape != "" {
@@ -66,6 +95,7 @@ func (f *labFlags) check() error {
 	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
+		Hosts: f.hosts, VCPUs: vcpus,
 		Loss: lab.Loss{Every: f.lossEvery, BasisPoints: uint32(math.Round(f.lossPct * 100))},
 	}
 	if err := f.spec.Validate(); err != nil {

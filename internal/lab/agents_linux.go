@@ -19,6 +19,7 @@ import (
 
 	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/vm"
 )
 
 // Ports the lab's agents listen on, on their management address.
@@ -46,6 +47,9 @@ type AgentOptions struct {
 	HostArgs map[string][]string
 	// Ready bounds the wait for every agent's gRPC port (default 20 s).
 	Ready time.Duration
+	// Kernel is the VM hosts' guest kernel (Spec.Hosts HostsVM); nil
+	// fetches the pinned one into vm's default cache.
+	Kernel *vm.Kernel
 }
 
 // Agent is one running `linerate agent` process of the lab.
@@ -125,16 +129,12 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	for _, h := range hosts {
 		c.Join = append(c.Join, net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)))
 	}
+	if l.Spec.Hosts == HostsVM {
+		return c, l.bootVMHosts(ctx, o, c)
+	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
-		args := []string{"agent", "--name", h.Name, "--role", h.Role, "--iface", "data0",
-			"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
-			"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
-			"--gossip-key", c.GossipKey, "--tls-dir", c.TLSDir,
-			"--state-dir", filepath.Join(o.Dir, h.Name, "state"), "--log-level", o.LogLevel}
-		if i > 0 {
-			args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
-		}
+		args := agentArgs(h, i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel)
 		args = append(args, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)
@@ -155,6 +155,20 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	}
 	l.log.Info("agents up", "agents", len(l.agents), "dir", o.Dir)
 	return c, nil
+}
+
+// agentArgs is the command line of the i-th host's agent, with the
+// gossip key, certificate directory and state directory as the agent
+// sees them.
+func agentArgs(h *Host, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []string {
+	args := []string{"agent", "--name", h.Name, "--role", h.Role, "--iface", "data0",
+		"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
+		"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
+		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel}
+	if i > 0 {
+		args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
+	}
+	return args
 }
 
 // issue writes a CA, a certificate per host (naming its management
@@ -216,7 +230,19 @@ func (l *Lab) startAgent(h *Host, o AgentOptions, args []string) (*Agent, error)
 
 // waitPort waits until a's management address accepts TCP on port.
 func (l *Lab) waitPort(ctx context.Context, a *Agent, port int, timeout time.Duration) error {
-	addr := net.JoinHostPort(a.Host.MgmtAddr().String(), strconv.Itoa(port))
+	return l.waitListening(ctx, a.Host, port, timeout, a.Log, func() string {
+		if !a.Exited() {
+			return ""
+		}
+		return fmt.Sprintf("exited (%v)", a.err)
+	})
+}
+
+// waitListening waits until h's management address accepts TCP on port,
+// giving up when ended says why the agent never will, with the tail of
+// its log.
+func (l *Lab) waitListening(ctx context.Context, h *Host, port int, timeout time.Duration, log string, ended func() string) error {
+	addr := net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(port))
 	deadline := time.Now().Add(timeout)
 	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
@@ -224,11 +250,11 @@ func (l *Lab) waitPort(ctx context.Context, a *Agent, port int, timeout time.Dur
 			c.Close()
 			return nil
 		}
-		if a.Exited() {
-			return fmt.Errorf("lab %s: agent %s exited (%v) before listening on %s:\n%s", l.Spec.Name, a.Host.Name, a.err, addr, tail(a.Log, 15))
+		if why := ended(); why != "" {
+			return fmt.Errorf("lab %s: agent %s %s before listening on %s:\n%s", l.Spec.Name, h.Name, why, addr, tail(log, 15))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("lab %s: agent %s not listening on %s after %s:\n%s", l.Spec.Name, a.Host.Name, addr, timeout, tail(a.Log, 15))
+			return fmt.Errorf("lab %s: agent %s not listening on %s after %s:\n%s", l.Spec.Name, h.Name, addr, timeout, tail(log, 15))
 		}
 		select {
 		case <-ctx.Done():

@@ -34,7 +34,20 @@ type Spec struct {
 	// namespace, an interface mgmt0 per host and one in the calling
 	// process's namespace (named MgmtLinkName), all in 198.19.K.0/24.
 	Mgmt bool
+	// Hosts is what a host is: HostsNetns (a network namespace; the
+	// default when empty) or HostsVM (a qemu guest with its own kernel).
+	Hosts string
+	// VCPUs is each VM host's vCPU count, split over two NUMA nodes
+	// (HostsVM; DefaultVCPUs when 0). Queues is then its data NIC's
+	// queue pairs.
+	VCPUs int
 }
+
+// What a lab's hosts are (Spec.Hosts).
+const (
+	HostsNetns = "netns"
+	HostsVM    = "vm"
+)
 
 // Host is one namespace of the lab.
 type Host struct {
@@ -69,8 +82,9 @@ type Lab struct {
 	MgmtHost *lrnetns.Link
 	hostNS   *lrnetns.NS
 	log      hclog.Logger
-	dir      string   // StartAgents' directory, removed by Down
-	agents   []*Agent // running agent processes
+	dir      string     // StartAgents' directory, removed by Down
+	agents   []*Agent   // running agent processes
+	machines []*machine // running VM hosts (Spec.Hosts HostsVM)
 	spawner  *spawner
 }
 
@@ -116,8 +130,18 @@ func (spec Spec) Validate() error {
 	if spec.Loss.BasisPoints > 10000 || (spec.Loss.Every > 0 && spec.Loss.BasisPoints > 0) {
 		return fmt.Errorf("lab %s: loss every %d and %d basis points: want one of them, at most 10000 basis points (100 %%)", spec.Name, spec.Loss.Every, spec.Loss.BasisPoints)
 	}
-	if spec.Queues < 0 || spec.Queues > 64 {
-		return fmt.Errorf("lab %s: %d queues: want 1-64", spec.Name, spec.Queues)
+	switch spec.Hosts {
+	case "", HostsNetns:
+		if spec.Queues < 0 || spec.Queues > 64 {
+			return fmt.Errorf("lab %s: %d queues: want 1-64", spec.Name, spec.Queues)
+		}
+		if spec.VCPUs != 0 {
+			return fmt.Errorf("lab %s: %d vCPUs: only VM hosts have vCPUs (--hosts vm)", spec.Name, spec.VCPUs)
+		}
+	case HostsVM:
+		return spec.validateVM()
+	default:
+		return fmt.Errorf("lab %s: hosts %q: want %q (network namespaces) or %q (qemu guests)", spec.Name, spec.Hosts, HostsNetns, HostsVM)
 	}
 	return nil
 }
@@ -179,16 +203,21 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	add := func(role string, i int) (*Host, error) {
 		name := fmt.Sprintf("%c%d", role[0], i+1)
 		h := &Host{Name: name, Role: role}
-		var err error
-		if h.NS, err = lrnetns.New(Prefix(spec.Name) + name); err != nil {
-			return h, err
-		}
 		octet := 1 + i
 		if role == "receiver" {
 			octet = 101 + i
 		}
 		addr := netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24)
-		h.Data, h.Switch, err = lrnetns.Veth(h.NS, "data0", l.Switch, name, lrnetns.VethOptions{Queues: spec.Queues, AddrA: addr, NoIPv6: true})
+		var mgmt netip.Prefix
+		if spec.Mgmt {
+			mgmt = mgmtAddr(mgmtNet, octet)
+		}
+		var err error
+		if spec.Hosts == HostsVM {
+			err = l.addVMHost(h, addr, mgmt)
+		} else {
+			err = l.addNetnsHost(h, addr, mgmt)
+		}
 		if err != nil {
 			return h, err
 		}
@@ -196,9 +225,6 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 			return h, err
 		}
 		if spec.Mgmt {
-			if h.Mgmt, _, err = lrnetns.Veth(h.NS, "mgmt0", l.Switch, "m"+name, lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, octet), NoIPv6: true}); err != nil {
-				return h, fmt.Errorf("management link: %w", err)
-			}
 			if err := l.enslave("m"+name, mgmtBridge); err != nil {
 				return h, err
 			}
@@ -219,7 +245,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	}
 	for i := range spec.Senders {
 		h, err := add("sender", i)
-		if h != nil && h.NS != nil {
+		if h != nil && (h.NS != nil || h.Data != nil) {
 			l.Senders = append(l.Senders, h)
 		}
 		if err != nil {
@@ -228,7 +254,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	}
 	for i := range spec.Receivers {
 		h, err := add("receiver", i)
-		if h != nil && h.NS != nil {
+		if h != nil && (h.NS != nil || h.Data != nil) {
 			l.Receivers = append(l.Receivers, h)
 		}
 		if err != nil {
@@ -248,8 +274,13 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 			return l, fmt.Errorf("lab %s: switch forwarding entry %s → port %s: %w", spec.Name, h.Data.MAC, h.Name, err)
 		}
 	}
-	// Static neighbours both ways: no ARP before (or during) a run.
+	// Static neighbours both ways: no ARP before (or during) a run. (A
+	// VM host's kernel is its own: its agent's traffic never asks the
+	// stack for a neighbour, and nothing else sends on its data NIC.)
 	for _, s := range l.Senders {
+		if spec.Hosts == HostsVM {
+			break
+		}
 		for _, r := range l.Receivers {
 			if err := s.Data.Neigh(r.Addr(), r.Data.MAC); err != nil {
 				return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, r.Addr(), s.Name, err)
@@ -293,6 +324,9 @@ func (l *Lab) Down() error {
 	if len(l.agents) > 0 {
 		errs = append(errs, l.StopAgents(15*time.Second))
 	}
+	if len(l.machines) > 0 {
+		errs = append(errs, l.stopMachines())
+	}
 	if l.spawner != nil {
 		l.spawner.close()
 		l.spawner = nil
@@ -302,7 +336,7 @@ func (l *Lab) Down() error {
 			errs = append(errs, h.Port.Close())
 			h.Port = nil
 		}
-		errs = append(errs, h.NS.Close())
+		errs = append(errs, h.NS.Close()) // nil for a VM host
 	}
 	if l.MgmtHost != nil {
 		// Deleting the switch namespace would take it too, but later.

@@ -13,13 +13,14 @@ import (
 // Removed is what RemoveLab found and removed.
 type Removed struct {
 	Agents     []string // host names whose leftover agent process was ended
+	VMs        []string // host names whose leftover guest (qemu) was stopped
 	Links      []string // management links in the calling namespace
 	Namespaces []string
 	Dirs       []string
 }
 
 // RemoveLab removes what the lab named name left behind after a crash
-// or a kill (name "" = every lab): its agent processes, its management
+// or a kill (name "" = every lab): its agent processes and VM hosts, its management
 // link, its namespaces and its directory under /run/linerate. A name
 // Spec.Validate would refuse is refused, so that no path outside
 // /run/linerate is ever built from it.
@@ -43,6 +44,12 @@ func RemoveLab(name string, log hclog.Logger) (Removed, error) {
 			log.Info("stopped leftover agents", "dir", d, "hosts", killed)
 		}
 		r.Agents = append(r.Agents, killed...)
+		errs = append(errs, err)
+		stopped, err := StopLeftoverVMs(d, vmStop)
+		if len(stopped) > 0 {
+			log.Info("stopped leftover VM hosts", "dir", d, "hosts", stopped)
+		}
+		r.VMs = append(r.VMs, stopped...)
 		errs = append(errs, err)
 	}
 	links, err := RemoveMgmtLinks(name)

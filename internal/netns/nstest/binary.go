@@ -3,6 +3,7 @@
 package nstest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,11 @@ func BuildLinerate(t *testing.T) string {
 		t.Skip("builds the linerate binary and runs it in namespaces")
 	}
 	bin := filepath.Join(t.TempDir(), "linerate")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate").CombinedOutput(); err != nil {
+	// Static (no cgo), as make build makes it: a VM host's initramfs
+	// holds this binary and no C library.
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build linerate: %v\n%s", err, out)
 	}
 	return bin
