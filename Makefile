@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: bench-start bench-scale all build demo demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: bench-start bench-scale bench-vm all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -126,15 +126,24 @@ build: deps
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(LINERATE) ./cmd/linerate
 
-# demo: the main job on one machine (root): a lab of 2 senders and 2
-# receivers made of network namespaces, real agents found by serf and
-# driven over mutual TLS, one 3-second run reconciled to the packet, and
-# nothing left behind. demo-irq: the queue-IRQ plan for this machine's
-# own NIC (reads only).
-demo: build
-	@if [ "$$(id -u)" != 0 ]; then echo "make demo: the lab needs root (namespaces, XDP): sudo make demo" >&2; exit 1; fi
+# demo: the main job on one machine (root), on hosts with kernels of
+# their own: two senders and a receiver, each a qemu guest (4 vCPUs in two
+# NUMA nodes, a 4-queue virtio NIC on node 1) whose agent serf finds and
+# the coordinator drives over mutual TLS; queue IRQs pinned onto node 1 on
+# both ends and shown to fire there, kernel pktgen sending, one 3-second
+# fan-in reconciled to the packet, every affinity restored and nothing
+# left behind. It installs qemu and fetches the pinned guest kernel
+# (vmtest-deps, then the lab's own fetch into /var/cache/linerate/vm).
+# demo-netns: the same mission on network namespaces, in seconds (no queue
+# IRQs, no pktgen: the xdp engine sends). demo-irq: the queue-IRQ plan for
+# this machine's own NIC (reads only).
+DEMO_RATE ?= 20000
+demo: build vmtest-deps
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo: the lab needs root (namespaces, taps, XDP): sudo make demo" >&2; exit 1; fi
+	$(LINERATE) lab run --hosts vm --senders 2 --receivers 1 --pattern fan-in --duration 3s --rate $(DEMO_RATE)
+demo-netns: build
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo-netns: the lab needs root (namespaces, XDP): sudo make demo-netns" >&2; exit 1; fi
 	$(LINERATE) lab run --senders 2 --receivers 2 --duration 3s
-
 demo-irq: build
 	@if [ -z "$(IFACE)" ]; then echo "make demo-irq: no default-route interface found; run: make demo-irq IFACE=<name>" >&2; exit 1; fi
 	$(LINERATE) irq show --iface $(IFACE)
@@ -231,5 +240,11 @@ bench-generators: build
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${p##*:} >/dev/null; done
 	LINERATE=$(LINERATE) ./bench/generators.sh
 
+# bench-vm: the VM-host lab's figures (root): boot to agent ready per
+# guest, the pps kernel pktgen reaches between guests (TCG, or KVM where
+# /dev/kvm works), make demo's wall time; figures in docs/benchmarks.md.
+bench-vm: build vmtest-deps
+	@command -v jq >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; } || { echo "make: bench-vm needs jq: apt-get install jq (as root)" >&2; exit 1; }
+	LINERATE=$(LINERATE) ./bench/vm-figures.sh
 clean:
 	rm -rf $(BIN)

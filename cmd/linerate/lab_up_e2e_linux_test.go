@@ -18,11 +18,12 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 
-// startLabUp runs `linerate lab up` and returns once it printed how to
-// reach the agents (its stdout lines).
-func startLabUp(t *testing.T, bin, name string) (*exec.Cmd, []string) {
+// startLabUp runs `linerate lab up` (1 sender and 1 receiver unless args
+// say otherwise) and returns once it printed how to reach the agents
+// (its stdout lines).
+func startLabUp(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []string) {
 	t.Helper()
-	cmd := exec.Command(bin, "lab", "up", "--name", name, "--senders", "1", "--receivers", "1", "--log-level", "warn")
+	cmd := exec.Command(bin, append([]string{"lab", "up", "--name", name, "--senders", "1", "--receivers", "1", "--log-level", "warn"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,11 @@ func startLabUp(t *testing.T, bin, name string) (*exec.Cmd, []string) {
 		}
 	}()
 	var out []string
-	timeout := time.After(90 * time.Second)
+	ready := 90 * time.Second
+	if slices.Contains(args, lab.HostsVM) {
+		ready = 5 * time.Minute // guests boot under TCG
+	}
+	timeout := time.After(ready)
 	for {
 		select {
 		case l, ok := <-lines:

@@ -143,6 +143,8 @@ type machine struct {
 	host *Host
 	run  *vm.Running
 	dir  string // its directory: console.log, agent.log, shell.sock, qemu.pid
+	// started is when its qemu was started.
+	started time.Time
 }
 
 // StopLeftoverVMs stops the guests a killed lab left in dir (a qemu.pid

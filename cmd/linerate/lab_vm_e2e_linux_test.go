@@ -1,0 +1,377 @@
+//go:build linux && traffic
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/internal/vm/vmtesting"
+)
+
+// vmNode1 are the CPUs of NUMA node 1 in a VM host of the default
+// layout (4 vCPUs): where its data NIC's queue IRQs must be pinned.
+var vmNode1 = []int{2, 3}
+
+// vmRate is each flow's rate in the VM-host tests: well within what a
+// TCG guest sends and counts, so that any loss is a defect.
+const vmRate = "10000"
+
+// TestLabVMHosts is the mission on VM hosts, through `lab up --hosts vm`
+// and `linerate run` as on real hosts: three qemu guests (4 vCPUs in two
+// NUMA nodes, a 4-queue virtio NIC on node 1), their agents found by serf
+// over the management network. It checks a 1×1 run and a 2-sender
+// fan-in (tuned both ends onto node 1, kernel pktgen, exact counts, IRQs
+// fired where planned, every affinity restored in the guests' /proc/irq),
+// a coordinator SIGKILLed mid-run (every agent stops and restores within
+// its lease TTL, and the next run works), and a sender's qemu killed
+// mid-run (the run fails naming it within 10 s; the others restore).
+func TestLabVMHosts(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	cache := vmtesting.KernelCache(t)
+	bin := nstest.BuildLinerate(t)
+	name := fmt.Sprintf("v%d", os.Getpid()%10000)
+	dir := lab.DefaultDir(name)
+	t.Setenv("LINERATE_VM_CACHE", cache)
+	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--agent-log-level", "debug")
+	t.Cleanup(func() {
+		if up.ProcessState == nil {
+			_ = up.Process.Signal(syscall.SIGINT)
+			_ = up.Wait()
+		}
+		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
+	})
+	var flags []string
+	for _, l := range out {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "linerate members "); ok {
+			flags = strings.Fields(f)
+		}
+	}
+	if flags == nil {
+		t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
+	}
+	hosts := []string{"s1", "s2", "r1"}
+	base := map[string]map[string]string{}
+	for _, h := range hosts {
+		base[h] = guestAffinities(t, dir, h)
+	}
+	run := func(t *testing.T, args ...string) (*coordinator.Result, map[string]any) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var res coordinator.Result
+		var raw map[string]any
+		if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
+			t.Fatalf("run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
+		}
+		_ = json.Unmarshal([]byte(stdout.String()), &raw)
+		if err != nil || res.Status != coordinator.StatusOK {
+			t.Fatalf("run %v: exit %v, status %s: %s\n%s", args, err, res.Status, res.Error, stderr.String())
+		}
+		return &res, raw
+	}
+	restored := func(t *testing.T, within time.Duration, hs ...string) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for _, h := range hs {
+			for {
+				got := guestAffinities(t, dir, h)
+				if mapsEqual(got, base[h]) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("%s: IRQ affinities not restored within %s: %s", h, within, affinityDiff(base[h], got))
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
+
+	t.Run("1x1", func(t *testing.T) {
+		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate)
+		checkVMRun(t, res, raw, 1)
+		restored(t, 0, "s1", "r1")
+	})
+	t.Run("fan-in", func(t *testing.T) {
+		res, raw := run(t, "--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "2s", "--rate", vmRate)
+		checkVMRun(t, res, raw, 2)
+		restored(t, 0, hosts...)
+	})
+	t.Run("coordinator-killed", func(t *testing.T) {
+		cmd, stream := startStreamingRun(t, bin, flags, "--senders", "s1", "--receivers", "r1", "--duration", "60s", "--rate", vmRate)
+		waitPhase(t, stream, coordinator.PhaseRun, 2*time.Minute)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		killed := time.Now()
+		// The agents' lease (coordinator.DefaultLeaseTTL) lapses: each
+		// stops sending, disarms and restores by itself.
+		within := coordinator.DefaultLeaseTTL + 10*time.Second
+		restored(t, within, "s1", "r1")
+		waitIdlePktgen(t, dir, "s1", within-time.Since(killed))
+		t.Logf("restored %s after the coordinator was killed", time.Since(killed).Round(time.Millisecond))
+		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--rate", vmRate)
+		checkVMRun(t, res, raw, 1)
+	})
+	t.Run("sender-qemu-killed", func(t *testing.T) {
+		cmd, stream := startStreamingRun(t, bin, flags, "--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "60s", "--rate", vmRate)
+		waitPhase(t, stream, coordinator.PhaseRun, 2*time.Minute)
+		pid := qemuPID(t, dir, "s2")
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill s2's qemu (pid %d): %v", pid, err)
+		}
+		killed := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the run did not end within 30 s of s2's qemu being killed")
+		}
+		took := time.Since(killed)
+		last := stream.last()
+		if err == nil {
+			t.Errorf("the run exited 0 after s2's qemu was killed; last line: %s", last)
+		}
+		if !strings.Contains(last, "s2") {
+			t.Errorf("the run's result does not name s2: %s", last)
+		}
+		if took > 10*time.Second {
+			t.Errorf("the run took %s to fail after s2's qemu was killed, want ≤ 10 s", took.Round(time.Millisecond))
+		}
+		t.Logf("the run failed %s after s2's qemu was killed", took.Round(time.Millisecond))
+		restored(t, 0, "s1", "r1")
+		waitIdlePktgen(t, dir, "s1", 0)
+	})
+
+	if err := up.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(); err != nil {
+		t.Errorf("lab up after Ctrl-C: %v", err)
+	}
+	assertNoLab(t, name, dir)
+}
+
+// checkVMRun checks a run on VM hosts: every host tuned onto node 1 and
+// restored, its queue IRQs fired where planned, the senders on kernel
+// pktgen with a thread per queue IRQ CPU, exact counts.
+func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, senders int) {
+	t.Helper()
+	if len(res.Flows) != senders {
+		t.Fatalf("%d flows, want %d", len(res.Flows), senders)
+	}
+	for _, f := range res.Flows {
+		if f.Sent == 0 || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 {
+			t.Errorf("flow %s→%s: sent %d received %d lost %d dups %d", f.Sender, f.Receiver, f.Sent, f.Received, f.Lost, f.Duplicates)
+		}
+	}
+	if res.Lab != nil {
+		t.Errorf("a run of `linerate run` carries no lab counts: %+v", res.Lab)
+	}
+	rawHosts, _ := raw["hosts"].([]any)
+	for i, h := range res.Hosts {
+		if h.NUMANode != 1 {
+			t.Errorf("%s: numa_node %d, want 1 (the data NIC is on node 1)", h.Name, h.NUMANode)
+		}
+		if len(h.IRQMap) == 0 || !strings.HasPrefix(h.Tuned, "restored") {
+			t.Errorf("%s: tuned %q, irq_map %+v: want its queue IRQs pinned and restored", h.Name, h.Tuned, h.IRQMap)
+		}
+		for _, p := range h.IRQMap {
+			if !slices.Contains(vmNode1, p.CPU) {
+				t.Errorf("%s: queue %d IRQ %d on CPU %d, want one of node 1's %v", h.Name, p.Queue, p.IRQ, p.CPU, vmNode1)
+			}
+		}
+		if h.Role == "sender" && h.Backend != "kernel" {
+			t.Errorf("%s: backend %q, want kernel pktgen", h.Name, h.Backend)
+		}
+		if h.Role == "receiver" && h.Method != "xdp" {
+			t.Errorf("%s: method %q (%s), want xdp", h.Name, h.Method, h.MethodReason)
+		}
+		var v map[string]any
+		if i < len(rawHosts) {
+			if m, ok := rawHosts[i].(map[string]any); ok {
+				v, _ = m["irq_verify"].(map[string]any)
+			}
+		}
+		if v == nil {
+			t.Errorf("%s: no irq_verify in the host entry", h.Name)
+			continue
+		}
+		irqs, _ := v["irqs"].([]any)
+		if off, _ := v["off_cpu"].(float64); off != 0 || len(irqs) == 0 {
+			t.Errorf("%s: irq_verify off_cpu %v over %d IRQs, want 0 over its queue IRQs: %v", h.Name, v["off_cpu"], len(irqs), v)
+		}
+	}
+}
+
+// guestAffinities reads every IRQ's smp_affinity_list in the guest of
+// host (through its shell socket in the lab directory).
+func guestAffinities(t *testing.T, dir, host string) map[string]string {
+	t.Helper()
+	out := guestExec(t, dir, host, `for f in /proc/irq/*/smp_affinity_list; do echo "$f $(cat $f)"; done`)
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			m[f[0]] = f[1]
+		}
+	}
+	if len(m) == 0 {
+		t.Fatalf("%s: no IRQ affinities read from its guest:\n%s", host, out)
+	}
+	return m
+}
+
+// waitIdlePktgen waits until no pktgen thread of host's guest runs a
+// device.
+func waitIdlePktgen(t *testing.T, dir, host string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		out := guestExec(t, dir, host, `cat /proc/net/pktgen/kpktgend_* 2>/dev/null | grep '^Running:'`)
+		busy := false
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 1 {
+				busy = true
+			}
+		}
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: pktgen still running after %s:\n%s", host, within, out)
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func guestExec(t *testing.T, dir, host, cmd string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, code, err := vmExec(ctx, filepath.Join(dir, host), cmd)
+	if err != nil || code != 0 {
+		t.Fatalf("%s: %q in its guest: exit %d, %v:\n%s", host, cmd, code, err, out)
+	}
+	return out
+}
+
+func qemuPID(t *testing.T, dir, host string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, host, "qemu.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func affinityDiff(want, got map[string]string) string {
+	var d []string
+	for k, v := range want {
+		if got[k] != v {
+			d = append(d, fmt.Sprintf("%s %s (was %s)", k, got[k], v))
+		}
+	}
+	slices.Sort(d)
+	return strings.Join(d, "; ")
+}
+
+// lines is a run's --json-stream output as it arrives.
+type lines struct {
+	c    chan string
+	seen []string
+}
+
+func (l *lines) last() string {
+	for s := range l.c {
+		l.seen = append(l.seen, s)
+	}
+	if len(l.seen) == 0 {
+		return ""
+	}
+	return l.seen[len(l.seen)-1]
+}
+
+// startStreamingRun starts `linerate run --json-stream` with the lab's
+// flags.
+func startStreamingRun(t *testing.T, bin string, flags []string, args ...string) (*exec.Cmd, *lines) {
+	t.Helper()
+	cmd := exec.Command(bin, append(append([]string{"run", "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l := &lines{c: make(chan string, 1024)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			l.c <- sc.Text()
+		}
+		close(l.c)
+	}()
+	return cmd, l
+}
+
+// waitPhase waits for the run's phase event.
+func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case s, ok := <-l.c:
+			if !ok {
+				t.Fatalf("the run ended before phase %s:\n%s", phase, strings.Join(l.seen, "\n"))
+			}
+			l.seen = append(l.seen, s)
+			var ev struct{ Event, Phase string }
+			if json.Unmarshal([]byte(s), &ev) == nil && ev.Event == string(coordinator.EventPhase) && ev.Phase == phase {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no phase %s within %s:\n%s", phase, within, strings.Join(l.seen, "\n"))
+		}
+	}
+}
