@@ -26,7 +26,11 @@ import (
 // nothing behind.
 func labRun(t *testing.T, bin, name string, args ...string) *coordinator.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	within := 3 * time.Minute
+	if slices.Contains(args, lab.HostsVM) {
+		within = 8 * time.Minute // guests boot under TCG
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "run", "--name", name, "--json", "--log-level", "warn", "--results-dir", dir}, args...)...)

@@ -375,3 +375,93 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 		}
 	}
 }
+
+// TestLabVMShaped: on VM hosts the switch really drops. A tap does not
+// push back into its guest, so kernel pktgen offered at twice the rate of
+// the shaper on the receiver's port loses about half its frames there,
+// every one of them in the port's qdisc counters: Σ lost == Σ switch
+// drops > 0, all of it lost in the network. Then an RFC 2544 search per
+// frame size finds the shaping rate within 5 %, every trial decided by
+// loss (no trial short of its offered rate).
+func TestLabVMShaped(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	t.Setenv("LINERATE_VM_CACHE", vmtesting.KernelCache(t))
+	bin := nstest.BuildLinerate(t)
+	id := os.Getpid() % 10000
+	const shape = 10e6 // 10 Mbit/s: 20 833 pps of 64-byte frames (tbf counts 60 bytes)
+	t.Run("run", func(t *testing.T) {
+		res := labRun(t, bin, fmt.Sprintf("w%d", id), "--hosts", "vm", "--senders", "1", "--receivers", "1",
+			"--shape", "10mbit", "--rate", "40000", "--duration", "2s")
+		if len(res.Flows) != 1 {
+			t.Fatalf("%d flows, want 1", len(res.Flows))
+		}
+		f := res.Flows[0]
+		drops := res.Lab.Drops()
+		if f.Lost == 0 || f.Lost != drops || f.LostNetwork != f.Lost || f.Sent != f.Received+f.Lost {
+			t.Errorf("sent %d received %d lost %d (network %d), switch dropped %d: want lost > 0, all of it the switch's",
+				f.Sent, f.Received, f.Lost, f.LostNetwork, drops)
+		}
+		var qdisc uint64
+		for _, p := range res.Lab.SwitchPorts {
+			qdisc += p.QdiscDrops
+		}
+		if qdisc == 0 {
+			t.Errorf("no qdisc drops at the shaped port: %+v", res.Lab.SwitchPorts)
+		}
+		want := shape / 8 / 60
+		if f.PPS < 0.9*want || f.PPS > 1.05*want {
+			t.Errorf("received %.0f pps behind a %.0f pps shaper", f.PPS, want)
+		}
+		t.Logf("sent %d, received %d (%.0f pps), lost %d = switch drops %d", f.Sent, f.Received, f.PPS, f.Lost, drops)
+	})
+	t.Run("campaign", func(t *testing.T) {
+		name := fmt.Sprintf("x%d", id)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
+			"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "10mbit", "--trial-duration", "2s", "--max-rate", "150%",
+			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var doc struct {
+			Status  string `json:"status"`
+			Summary []struct {
+				Size          int     `json:"size"`
+				ThroughputPPS float64 `json:"throughput_pps"`
+				Trials        int     `json:"trials"`
+			} `json:"summary"`
+			Trials []struct {
+				Size             int     `json:"size"`
+				LossRatio        float64 `json:"loss_ratio"`
+				GeneratorLimited bool    `json:"generator_limited"`
+				Valid            bool    `json:"valid"`
+			} `json:"trials"`
+		}
+		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
+			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
+		}
+		assertNoLab(t, name, lab.DefaultDir(name))
+		if doc.Status != "ok" || len(doc.Summary) != 3 {
+			t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
+		}
+		for _, s := range doc.Summary {
+			checkShaped(t, shape, s.Size, s.ThroughputPPS, s.Trials)
+		}
+		lossy := map[int]bool{}
+		for _, tr := range doc.Trials {
+			if tr.GeneratorLimited || !tr.Valid {
+				t.Errorf("%d B trial: generator limited %v, valid %v: want every trial decided by its loss", tr.Size, tr.GeneratorLimited, tr.Valid)
+			}
+			if tr.LossRatio > 0 {
+				lossy[tr.Size] = true
+			}
+		}
+		for _, s := range doc.Summary {
+			if !lossy[s.Size] {
+				t.Errorf("%d B: no trial lost a packet: the search was not decided by the switch's drops", s.Size)
+			}
+		}
+		t.Logf("summary %+v", doc.Summary)
+	})
+}
