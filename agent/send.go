@@ -344,7 +344,7 @@ func (s *sending) state() senderState {
 	if r.summary != nil {
 		p = pktgen.Progress{Elapsed: time.Duration(r.summary.USec) * time.Microsecond, Packets: r.summary.Packets, Errors: r.summary.Errors}
 		for _, t := range r.summary.Threads {
-			p.Threads = append(p.Threads, pktgen.ThreadProgress{CPU: t.CPU, Packets: t.Packets, Errors: t.Errors})
+			p.Threads = append(p.Threads, pktgen.ThreadProgress{CPU: t.CPU, Entry: t.Entry, Packets: t.Packets, Errors: t.Errors})
 		}
 	}
 	return senderState{phase: r.phase, progress: p, started: !r.started.IsZero(), frameBytes: r.cfg.FrameBytes(), err: r.err}
