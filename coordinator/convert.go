@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ type nicFacts struct {
 	dataIPs   []netip.Addr
 	localCPUs []int
 	queueIRQs bool // some queue has an IRQ of its own (not a virtual device)
+	queues    int  // queues with an IRQ of their own
+	// kernelPktgen: the agent offers the kernel backend (pktgen).
+	kernelPktgen bool
 	// receiverMemory is the receiver's memory budget for sequence state
 	// in bytes (0: not announced).
 	receiverMemory uint64
@@ -53,8 +57,12 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 		f.localCPUs = append(f.localCPUs, int(c))
 	}
 	for _, q := range nic.Queues {
-		f.queueIRQs = f.queueIRQs || q.Irq > 0
+		if q.Irq > 0 {
+			f.queueIRQs = true
+			f.queues++
+		}
 	}
+	f.kernelPktgen = slices.Contains(d.Backends, "kernel")
 	return f
 }
 
