@@ -14,6 +14,11 @@ import (
 	"github.com/linerate/linerate/topology/interrupts"
 )
 
+// NoQueueIRQs is why a NIC is neither tuned nor verified: its interface
+// has no device of its own (veth, a bridge, the netns lab) and so no queue
+// IRQs.
+const NoQueueIRQs = "no queue IRQs (virtual device)"
+
 // VerifyResult is, for each queue IRQ, which CPUs serviced it between two
 // reads of /proc/interrupts.
 type VerifyResult struct {
@@ -33,6 +38,9 @@ type VerifiedIRQ struct {
 	Fired   map[string]uint64 `json:"fired"`   // CPU → interrupts in the interval
 	Total   uint64            `json:"total"`
 	OffCPU  bool              `json:"off_cpu"`
+	// Note says why the counts are not a plain difference: the IRQ was
+	// missing from one read, or a counter went down between them.
+	Note string `json:"note,omitempty"`
 }
 
 // ReadInterrupts reads and parses /proc/interrupts from r.
@@ -65,10 +73,19 @@ func Verify(ctx context.Context, r Root, n *NIC, j *Journal, wait func(context.C
 	if err != nil {
 		return nil, err
 	}
-	return compare(n, j, before, after, time.Since(start)), nil
+	return Compare(n, j, before, after, time.Since(start)), nil
 }
 
-func compare(n *NIC, j *Journal, before, after *interrupts.Table, d time.Duration) *VerifyResult {
+// Compare is where each queue IRQ of n fired between the reads before and
+// after, d apart. The planned CPU comes from j when it has the IRQ (the
+// plan that was applied), else from the IRQ's current affinity as n
+// read it.
+//
+// An IRQ missing from either read has no counts (never off its CPUs),
+// with a Note saying which read lacked it. A CPU whose counter went down
+// (the IRQ freed and requested again) counts its value after, as
+// interrupts.Delta does, with a Note naming the CPUs.
+func Compare(n *NIC, j *Journal, before, after *interrupts.Table, d time.Duration) *VerifyResult {
 	delta := interrupts.Delta(before, after)
 	res := &VerifyResult{Iface: n.Iface, Interval: d.Round(time.Millisecond).String(), IRQs: []VerifiedIRQ{}}
 	for _, v := range n.Vectors {
@@ -83,6 +100,7 @@ func compare(n *NIC, j *Journal, before, after *interrupts.Table, d time.Duratio
 			}
 		}
 		vi.Planned = planned.String()
+		vi.Note = countNote(before, after, v.IRQ)
 		cpus := make([]int, 0, len(delta[v.IRQ]))
 		for c := range delta[v.IRQ] {
 			cpus = append(cpus, c)
@@ -104,6 +122,32 @@ func compare(n *NIC, j *Journal, before, after *interrupts.Table, d time.Duratio
 	return res
 }
 
+// countNote is why irq's counts between before and after are not a plain
+// difference, "" when they are.
+func countNote(before, after *interrupts.Table, irq int) string {
+	b, inBefore := before.ByNumber(irq)
+	a, inAfter := after.ByNumber(irq)
+	switch {
+	case !inBefore && !inAfter:
+		return "not in /proc/interrupts before or after: no counts"
+	case !inBefore:
+		return "not in /proc/interrupts before (requested during the interval): no counts"
+	case !inAfter:
+		return "not in /proc/interrupts after (freed during the interval): no counts"
+	}
+	var down []int
+	for cpu, k := range a.Counts {
+		if k < b.Counts[cpu] {
+			down = append(down, cpu)
+		}
+	}
+	if len(down) == 0 {
+		return ""
+	}
+	sort.Ints(down)
+	return fmt.Sprintf("counter went down on CPU %s (the IRQ was freed and requested again): its count after is taken", cpuset.Of(down...).String())
+}
+
 // WriteTable renders a verification for people.
 func (v *VerifyResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s: queue IRQs serviced over %s\n", v.Iface, v.Interval)
@@ -121,5 +165,15 @@ func (v *VerifyResult) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s (%s)\t%s\t%d%s\t\n", q.Queue, q.IRQ, q.Name, q.Planned, q.Source, orDash(strings.Join(parts, " ")), q.Total, flag)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, q := range v.IRQs {
+		if q.Note != "" {
+			if _, err := fmt.Fprintf(w, "  irq %d: %s\n", q.IRQ, q.Note); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

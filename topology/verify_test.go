@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/linerate/linerate/topology/interrupts"
 )
 
 // bump rewrites the fixture's /proc/interrupts adding n interrupts for
@@ -92,5 +95,66 @@ func TestVerifyWithoutJournalUsesCurrentAffinity(t *testing.T) {
 	}
 	if q := res.IRQs[3]; q.IRQ != 44 || q.Planned != "0-7" || q.Source != "affinity" || q.Fired["6"] != 3 {
 		t.Errorf("irq 44: %+v", q)
+	}
+}
+
+// TestCompareCountsDownAndMissing: a counter lower after than before (the
+// IRQ freed and requested again) counts its value after, noted; an IRQ
+// missing from one read has no counts, is never off its CPUs, and is
+// noted.
+func TestCompareCountsDownAndMissing(t *testing.T) {
+	r, p, state := setup(t)
+	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Inspect(r, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := LoadJournal(state, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bump(t, r.Dir(), 41, 3, 100) // before: irq 41 had 100 on CPU 3
+	before, err := ReadInterrupts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadInterrupts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range after.IRQs {
+		if after.IRQs[i].Number == 41 {
+			after.IRQs[i].Counts[3] = 4 // went down: re-requested, then fired 4 times on CPU 3
+		}
+	}
+	var kept []interrupts.IRQ
+	for _, q := range after.IRQs {
+		if q.Number != 43 {
+			kept = append(kept, q)
+		}
+	}
+	after.IRQs = kept // irq 43 freed during the interval
+	res := Compare(n, j, before, after, time.Second)
+	byIRQ := map[int]VerifiedIRQ{}
+	for _, q := range res.IRQs {
+		byIRQ[q.IRQ] = q
+	}
+	if q := byIRQ[41]; q.Fired["3"] != 4 || !q.OffCPU || !strings.Contains(q.Note, "went down on CPU 3") {
+		t.Errorf("irq 41 (counter down on unplanned CPU 3): %+v", q)
+	}
+	if q := byIRQ[43]; q.OffCPU || len(q.Fired) != 0 || !strings.Contains(q.Note, "not in /proc/interrupts after") {
+		t.Errorf("irq 43 (gone): %+v", q)
+	}
+	if q := byIRQ[42]; q.Note != "" || q.OffCPU {
+		t.Errorf("irq 42 (idle, present in both): %+v", q)
+	}
+	if res.OffCPU != 1 {
+		t.Errorf("OffCPU = %d, want 1", res.OffCPU)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil || !strings.Contains(b.String(), "irq 43: not in /proc/interrupts after") {
+		t.Errorf("table (%v):\n%s", err, b.String())
 	}
 }
