@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -148,22 +149,37 @@ func countNote(before, after *interrupts.Table, irq int) string {
 	return fmt.Sprintf("counter went down on CPU %s (the IRQ was freed and requested again): its count after is taken", cpuset.Of(down...).String())
 }
 
+// FiredOn is where the IRQ fired as people read it, "cpu:count" in CPU
+// order ("5:7 6:1"), "-" when it did not fire.
+func (q VerifiedIRQ) FiredOn() string {
+	if len(q.Fired) == 0 {
+		return "-"
+	}
+	cpus := make([]int, 0, len(q.Fired))
+	for c := range q.Fired {
+		if n, err := strconv.Atoi(c); err == nil {
+			cpus = append(cpus, n)
+		}
+	}
+	sort.Ints(cpus)
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = fmt.Sprintf("%d:%d", c, q.Fired[strconv.Itoa(c)])
+	}
+	return strings.Join(parts, " ")
+}
+
 // WriteTable renders a verification for people.
 func (v *VerifyResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s: queue IRQs serviced over %s\n", v.Iface, v.Interval)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tIRQ\tNAME\tPLANNED\tFIRED ON (cpu:count)\tTOTAL\t")
 	for _, q := range v.IRQs {
-		var parts []string
-		for c, k := range q.Fired {
-			parts = append(parts, fmt.Sprintf("%s:%d", c, k))
-		}
-		sort.Strings(parts)
 		flag := ""
 		if q.OffCPU {
 			flag = "  OFF-CPU"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s (%s)\t%s\t%d%s\t\n", q.Queue, q.IRQ, q.Name, q.Planned, q.Source, orDash(strings.Join(parts, " ")), q.Total, flag)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s (%s)\t%s\t%d%s\t\n", q.Queue, q.IRQ, q.Name, q.Planned, q.Source, q.FiredOn(), q.Total, flag)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
