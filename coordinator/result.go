@@ -88,9 +88,9 @@ type Host struct {
 	// its XDP program could not record in their stream's window (CPUs
 	// contending for one word): each a distinct sequence or a duplicate,
 	// which the count cannot tell. Any of them makes the run partial.
-	Uncounted      uint64   `json:"uncounted,omitempty"`
-	BeyondCapacity uint64   `json:"beyond_capacity,omitempty"`
-	Unrecorded     uint64   `json:"unrecorded,omitempty"`
+	Uncounted      uint64 `json:"uncounted,omitempty"`
+	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	Unrecorded     uint64 `json:"unrecorded,omitempty"`
 	// IRQVerify is where the NIC's queue IRQs fired over the host's part
 	// of the traffic (a sender's send, a receiver's Arm to its collect),
 	// from /proc/interrupts read at both ends, against the CPUs the run's
