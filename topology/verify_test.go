@@ -158,3 +158,53 @@ func TestCompareCountsDownAndMissing(t *testing.T) {
 		t.Errorf("table (%v):\n%s", err, b.String())
 	}
 }
+
+// An IRQ whose effective affinity had not yet moved to its planned CPU
+// fires once on the old CPU (the interrupt x86 moves it at): not off its
+// CPUs, noted. Twice is off its CPUs; so is once on a third CPU.
+func TestComparePendingMove(t *testing.T) {
+	r, p, state := setup(t)
+	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Inspect(r, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := LoadJournal(state, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Vectors { // planned 0, 1, 2, 3; the kernel still delivers to 5
+		n.Vectors[i].Effective = "5"
+	}
+	before, err := ReadInterrupts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bump(t, r.Dir(), 41, 5, 1) // once on the old CPU, then on 0
+	bump(t, r.Dir(), 41, 0, 40)
+	bump(t, r.Dir(), 42, 5, 2) // twice on the old CPU
+	bump(t, r.Dir(), 43, 6, 1) // once on a CPU it was never on
+	after, err := ReadInterrupts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Compare(n, j, before, after, time.Second)
+	byIRQ := map[int]VerifiedIRQ{}
+	for _, q := range res.IRQs {
+		byIRQ[q.IRQ] = q
+	}
+	if q := byIRQ[41]; q.OffCPU || q.Fired["5"] != 1 || !strings.Contains(q.Note, "fired once on CPU 5, its effective affinity before the move to 0") {
+		t.Errorf("irq 41 (moved at its first interrupt): %+v", q)
+	}
+	if q := byIRQ[42]; !q.OffCPU || q.Note != "" {
+		t.Errorf("irq 42 (twice on the old CPU): %+v", q)
+	}
+	if q := byIRQ[43]; !q.OffCPU {
+		t.Errorf("irq 43 (once on CPU 6, neither planned nor effective): %+v", q)
+	}
+	if res.OffCPU != 2 {
+		t.Errorf("OffCPU = %d, want 2", res.OffCPU)
+	}
+}
