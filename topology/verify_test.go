@@ -37,7 +37,10 @@ func bump(t *testing.T, dir string, irq, col int, n int) {
 	}
 }
 
-func TestVerify(t *testing.T) {
+// applied is the fixture host with its plan applied: the host, its NIC
+// as read after, and the journal.
+func applied(t *testing.T) (*fakeRoot, *NIC, *Journal) {
+	t.Helper()
 	r, p, state := setup(t)
 	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
 		t.Fatal(err)
@@ -50,6 +53,11 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, n, j
+}
+
+func TestVerify(t *testing.T) {
+	r, n, j := applied(t)
 	res, err := Verify(context.Background(), r, n, j, func(context.Context) error {
 		bump(t, r.Dir(), 41, 0, 500) // queue 0 on its planned CPU 0
 		bump(t, r.Dir(), 42, 5, 7)   // queue 1 planned on CPU 1 fired on CPU 5
@@ -103,18 +111,7 @@ func TestVerifyWithoutJournalUsesCurrentAffinity(t *testing.T) {
 // missing from one read has no counts, is never off its CPUs, and is
 // noted.
 func TestCompareCountsDownAndMissing(t *testing.T) {
-	r, p, state := setup(t)
-	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
-		t.Fatal(err)
-	}
-	n, err := Inspect(r, "eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := LoadJournal(state, "eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, n, j := applied(t)
 	bump(t, r.Dir(), 41, 3, 100) // before: irq 41 had 100 on CPU 3
 	before, err := ReadInterrupts(r)
 	if err != nil {
@@ -163,18 +160,7 @@ func TestCompareCountsDownAndMissing(t *testing.T) {
 // fires once on the old CPU (the interrupt x86 moves it at): not off its
 // CPUs, noted. Twice is off its CPUs; so is once on a third CPU.
 func TestComparePendingMove(t *testing.T) {
-	r, p, state := setup(t)
-	if _, err := Apply(context.Background(), r, p, opts(state)); err != nil {
-		t.Fatal(err)
-	}
-	n, err := Inspect(r, "eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := LoadJournal(state, "eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, n, j := applied(t)
 	for i := range n.Vectors { // planned 0, 1, 2, 3; the kernel still delivers to 5
 		n.Vectors[i].Effective = "5"
 	}
