@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	"github.com/linerate/linerate/internal/fsfixture"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -96,18 +94,7 @@ func TestResultCarriesIRQVerify(t *testing.T) {
 	if _, err := c.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, Threads: 2, Irqbalance: "ignore"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: l.LeaseId, Config: &lineratev1.SenderConfig{
-		Count: 1000, PktSize: 60, DstMin: "198.18.0.2", DstMac: "02:00:00:00:00:02",
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Start(ctx, &lineratev1.StartRequest{LeaseId: l.LeaseId, At: timestamppb.New(time.Now())}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Result(ctx, &lineratev1.ResultRequest{LeaseId: l.LeaseId, Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sendNow(t, ctx, c, l.LeaseId, &lineratev1.SenderConfig{Count: 1000, PktSize: 60, DstMin: "198.18.0.2", DstMac: "02:00:00:00:00:02"})
 	v := res.IrqVerify
 	if v == nil {
 		t.Fatalf("no irq_verify; reason %q", res.IrqVerifyReason)
