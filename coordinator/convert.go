@@ -3,6 +3,7 @@ package coordinator
 import (
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/topology"
 )
 
 // This file is the run's proto edge: every Agent service message the
@@ -90,6 +92,26 @@ func skippedIRQs(ss []*lineratev1.SkippedIrq) []SkippedIRQ {
 		out = append(out, SkippedIRQ{IRQ: int(s.Irq), Name: s.Name, Reason: s.Reason})
 	}
 	return out
+}
+
+// irqVerifyOf is an agent's irq_verify as the result records it (nil:
+// none).
+func irqVerifyOf(p *lineratev1.IrqVerify) *topology.VerifyResult {
+	if p == nil {
+		return nil
+	}
+	v := &topology.VerifyResult{Iface: p.Iface, Interval: p.Interval, OffCPU: int(p.OffCpu), IRQs: []topology.VerifiedIRQ{}}
+	for _, q := range p.Irqs {
+		fired := make(map[string]uint64, len(q.Fired))
+		for cpu, n := range q.Fired {
+			fired[strconv.Itoa(int(cpu))] = n
+		}
+		v.IRQs = append(v.IRQs, topology.VerifiedIRQ{
+			IRQ: int(q.Irq), Name: q.Name, Queue: int(q.Queue), Planned: q.Planned, Source: q.Source,
+			Fired: fired, Total: q.Total, OffCPU: q.OffCpu, Note: q.Note,
+		})
+	}
+	return v
 }
 
 // armedInto records the receiver method an agent armed.

@@ -42,8 +42,9 @@ type fakeAgent struct {
 	hangResult  bool     // Result blocks until the call ends
 	txDropped   uint64   // sender: the host's tx drops
 	onConfigure func(*lineratev1.SenderConfig)
-	memory      uint64 // receiver: the memory budget Describe announces
-	overflow    uint64 // receiver: overflow_packets in its report
+	memory      uint64                // receiver: the memory budget Describe announces
+	overflow    uint64                // receiver: overflow_packets in its report
+	irqVerify   *lineratev1.IrqVerify // where its queue IRQs fired (Result, Collect)
 	// queueCPUs, when set, gives its NIC a queue IRQ per entry (IRQ 40+i)
 	// and makes Tune pin queue i to CPU queueCPUs[i]; backends are the
 	// sender backends Describe offers.
@@ -175,7 +176,7 @@ func (f *fakeAgent) Result(ctx context.Context, _ *lineratev1.ResultRequest) (*l
 		s.Packets += f.sent
 	}
 	s.Pps = float64(s.Packets)
-	return &lineratev1.ResultResponse{Summary: s}, nil
+	return &lineratev1.ResultResponse{Summary: s, IrqVerify: f.irqVerify}, nil
 }
 
 func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
@@ -191,7 +192,7 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 		rep.Streams = append(rep.Streams, s)
 		rep.Packets += s.Received
 	}
-	return &lineratev1.CollectResponse{Report: rep}, nil
+	return &lineratev1.CollectResponse{Report: rep, IrqVerify: f.irqVerify}, nil
 }
 
 func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {
