@@ -94,6 +94,9 @@ const (
 // set the guest up; the message names what failed.
 var ErrSetup = errors.New("guest setup failed")
 
+// maxSocketPath is sizeof(sockaddr_un.sun_path) on Linux.
+const maxSocketPath = 108
+
 // validate checks the fields and returns the memory in MiB.
 func (m *Machine) validate() (int, error) {
 	if m.Name == "" {
@@ -115,6 +118,9 @@ func (m *Machine) validate() (int, error) {
 	}
 	if m.Dir == "" || !filepath.IsAbs(m.Dir) {
 		return 0, fmt.Errorf("machine %s: Dir %q: want an absolute directory", m.Name, m.Dir)
+	}
+	if sock := filepath.Join(m.Dir, ShellSock); len(sock) >= maxSocketPath {
+		return 0, fmt.Errorf("machine %s: Dir %q: too long for the shell socket %s (a unix socket path has at most %d bytes)", m.Name, m.Dir, ShellSock, maxSocketPath-1)
 	}
 	if m.Accel != "" && m.Accel != AccelKVM && m.Accel != AccelTCG {
 		return 0, fmt.Errorf("machine %s: Accel %q: want %s, %s or empty", m.Name, m.Accel, AccelKVM, AccelTCG)
@@ -173,10 +179,10 @@ func (m *Machine) qemuArgs(accel string, memMiB int) []string {
 		// romfile= skips the iPXE option ROM: nothing boots from the network.
 		"-device", fmt.Sprintf("virtio-net-pci,netdev=data,mac=%s,bus=pxb1,mq=on,vectors=%d,romfile=", m.Data.MAC, 2*l.Queues+2),
 		"-netdev", "tap,id=mgmt,ifname=" + m.Mgmt.Tap + ",script=no,downscript=no,vhost=off",
-		"-device", "virtio-net-pci,netdev=mgmt,mac=" + m.Mgmt.MAC.String() + ",romfile=",
+		"-device", "virtio-net-pci,netdev=mgmt,mac=" + m.Mgmt.MAC.String() + ",bus=pci.0,romfile=",
 		"-kernel", m.Kernel.Vmlinuz,
 		"-initrd", filepath.Join(d, InitrdFile),
-		"-append", "console=ttyS0 panic=-1 quiet",
+		"-append", "console=ttyS0 panic=-1",
 		"-pidfile", filepath.Join(d, PidFile),
 	}
 	return args

@@ -52,7 +52,7 @@ func TestMachineQEMUArgs(t *testing.T) {
 		"-netdev tap,id=data,ifname=lrd-s1,script=no,downscript=no,queues=4,vhost=off",
 		"-device virtio-net-pci,netdev=data,mac=02:00:00:00:00:01,bus=pxb1,mq=on,vectors=10,romfile=",
 		"-netdev tap,id=mgmt,ifname=lrm-s1,script=no,downscript=no,vhost=off",
-		"-device virtio-net-pci,netdev=mgmt,mac=02:00:00:00:01:01,romfile=",
+		"-device virtio-net-pci,netdev=mgmt,mac=02:00:00:00:01:01,bus=pci.0,romfile=",
 		"-kernel /k/vmlinuz -initrd /run/lab/s1/initramfs.cpio",
 		"-pidfile /run/lab/s1/qemu.pid",
 	} {
@@ -87,6 +87,7 @@ func TestMachineValidate(t *testing.T) {
 		{"odd vcpus", func(m *Machine) { m.Layout.VCPUs = 3 }, "--vcpus 3"},
 		{"bad memory", func(m *Machine) { m.Memory = "1.5G" }, `memory "1.5G"`},
 		{"relative dir", func(m *Machine) { m.Dir = "lab/s1" }, `Dir "lab/s1"`},
+		{"long dir", func(m *Machine) { m.Dir = "/" + strings.Repeat("d", 100) }, "too long for the shell socket"},
 		{"bad accel", func(m *Machine) { m.Accel = "hvf" }, `Accel "hvf"`},
 		{"no data tap", func(m *Machine) { m.Data.Tap = "" }, "Data.Tap is empty"},
 		{"short mac", func(m *Machine) { m.Mgmt.MAC = net.HardwareAddr{1, 2} }, "Mgmt.MAC"},

@@ -136,7 +136,7 @@ func (r *Running) Stop(timeout time.Duration) error {
 
 // stopScript is the guest command that ends the Script: SIGTERM to its
 // process group (its pid is its group: setsid).
-const stopScript = `kill -TERM -- -$(cat ` + guestScriptPid + `)`
+const stopScript = `kill -TERM -$(cat ` + guestScriptPid + `)`
 
 // stop asks the guest's shell to end the Script and waits for gone
 // until deadline; when the shell does not answer it sends SIGTERM to
