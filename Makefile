@@ -27,7 +27,7 @@ FUZZ_TARGETS := \
 	./topology/interrupts:FuzzParse \
 	./topology/irqname:FuzzMatchName \
 	./topology:FuzzParseARP \
-	./internal/vmtest:FuzzParseModulesDep \
+	./internal/vm:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader \
 	./receiver:FuzzParseFrame \
@@ -47,7 +47,7 @@ deps:
 	fi
 	@$(GO) mod download
 
-# vmtest-deps: what the real-kernel guest tests of internal/vmtest need:
+# vmtest-deps: what the real-kernel guests of internal/vm and internal/vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
 # writer, and apt package lists that offer the pinned kernel and
 # busybox-static (internal/vm/pins.txt; the tests fetch them

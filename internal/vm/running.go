@@ -115,6 +115,11 @@ func (r *Running) Kill() error {
 // within timeout, else killed. Later calls return the first one's result.
 func (r *Running) Stop(timeout time.Duration) error {
 	r.stopOnce.Do(func() {
+		select {
+		case <-r.done:
+			return // powered off or killed already
+		default:
+		}
 		deadline := time.Now().Add(timeout)
 		gone := func(until time.Time) bool {
 			select {
