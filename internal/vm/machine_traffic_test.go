@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -256,11 +255,14 @@ func TestMachineLifecycle(t *testing.T) {
 	if !gone(r2.Pid()) {
 		t.Errorf("qemu pid %d still there after StopDir", r2.Pid())
 	}
+	if log2, _ := os.ReadFile(filepath.Join(m2.Dir, vm.AgentLog)); !strings.HasSuffix(string(log2), "got-TERM\n") {
+		t.Errorf("StopDir did not stop the script through the shell; agent log:\n%s", log2)
+	}
+	if con, _ := os.ReadFile(filepath.Join(m2.Dir, vm.ConsoleLog)); !strings.Contains(string(con), "linerate-vm: ready") {
+		t.Errorf("console lacks the ready line:\n%s", con)
+	}
 	if err := vm.StopDir(m2.Dir, time.Second); err != nil {
 		t.Errorf("StopDir with nothing running: %v", err)
-	}
-	if err := syscall.Kill(r2.Pid(), 0); err == nil && !gone(r2.Pid()) {
-		t.Errorf("pid %d alive", r2.Pid())
 	}
 }
 

@@ -85,7 +85,9 @@ func (c *shellClient) exec(ctx context.Context, cmd string) (string, int, error)
 	}
 	pong := []byte("@@" + nonce + ":pong@@")
 	for {
-		if _, err := c.conn.Write([]byte("ping " + nonce + "\n")); err != nil {
+		// The leading newline ends whatever an earlier client left half
+		// sent; the shell ignores the empty line.
+		if _, err := c.conn.Write([]byte("\nping " + nonce + "\n")); err != nil {
 			return "", 0, fmt.Errorf("ping the shell: %w", err)
 		}
 		ok, err := c.readUntil(func(b []byte) bool { return bytes.Contains(b, pong) }, time.Now().Add(pingEvery))
