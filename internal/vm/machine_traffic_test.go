@@ -4,6 +4,7 @@ package vm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,12 +28,14 @@ type labNetns struct {
 	name string
 }
 
+var netnsSeq atomic.Int32
+
 func newLabNetns(t *testing.T) *labNetns {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("vm: needs root for the network namespace and the taps the guests attach to")
 	}
-	n := &labNetns{t: t, name: fmt.Sprintf("lrvm-%d", os.Getpid())}
+	n := &labNetns{t: t, name: fmt.Sprintf("lrvm-%d-%d", os.Getpid(), netnsSeq.Add(1))}
 	n.ip("netns", "add", n.name)
 	t.Cleanup(func() {
 		if out, err := exec.Command("ip", "netns", "del", n.name).CombinedOutput(); err != nil {
@@ -264,6 +268,39 @@ func TestMachineLifecycle(t *testing.T) {
 	if err := vm.StopDir(m2.Dir, time.Second); err != nil {
 		t.Errorf("StopDir with nothing running: %v", err)
 	}
+}
+
+// A guest whose setup fails says what failed on its console, powers
+// off, and Err names it: here insmod kvm_intel, which refuses a CPU
+// without VMX (TCG emulates none).
+func TestMachineSetupFailure(t *testing.T) {
+	k := vmtest.SkipUnlessAvailable(t)
+	n := newLabNetns(t)
+	m := machine(t, k, n, 3, vm.Layout{VCPUs: 2, Queues: 1})
+	m.Accel = vm.AccelTCG
+	m.Modules = []string{"kvm_intel"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := m.Start(ctx)
+	if err != nil {
+		// The guest may fail before Start saw it run; the error must say so.
+		if !errors.Is(err, vm.ErrSetup) || !strings.Contains(err.Error(), "insmod kvm_intel") {
+			t.Fatalf("Start: %v", err)
+		}
+		return
+	}
+	t.Cleanup(func() { _ = r.Kill(); <-r.Done() })
+	select {
+	case <-r.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the guest did not power off after its setup failed")
+	}
+	err = r.Err()
+	if !errors.Is(err, vm.ErrSetup) || !strings.Contains(err.Error(), "insmod kvm_intel") {
+		con, _ := os.ReadFile(filepath.Join(m.Dir, vm.ConsoleLog))
+		t.Fatalf("Err after a failed setup: %v; console:\n%s", err, con)
+	}
+	t.Logf("as reported: %v", err)
 }
 
 func mustExecDir(t *testing.T, dir, cmd string) string {

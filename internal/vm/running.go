@@ -79,7 +79,10 @@ func (r *Running) waitStarted(ctx context.Context) error {
 		}
 		select {
 		case <-r.done:
-			return fmt.Errorf("qemu exited before the guest started: %v%s", r.waitErr, fileTail(filepath.Join(r.dir, QEMULog)))
+			if err := r.Err(); err != nil {
+				return fmt.Errorf("qemu exited before the guest started: %w", err)
+			}
+			return errors.New("qemu exited before the guest started")
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the guest to start: %w", ctx.Err())
 		case <-tick.C:
