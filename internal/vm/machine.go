@@ -66,7 +66,7 @@ type Machine struct {
 	// ends.
 	Script string
 	// Dir holds the guest's files (ConsoleLog, AgentLog, ShellSock,
-	// PidFile, QEMULog, InitrdFile); it must exist.
+	// PidFile, QEMULog, InitrdFile); absolute, made when missing.
 	Dir string
 	// Command makes the qemu command (the lab's runs it inside the
 	// switch's network namespace); it must exec qemu itself, as `ip netns
@@ -226,6 +226,9 @@ func (m *Machine) Start(ctx context.Context) (*Running, error) {
 	}
 	mods, err := db.Resolve(m.modules()...)
 	if err != nil {
+		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
+	}
+	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
 	for _, f := range []string{ConsoleLog, AgentLog, ShellSock, PidFile, QEMULog, InitrdFile} {
