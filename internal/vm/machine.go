@@ -217,7 +217,7 @@ func (m *Machine) Start(ctx context.Context) (*Running, error) {
 	if err := Available(); err != nil {
 		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
-	if pid, ok := runningQEMU(m.Dir); ok {
+	if pid, ok := RunningQEMU(m.Dir); ok {
 		return nil, fmt.Errorf("start machine %s: qemu pid %d already runs a guest in %s (StopDir stops it)", m.Name, pid, m.Dir)
 	}
 	db, err := m.Kernel.Modules()

@@ -225,8 +225,9 @@ func StopDir(dir string, timeout time.Duration) error {
 	return nil
 }
 
-// runningQEMU is the pid of a qemu that runs a guest in dir, if any.
-func runningQEMU(dir string) (int, bool) {
+// RunningQEMU is the pid of a qemu that runs a guest in dir, if any (a
+// lab down after a killed coordinator lists what it stops).
+func RunningQEMU(dir string) (int, bool) {
 	pid, err := readPid(dir)
 	if err != nil || !alive(pid) || isOurQEMU(pid, dir) != nil {
 		return 0, false

@@ -51,12 +51,12 @@ func TestStopDirRefusesOtherProcesses(t *testing.T) {
 	if err := StopDir(dir, time.Second); err == nil || !strings.Contains(err.Error(), "another directory") {
 		t.Errorf("StopDir of another directory's qemu: %v", err)
 	}
-	if _, ok := runningQEMU(dir); ok {
+	if _, ok := RunningQEMU(dir); ok {
 		t.Error("another directory's qemu taken for this one's")
 	}
 	fakeProc(t, pid, []string{"/usr/bin/qemu-system-x86_64", "-pidfile", filepath.Join(dir, PidFile)}, "S")
-	if got, ok := runningQEMU(dir); !ok || got != pid {
-		t.Errorf("runningQEMU = %d, %v; want %d", got, ok, pid)
+	if got, ok := RunningQEMU(dir); !ok || got != pid {
+		t.Errorf("RunningQEMU = %d, %v; want %d", got, ok, pid)
 	}
 }
 
