@@ -27,7 +27,7 @@ FUZZ_TARGETS := \
 	./topology/interrupts:FuzzParse \
 	./topology/irqname:FuzzMatchName \
 	./topology:FuzzParseARP \
-	./internal/vmtest:FuzzParseModulesDep \
+	./internal/vm:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader \
 	./receiver:FuzzParseFrame \
@@ -47,15 +47,15 @@ deps:
 	fi
 	@$(GO) mod download
 
-# vmtest-deps: what the real-kernel guest tests of internal/vmtest need:
+# vmtest-deps: what the real-kernel guests of internal/vm and internal/vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
 # writer, and apt package lists that offer the pinned kernel and
-# busybox-static (internal/vmtest/pins.txt; the tests fetch them
+# busybox-static (internal/vm/pins.txt; the tests fetch them
 # themselves with `apt-get download package=version` into .cache/vmtest
 # and check their sha256). Not root and something missing: the guest
 # tests skip (outside CI) and this says so.
 VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
-VMTEST_PINS  := internal/vmtest/pins.txt
+VMTEST_PINS  := internal/vm/pins.txt
 vmtest-deps:
 	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
 	missing=; for t in $(VMTEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \

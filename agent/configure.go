@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,17 +56,6 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	if cfg.Device == "" {
 		cfg.Device = c.iface
 	}
-	if len(cfg.CPUs) == 0 {
-		cpus, queues := c.tuner.tuned()
-		cfg.CPUs = cpus
-		if len(cfg.Queues) == 0 && len(queues) > 0 {
-			cfg.Queues = queues // thread i on queue i, whose IRQ is on its CPU
-		}
-		if len(cfg.CPUs) == 0 {
-			cfg.CPUs = []int{0}
-			warnings = append(warnings, "config.cpus: not given and nothing tuned: one thread on CPU 0")
-		}
-	}
 	if !cfg.DstMin.IsValid() {
 		return nil, failf(ErrInvalid, "config.dst_min: missing: the receiver's address")
 	}
@@ -99,6 +89,18 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	}
 	name := be.Name()
 	c.log.Debug("backend chosen", "backend", name, "why", why)
+	if len(cfg.CPUs) == 0 {
+		cpus, queues := c.tuner.tuned()
+		if len(cfg.Queues) == 0 && len(queues) > 0 {
+			cfg.CPUs, cfg.Queues = tunedThreads(cpus, queues, name == "kernel")
+		} else {
+			cfg.CPUs, _ = tunedThreads(cpus, nil, false)
+		}
+		if len(cfg.CPUs) == 0 {
+			cfg.CPUs = []int{0}
+			warnings = append(warnings, "config.cpus: not given and nothing tuned: one thread on CPU 0")
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fail(ErrInvalid, err)
 	}
@@ -108,6 +110,30 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 		}
 	}
 	return &configured{cfg: cfg, backend: be, warnings: warnings}, nil
+}
+
+// tunedThreads are a send's threads on the tuned queues, whose IRQ
+// queues[i] is pinned to cpus[i]. perQueue (the kernel backend, whose
+// threads take several pktgen devices): one per queue, on the CPU of its
+// IRQ, so that every queue sends (4 queues on CPUs 2, 3, 2, 3: devices
+// 2q0, 3q1, 2q2, 3q3 on two threads). Otherwise one per CPU, on the
+// first queue pinned to it (the userspace backends run one thread per
+// CPU and send on the queue the CPU maps to). Without queues, the
+// distinct CPUs.
+func tunedThreads(cpus, queues []int, perQueue bool) (threadCPUs, threadQueues []int) {
+	if perQueue {
+		return cpus, queues
+	}
+	for i, cpu := range cpus {
+		if slices.Contains(threadCPUs, cpu) {
+			continue
+		}
+		threadCPUs = append(threadCPUs, cpu)
+		if i < len(queues) {
+			threadQueues = append(threadQueues, queues[i])
+		}
+	}
+	return threadCPUs, threadQueues
 }
 
 // checkDestinations refuses destinations the safety rails do not allow.

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 // configHost is a sender on a fake host whose data0 holds a link-local
@@ -89,5 +91,56 @@ func TestConfigureDestinations(t *testing.T) {
 	c.allowDst = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}
 	if err := c.checkDestinations(context.Background(), &cfg); err != nil {
 		t.Errorf("allowed by CIDR: %v", err)
+	}
+}
+
+// On a tuned host with more queues than CPUs, a kernel-backend send gets
+// one pktgen device per queue, on the thread of the CPU its IRQ was
+// pinned to; the other backends one thread per CPU on its first queue.
+func TestConfigureTunedQueues(t *testing.T) {
+	c := configHost(t)
+	tu, _ := fixtureTuner(t)
+	c.tuner = tu
+	// The fixture's eth0 has 4 queues and CPUs 0-7: leave two CPUs, so
+	// the plan goes round-robin (queues 0-3 on CPUs 0, 1, 0, 1), as a
+	// 4-queue NIC does on a guest's two node-1 CPUs.
+	if _, err := tu.tune(context.Background(), tuneOptions{irqbalance: "ignore", exclude: []int{2, 3, 4, 5, 6, 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if cpus, queues := tu.tuned(); !slices.Equal(cpus, []int{0, 1, 0, 1}) || !slices.Equal(queues, []int{0, 1, 2, 3}) {
+		t.Fatalf("tuned CPUs %v queues %v, want queues 0-3 on CPUs 0, 1, 0, 1", cpus, queues)
+	}
+	cfg := sendConfig()
+	cfg.CPUs, cfg.Count, cfg.Counts = nil, 0, pktgen.SplitCount(1001, 4)
+
+	c.backend = pktgen.NewKernel(testLog(t))
+	got, err := c.prepare(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.cfg.CPUs, []int{0, 1, 0, 1}) || !slices.Equal(got.cfg.Queues, []int{0, 1, 2, 3}) || len(got.warnings) != 0 {
+		t.Errorf("kernel backend: cpus %v queues %v warnings %q, want a device per queue on its IRQ's CPU", got.cfg.CPUs, got.cfg.Queues, got.warnings)
+	}
+	var entries []string
+	for i := range got.cfg.CPUs {
+		entries = append(entries, got.cfg.EntryName(i))
+	}
+	if want := []string{"data0@0q0", "data0@1q1", "data0@0q2", "data0@1q3"}; !slices.Equal(entries, want) {
+		t.Errorf("kernel backend entries %v, want %v", entries, want)
+	}
+
+	c.backend = countingBackend{}
+	cfg.Counts = pktgen.SplitCount(1001, 2)
+	got, err = c.prepare(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.cfg.CPUs, []int{0, 1}) || !slices.Equal(got.cfg.Queues, []int{0, 1}) {
+		t.Errorf("userspace backend: cpus %v queues %v, want one thread per CPU on its first queue", got.cfg.CPUs, got.cfg.Queues)
+	}
+	// Queues the caller gave are kept, on the distinct tuned CPUs.
+	cfg.Queues = []int{3, 2}
+	if got, err = c.prepare(cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{0, 1}) || !slices.Equal(got.cfg.Queues, []int{3, 2}) {
+		t.Errorf("given queues: %+v %v", got, err)
 	}
 }

@@ -431,8 +431,14 @@ func tuningToProto(iface string, t *tuning) *lineratev1.TuneResponse {
 	}
 }
 
-func collectToProto(rep *receiver.Report) *lineratev1.CollectResponse {
-	return &lineratev1.CollectResponse{Report: reportToProto(rep), CollectedAt: ts(time.Now())}
+// collectToProto is a receiver's report and, on its final collect (irqs
+// set), where the queue IRQs fired.
+func collectToProto(rep *receiver.Report, irqs *irqCheck) *lineratev1.CollectResponse {
+	resp := &lineratev1.CollectResponse{Report: reportToProto(rep), CollectedAt: ts(time.Now())}
+	if irqs != nil {
+		resp.IrqVerify, resp.IrqVerifyReason = irqVerifyToProto(irqs.result), irqs.reason
+	}
+	return resp
 }
 
 func resultToProto(r *sendResult) *lineratev1.ResultResponse {
@@ -440,7 +446,10 @@ func resultToProto(r *sendResult) *lineratev1.ResultResponse {
 	if sum != nil && r.txDroppedOK {
 		sum.TxDropped = r.txDropped
 	}
-	return &lineratev1.ResultResponse{Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped)}
+	return &lineratev1.ResultResponse{
+		Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped),
+		IrqVerify: irqVerifyToProto(r.irqs.result), IrqVerifyReason: r.irqs.reason,
+	}
 }
 
 func sampleToProto(s sample) *lineratev1.WatchResponse {

@@ -78,11 +78,11 @@ func (s *service) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev
 }
 
 func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
-	rep, err := s.collect(req.LeaseId, req.KeepArmed)
+	rep, irqs, err := s.collect(req.LeaseId, req.KeepArmed)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return collectToProto(rep), nil
+	return collectToProto(rep, irqs), nil
 }
 
 func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {

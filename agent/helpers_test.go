@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -168,4 +169,21 @@ func wantMetrics(t testing.TB, what string, got map[string]float64, want map[str
 			t.Errorf("%s: %s = %v (present %v), want %v", what, k, g, ok, v)
 		}
 	}
+}
+
+// sendNow configures cfg on the holder of lease, starts it now and
+// waits for its Result.
+func sendNow(t *testing.T, ctx context.Context, c lineratev1.AgentClient, lease string, cfg *lineratev1.SenderConfig) *lineratev1.ResultResponse {
+	t.Helper()
+	if _, err := c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: lease, Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Start(ctx, &lineratev1.StartRequest{LeaseId: lease, At: timestamppb.New(time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Result(ctx, &lineratev1.ResultRequest{LeaseId: lease, Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

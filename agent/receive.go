@@ -17,7 +17,8 @@ type armed struct {
 	rx      *receiver.Receiver
 	cancel  context.CancelFunc
 	at      time.Time
-	counted uint64 // test packets the metrics counted so far
+	counted uint64   // test packets the metrics counted so far
+	irqs    *irqSpan // the queue IRQs' counts at Arm
 }
 
 // receiving is the receiver's lifecycle: arm, collect (keeping it armed or
@@ -29,6 +30,7 @@ type receiving struct {
 	log     hclog.Logger
 	metrics *metrics
 	changes *changes
+	irqs    *irqVerifier
 
 	mu    sync.Mutex
 	armed *armed
@@ -74,7 +76,7 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 		}
 		return armedInfo{}, failf(ErrHost, "arm %s: %v", o.Iface, err)
 	}
-	a := &armed{rx: rx, cancel: cancel, at: time.Now()}
+	a := &armed{rx: rx, cancel: cancel, at: time.Now(), irqs: r.irqs.begin(o.Iface)}
 	r.armed = a
 	r.metrics.runsStarted.WithLabelValues(runReceiver).Inc()
 	r.changes.notify()
@@ -84,29 +86,31 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 }
 
 // collect is what the receiver counted: a snapshot when keepArmed, else
-// its final report (the receiver is disarmed).
-func (r *receiving) collect(keepArmed bool) (*receiver.Report, error) {
+// its final report (the receiver is disarmed) and where the NIC's queue
+// IRQs fired since Arm.
+func (r *receiving) collect(keepArmed bool) (*receiver.Report, *irqCheck, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a := r.armed
 	if a == nil {
-		return nil, failf(ErrNotReady, "collect: the receiver is not armed (Arm first)")
+		return nil, nil, failf(ErrNotReady, "collect: the receiver is not armed (Arm first)")
 	}
 	if keepArmed {
 		rep := a.rx.Snapshot()
 		r.metrics.countReceived(a, rep.TestPackets())
-		return &rep, nil
+		return &rep, nil, nil
 	}
 	rep, err := a.rx.Stop()
+	irqs := r.irqs.end(a.irqs)
 	a.cancel()
 	r.armed = nil
 	r.changes.notify()
 	r.metrics.runEnded(runReceiver, err)
 	if err != nil {
-		return nil, failf(ErrFailed, "collect: stop the receiver: %v", err)
+		return nil, nil, failf(ErrFailed, "collect: stop the receiver: %v", err)
 	}
 	r.metrics.countReceived(a, rep.TestPackets())
-	return rep, nil
+	return rep, &irqs, nil
 }
 
 // disarm stops an armed receiver, discarding what it counted.

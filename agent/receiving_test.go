@@ -16,7 +16,7 @@ func TestReceivingRefusals(t *testing.T) {
 	if st := rx.state(); st.phase != phaseIdle {
 		t.Errorf("new: %s", st.phase)
 	}
-	_, err := rx.collect(true)
+	_, _, err := rx.collect(true)
 	wantKind(t, err, ErrNotReady, "collect: the receiver is not armed (Arm first)", "collect unarmed")
 	if err := rx.disarm(); err != nil {
 		t.Errorf("disarm unarmed: %v", err)

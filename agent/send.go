@@ -37,6 +37,8 @@ type sendRun struct {
 	// read at both ends)
 	txDropped   uint64
 	txDroppedOK bool
+	// where the NIC's queue IRQs fired over the run
+	irqs irqCheck
 }
 
 // sending is the sender's lifecycle: configured, scheduled for an instant,
@@ -49,6 +51,7 @@ type sending struct {
 	log     hclog.Logger
 	metrics *metrics
 	changes *changes
+	irqs    *irqVerifier
 
 	mu  sync.Mutex
 	run *sendRun
@@ -62,6 +65,7 @@ type sendResult struct {
 	// it was read at both ends).
 	txDropped   uint64
 	txDroppedOK bool
+	irqs        irqCheck
 }
 
 // senderState is the sender as a watch sample shows it.
@@ -139,6 +143,8 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 	// The device's tx_dropped now, before the backend is armed.
 	var tx0 uint64
 	tx0Err := s.thread.do(func() (err error) { tx0, err = s.netOS.txDropped(r.cfg.Device); return err })
+	// The queue IRQs' counts now, and again once the backend returned.
+	irqs := s.irqs.begin(r.cfg.Device)
 	cfg := r.cfg
 	cfg.StartAt = at
 	go func() {
@@ -153,6 +159,10 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 		// record before finish lets Result answer.
 		var tx1 uint64
 		tx1Err := s.thread.do(func() (err error) { tx1, err = s.netOS.txDropped(r.cfg.Device); return err })
+		check := s.irqs.end(irqs)
+		s.mu.Lock()
+		r.irqs = check
+		s.mu.Unlock()
 		if tx0Err != nil || tx1Err != nil {
 			s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", errors.Join(tx0Err, tx1Err))
 		} else {
@@ -301,7 +311,7 @@ func (s *sending) result(ctx context.Context, r *sendRun, wait bool) (*sendResul
 	if r.err != nil {
 		return nil, failf(ErrFailed, "result: the run failed: %v", r.err)
 	}
-	return &sendResult{summary: r.summary, started: r.started, stopped: r.stopped, txDropped: r.txDropped, txDroppedOK: r.txDroppedOK}, nil
+	return &sendResult{summary: r.summary, started: r.started, stopped: r.stopped, txDropped: r.txDropped, txDroppedOK: r.txDroppedOK, irqs: r.irqs}, nil
 }
 
 // end stops a started run, waits for it within ctx, and forgets the run.
@@ -344,7 +354,7 @@ func (s *sending) state() senderState {
 	if r.summary != nil {
 		p = pktgen.Progress{Elapsed: time.Duration(r.summary.USec) * time.Microsecond, Packets: r.summary.Packets, Errors: r.summary.Errors}
 		for _, t := range r.summary.Threads {
-			p.Threads = append(p.Threads, pktgen.ThreadProgress{CPU: t.CPU, Packets: t.Packets, Errors: t.Errors})
+			p.Threads = append(p.Threads, pktgen.ThreadProgress{CPU: t.CPU, Entry: t.Entry, Packets: t.Packets, Errors: t.Errors})
 		}
 	}
 	return senderState{phase: r.phase, progress: p, started: !r.started.IsZero(), frameBytes: r.cfg.FrameBytes(), err: r.err}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -49,18 +48,9 @@ func TestResultCarriesTxDropped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: l.LeaseId, Config: &lineratev1.SenderConfig{
+		res := sendNow(t, ctx, c, l.LeaseId, &lineratev1.SenderConfig{
 			Cpus: []int32{0}, Count: 1000, PktSize: 60, DstMin: "198.18.0.2", DstMac: "02:00:00:00:00:02",
-		}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Start(ctx, &lineratev1.StartRequest{LeaseId: l.LeaseId, At: timestamppb.New(time.Now())}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := c.Result(ctx, &lineratev1.ResultRequest{LeaseId: l.LeaseId, Wait: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		if res.Summary.Packets != 1000 || res.Summary.TxDropped != 7 {
 			t.Fatalf("round %d: sent %d, tx_dropped %d; want 1000 and 12 − 5 = 7", round, res.Summary.Packets, res.Summary.TxDropped)
 		}

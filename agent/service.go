@@ -50,8 +50,9 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
 		members: members, gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
 	}
-	s.rx = &receiving{base: ctx, iface: cfg.Iface, thread: thread, log: log, changes: s.changes}
-	s.tx = &sending{base: ctx, netOS: cfg.netOS, thread: thread, log: log, changes: s.changes}
+	irqs := &irqVerifier{root: root, stateDir: cfg.StateDir, log: log}
+	s.rx = &receiving{base: ctx, iface: cfg.Iface, thread: thread, log: log, changes: s.changes, irqs: irqs}
+	s.tx = &sending{base: ctx, netOS: cfg.netOS, thread: thread, log: log, changes: s.changes, irqs: irqs}
 	s.watcher = &watcher{changes: s.changes, base: ctx}
 	if cfg.Role.Sends() {
 		s.watcher.sender = s.tx.state
@@ -129,12 +130,12 @@ func (s *service) arm(id string, o receiver.Options) (info armedInfo, err error)
 }
 
 // collect reads the receiver for the holder of lease id.
-func (s *service) collect(id string, keepArmed bool) (rep *receiver.Report, err error) {
+func (s *service) collect(id string, keepArmed bool) (rep *receiver.Report, irqs *irqCheck, err error) {
 	err = s.leases.hold(id, func() error {
-		rep, err = s.rx.collect(keepArmed)
+		rep, irqs, err = s.rx.collect(keepArmed)
 		return err
 	})
-	return rep, err
+	return rep, irqs, err
 }
 
 // mayConfigure refuses a Configure that cannot succeed whatever its

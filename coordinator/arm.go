@@ -47,10 +47,13 @@ func (st *runState) sizeOf(n *node, beforeTune bool) receiverSize {
 // (threadsPerFlow): over its tuned queues, or, beforeTune, over every
 // local CPU when it has queues tuning would pin.
 func (st *runState) perFlow(n *node, beforeTune bool) int {
-	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
+	slots := len(slotsOf(n.host.IRQMap, n.nic.localCPUs, st.perQueue(n)))
 	tuned := len(n.host.IRQMap) > 0
 	if beforeTune {
-		slots, tuned = slotsOf(nil, n.nic.localCPUs), !st.spec.NoTune && n.nic.queueIRQs
+		slots, tuned = len(slotsOf(nil, n.nic.localCPUs, false)), !st.spec.NoTune && n.nic.queueIRQs
+		if st.perQueue(n) {
+			slots = max(slots, n.nic.queues) // one device per queue it will tune
+		}
 	}
-	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, len(slots), st.spec.Rate)
+	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, slots, st.spec.Rate)
 }

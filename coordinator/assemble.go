@@ -72,6 +72,9 @@ func (st *runState) finish(err error) {
 			h.SkippedIRQs = []SkippedIRQ{}
 		}
 		res.Hosts = append(res.Hosts, h)
+		if w := offCPUWarning(&h); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	if res.Flows == nil {
 		res.Flows = []Flow{}

@@ -30,7 +30,7 @@ func (st *runState) portOf(sender string) int {
 // for is one error naming the limit, before the agent sees it.
 func (st *runState) configure(ctx context.Context, n *node) error {
 	flows := st.flowsOf(n)
-	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs)
+	slots := slotsOf(n.host.IRQMap, n.nic.localCPUs, st.perQueue(n))
 	if off := st.sharedKernelOffset(n) % len(slots); off > 0 {
 		slots = append(slots[off:], slots[:off]...)
 	}
@@ -105,10 +105,25 @@ func (st *runState) sharedKernelOffset(n *node) int {
 
 // checkThreads refuses, before anything is leased or tuned, a plan that
 // needs more threads on sender n than its NIC has local CPUs (Describe's;
-// tuning pins at most one queue per local CPU, so this bounds both).
+// tuning pins at most one queue per local CPU, so this bounds both), or,
+// for kernel pktgen on a host it will tune, queues.
 func (st *runState) checkThreads(_ context.Context, n *node) error {
 	flows := st.flowsOf(n)
-	slots := slotsOf(nil, n.nic.localCPUs)
+	slots := slotsOf(nil, n.nic.localCPUs, false)
+	if st.perQueue(n) {
+		slots = make([]slot, max(len(slots), n.nic.queues))
+	}
 	perFlow := max(st.spec.Threads, 1)
 	return threadLimit(n.m.Name, "CPUs", len(slots), len(flows), perFlow, st.spec.Threads)
+}
+
+// perQueue tells whether sender n's threads are one per tuned queue, CPUs
+// repeating: kernel pktgen (given, or what "auto" picks where the agent
+// offers it) on a host the run tunes. A userspace backend runs one thread
+// per CPU.
+func (st *runState) perQueue(n *node) bool {
+	if st.spec.NoTune || !n.nic.queueIRQs {
+		return false
+	}
+	return st.spec.Backend == "kernel" || (st.spec.Backend == "auto" && n.nic.kernelPktgen)
 }

@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/topology"
 )
 
 // This file is the run's proto edge: every Agent service message the
@@ -24,6 +27,9 @@ type nicFacts struct {
 	dataIPs   []netip.Addr
 	localCPUs []int
 	queueIRQs bool // some queue has an IRQ of its own (not a virtual device)
+	queues    int  // queues with an IRQ of their own
+	// kernelPktgen: the agent offers the kernel backend (pktgen).
+	kernelPktgen bool
 	// receiverMemory is the receiver's memory budget for sequence state
 	// in bytes (0: not announced).
 	receiverMemory uint64
@@ -53,8 +59,12 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 		f.localCPUs = append(f.localCPUs, int(c))
 	}
 	for _, q := range nic.Queues {
-		f.queueIRQs = f.queueIRQs || q.Irq > 0
+		if q.Irq > 0 {
+			f.queueIRQs = true
+			f.queues++
+		}
 	}
+	f.kernelPktgen = slices.Contains(d.Backends, "kernel")
 	return f
 }
 
@@ -82,6 +92,26 @@ func skippedIRQs(ss []*lineratev1.SkippedIrq) []SkippedIRQ {
 		out = append(out, SkippedIRQ{IRQ: int(s.Irq), Name: s.Name, Reason: s.Reason})
 	}
 	return out
+}
+
+// irqVerifyOf is an agent's irq_verify as the result records it (nil:
+// none).
+func irqVerifyOf(p *lineratev1.IrqVerify) *topology.VerifyResult {
+	if p == nil {
+		return nil
+	}
+	v := &topology.VerifyResult{Iface: p.Iface, Interval: p.Interval, OffCPU: int(p.OffCpu), IRQs: []topology.VerifiedIRQ{}}
+	for _, q := range p.Irqs {
+		fired := make(map[string]uint64, len(q.Fired))
+		for cpu, n := range q.Fired {
+			fired[strconv.Itoa(int(cpu))] = n
+		}
+		v.IRQs = append(v.IRQs, topology.VerifiedIRQ{
+			IRQ: int(q.Irq), Name: q.Name, Queue: int(q.Queue), Planned: q.Planned, Source: q.Source,
+			Fired: fired, Total: q.Total, OffCPU: q.OffCpu, Note: q.Note,
+		})
+	}
+	return v
 }
 
 // armedInto records the receiver method an agent armed.

@@ -1,6 +1,10 @@
 package coordinator
 
-import "time"
+import (
+	"time"
+
+	"github.com/linerate/linerate/topology"
+)
 
 // Run status values.
 const (
@@ -84,10 +88,20 @@ type Host struct {
 	// its XDP program could not record in their stream's window (CPUs
 	// contending for one word): each a distinct sequence or a duplicate,
 	// which the count cannot tell. Any of them makes the run partial.
-	Uncounted      uint64   `json:"uncounted,omitempty"`
-	BeyondCapacity uint64   `json:"beyond_capacity,omitempty"`
-	Unrecorded     uint64   `json:"unrecorded,omitempty"`
-	Warnings       []string `json:"warnings,omitempty"`
+	Uncounted      uint64 `json:"uncounted,omitempty"`
+	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	Unrecorded     uint64 `json:"unrecorded,omitempty"`
+	// IRQVerify is where the NIC's queue IRQs fired over the host's part
+	// of the traffic (a sender's send, a receiver's Arm to its collect),
+	// from /proc/interrupts read at both ends, against the CPUs the run's
+	// tuning pinned each to ("source": "journal"), or its affinity when
+	// the run did not tune it ("affinity"). Absent with IRQVerifyReason
+	// when there is none: a NIC without queue IRQs, an agent that could
+	// not read them or predates it; absent without a reason from a run
+	// that ended before the host's traffic did.
+	IRQVerify       *topology.VerifyResult `json:"irq_verify,omitempty"`
+	IRQVerifyReason string                 `json:"irq_verify_reason,omitempty"`
+	Warnings        []string               `json:"warnings,omitempty"`
 }
 
 // IRQPin is one queue IRQ pinned to a CPU.

@@ -42,8 +42,14 @@ type fakeAgent struct {
 	hangResult  bool     // Result blocks until the call ends
 	txDropped   uint64   // sender: the host's tx drops
 	onConfigure func(*lineratev1.SenderConfig)
-	memory      uint64 // receiver: the memory budget Describe announces
-	overflow    uint64 // receiver: overflow_packets in its report
+	memory      uint64                // receiver: the memory budget Describe announces
+	overflow    uint64                // receiver: overflow_packets in its report
+	irqVerify   *lineratev1.IrqVerify // where its queue IRQs fired (Result, Collect)
+	// queueCPUs, when set, gives its NIC a queue IRQ per entry (IRQ 40+i)
+	// and makes Tune pin queue i to CPU queueCPUs[i]; backends are the
+	// sender backends Describe offers.
+	queueCPUs []int32
+	backends  []string
 
 	mu        sync.Mutex
 	calls     []string
@@ -79,9 +85,25 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	if err := f.record("Describe"); err != nil {
 		return nil, err
 	}
-	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: &lineratev1.Nic{
+	nic := &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
-	}, ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}}, nil
+	}
+	for i := range f.queueCPUs {
+		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
+	}
+	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends,
+		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}}, nil
+}
+
+func (f *fakeAgent) Tune(context.Context, *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
+	if err := f.record("Tune"); err != nil {
+		return nil, err
+	}
+	t := &lineratev1.TuneResponse{NumaNode: 1}
+	for i, c := range f.queueCPUs {
+		t.IrqMap = append(t.IrqMap, &lineratev1.IrqMapping{Queue: int32(i), Irq: int32(40 + i), Cpu: c, Dir: "txrx"})
+	}
+	return t, nil
 }
 
 func (f *fakeAgent) AcquireLease(context.Context, *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
@@ -154,7 +176,7 @@ func (f *fakeAgent) Result(ctx context.Context, _ *lineratev1.ResultRequest) (*l
 		s.Packets += f.sent
 	}
 	s.Pps = float64(s.Packets)
-	return &lineratev1.ResultResponse{Summary: s}, nil
+	return &lineratev1.ResultResponse{Summary: s, IrqVerify: f.irqVerify}, nil
 }
 
 func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
@@ -170,7 +192,7 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 		rep.Streams = append(rep.Streams, s)
 		rep.Packets += s.Received
 	}
-	return &lineratev1.CollectResponse{Report: rep}, nil
+	return &lineratev1.CollectResponse{Report: rep, IrqVerify: f.irqVerify}, nil
 }
 
 func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {

@@ -21,13 +21,14 @@ type threadPlan struct {
 
 // slotsOf are the places a sender's threads may run: the CPUs of its
 // tuned queues (irqMap, one slot per queue, and per CPU: a queue whose
-// IRQ shares a CPU with an earlier queue's adds none), or its NIC's
-// local CPUs when nothing was pinned, or CPU 0.
-func slotsOf(irqMap []IRQPin, localCPUs []int) []slot {
+// IRQ shares a CPU with an earlier queue's adds none, unless perQueue:
+// kernel pktgen runs one device per queue, several on one CPU's
+// thread), or its NIC's local CPUs when nothing was pinned, or CPU 0.
+func slotsOf(irqMap []IRQPin, localCPUs []int, perQueue bool) []slot {
 	var out []slot
 	seenQ, seenCPU := map[int]bool{}, map[int]bool{}
 	for _, m := range irqMap {
-		if !seenQ[m.Queue] && !seenCPU[m.CPU] {
+		if !seenQ[m.Queue] && (perQueue || !seenCPU[m.CPU]) {
 			seenQ[m.Queue], seenCPU[m.CPU] = true, true
 			out = append(out, slot{cpu: int32(m.CPU), queue: int32(m.Queue)})
 		}
@@ -61,7 +62,7 @@ func threadsPerFlow(threads, flows int, tuned bool, slots int, rate uint64) int 
 }
 
 // threadLimit refuses a plan of perFlow threads for each of flows on a
-// sender with cpus places to run them (one thread per CPU), naming the
+// sender with cpus places to run them (one thread per place), naming the
 // limit: "s1 has 2 CPUs: --threads at most 2". what says what the places
 // are ("CPUs", "tuned queues"); threads is the spec's --threads (0:
 // automatic).

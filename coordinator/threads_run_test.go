@@ -94,3 +94,35 @@ func TestRunSpreadsSendersOfOneKernelOverCPUs(t *testing.T) {
 		}
 	}
 }
+
+// Kernel pktgen on a tuned sender runs one device per queue on the CPU
+// its IRQ was pinned to, CPUs repeating (4 queues on 2 CPUs: 4 streams);
+// a userspace backend one thread per CPU, on its first queue.
+func TestRunKernelPktgenDevicePerQueue(t *testing.T) {
+	for _, tt := range []struct {
+		backend  string
+		backends []string
+		cpus     string
+		queues   string
+	}{
+		{"auto", []string{"kernel", "xdp"}, "[2 3 2 3]", "[0 1 2 3]"},
+		{"kernel", []string{"kernel"}, "[2 3 2 3]", "[0 1 2 3]"},
+		{"auto", []string{"xdp", "afpacket"}, "[2 3]", "[0 1]"},
+		{"xdp", []string{"kernel", "xdp"}, "[2 3]", "[0 1]"},
+	} {
+		s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4")
+		s1.queueCPUs, s1.backends = []int32{2, 3, 2, 3}, tt.backends
+		r1 := receiver("r1", "198.18.0.101")
+		var cfg *lineratev1.SenderConfig
+		s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
+		c := newFakeCluster(t, s1, r1)
+		spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 400, Backend: tt.backend, Drain: time.Millisecond}
+		wire(spec, c)
+		if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); err != nil || cfg == nil {
+			t.Fatalf("backend %s offering %v: %v (configured: %v)", tt.backend, tt.backends, err, cfg != nil)
+		}
+		if fmt.Sprint(cfg.Cpus) != tt.cpus || fmt.Sprint(cfg.Queues) != tt.queues {
+			t.Errorf("backend %s offering %v: cpus %v queues %v, want %s %s", tt.backend, tt.backends, cfg.Cpus, cfg.Queues, tt.cpus, tt.queues)
+		}
+	}
+}

@@ -55,8 +55,23 @@ func TestSlotsOf(t *testing.T) {
 		{"untuned", nil, []int{6, 7}, "[{6 -1} {7 -1}]"},
 		{"nothing known", nil, nil, "[{0 -1}]"},
 	} {
-		if got := fmt.Sprint(slotsOf(tt.pins, tt.local)); got != tt.want {
+		if got := fmt.Sprint(slotsOf(tt.pins, tt.local, false)); got != tt.want {
 			t.Errorf("%s: slots %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	// Kernel pktgen: one slot per tuned queue, CPUs repeating (one
+	// device per queue on its IRQ's CPU's thread); a queue's second IRQ
+	// adds none.
+	for _, tt := range []struct {
+		name string
+		pins []IRQPin
+		want string
+	}{
+		{"4 queues on 2 CPUs", []IRQPin{{Queue: 0, CPU: 2}, {Queue: 0, CPU: 2}, {Queue: 1, CPU: 3}, {Queue: 2, CPU: 2}, {Queue: 3, CPU: 3}}, "[{2 0} {3 1} {2 2} {3 3}]"},
+		{"untuned", nil, "[{6 -1} {7 -1}]"},
+	} {
+		if got := fmt.Sprint(slotsOf(tt.pins, []int{6, 7}, true)); got != tt.want {
+			t.Errorf("per queue, %s: slots %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }

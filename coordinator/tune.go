@@ -5,6 +5,7 @@ import (
 
 	"github.com/linerate/linerate/internal/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/topology"
 )
 
 // tune pins n's queue IRQs (a sender's to as many CPUs as it runs
@@ -16,7 +17,7 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 		n.host.Tuned = "not tuned: --no-tune"
 		return nil
 	case !n.nic.queueIRQs:
-		n.host.Tuned = "not tuned: no queue IRQs (virtual device)"
+		n.host.Tuned = "not tuned: " + topology.NoQueueIRQs
 		return nil
 	}
 	threads := 0

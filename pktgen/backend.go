@@ -76,6 +76,9 @@ func (c *Config) UserspaceCheck(backend string) error {
 	if c.HasQueueMap {
 		refuse("queue_map", "the TX queue follows the sending CPU (XPS, the driver's per-CPU XDP ring); pin threads with cpus instead")
 	}
+	if len(c.ThreadCPUs()) < len(c.CPUs) {
+		refuse("cpus", "one sending thread per CPU; several streams on one CPU (one per TX queue) are the kernel backend's")
+	}
 	if c.HasNode {
 		refuse("node", "buffers are allocated by the pinned sending thread, on its own node")
 	}

@@ -26,6 +26,7 @@ func TestUserspaceCheck(t *testing.T) {
 		{"xmit_mode", func(c *Config) { c.XmitMode = XmitNetifReceive }},
 		{"flows", func(c *Config) { c.Flows = 8 }},
 		{"queue_map", func(c *Config) { c.Queues, c.HasQueueMap, c.QueueMapMax = nil, true, 3 }},
+		{"cpus", func(c *Config) { c.CPUs = []int{1, 1} }}, // two devices on one thread, queues 0 and 1
 		{"node", func(c *Config) { c.HasNode = true }},
 		{"dst_max", func(c *Config) { c.DstMax = netip.MustParseAddr("198.18.0.9") }},
 		{"src_max", func(c *Config) { c.SrcPerThread, c.SrcMax = false, netip.MustParseAddr("198.18.0.9") }},

@@ -38,13 +38,21 @@ type IMIXEntry struct {
 	Weight int
 }
 
-// Config describes one pktgen run on one device: one thread per CPU, each
-// thread its own device entry "<Device>@<cpu>" and its own sequence
-// stream. Zero values mean "the kernel's default" unless a field says
-// otherwise.
+// Config describes one pktgen run on one device. Its unit is the stream:
+// one pktgen device entry with its own sequence stream, sent by the
+// pktgen thread of its CPU. "Thread i" in the fields below is stream i:
+// CPUs[i] sends it, and the per-thread fields (Counts, Rates, ThreadDst,
+// SrcPerThread, Queues) give it its own share. Usually every stream has a
+// CPU of its own (entry "<Device>@<cpu>"); with Queues, the kernel
+// backend may put several streams on one CPU's thread, each on its own
+// TX queue (entry "<Device>@<cpu>q<queue>", pktgen's "dev@N" naming: one
+// kpktgend thread, several devices). Zero values mean "the kernel's
+// default" unless a field says otherwise.
 type Config struct {
 	Device string // interface to send from
-	CPUs   []int  // one pktgen thread (kpktgend_<cpu>) per CPU
+	// CPUs is the pktgen thread (kpktgend_<cpu>) of each stream. A CPU
+	// appears once, or (with Queues) once per queue its thread sends on.
+	CPUs []int
 
 	Count uint64 // packets per thread; 0 = until Duration or Stop
 	// Counts, when set, gives each thread its own count (len(CPUs) entries),
@@ -102,6 +110,8 @@ type Config struct {
 	HasQueueMap              bool
 	// Queues, when set, pins thread i to TX queue Queues[i] (queue_map_min
 	// = queue_map_max), pairing it with the queue whose IRQ is on its CPU.
+	// Streams on one CPU must have different queues; streams on
+	// different CPUs may share one.
 	Queues []int
 
 	Node    int // NUMA node for allocations, with flag NODE and HasNode
@@ -137,7 +147,7 @@ func (c *Config) Validate() error {
 	if len(c.CPUs) == 0 {
 		add(cfgErr("cpus", "no CPU: pktgen needs at least one thread"))
 	}
-	if err := checkCPUs(c.CPUs); err != nil {
+	if err := c.checkCPUs(); err != nil {
 		add(err)
 	}
 	if c.Counts != nil && len(c.Counts) != len(c.CPUs) {
@@ -149,6 +159,13 @@ func (c *Config) Validate() error {
 	for _, q := range c.Queues {
 		if q < 0 || q > 65535 {
 			add(cfgErr("queues", "queue %d out of range 0-65535", q))
+		}
+	}
+	if c.Queues != nil {
+		for _, f := range []string{"QUEUE_MAP_CPU", "QUEUE_MAP_RND"} {
+			if c.HasFlag(f) {
+				add(cfgErr("queues", "per-thread queues with flag %s: the flag overrides queue_map_min/max (pktgen's set_cur_queue_map); give one of them", f))
+			}
 		}
 	}
 	if c.total() == 0 && c.Duration <= 0 {
@@ -297,11 +314,16 @@ func (c *Config) Validate() error {
 }
 
 // checkCPUs refuses CPUs out of range and CPUs given twice, one error
-// for each cause however many threads share it.
-func checkCPUs(cpus []int) error {
+// for each cause however many threads share it. With Queues a CPU may
+// carry several streams (pktgen devices on its one thread), each on its
+// own queue.
+func (c *Config) checkCPUs() error {
+	queued := c.Queues != nil && len(c.Queues) == len(c.CPUs)
+	type place struct{ cpu, queue int }
 	var bad, twice []int
-	seen := map[int]int{}
-	for _, cpu := range cpus {
+	var twiceQ []place
+	seen, seenQ := map[int]int{}, map[place]int{}
+	for i, cpu := range c.CPUs {
 		if (cpu < 0 || cpu > 8191) && seen[cpu] == 0 {
 			bad = append(bad, cpu)
 		}
@@ -309,13 +331,28 @@ func checkCPUs(cpus []int) error {
 			twice = append(twice, cpu)
 		}
 		seen[cpu]++
+		if queued {
+			p := place{cpu, c.Queues[i]}
+			if seenQ[p] == 1 {
+				twiceQ = append(twiceQ, p)
+			}
+			seenQ[p]++
+		}
 	}
 	var errs []error
 	if len(bad) > 0 {
 		errs = append(errs, cfgErr("cpus", "%s out of range 0-8191", cpuList(bad)))
 	}
-	if len(twice) > 0 {
-		errs = append(errs, cfgErr("cpus", "%s twice: one thread per CPU (%d threads, %d distinct CPUs)", cpuList(twice), len(cpus), len(seen)))
+	switch {
+	case len(twice) > 0 && !queued:
+		errs = append(errs, cfgErr("cpus", "%s twice: one thread per CPU (%d threads, %d distinct CPUs), unless queues gives each of a CPU's threads its own TX queue",
+			cpuList(twice), len(c.CPUs), len(seen)))
+	case len(twiceQ) > 0:
+		s := make([]string, len(twiceQ))
+		for i, p := range twiceQ {
+			s[i] = fmt.Sprintf("cpu %d queue %d", p.cpu, p.queue)
+		}
+		errs = append(errs, cfgErr("queues", "%s twice: the streams on one CPU need a TX queue each", strings.Join(s, ", ")))
 	}
 	return errors.Join(errs...)
 }
@@ -378,8 +415,34 @@ func SplitCount(total uint64, n int) []uint64 {
 	return out
 }
 
-// EntryName is the device file of thread i: "<dev>@<cpu>".
-func (c *Config) EntryName(i int) string { return fmt.Sprintf("%s@%d", c.Device, c.CPUs[i]) }
+// EntryName is the pktgen device entry of thread i: "<dev>@<cpu>", or
+// with Queues "<dev>@<cpu>q<queue>" (several may share a CPU's thread).
+func (c *Config) EntryName(i int) string {
+	if c.Queues != nil && i < len(c.Queues) {
+		return fmt.Sprintf("%s@%dq%d", c.Device, c.CPUs[i], c.Queues[i])
+	}
+	return fmt.Sprintf("%s@%d", c.Device, c.CPUs[i])
+}
+
+// QueueOf is thread i's TX queue from Queues (ok false: none given).
+func (c *Config) QueueOf(i int) (queue int, ok bool) {
+	if c.Queues != nil && i < len(c.Queues) {
+		return c.Queues[i], true
+	}
+	return 0, false
+}
+
+// ThreadCPUs are the distinct CPUs of the threads, in first-seen order:
+// the kpktgend threads a run uses.
+func (c *Config) ThreadCPUs() []int {
+	var out []int
+	for _, cpu := range c.CPUs {
+		if !slices.Contains(out, cpu) {
+			out = append(out, cpu)
+		}
+	}
+	return out
+}
 
 // Dest is one destination: IP address and next-hop MAC.
 type Dest struct {

@@ -3,8 +3,10 @@ package pktgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +40,22 @@ func TestValidate(t *testing.T) {
 		{"imix and clone", func(c *Config) { c.PktSize, c.IMIX, c.CloneSkb = 0, []IMIXEntry{{60, 1}}, 5 }, "clone_skb: must be 0 with imix"},
 		{"range inverted", func(c *Config) { c.PktSize, c.MinPktSize, c.MaxPktSize = 0, 200, 100 }, "range 200-100"},
 		{"two rates", func(c *Config) { c.RatePPS, c.DelayNS = 10, 10 }, "one of delay"},
-		{"many threads on few cpus", func(c *Config) { c.CPUs = []int{0, 1, 0, 1, 0, 1, 0, 1} }, "cpus 0, 1 twice: one thread per CPU (8 threads, 2 distinct CPUs)"},
+		{"many threads on few cpus", func(c *Config) { c.CPUs = []int{0, 1, 0, 1, 0, 1, 0, 1} }, "cpus: cpus 0, 1 twice: one thread per CPU (8 threads, 2 distinct CPUs), unless queues"},
+		{"devices per thread, a queue each", func(c *Config) { c.CPUs, c.Queues, c.Flags = []int{2, 3, 2, 3}, []int{0, 1, 2, 3}, nil }, ""},
+		{"threads of two cpus on one queue", func(c *Config) { c.CPUs, c.Queues, c.Flags = []int{2, 3}, []int{0, 0}, nil }, ""},
+		{"one queue twice on a thread", func(c *Config) { c.CPUs, c.Queues, c.Flags = []int{2, 3, 2, 3}, []int{0, 1, 0, 1}, nil }, "queues: cpu 2 queue 0, cpu 3 queue 1 twice: the streams on one CPU need a TX queue each"},
+		{"queues short", func(c *Config) { c.CPUs, c.Queues, c.Flags = []int{2, 2}, []int{0}, nil }, "queues: 1 per-thread queues for 2 CPUs"},
+		{"queue out of range", func(c *Config) { c.Queues, c.Flags = []int{0, 65536}, nil }, "queues: queue 65536 out of range 0-65535"},
+		{"queues and a queue_map range", func(c *Config) { c.Queues, c.Flags, c.HasQueueMap = []int{0, 1}, nil, true }, "queues: 2 per-thread queues for 2 CPUs (and not with a queue_map range)"},
+		{"queues and QUEUE_MAP_CPU", func(c *Config) { c.Queues = []int{0, 1} }, "queues: per-thread queues with flag QUEUE_MAP_CPU: the flag overrides"},
+		{"queues and QUEUE_MAP_RND", func(c *Config) { c.Queues, c.Flags = []int{0, 1}, []string{"QUEUE_MAP_RND"} }, "flag QUEUE_MAP_RND"},
+		{"queues and QUEUE_MAP_CPU cleared", func(c *Config) { c.Queues, c.Flags = []int{0, 1}, []string{"QUEUE_MAP_CPU", "!QUEUE_MAP_CPU"} }, ""},
+		{"per-device rates", func(c *Config) {
+			c.CPUs, c.Queues, c.Flags, c.Count, c.Rates = []int{2, 2, 2}, []int{0, 1, 2}, nil, 0, SplitRate(1001, 3)
+			c.Duration = time.Second
+		}, ""},
+		{"per-device rates short", func(c *Config) { c.CPUs, c.Queues, c.Flags, c.Rates = []int{2, 2}, []int{0, 1}, nil, []uint64{7} }, "rates: 1 per-thread rates for 2 CPUs"},
+		{"per-device counts short", func(c *Config) { c.CPUs, c.Queues, c.Flags, c.Counts = []int{2, 2}, []int{0, 1}, nil, []uint64{7} }, "counts: 1 per-thread counts for 2 CPUs"},
 		{"per-thread rates", func(c *Config) { c.Rates = []uint64{4, 3} }, ""},
 		{"per-thread rates and ratep", func(c *Config) { c.Rates, c.RatePPS = []uint64{4, 3}, 7 }, "one of delay"},
 		{"per-thread rates short", func(c *Config) { c.Rates = []uint64{7} }, "1 per-thread rates for 2 CPUs"},
@@ -106,6 +123,53 @@ func TestCommands(t *testing.T) {
 	}
 	if got := c6.FrameBytes(); got < 361.66 || got > 361.67 {
 		t.Errorf("imix mean frame %v, want (78*7+570*4+1514)/12 = 361.67", got)
+	}
+}
+
+// Several devices on one pktgen thread: each its own entry (named by CPU
+// and queue), queue, share of the flow's rate (the remainder on the
+// first) and source address, so that each is a stream of its own.
+func TestDevicesPerThread(t *testing.T) {
+	c := baseConfig()
+	c.Device, c.Flags, c.Count, c.Duration = "data0", nil, 0, time.Second
+	c.CPUs, c.Queues, c.Rates = []int{2, 3, 2, 3}, []int{0, 1, 2, 3}, SplitRate(1003, 4)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ThreadCPUs(); !slices.Equal(got, []int{2, 3}) {
+		t.Errorf("threads %v, want [2 3]", got)
+	}
+	var sum, period uint64
+	for i, want := range []struct {
+		entry string
+		rate  uint64
+		src   string
+	}{{"data0@2q0", 251, "198.18.1.1"}, {"data0@3q1", 251, "198.18.1.2"}, {"data0@2q2", 251, "198.18.1.3"}, {"data0@3q3", 250, "198.18.1.4"}} {
+		if got := c.EntryName(i); got != want.entry {
+			t.Errorf("device %d: entry %s, want %s", i, got, want.entry)
+		}
+		if q, ok := c.QueueOf(i); !ok || q != c.Queues[i] {
+			t.Errorf("device %d: queue %d %v", i, q, ok)
+		}
+		sum += c.RateOf(i)
+		num, den := c.Period(i)
+		period = num / den
+		wantCmds := []string{
+			"count 0", "pkt_size 60", fmt.Sprintf("delay %d", (1_000_000_000+want.rate/2)/want.rate), "dst_min 198.18.0.2", "dst_max 198.18.0.2",
+			"src_min " + want.src, "src_max " + want.src, "dst_mac 02:00:00:00:00:02",
+			fmt.Sprintf("queue_map_min %d", c.Queues[i]), fmt.Sprintf("queue_map_max %d", c.Queues[i]),
+		}
+		if diff := cmp.Diff(wantCmds, c.Commands(i)); diff != "" {
+			t.Errorf("device %d commands (-want +got):\n%s", i, diff)
+		}
+	}
+	if sum != 1003 || period != 1e9/250 {
+		t.Errorf("devices' rates sum to %d pps (want the flow's 1003), last period %d ns", sum, period)
+	}
+	// Without queues the entries stay "<dev>@<cpu>".
+	c.Queues, c.CPUs, c.Rates = nil, []int{2, 3}, nil
+	if got := c.EntryName(1); got != "data0@3" {
+		t.Errorf("entry without queues %s", got)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,6 +203,7 @@ func (f *fakePktgen) Read(name string) ([]byte, error) {
 	fmt.Fprintf(&b, "     frags: 0  delay: %s  clone_skb: 0  ifname: %s\n", d.params["delay"], name)
 	fmt.Fprintf(&b, "     dst_min: %s  dst_max: %s\n", d.params["dst_min"], d.params["dst_max"])
 	fmt.Fprintf(&b, "     src_min: %s  src_max: %s\n", d.params["src_min"], d.params["src_max"])
+	fmt.Fprintf(&b, "     queue_map_min: %s  queue_map_max: %s\n", d.params["queue_map_min"], d.params["queue_map_max"])
 	fmt.Fprintf(&b, "     Flags: %s  \n", strings.Join(d.flags, "  "))
 	fmt.Fprintf(&b, "Current:\n     pkts-sofar: %d  errors: 0\n", d.sofar)
 	startUS := uint64(d.started.UnixMicro() % 1e12)
@@ -226,8 +229,14 @@ func (f *fakePktgen) Start(at time.Time) error {
 	stop := make(chan struct{})
 	f.stop = stop
 	forever := false
-	for _, d := range f.devs {
-		d.started, d.running, d.sofar = time.Now(), true, 0
+	// The kernel starts a thread's devices one after the other
+	// (pktgen_run's loop sets each one's started_at): the k-th device of
+	// a thread, by name, starts k*100µs after the first.
+	now, nth := time.Now(), map[int]int{}
+	for _, name := range slices.Sorted(maps.Keys(f.devs)) {
+		d := f.devs[name]
+		d.started, d.running, d.sofar = now.Add(time.Duration(nth[d.cpu])*100*time.Microsecond), true, 0
+		nth[d.cpu]++
 		d.result = "Starting"
 		if d.count == 0 {
 			forever = true

@@ -5,6 +5,8 @@ package pktgen
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // These tests need the real kernel pktgen. They run inside the qemu guest
@@ -40,9 +43,15 @@ func guestSysctl(t *testing.T, path, value string) {
 
 func vethPair(t *testing.T) string {
 	t.Helper()
+	return vethPairQueues(t, 1)
+}
+
+// vethPairQueues is vethPair with queues rx and tx queues on each end.
+func vethPairQueues(t *testing.T, queues int) string {
+	t.Helper()
 	la := netlink.NewLinkAttrs()
-	la.Name = "lrpg0"
-	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "lrpg1"}); err != nil {
+	la.Name, la.NumTxQueues, la.NumRxQueues = "lrpg0", queues, queues
+	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "lrpg1", PeerNumTxQueues: uint32(queues), PeerNumRxQueues: uint32(queues)}); err != nil {
 		t.Fatalf("add veth pair: %v", err)
 	}
 	t.Cleanup(func() {
@@ -203,5 +212,151 @@ func TestGuestKernelRefusals(t *testing.T) {
 	if err != nil || feats.Burst || feats.CloneSkb || !feats.QueueXmit || feats.NodeFlag != "NODE" {
 		t.Errorf("veth features on this kernel: %+v %v", feats, err)
 	}
+	noDevicesLeft(t)
+}
+
+// beforeStart is a Proc that, just before pktgen's start, reads back
+// what the kernel holds: every device file and thread file.
+type beforeStart struct {
+	Proc
+	files []string
+	read  map[string]string
+}
+
+func (b *beforeStart) Start(at time.Time) error {
+	b.read = map[string]string{}
+	for _, f := range b.files {
+		if data, err := b.Proc.Read(f); err == nil {
+			b.read[f] = string(data)
+		}
+	}
+	return b.Proc.Start(at)
+}
+
+// countStreams counts, on dev, the frames that carry the pktgen header,
+// per IPv4 source address, and the highest sequence of each, until stop
+// is closed and nothing more arrives. drops are the socket's own.
+type streamCount struct {
+	frames, maxSeq map[string]uint64
+	drops          uint32
+}
+
+func countStreams(t *testing.T, dev string) (stop func() streamCount) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_IP)))
+	if err != nil {
+		t.Fatalf("packet socket: %v", err)
+	}
+	l, err := netlink.LinkByName(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: l.Attrs().Index}); err != nil {
+		t.Fatalf("bind packet socket to %s: %v", dev, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20); err != nil {
+		t.Fatalf("packet socket buffer: %v", err)
+	}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 200_000}); err != nil {
+		t.Fatal(err)
+	}
+	res := streamCount{frames: map[string]uint64{}, maxSeq: map[string]uint64{}}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := unix.Recvfrom(fd, buf, 0)
+			if err != nil {
+				select {
+				case <-quit: // stopped and drained: a read timed out
+					return
+				default:
+					continue
+				}
+			}
+			off := HeaderOffset(false, 0, 0)
+			if n < off+HeaderLen {
+				continue
+			}
+			h, err := DecodeHeader(buf[off:n])
+			if err != nil {
+				continue
+			}
+			src := netip.AddrFrom4([4]byte(buf[26:30])).String()
+			res.frames[src]++
+			res.maxSeq[src] = max(res.maxSeq[src], uint64(h.Seq))
+		}
+	}()
+	return func() streamCount {
+		close(quit)
+		<-done
+		if st, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+			res.drops = st.Drops
+		}
+		unix.Close(fd)
+		return res
+	}
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// Two pktgen devices on one kpktgend thread, each on its own TX queue of
+// a 2-queue veth: the kernel holds both on the thread with their own
+// queue_map, each sends its own count exactly, each is its own stream
+// (source address, sequence) at the peer, and each has its own started.
+func TestGuestKernelDevicesPerThread(t *testing.T) {
+	guestOnly(t)
+	mac := vethPairQueues(t, 2)
+	cfg := guestConfig(t, mac)
+	cfg.CPUs, cfg.Queues, cfg.Counts, cfg.Flags = []int{1, 1}, []int{0, 1}, SplitCount(20001, 2), []string{"NO_TIMESTAMP"}
+	guestSysctl(t, "/proc/sys/net/core/netdev_max_backlog", "200000")
+	proc := &beforeStart{Proc: DirProc{Dir: DefaultProcDir}, files: []string{"kpktgend_1", "lrpg0@1q0", "lrpg0@1q1"}}
+	k := NewKernel(nil)
+	k.Proc = proc
+	stop := countStreams(t, "lrpg1")
+	before := rxPackets(t, "lrpg1")
+	sum, err := k.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rxPackets(t, "lrpg1") - before
+	streams := stop()
+
+	thread := proc.read["kpktgend_1"]
+	if !strings.Contains(thread, "lrpg0@1q0") || !strings.Contains(thread, "lrpg0@1q1") {
+		t.Errorf("kpktgend_1 before start does not hold both devices:\n%s", thread)
+	}
+	for i, entry := range []string{"lrpg0@1q0", "lrpg0@1q1"} {
+		df, err := ParseDeviceFile(entry, strings.NewReader(proc.read[entry]))
+		if err != nil {
+			t.Fatalf("%s before start: %v\n%s", entry, err, proc.read[entry])
+		}
+		if qmin, qmax := fmt.Sprint(df.Params["queue_map_min"]), fmt.Sprint(df.Params["queue_map_max"]); qmin != fmt.Sprint(i) || qmax != fmt.Sprint(i) {
+			t.Errorf("%s: the kernel holds queue_map %s-%s, want %d", entry, qmin, qmax, i)
+		}
+	}
+	if sum.Packets != 20001 || got != 20001 || sum.Errors != 0 || len(sum.Threads) != 2 {
+		t.Fatalf("sent %d (%d errors) in %d streams, peer received %d; want 20001 without errors in 2", sum.Packets, sum.Errors, len(sum.Threads), got)
+	}
+	for i, want := range []struct {
+		entry   string
+		packets uint64
+		src     string
+	}{{"lrpg0@1q0", 10001, "198.18.1.1"}, {"lrpg0@1q1", 10000, "198.18.1.2"}} {
+		th := sum.Threads[i]
+		if th.CPU != 1 || th.Entry != want.entry || th.Queue == nil || *th.Queue != i || th.Packets != want.packets || th.Src != want.src || th.FirstFrameNs == 0 {
+			t.Errorf("stream %d: %+v, want cpu 1, %s, queue %d, %d packets from %s, a first frame", i, th, want.entry, i, want.packets, want.src)
+		}
+		if streams.frames[want.src] != want.packets || streams.maxSeq[want.src] != want.packets {
+			t.Errorf("stream %s at the peer: %d frames, highest sequence %d; want %d of each (socket drops %d)",
+				want.src, streams.frames[want.src], streams.maxSeq[want.src], want.packets, streams.drops)
+		}
+	}
+	a, b := sum.Threads[0].FirstFrameNs, sum.Threads[1].FirstFrameNs
+	if d := time.Duration(int64(b) - int64(a)); d < -time.Second || d > time.Second {
+		t.Errorf("the devices of one thread started %s apart", d)
+	}
+	t.Logf("two devices on kpktgend_1: %d packets in %d us = %.0f pps; started %d ns apart; peer streams %v", sum.Packets, sum.USec, sum.PPS, int64(b)-int64(a), streams.frames)
 	noDevicesLeft(t)
 }

@@ -89,9 +89,11 @@ type Progress struct {
 	Threads []ThreadProgress
 }
 
-// ThreadProgress is one thread's counters so far.
+// ThreadProgress is one thread's counters so far (one stream: a pktgen
+// device entry).
 type ThreadProgress struct {
 	CPU     int
+	Entry   string // the pktgen device entry ("eth0@2q0"); "" from a userspace backend
 	Packets uint64
 	Errors  uint64
 }
@@ -149,17 +151,32 @@ func (k *Kernel) set(file, cmd string, checkResult bool) error {
 	return nil
 }
 
-// addDevice puts entry on thread cpu, retrying EBUSY, which follows a
-// rem_device_all or reset that the thread has not processed yet.
-func (k *Kernel) addDevice(ctx context.Context, cpu int, entry string) error {
+// thread is the file of the pktgen thread of cpu, if pktgen has one.
+func (k *Kernel) thread(cpu int) (string, error) {
 	thread := fmt.Sprintf("kpktgend_%d", cpu)
 	if _, err := k.Proc.Read(thread); err != nil {
-		return fmt.Errorf("pktgen has no thread for cpu %d (%s): the CPU is offline or came online after pktgen loaded: %w", cpu, thread, err)
+		return "", fmt.Errorf("pktgen has no thread for cpu %d (%s): the CPU is offline or came online after pktgen loaded: %w", cpu, thread, err)
 	}
-	if err := k.set(thread, "rem_device_all", false); err != nil {
+	return thread, nil
+}
+
+// clearThread detaches every device from the pktgen thread of cpu.
+func (k *Kernel) clearThread(cpu int) error {
+	thread, err := k.thread(cpu)
+	if err != nil {
 		return err
 	}
-	var err error
+	return k.set(thread, "rem_device_all", false)
+}
+
+// addDevice puts entry on thread cpu, retrying EBUSY, which follows a
+// rem_device_all or reset that the thread has not processed yet. A
+// thread takes several entries (one per addDevice), each its own device.
+func (k *Kernel) addDevice(ctx context.Context, cpu int, entry string) error {
+	thread, err := k.thread(cpu)
+	if err != nil {
+		return err
+	}
 	for attempt := 0; attempt < 6; attempt++ {
 		if err = k.set(thread, "add_device "+entry, true); !errors.Is(err, ErrBusy) {
 			break
@@ -250,6 +267,13 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 	}()
 	sum = &Summary{Backend: "kernel", Device: cfg.Device}
 	warn := func(s string) { sum.Warnings = append(sum.Warnings, s); log.Warn(s) }
+	// Every thread's devices go once it is clear: a thread may carry
+	// several (one per queue).
+	for _, cpu := range cfg.ThreadCPUs() {
+		if err := k.clearThread(cpu); err != nil {
+			return nil, err
+		}
+	}
 	for i, cpu := range cfg.CPUs {
 		if err := k.addDevice(ctx, cpu, cfg.EntryName(i)); err != nil {
 			return nil, err
@@ -261,7 +285,7 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 		}
 	}
 
-	log.Info("starting", "threads", len(cfg.CPUs), "count_per_thread", cfg.Count, "duration", cfg.Duration, "at", cfg.StartAt)
+	log.Info("starting", "devices", len(cfg.CPUs), "threads", len(cfg.ThreadCPUs()), "count_per_thread", cfg.Count, "duration", cfg.Duration, "at", cfg.StartAt)
 	start := time.Now()
 	if cfg.StartAt.After(start) {
 		start = cfg.StartAt
@@ -341,7 +365,7 @@ func (k *Kernel) sample(cfg *Config, elapsed time.Duration) Progress {
 		if err != nil {
 			continue
 		}
-		p.Threads = append(p.Threads, ThreadProgress{CPU: cpu, Packets: df.Current.PktsSofar, Errors: df.Current.Errors})
+		p.Threads = append(p.Threads, ThreadProgress{CPU: cpu, Entry: cfg.EntryName(i), Packets: df.Current.PktsSofar, Errors: df.Current.Errors})
 		p.Packets += df.Current.PktsSofar
 		p.Errors += df.Current.Errors
 	}
@@ -382,6 +406,9 @@ func (k *Kernel) collect(ctx context.Context, cfg *Config, sum *Summary) error {
 		}
 		if cfg.SrcPerThread {
 			t.Src = cfg.ThreadSource(i).String()
+		}
+		if q, ok := cfg.QueueOf(i); ok {
+			t.Queue = &q
 		}
 		sum.Threads = append(sum.Threads, t)
 		if c := df.Current; c.StoppedUS > c.StartedUS {

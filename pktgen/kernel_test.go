@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func baseConfig() Config {
@@ -196,10 +198,61 @@ func TestSplitCount(t *testing.T) {
 	}
 	f := newFakePktgen(4, "eth0")
 	cfg := baseConfig()
-	cfg.CPUs, cfg.Counts, cfg.Queues = []int{2, 3}, SplitCount(11, 2), []int{0, 1}
+	cfg.CPUs, cfg.Counts, cfg.Queues, cfg.Flags = []int{2, 3}, SplitCount(11, 2), []int{0, 1}, nil
 	sum, err := kernelOn(f).Run(context.Background(), cfg, nil)
-	if err != nil || sum.Packets != 11 || sum.Threads[0].Packets != 6 || !f.wrote("eth0@3: queue_map_max 1") {
+	if err != nil || sum.Packets != 11 || sum.Threads[0].Packets != 6 || !f.wrote("eth0@3q1: queue_map_max 1") {
 		t.Errorf("%+v %v", sum, err)
+	}
+}
+
+// Two devices on one pktgen thread (dev@N entries, one per TX queue):
+// the thread is cleared once, both are added to it, each is configured
+// with its own queue, count and source, and each is its own stream in
+// the summary, its first frame its own "started:".
+func TestKernelDevicesPerThread(t *testing.T) {
+	f := newFakePktgen(4, "eth0")
+	cfg := baseConfig()
+	cfg.CPUs, cfg.Queues, cfg.Counts, cfg.Flags = []int{2, 2}, []int{0, 2}, SplitCount(1001, 2), nil
+	k := kernelOn(f)
+	base := time.Now().UnixMicro() / 1e12 * 1e12 * 1000 // undoes the fake's modulus, as in TestKernelRunAtInstant
+	k.MonoOffset = func() (int64, error) { return base, nil }
+	sum, err := k.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"pgctrl: reset",
+		"kpktgend_2: rem_device_all",
+		"kpktgend_2: add_device eth0@2q0",
+		"kpktgend_2: add_device eth0@2q2",
+		"eth0@2q0: count 501", "eth0@2q0: pkt_size 60", "eth0@2q0: delay 0",
+		"eth0@2q0: dst_min 198.18.0.2", "eth0@2q0: dst_max 198.18.0.2", "eth0@2q0: src_min 198.18.1.1", "eth0@2q0: src_max 198.18.1.1",
+		"eth0@2q0: dst_mac 02:00:00:00:00:02", "eth0@2q0: queue_map_min 0", "eth0@2q0: queue_map_max 0",
+		"eth0@2q2: count 500", "eth0@2q2: pkt_size 60", "eth0@2q2: delay 0",
+		"eth0@2q2: dst_min 198.18.0.2", "eth0@2q2: dst_max 198.18.0.2", "eth0@2q2: src_min 198.18.1.2", "eth0@2q2: src_max 198.18.1.2",
+		"eth0@2q2: dst_mac 02:00:00:00:00:02", "eth0@2q2: queue_map_min 2", "eth0@2q2: queue_map_max 2",
+		"pgctrl: reset",
+	}
+	if diff := cmp.Diff(want, f.log); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if sum.Packets != 1001 || len(sum.Threads) != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for i, w := range []struct {
+		entry   string
+		queue   int
+		packets uint64
+		src     string
+	}{{"eth0@2q0", 0, 501, "198.18.1.1"}, {"eth0@2q2", 2, 500, "198.18.1.2"}} {
+		th := sum.Threads[i]
+		if th.CPU != 2 || th.Entry != w.entry || th.Queue == nil || *th.Queue != w.queue || th.Packets != w.packets || th.Src != w.src {
+			t.Errorf("device %d: %+v (queue %v), want cpu 2 %s queue %d %d packets from %s", i, th, th.Queue, w.entry, w.queue, w.packets, w.src)
+		}
+	}
+	// The fake starts a thread's second device 100µs after its first.
+	if a, b := sum.Threads[0].FirstFrameNs, sum.Threads[1].FirstFrameNs; a == 0 || b-a != 100_000 {
+		t.Errorf("first frames %d and %d: want each device's own started, 100µs apart", a, b)
 	}
 }
 

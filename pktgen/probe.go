@@ -34,6 +34,9 @@ func (k *Kernel) Probe(ctx context.Context, dev string, cpu int) (f *Features, e
 		}
 	}()
 	entry := fmt.Sprintf("%s@%d", dev, cpu)
+	if err := k.clearThread(cpu); err != nil {
+		return nil, err
+	}
 	if err := k.addDevice(ctx, cpu, entry); err != nil {
 		return nil, err
 	}

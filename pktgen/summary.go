@@ -20,11 +20,16 @@ type Summary struct {
 	Interrupted bool            `json:"interrupted,omitempty"`
 }
 
-// ThreadSummary is one sender thread: one CPU, one sequence stream.
+// ThreadSummary is one sender thread: one CPU, one sequence stream. For
+// the kernel backend it is one pktgen device entry; several may share a
+// CPU's kpktgend thread, each on its own TX queue.
 type ThreadSummary struct {
-	CPU     int     `json:"cpu"`
-	Entry   string  `json:"entry,omitempty"` // pktgen device entry, "eth0@2"
-	Src     string  `json:"src,omitempty"`   // the stream's source address
+	CPU   int    `json:"cpu"`
+	Entry string `json:"entry,omitempty"` // pktgen device entry, "eth0@2", or "eth0@2q0" on queue 0
+	// Queue is the TX queue the stream was pinned to (queue_map_min =
+	// max); nil when none was.
+	Queue   *int    `json:"queue,omitempty"`
+	Src     string  `json:"src,omitempty"` // the stream's source address
 	Packets uint64  `json:"packets"`
 	Errors  uint64  `json:"errors"`
 	USec    uint64  `json:"usec"`
@@ -32,8 +37,9 @@ type ThreadSummary struct {
 	// FirstFrameNs is when the thread's first frame went, as Unix ns of
 	// the sending host's CLOCK_REALTIME (0: unknown): the userspace
 	// backends' stamp in that frame (or the clock read at its send), the
-	// kernel's pktgen its own start of the thread ("started:" of the
-	// device file, CLOCK_MONOTONIC moved onto CLOCK_REALTIME).
+	// kernel's pktgen its own start of the stream ("started:" of its
+	// device entry's file, each entry its own even when several share a
+	// thread; CLOCK_MONOTONIC moved onto CLOCK_REALTIME).
 	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
 }
 

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,6 +232,8 @@ func TestGuestVirtioNUMA(t *testing.T) {
 		t.Logf("irq %d (%s): planned %d, effective %s", a.IRQ, a.Name, a.CPU, strings.TrimSpace(string(eff)))
 	}
 
+	guestVerify(t, ctx, r, n, stateDir, p)
+
 	rres, err := Restore(ctx, r, RestoreOptions{StateDir: stateDir, Iface: iface, RootName: "/", Logger: log})
 	if err != nil {
 		t.Fatalf("restore: %v", err)
@@ -254,6 +258,100 @@ func TestGuestVirtioNUMA(t *testing.T) {
 		}
 	}
 }
+
+// guestVerify sends frames out of n's interface from every online CPU
+// between two reads of the real /proc/interrupts: the NIC's queue IRQs
+// (the tx completions) fire, and Verify finds each on the CPU the applied
+// plan p pinned it to (an IRQ whose move was still pending firing once
+// on its old CPU, as x86 moves it, noted).
+func guestVerify(t *testing.T, ctx context.Context, r Root, n *NIC, stateDir string, p *Plan) {
+	t.Helper()
+	j, err := LoadJournal(stateDir, n.Iface)
+	if err != nil || j == nil {
+		t.Fatalf("journal of %s: %v %v", n.Iface, j, err)
+	}
+	// Read as the agent reads it when a send starts: after the tuning,
+	// effective affinities (some not yet moved) included.
+	n, err = Inspect(r, n.Iface)
+	if err != nil {
+		t.Fatalf("inspect %s after apply: %v", n.Iface, err)
+	}
+	res, err := Verify(ctx, r, n, j, func(context.Context) error { return guestSendFrames(n.Iface, n.OnlineCPUs.CPUs(), 2000) })
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	var tb strings.Builder
+	_ = res.WriteTable(&tb)
+	t.Logf("verify:\n%s", tb.String())
+	planned := map[int]int{}
+	for _, a := range p.Assignments {
+		planned[a.IRQ] = a.CPU
+	}
+	var total uint64
+	for _, q := range res.IRQs {
+		total += q.Total
+		if q.Source != "journal" || q.Planned != strconv.Itoa(planned[q.IRQ]) {
+			t.Errorf("irq %d (%s): planned %s from %s, want %d from the journal", q.IRQ, q.Name, q.Planned, q.Source, planned[q.IRQ])
+		}
+		if q.Note != "" && !strings.Contains(q.Note, "before the move to") {
+			t.Errorf("irq %d (%s): %s", q.IRQ, q.Name, q.Note)
+		}
+	}
+	if len(res.IRQs) != len(n.Vectors) || total == 0 {
+		t.Errorf("verify saw %d IRQs fire %d times, want the NIC's %d queue IRQs and some interrupts from the frames sent", len(res.IRQs), total, len(n.Vectors))
+	}
+	if res.OffCPU != 0 {
+		t.Errorf("%d queue IRQs fired off the CPUs they were pinned to", res.OffCPU)
+	}
+}
+
+// guestSendFrames sends count frames out of iface from each of cpus (a
+// packet socket on a thread bound to the CPU, so that the kernel picks
+// that CPU's transmit queue): broadcast, of the local experimental
+// EtherType 0x88b5, into the host's tap and nowhere else.
+func guestSendFrames(iface string, cpus []int, count int) error {
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return fmt.Errorf("send frames: %w", err)
+	}
+	frame := make([]byte, 60)
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	copy(frame[6:], ifi.HardwareAddr)
+	frame[12], frame[13] = 0x88, 0xb5
+	to := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Protocol: htons(0x88b5), Halen: 6, Addr: [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
+	for _, cpu := range cpus {
+		errc := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread() // the thread's affinity is reset with it
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				errc <- fmt.Errorf("send frames: bind to cpu %d: %w", cpu, err)
+				return
+			}
+			fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				errc <- fmt.Errorf("send frames: packet socket: %w", err)
+				return
+			}
+			defer unix.Close(fd)
+			for i := 0; i < count; i++ {
+				if err := unix.Sendto(fd, frame, 0, to); err != nil && !errors.Is(err, unix.ENOBUFS) {
+					errc <- fmt.Errorf("send frames on %s from cpu %d: %w", iface, cpu, err)
+					return
+				}
+			}
+			errc <- nil
+		}()
+		if err := <-errc; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // TestGuestSnapshotReplay snapshots what planning the virtio NIC reads
 // from the real sysfs and procfs, and replays it: the same plan.

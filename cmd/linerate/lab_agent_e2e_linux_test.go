@@ -20,6 +20,7 @@ import (
 	"github.com/linerate/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/topology"
 )
 
 // virtioData0 unpacks a fixture host whose data0 is a 4-queue virtio NIC
@@ -202,6 +203,35 @@ func TestLabAgentKilled(t *testing.T) {
 	for _, f := range res.Flows {
 		if f.Sent != 2000 || f.Received != 2000 {
 			t.Errorf("after the restart: flow %s→%s sent %d received %d", f.Sender, f.Receiver, f.Sent, f.Received)
+		}
+	}
+	checkIRQVerify(t, res)
+}
+
+// checkIRQVerify checks the lab run's irq_verify: the receivers, tuned on
+// their fixture roots, verified their 8 queue IRQs against the journal
+// (the fixture's counters do not move: nothing fired, nothing off its
+// CPU); the senders' veths have none, with the reason their tuning was
+// skipped for.
+func checkIRQVerify(t *testing.T, res *coordinator.Result) {
+	t.Helper()
+	for _, h := range res.Hosts {
+		v := h.IRQVerify
+		switch h.Role {
+		case "receiver":
+			if v == nil || len(v.IRQs) != 8 || v.OffCPU != 0 || v.Iface != "data0" {
+				t.Errorf("%s: irq_verify %+v (reason %q), want data0's 8 queue IRQs, none off its CPU", h.Name, v, h.IRQVerifyReason)
+				continue
+			}
+			for _, q := range v.IRQs {
+				if q.Source != "journal" || q.Total != 0 {
+					t.Errorf("%s irq %d: planned %s from %s, %d fired; want the journal's CPU, none", h.Name, q.IRQ, q.Planned, q.Source, q.Total)
+				}
+			}
+		case "sender":
+			if v != nil || h.IRQVerifyReason != topology.NoQueueIRQs {
+				t.Errorf("%s: irq_verify %+v, reason %q; want none: %q", h.Name, v, h.IRQVerifyReason, topology.NoQueueIRQs)
+			}
 		}
 	}
 }

@@ -320,9 +320,13 @@ func writeSummary(a *app, s *pktgen.Summary) error {
 	fmt.Fprintf(a.stdout, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, secs)
 	fmt.Fprintf(a.stdout, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CPU\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")
+	fmt.Fprintln(tw, "CPU\tQUEUE\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")
 	for _, t := range s.Threads {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", t.CPU, t.Entry, t.Src, t.Packets, t.Errors, t.USec, t.PPS)
+		queue := "-"
+		if t.Queue != nil {
+			queue = strconv.Itoa(*t.Queue)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", t.CPU, queue, t.Entry, t.Src, t.Packets, t.Errors, t.USec, t.PPS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

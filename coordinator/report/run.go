@@ -11,8 +11,8 @@ import (
 )
 
 // RunTable writes the terminal report of one run (`linerate run`): its
-// status, a row per flow with its books and rates, a row per host, and
-// the warnings.
+// status, a row per flow with its books and rates, a row per host, where
+// each host's queue IRQs fired, and the warnings.
 func RunTable(out io.Writer, res *coordinator.Result) error {
 	w := &errWriter{w: out}
 	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
@@ -56,6 +56,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}
 	tw.Flush()
+	irqVerifyTable(w, res.Hosts)
 	for _, h := range res.Hosts {
 		for _, wn := range h.Warnings {
 			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)

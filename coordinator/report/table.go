@@ -114,6 +114,7 @@ func Table(out io.Writer, doc *results.Document) error {
 	}
 	tw.Flush()
 	if doc.Run != nil {
+		irqVerifyTable(w, doc.Run.Hosts)
 		for _, warn := range doc.Run.Warnings {
 			fmt.Fprintf(w, "warning: %s\n", warn)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/topology"
 )
 
 // sizeView is one summary row with what the reports derive from it.
@@ -68,6 +69,10 @@ type hostView struct {
 	HostDrops  uint64
 	Other      uint64
 	Warnings   []string
+	// IRQVerify is where the host's queue IRQs fired over the run's
+	// traffic, IRQVerifyReason why there is no such record.
+	IRQVerify       *topology.VerifyResult
+	IRQVerifyReason string
 }
 
 func hostViews(doc *results.Document, sizes []sizeView) []hostView {
@@ -98,6 +103,7 @@ func hostViews(doc *results.Document, sizes []sizeView) []hostView {
 		for _, h := range doc.Run.Hosts {
 			if i, ok := index[h.Name]; ok {
 				out[i].Tuned, out[i].SendErrors, out[i].HostDrops, out[i].Other, out[i].Warnings = h.Tuned, h.SendErrors, h.HostDrops, h.OtherFrames, h.Warnings
+				out[i].IRQVerify, out[i].IRQVerifyReason = h.IRQVerify, h.IRQVerifyReason
 			}
 		}
 	}

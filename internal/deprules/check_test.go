@@ -166,3 +166,22 @@ func TestCheckOtherRules(t *testing.T) {
 		t.Errorf("violations %q, want %q", got, want)
 	}
 }
+
+// internal/vm may not take the lab (or anything of the project but
+// safefile) into its code; its tests may use the vmtest harness.
+func TestCheckVMStaysALeaf(t *testing.T) {
+	vs := checkFake(t, map[string][]string{
+		"internal/vm":       {"internal/lab", "internal/safefile"},
+		"internal/vm_test":  {"internal/vmtest"},
+		"internal/vmtest":   nil,
+		"internal/lab":      nil,
+		"internal/safefile": nil,
+	})
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.From+" → "+v.To)
+	}
+	if want := []string{"internal/vm → internal/lab"}; !slices.Equal(got, want) {
+		t.Errorf("violations %q, want %q", got, want)
+	}
+}

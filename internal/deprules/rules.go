@@ -1,8 +1,8 @@
 // Package deprules checks the import rules of the package table in
 // docs/ARCHITECTURE.md: the data plane (topology, pktgen, receiver) never reaches the
 // control plane, nothing imports cmd, receiver takes only pktgen's wire
-// format, topology stays on std, x/sys and hclog, and the coordinator
-// never imports the agent. Check runs `go list` over a module and reports
+// format, topology stays on std, x/sys and hclog, internal/vm stays a
+// leaf, and the coordinator never imports the agent. Check runs `go list` over a module and reports
 // every import that breaks a rule; the package's test runs it on this
 // tree, so `make unit` fails on a forbidden import.
 package deprules
@@ -72,5 +72,13 @@ var Rules = []Rule{
 		From:      []string{"topology/..."},
 		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "topology/...", "internal/safefile"},
 		AllowTest: []string{"github.com/google/go-cmp/...", "internal/fsfixture"},
+	},
+	{
+		// The lab (and so the binary) runs guests with it: it stays a
+		// leaf, never the control plane nor a test harness.
+		Name:      "internal/vm imports only std, x/sys, hclog and internal/safefile",
+		From:      []string{"internal/vm"},
+		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "internal/safefile"},
+		AllowTest: []string{"github.com/google/go-cmp/...", "internal/vmtest"},
 	},
 }

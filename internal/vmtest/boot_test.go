@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerate/linerate/internal/vm"
 )
 
 // qemuProcesses lists running qemu processes whose command line mentions s.
@@ -22,7 +24,7 @@ func qemuProcesses(t *testing.T, s string) []string {
 	var out []string
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), QEMU) && strings.Contains(string(b), s) {
+		if err == nil && strings.Contains(string(b), vm.QEMU) && strings.Contains(string(b), s) {
 			out = append(out, e.Name())
 		}
 	}

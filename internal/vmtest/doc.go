@@ -1,17 +1,16 @@
-// Package vmtest boots a real Debian kernel under qemu so that tests can
-// check, in every CI run, what only a real kernel shows: IRQ affinity
-// writes, virtio multiqueue vectors, NUMA placement, pktgen.
+// Package vmtest is the real-kernel test harness: it boots Debian's
+// kernel (internal/vm) under qemu so that tests can check, in every CI
+// run, what only a real kernel shows: IRQ affinity writes, virtio
+// multiqueue vectors, NUMA placement, pktgen.
 //
-// FetchKernel downloads Debian's cloud kernel image and busybox-static at
-// the versions pinned in pins.txt with `apt-get download
-// package=version`, checks each .deb's sha256 against the pin, unpacks
-// them with `dpkg -x` into a cache
-// (.cache/vmtest at the module root, or $LINERATE_VMTEST_CACHE) and writes
-// the modules.dep that Debian's packages leave to depmod. Guest.Run writes
-// a newc initramfs (busybox, the named modules with their dependencies,
-// the caller's files, an /init running the caller's script), boots it with
+// SkipUnlessAvailable fetches the pinned kernel (vm.FetchKernel) into
+// CacheDir (.cache/vmtest at the module root, or $LINERATE_VMTEST_CACHE)
+// or skips the test (fails it in CI). Guest.Run writes a newc initramfs
+// (busybox, the named modules with their dependencies, the caller's
+// files, an /init running the caller's script), boots it with
 // qemu-system-x86_64 under TCG, and returns the serial console and the
-// script's exit status.
+// script's exit status: one boot that runs to completion. Long-running
+// guests (lab hosts) are vm.Machine.
 //
 // A host-side test looks like this:
 //

@@ -1,7 +1,6 @@
 package vmtest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/linerate/linerate/internal/vm"
 )
 
 // Sentinel errors of Guest.Run. The error text always carries the tail of
@@ -35,9 +35,6 @@ var (
 	ErrGuestSetup = errors.New("guest setup failed")
 )
 
-// QEMU is the emulator binary Run starts (looked up in PATH).
-const QEMU = "qemu-system-x86_64"
-
 // Defaults of Guest fields left zero.
 const (
 	DefaultMemory  = "1G"
@@ -48,7 +45,7 @@ const (
 // an initramfs made of busybox, the modules, the files and an /init that
 // runs Script and powers off.
 type Guest struct {
-	Kernel *Kernel
+	Kernel *vm.Kernel
 	// Modules are loaded with insmod, with their dependencies, before the
 	// script runs (built-in ones are skipped).
 	Modules []string
@@ -96,9 +93,12 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	qemu, err := exec.LookPath(QEMU)
+	if err := vm.Available(); err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
+	}
+	qemu, err := exec.LookPath(vm.QEMU)
 	if err != nil {
-		return nil, fmt.Errorf("run guest: %s not found (apt-get install qemu-system-x86): %w", QEMU, err)
+		return nil, fmt.Errorf("run guest: %w", err)
 	}
 	db, err := g.Kernel.Modules()
 	if err != nil {
@@ -112,8 +112,7 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, fmt.Errorf("run guest: %w", err)
 	}
-	spec := &initSpec{busybox: g.Kernel.Busybox, modules: mods, files: g.Files, script: g.Script,
-		marker: "@@vmtest:" + hex.EncodeToString(nonce)}
+	spec := &initSpec{modules: mods, marker: "@@vmtest:" + hex.EncodeToString(nonce)}
 
 	tmp, err := os.MkdirTemp("", "linerate-vmtest-")
 	if err != nil {
@@ -121,8 +120,8 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	initrd := filepath.Join(tmp, "initramfs.cpio")
-	if err := writeInitramfsFile(initrd, spec); err != nil {
-		return nil, fmt.Errorf("run guest: build initramfs: %w", err)
+	if err := spec.initramfs(g).WriteFile(initrd); err != nil {
+		return nil, fmt.Errorf("run guest: %w", err)
 	}
 
 	res, err := g.boot(ctx, qemu, initrd, spec, mods, log)
@@ -138,7 +137,7 @@ func (g *Guest) Run(ctx context.Context) (*Result, error) {
 var errLockup = errors.New("guest kernel soft lockup")
 
 // boot runs qemu once.
-func (g *Guest) boot(ctx context.Context, qemu, initrd string, spec *initSpec, mods []Module, log hclog.Logger) (*Result, error) {
+func (g *Guest) boot(ctx context.Context, qemu, initrd string, spec *initSpec, mods []vm.Module, log hclog.Logger) (*Result, error) {
 	args := g.qemuArgs(initrd)
 	timeout := g.Timeout
 	if timeout <= 0 {
@@ -146,7 +145,7 @@ func (g *Guest) boot(ctx context.Context, qemu, initrd string, spec *initSpec, m
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	log.Debug("booting guest", "modules", moduleNames(mods), "timeout", timeout,
+	log.Debug("booting guest", "modules", vm.ModuleNames(mods), "timeout", timeout,
 		"cmd", qemu+" "+strings.Join(args, " "))
 
 	lockup := make(chan struct{})
@@ -195,23 +194,6 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-func writeInitramfsFile(p string, spec *initSpec) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := writeInitramfs(bw, spec); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return f.Close()
 }
 
 // qemuArgs is the qemu command line: TCG with every CPU feature, no
@@ -305,14 +287,6 @@ func exitText(err error) string {
 		return "exited 0"
 	}
 	return err.Error()
-}
-
-func moduleNames(mods []Module) []string {
-	out := make([]string, len(mods))
-	for i, m := range mods {
-		out[i] = m.Name
-	}
-	return out
 }
 
 // consoleBuffer collects qemu's stdout, copies it to tee and logs it

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/linerate/linerate/internal/vm"
 )
 
 func TestParseConsole(t *testing.T) {
@@ -44,12 +45,12 @@ func TestParseConsole(t *testing.T) {
 }
 
 func TestRenderInit(t *testing.T) {
-	s := renderInit(&initSpec{marker: "@@vmtest:abc", modules: []Module{{Name: "virtio_ring"}, {Name: "virtio"}}})
+	s := renderInit(&initSpec{marker: "@@vmtest:abc", modules: []vm.Module{{Name: "virtio_ring"}, {Name: "virtio"}}})
 	for _, want := range []string{
 		"#!/bin/busybox sh\n",
 		"mount -t devtmpfs devtmpfs /dev",
 		"ip link set lo up",
-		"insmod /lib/modules/vmtest/virtio_ring.ko || fail 'insmod virtio_ring'\ninsmod /lib/modules/vmtest/virtio.ko || fail 'insmod virtio'\n",
+		"insmod /lib/modules/linerate/virtio_ring.ko || fail 'insmod virtio_ring'\ninsmod /lib/modules/linerate/virtio.ko || fail 'insmod virtio'\n",
 		"echo '@@vmtest:abc:start@@'\n",
 		"/bin/sh /vmtest/script </dev/null\necho '@@vmtest:abc:exit='\"$?\"'@@'\npoweroff -f\n",
 	} {
@@ -60,7 +61,7 @@ func TestRenderInit(t *testing.T) {
 }
 
 func TestQEMUArgs(t *testing.T) {
-	g := &Guest{Kernel: &Kernel{Vmlinuz: "/k/vmlinuz"}, QEMUArgs: []string{"-device", "x"}, Append: []string{"loglevel=7"}}
+	g := &Guest{Kernel: &vm.Kernel{Vmlinuz: "/k/vmlinuz"}, QEMUArgs: []string{"-device", "x"}, Append: []string{"loglevel=7"}}
 	got := strings.Join(g.qemuArgs("/t/initrd"), " ")
 	want := "-accel tcg -cpu max -m 1G -smp 1 -nodefaults -no-user-config -nographic -serial stdio -no-reboot " +
 		"-kernel /k/vmlinuz -initrd /t/initrd -append console=ttyS0 panic=-1 quiet loglevel=7 -device x"
@@ -85,24 +86,16 @@ func TestConsoleTail(t *testing.T) {
 	}
 }
 
-// The initramfs refuses a file that would replace one of the harness's
-// own entries, and names it.
+// The initramfs refuses a file that would replace the script, and names it.
 func TestInitramfsRejectsCollision(t *testing.T) {
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "fake")
+	fake := filepath.Join(t.TempDir(), "fake")
 	if err := os.WriteFile(fake, []byte("x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, guestPath := range []string{"/init", "/bin/busybox", guestScript, moduleGuestPath(Module{Name: "veth"})} {
-		spec := &initSpec{busybox: fake, modules: []Module{{Name: "veth", Path: fake + ".ko"}}, marker: "@@vmtest:0",
-			files: map[string]string{guestPath: fake}}
-		if err := os.WriteFile(fake+".ko", []byte("\x7fELF"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := writeInitramfs(io.Discard, spec)
-		if err == nil || !strings.Contains(err.Error(), "already in the archive") {
-			t.Errorf("file at %s: %v, want a collision error", guestPath, err)
-		}
+	g := &Guest{Kernel: &vm.Kernel{Busybox: fake}, Files: map[string]string{guestScript: fake}}
+	err := (&initSpec{marker: "@@vmtest:0"}).initramfs(g).Write(io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "already in the archive") || !strings.Contains(err.Error(), guestScript[1:]) {
+		t.Errorf("file at %s: %v, want a collision error naming it", guestScript, err)
 	}
 }
 

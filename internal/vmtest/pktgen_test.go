@@ -11,7 +11,8 @@ import (
 
 // TestPktgenRealKernel runs pktgen's TestGuest* tests in a 2-CPU guest
 // with the real pktgen module: counted and timed runs over a veth pair
-// (every packet counted on the peer), stop by cancel, the kernel's
+// (every packet counted on the peer), two devices on one thread on two
+// queues (each its own stream at the peer), stop by cancel, the kernel's
 // refusals (bad parameter, unknown flag, burst on veth), and probing; then
 // `linerate send` end to end through the CLI.
 func TestPktgenRealKernel(t *testing.T) {
@@ -41,7 +42,7 @@ exit $rc
 	if res.ExitCode != 0 {
 		t.Fatalf("pktgen guest tests failed (exit %d); console:\n%s", res.ExitCode, res.Console)
 	}
-	for _, name := range []string{"TestGuestKernelCount", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend"} {
+	for _, name := range []string{"TestGuestKernelCount", "TestGuestKernelDevicesPerThread", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend"} {
 		if !strings.Contains(res.Output, "--- PASS: "+name) {
 			t.Errorf("%s did not pass in the guest (skipped or missing)", name)
 		}

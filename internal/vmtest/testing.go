@@ -13,7 +13,35 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/linerate/linerate/internal/vm"
 )
+
+// CacheEnv overrides the kernel cache of the tests.
+const CacheEnv = "LINERATE_VMTEST_CACHE"
+
+// CacheDir is where the tests keep the guest kernel: $LINERATE_VMTEST_CACHE,
+// else .cache/vmtest at the root of the Go module containing the working
+// directory (ignored by git), else linerate-vmtest in the user's cache
+// directory.
+func CacheDir() string {
+	if d := os.Getenv(CacheEnv); d != "" {
+		return d
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return filepath.Join(d, ".cache", "vmtest")
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "linerate-vmtest")
+	}
+	return filepath.Join(os.TempDir(), "linerate-vmtest")
+}
 
 // TestLogger is an hclog logger writing to the test's output (shown with
 // -v or when the test fails).
@@ -21,12 +49,13 @@ func TestLogger(t testing.TB) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "vmtest", Output: t.Output(), Level: hclog.Debug})
 }
 
-// SkipUnlessAvailable returns the guest kernel, or skips the test with
-// the reason when guests cannot run here: -short, a host other than
-// linux/amd64, qemu-system-x86_64 missing, or no kernel to be had. In CI
+// SkipUnlessAvailable returns the guest kernel (fetched into CacheDir),
+// or skips the test with the reason when guests cannot run here: -short,
+// a host other than linux/amd64, qemu-system-x86_64 missing
+// (vm.Available), or no kernel to be had. In CI
 // (CI=true) a missing qemu or kernel fails the test instead, because
 // `make vmtest-deps` installs what guests need.
-func SkipUnlessAvailable(t testing.TB) *Kernel {
+func SkipUnlessAvailable(t testing.TB) *vm.Kernel {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("vmtest: guest boots are skipped in -short mode")
@@ -41,12 +70,12 @@ func SkipUnlessAvailable(t testing.TB) *Kernel {
 		}
 		t.Skipf("vmtest: "+format+"; skipping the guest test (`make vmtest-deps` as root installs what is missing)", args...)
 	}
-	if _, err := exec.LookPath(QEMU); err != nil {
-		missing("%s not found: apt-get install qemu-system-x86", QEMU)
+	if err := vm.Available(); err != nil {
+		missing("%v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	k, err := FetchKernel(ctx, "", TestLogger(t))
+	k, err := vm.FetchKernel(ctx, CacheDir(), TestLogger(t))
 	if err != nil {
 		missing("cannot get a guest kernel: %v", err)
 	}
@@ -75,7 +104,7 @@ func BuildTestBinary(t testing.TB, pkg string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("vmtest: build test binary of %s: go test -c: %v\n%s", pkg, err, strings.TrimSpace(output.String()))
 	}
-	if err := checkStatic(out); err != nil {
+	if err := vm.CheckStatic(out); err != nil {
 		t.Fatalf("vmtest: build test binary of %s: %v", pkg, err)
 	}
 	t.Logf("vmtest: built %s test binary in %s", pkg, time.Since(start).Round(time.Millisecond))

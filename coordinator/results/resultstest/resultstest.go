@@ -9,10 +9,12 @@ package resultstest
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/topology"
 )
 
 // Start is when the test campaign started.
@@ -187,7 +189,7 @@ func Run() *results.Document {
 		host := coordinator.Host{
 			Name: h.Name, Role: h.Role, Kernel: h.Kernel, Iface: h.Iface, Driver: h.Driver, NUMANode: h.NUMANode,
 			LinkSpeedMbps: h.LinkSpeedMbps, IRQMap: h.IRQMap, SkippedIRQs: []coordinator.SkippedIRQ{}, Tuned: "restored",
-			Backend: h.Backend, Method: h.Method,
+			Backend: h.Backend, Method: h.Method, IRQVerify: firedAsPlanned(h),
 		}
 		for _, f := range res.Flows {
 			if f.Sender == h.Name {
@@ -204,4 +206,18 @@ func Run() *results.Document {
 	d.Tool = "v0.4.0"
 	d.Spec = json.RawMessage(`{"senders":["s1","s2"],"receivers":["r1","r2"],"pattern":"pairwise","frame_size":512,"rate_pps":2000000,"duration":"10s"}`)
 	return d
+}
+
+// firedAsPlanned is a host whose queue IRQs each fired on the CPU the
+// run pinned it to over the 10 s trial.
+func firedAsPlanned(h results.Fingerprint) *topology.VerifyResult {
+	v := &topology.VerifyResult{Iface: h.Iface, Interval: "10s", IRQs: []topology.VerifiedIRQ{}}
+	for _, p := range h.IRQMap {
+		n := uint64(250_000 + 1000*p.Queue)
+		v.IRQs = append(v.IRQs, topology.VerifiedIRQ{
+			IRQ: p.IRQ, Name: p.Name, Queue: p.Queue, Planned: strconv.Itoa(p.CPU), Source: "journal",
+			Fired: map[string]uint64{strconv.Itoa(p.CPU): n}, Total: n,
+		})
+	}
+	return v
 }

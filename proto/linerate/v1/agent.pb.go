@@ -1895,11 +1895,16 @@ func (x *CollectRequest) GetKeepArmed() bool {
 }
 
 type CollectResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Report        *ReceiverReport        `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
-	CollectedAt   *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=collected_at,json=collectedAt,proto3" json:"collected_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Report      *ReceiverReport        `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	CollectedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=collected_at,json=collectedAt,proto3" json:"collected_at,omitempty"`
+	// Where the NIC's queue IRQs fired from Arm to this final collect (not
+	// set on a keep_armed snapshot, or when it could not be read:
+	// irq_verify_reason says why).
+	IrqVerify       *IrqVerify `protobuf:"bytes,3,opt,name=irq_verify,json=irqVerify,proto3" json:"irq_verify,omitempty"`
+	IrqVerifyReason string     `protobuf:"bytes,4,opt,name=irq_verify_reason,json=irqVerifyReason,proto3" json:"irq_verify_reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CollectResponse) Reset() {
@@ -1946,6 +1951,207 @@ func (x *CollectResponse) GetCollectedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *CollectResponse) GetIrqVerify() *IrqVerify {
+	if x != nil {
+		return x.IrqVerify
+	}
+	return nil
+}
+
+func (x *CollectResponse) GetIrqVerifyReason() string {
+	if x != nil {
+		return x.IrqVerifyReason
+	}
+	return ""
+}
+
+// IrqVerify is, for each queue IRQ of the NIC, which CPUs serviced it
+// between two reads of /proc/interrupts, as `linerate irq verify --json`
+// prints it.
+type IrqVerify struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Iface string                 `protobuf:"bytes,1,opt,name=iface,proto3" json:"iface,omitempty"`
+	// The interval between the reads ("2.5s").
+	Interval string         `protobuf:"bytes,2,opt,name=interval,proto3" json:"interval,omitempty"`
+	Irqs     []*VerifiedIrq `protobuf:"bytes,3,rep,name=irqs,proto3" json:"irqs,omitempty"`
+	// IRQs that fired on a CPU outside their planned ones.
+	OffCpu        int32 `protobuf:"varint,4,opt,name=off_cpu,json=offCpu,proto3" json:"off_cpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IrqVerify) Reset() {
+	*x = IrqVerify{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IrqVerify) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IrqVerify) ProtoMessage() {}
+
+func (x *IrqVerify) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IrqVerify.ProtoReflect.Descriptor instead.
+func (*IrqVerify) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *IrqVerify) GetIface() string {
+	if x != nil {
+		return x.Iface
+	}
+	return ""
+}
+
+func (x *IrqVerify) GetInterval() string {
+	if x != nil {
+		return x.Interval
+	}
+	return ""
+}
+
+func (x *IrqVerify) GetIrqs() []*VerifiedIrq {
+	if x != nil {
+		return x.Irqs
+	}
+	return nil
+}
+
+func (x *IrqVerify) GetOffCpu() int32 {
+	if x != nil {
+		return x.OffCpu
+	}
+	return 0
+}
+
+// VerifiedIrq is one queue IRQ and the CPUs that serviced it.
+type VerifiedIrq struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Irq   int32                  `protobuf:"varint,1,opt,name=irq,proto3" json:"irq,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Queue int32                  `protobuf:"varint,3,opt,name=queue,proto3" json:"queue,omitempty"`
+	// The CPUs it should fire on (a CPU list): the run's plan ("journal"),
+	// else its smp_affinity_list ("affinity").
+	Planned string `protobuf:"bytes,4,opt,name=planned,proto3" json:"planned,omitempty"`
+	Source  string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	// CPU → interrupts in the interval, CPUs with none left out.
+	Fired  map[int32]uint64 `protobuf:"bytes,6,rep,name=fired,proto3" json:"fired,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Total  uint64           `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
+	OffCpu bool             `protobuf:"varint,8,opt,name=off_cpu,json=offCpu,proto3" json:"off_cpu,omitempty"`
+	// Why the counts are not a plain difference (missing from a read, a
+	// counter that went down).
+	Note          string `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifiedIrq) Reset() {
+	*x = VerifiedIrq{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifiedIrq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifiedIrq) ProtoMessage() {}
+
+func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifiedIrq.ProtoReflect.Descriptor instead.
+func (*VerifiedIrq) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *VerifiedIrq) GetIrq() int32 {
+	if x != nil {
+		return x.Irq
+	}
+	return 0
+}
+
+func (x *VerifiedIrq) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *VerifiedIrq) GetQueue() int32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+func (x *VerifiedIrq) GetPlanned() string {
+	if x != nil {
+		return x.Planned
+	}
+	return ""
+}
+
+func (x *VerifiedIrq) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *VerifiedIrq) GetFired() map[int32]uint64 {
+	if x != nil {
+		return x.Fired
+	}
+	return nil
+}
+
+func (x *VerifiedIrq) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *VerifiedIrq) GetOffCpu() bool {
+	if x != nil {
+		return x.OffCpu
+	}
+	return false
+}
+
+func (x *VerifiedIrq) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 // ReceiverReport is the receiver's count since Arm, as `linerate receive
 // --json` prints it.
 type ReceiverReport struct {
@@ -1972,7 +2178,7 @@ type ReceiverReport struct {
 
 func (x *ReceiverReport) Reset() {
 	*x = ReceiverReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2190,7 @@ func (x *ReceiverReport) String() string {
 func (*ReceiverReport) ProtoMessage() {}
 
 func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2203,7 @@ func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverReport.ProtoReflect.Descriptor instead.
 func (*ReceiverReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReceiverReport) GetMethod() string {
@@ -2110,7 +2316,7 @@ type StreamReport struct {
 
 func (x *StreamReport) Reset() {
 	*x = StreamReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2328,7 @@ func (x *StreamReport) String() string {
 func (*StreamReport) ProtoMessage() {}
 
 func (x *StreamReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2341,7 @@ func (x *StreamReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamReport.ProtoReflect.Descriptor instead.
 func (*StreamReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StreamReport) GetSrc() string {
@@ -2250,7 +2456,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2468,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2481,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -2309,7 +2515,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2321,7 +2527,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2334,7 +2540,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -2389,7 +2595,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2607,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2620,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -2506,7 +2712,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2518,7 +2724,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2737,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -2762,7 +2968,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2774,7 +2980,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +2993,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -2815,7 +3021,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +3033,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +3046,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -2874,7 +3080,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2886,7 +3092,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2899,7 +3105,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -2942,7 +3148,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2954,7 +3160,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2967,7 +3173,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -2994,7 +3200,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3212,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3225,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -3038,7 +3244,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3256,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3269,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -3084,7 +3290,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3096,7 +3302,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3109,7 +3315,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3137,7 +3343,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3355,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3368,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3180,17 +3386,21 @@ func (x *ResultRequest) GetWait() bool {
 }
 
 type ResultResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summary       *SenderSummary         `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	StoppedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=stopped_at,json=stoppedAt,proto3" json:"stopped_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Summary   *SenderSummary         `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	StoppedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=stopped_at,json=stoppedAt,proto3" json:"stopped_at,omitempty"`
+	// Where the NIC's queue IRQs fired over the send (unset when they
+	// could not be read: irq_verify_reason says why).
+	IrqVerify       *IrqVerify `protobuf:"bytes,4,opt,name=irq_verify,json=irqVerify,proto3" json:"irq_verify,omitempty"`
+	IrqVerifyReason string     `protobuf:"bytes,5,opt,name=irq_verify_reason,json=irqVerifyReason,proto3" json:"irq_verify_reason,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3412,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3425,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3237,6 +3447,20 @@ func (x *ResultResponse) GetStoppedAt() *timestamppb.Timestamp {
 		return x.StoppedAt
 	}
 	return nil
+}
+
+func (x *ResultResponse) GetIrqVerify() *IrqVerify {
+	if x != nil {
+		return x.IrqVerify
+	}
+	return nil
+}
+
+func (x *ResultResponse) GetIrqVerifyReason() string {
+	if x != nil {
+		return x.IrqVerifyReason
+	}
+	return ""
 }
 
 // SenderSummary is what a send reports, the same for every backend, as
@@ -3269,7 +3493,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3281,7 +3505,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3294,7 +3518,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -3411,7 +3635,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3423,7 +3647,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3436,7 +3660,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -3506,7 +3730,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3518,7 +3742,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3531,7 +3755,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -3559,7 +3783,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +3795,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +3808,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -3629,7 +3853,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +3865,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,7 +3878,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -3728,7 +3952,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3740,7 +3964,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3753,7 +3977,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -3816,7 +4040,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3828,7 +4052,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3841,7 +4065,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -3879,7 +4103,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3891,7 +4115,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3904,7 +4128,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -4087,10 +4311,32 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0eCollectRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x1d\n" +
 	"\n" +
-	"keep_armed\x18\x02 \x01(\bR\tkeepArmed\"\x85\x01\n" +
+	"keep_armed\x18\x02 \x01(\bR\tkeepArmed\"\xe8\x01\n" +
 	"\x0fCollectResponse\x123\n" +
 	"\x06report\x18\x01 \x01(\v2\x1b.linerate.v1.ReceiverReportR\x06report\x12=\n" +
-	"\fcollected_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcollectedAt\"\xd2\x02\n" +
+	"\fcollected_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vcollectedAt\x125\n" +
+	"\n" +
+	"irq_verify\x18\x03 \x01(\v2\x16.linerate.v1.IrqVerifyR\tirqVerify\x12*\n" +
+	"\x11irq_verify_reason\x18\x04 \x01(\tR\x0firqVerifyReason\"\x84\x01\n" +
+	"\tIrqVerify\x12\x14\n" +
+	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x1a\n" +
+	"\binterval\x18\x02 \x01(\tR\binterval\x12,\n" +
+	"\x04irqs\x18\x03 \x03(\v2\x18.linerate.v1.VerifiedIrqR\x04irqs\x12\x17\n" +
+	"\aoff_cpu\x18\x04 \x01(\x05R\x06offCpu\"\xb3\x02\n" +
+	"\vVerifiedIrq\x12\x10\n" +
+	"\x03irq\x18\x01 \x01(\x05R\x03irq\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05queue\x18\x03 \x01(\x05R\x05queue\x12\x18\n" +
+	"\aplanned\x18\x04 \x01(\tR\aplanned\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\x129\n" +
+	"\x05fired\x18\x06 \x03(\v2#.linerate.v1.VerifiedIrq.FiredEntryR\x05fired\x12\x14\n" +
+	"\x05total\x18\a \x01(\x04R\x05total\x12\x17\n" +
+	"\aoff_cpu\x18\b \x01(\bR\x06offCpu\x12\x12\n" +
+	"\x04note\x18\t \x01(\tR\x04note\x1a8\n" +
+	"\n" +
+	"FiredEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xd2\x02\n" +
 	"\x0eReceiverReport\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12#\n" +
 	"\rmethod_reason\x18\x02 \x01(\tR\fmethodReason\x12\x18\n" +
@@ -4200,13 +4446,16 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"stopped_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\">\n" +
 	"\rResultRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x12\n" +
-	"\x04wait\x18\x02 \x01(\bR\x04wait\"\xbc\x01\n" +
+	"\x04wait\x18\x02 \x01(\bR\x04wait\"\x9f\x02\n" +
 	"\x0eResultResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.linerate.v1.SenderSummaryR\asummary\x129\n" +
 	"\n" +
 	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x129\n" +
 	"\n" +
-	"stopped_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\"\xfb\x02\n" +
+	"stopped_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\x125\n" +
+	"\n" +
+	"irq_verify\x18\x04 \x01(\v2\x16.linerate.v1.IrqVerifyR\tirqVerify\x12*\n" +
+	"\x11irq_verify_reason\x18\x05 \x01(\tR\x0firqVerifyReason\"\xfb\x02\n" +
 	"\rSenderSummary\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06device\x18\x02 \x01(\tR\x06device\x12\x18\n" +
@@ -4310,7 +4559,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -4337,31 +4586,34 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*ArmResponse)(nil),           // 22: linerate.v1.ArmResponse
 	(*CollectRequest)(nil),        // 23: linerate.v1.CollectRequest
 	(*CollectResponse)(nil),       // 24: linerate.v1.CollectResponse
-	(*ReceiverReport)(nil),        // 25: linerate.v1.ReceiverReport
-	(*StreamReport)(nil),          // 26: linerate.v1.StreamReport
-	(*SeqRange)(nil),              // 27: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 28: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 29: linerate.v1.ConfigureRequest
-	(*SenderConfig)(nil),          // 30: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 31: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 32: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 33: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 34: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 35: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 36: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 37: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 38: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 39: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 40: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 41: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 42: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 43: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 44: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 45: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 46: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 47: linerate.v1.StreamCounters
-	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
+	(*IrqVerify)(nil),             // 25: linerate.v1.IrqVerify
+	(*VerifiedIrq)(nil),           // 26: linerate.v1.VerifiedIrq
+	(*ReceiverReport)(nil),        // 27: linerate.v1.ReceiverReport
+	(*StreamReport)(nil),          // 28: linerate.v1.StreamReport
+	(*SeqRange)(nil),              // 29: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 30: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 31: linerate.v1.ConfigureRequest
+	(*SenderConfig)(nil),          // 32: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 33: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 34: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 35: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 36: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 37: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 38: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 39: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 40: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 41: linerate.v1.ResultResponse
+	(*SenderSummary)(nil),         // 42: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 43: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 44: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 45: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 46: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 47: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 48: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 49: linerate.v1.StreamCounters
+	nil,                           // 50: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -4370,78 +4622,82 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	4,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
 	6,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	7,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	48, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	49, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	48, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	49, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	49, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	48, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	49, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	51, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	52, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	51, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	52, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	52, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	51, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	52, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
 	18, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
 	17, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
 	17, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
 	7,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
 	18, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
 	18, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	48, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
-	25, // 20: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	48, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
-	26, // 22: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	28, // 23: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	27, // 24: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	30, // 25: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	49, // 26: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	32, // 27: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	31, // 28: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	30, // 29: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	48, // 30: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	48, // 31: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	48, // 32: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	40, // 33: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	48, // 34: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	48, // 35: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	41, // 36: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	49, // 37: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	48, // 38: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	44, // 39: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	45, // 40: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	1,  // 41: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	49, // 42: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	46, // 43: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 44: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	49, // 45: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	47, // 46: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 47: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	9,  // 48: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	11, // 49: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	13, // 50: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	15, // 51: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	19, // 52: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	21, // 53: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	23, // 54: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	29, // 55: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	34, // 56: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	36, // 57: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	38, // 58: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	42, // 59: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 60: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	10, // 61: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	12, // 62: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	14, // 63: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	16, // 64: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	20, // 65: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	22, // 66: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	24, // 67: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	33, // 68: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	35, // 69: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	37, // 70: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	39, // 71: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	43, // 72: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	60, // [60:73] is the sub-list for method output_type
-	47, // [47:60] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	51, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	27, // 20: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
+	51, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	25, // 22: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	26, // 23: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
+	50, // 24: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	28, // 25: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
+	30, // 26: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	29, // 27: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	32, // 28: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	52, // 29: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	34, // 30: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	33, // 31: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	32, // 32: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	51, // 33: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	51, // 34: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	51, // 35: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	42, // 36: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	51, // 37: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	51, // 38: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	25, // 39: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	43, // 40: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	52, // 41: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	51, // 42: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	46, // 43: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	47, // 44: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	1,  // 45: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	52, // 46: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	48, // 47: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 48: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	52, // 49: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	49, // 50: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	2,  // 51: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	9,  // 52: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	11, // 53: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	13, // 54: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	15, // 55: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	19, // 56: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	21, // 57: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	23, // 58: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	31, // 59: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	36, // 60: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	38, // 61: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	40, // 62: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	44, // 63: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	3,  // 64: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	10, // 65: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	12, // 66: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	14, // 67: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	16, // 68: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	20, // 69: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	22, // 70: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	24, // 71: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	35, // 72: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	37, // 73: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	39, // 74: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	41, // 75: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	45, // 76: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	64, // [64:77] is the sub-list for method output_type
+	51, // [51:64] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -4449,14 +4705,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[28].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   46,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

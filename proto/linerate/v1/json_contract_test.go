@@ -61,6 +61,11 @@ func TestCLIJSONReadsIntoMessages(t *testing.T) {
 			Threads:  []*pb.ThreadSummary{{Cpu: 2, Entry: "eth1@2", Src: "198.18.0.2", Packets: 10, Errors: 1, Usec: 1000, Pps: 10000}},
 			Warnings: []string{"w"}, Interrupted: true,
 		}, false},
+		{"irq verify → IrqVerify", &topology.VerifyResult{Iface: "eth1", Interval: "5s", OffCPU: 1, IRQs: []topology.VerifiedIRQ{
+			{IRQ: 42, Name: "eth1-TxRx-1", Queue: 1, Planned: "1", Source: "journal", Fired: map[string]uint64{"1": 2, "5": 7}, Total: 9, OffCPU: true, Note: "n"},
+		}}, &pb.IrqVerify{}, &pb.IrqVerify{Iface: "eth1", Interval: "5s", OffCpu: 1, Irqs: []*pb.VerifiedIrq{
+			{Irq: 42, Name: "eth1-TxRx-1", Queue: 1, Planned: "1", Source: "journal", Fired: map[int32]uint64{1: 2, 5: 7}, Total: 9, OffCpu: true, Note: "n"},
+		}}, false},
 		// The receiver's report, as its package prints it, less
 		// missing_ranges: JSON [[from, to]] pairs are SeqRange messages here.
 		{"receiver report → ReceiverReport", json.RawMessage(`{"method": "xdp", "method_reason": "native", "packets": 5, "other_packets": 1,

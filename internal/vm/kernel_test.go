@@ -1,7 +1,7 @@
-package vmtest
+package vm
 
 import (
-	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,17 +29,30 @@ func TestVersionedImage(t *testing.T) {
 }
 
 func TestDefaultCacheDir(t *testing.T) {
-	t.Setenv(CacheEnv, "/somewhere/else")
-	if got := DefaultCacheDir(); got != "/somewhere/else" {
-		t.Errorf("with %s set: %q", CacheEnv, got)
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	userCache := func() (string, error) { return "/home/u/.cache", nil }
+	noUserCache := func() (string, error) { return "", errors.New("neither $XDG_CACHE_HOME nor $HOME is defined") }
+	for _, tc := range []struct {
+		name      string
+		env       string
+		euid      int
+		userCache func() (string, error)
+		want      string
+	}{
+		{"env wins over root", "/somewhere/else", 0, userCache, "/somewhere/else"},
+		{"root", "", 0, userCache, SystemCacheDir},
+		{"user", "", 1000, userCache, "/home/u/.cache/linerate/vm"},
+		{"user without a cache dir", "", 1000, noUserCache, filepath.Join(os.TempDir(), "linerate-vm-1000")},
+	} {
+		env[CacheEnv] = tc.env
+		if got := defaultCacheDir(getenv, tc.euid, tc.userCache); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
-	t.Setenv(CacheEnv, "")
-	got := DefaultCacheDir()
-	if filepath.Base(got) != "vmtest" || filepath.Base(filepath.Dir(got)) != ".cache" {
-		t.Fatalf("default cache dir %q, want <module root>/.cache/vmtest", got)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(got)), "go.mod")); err != nil {
-		t.Errorf("default cache dir %q is not at the module root: %v", got, err)
+	t.Setenv(CacheEnv, "/from/env")
+	if got := DefaultCacheDir(); got != "/from/env" {
+		t.Errorf("DefaultCacheDir with %s set: %q", CacheEnv, got)
 	}
 }
 
@@ -83,38 +96,13 @@ func TestCheckStatic(t *testing.T) {
 	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkStatic(notELF); err == nil {
+	if err := CheckStatic(notELF); err == nil {
 		t.Error("a shell script passed as a static ELF binary")
 	}
 	// /bin/sh of a Debian amd64 host (dash) is dynamically linked.
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-		if err := checkStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
-			t.Errorf("checkStatic(/bin/sh) = %v, want a dynamically linked error", err)
+		if err := CheckStatic("/bin/sh"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+			t.Errorf("CheckStatic(/bin/sh) = %v, want a dynamically linked error", err)
 		}
-	}
-}
-
-// An incomplete cache entry (a fetch interrupted after the move, or files
-// removed by hand) is replaced by a fresh fetch, not reported forever.
-func TestFetchKernelReplacesIncompleteEntry(t *testing.T) {
-	k := SkipUnlessAvailable(t)
-	cache := t.TempDir()
-	dir := filepath.Join(cache, k.Package)
-	if err := os.MkdirAll(filepath.Join(dir, "busybox", "usr"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	meta := `{"package":"` + k.Package + `","release":"x","vmlinuz":"root/boot/vmlinuz-x","modules":"root/lib/modules/x","busybox":"busybox/bin/busybox"}`
-	if err := os.WriteFile(filepath.Join(dir, kernelMeta), []byte(meta), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := FetchKernel(context.Background(), cache, TestLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(got.Busybox); err != nil || got.Release != k.Release {
-		t.Fatalf("fetched %+v: %v", got, err)
-	}
-	if stale, _ := filepath.Glob(filepath.Join(cache, "*.stale-*")); len(stale) != 0 {
-		t.Errorf("stale entries left: %v", stale)
 	}
 }

@@ -1,4 +1,4 @@
-package vmtest
+package vm
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Debian packages and settings of the harness.
+// Debian packages and settings of the guests.
 const (
 	// KernelMetapackage depends on the current versioned kernel image
 	// package (linux-image-6.1.0-NN-cloud-amd64 on bookworm); errors name
@@ -24,8 +24,10 @@ const (
 	KernelMetapackage = "linux-image-cloud-amd64"
 	// BusyboxPackage carries the statically linked busybox of the initramfs.
 	BusyboxPackage = "busybox-static"
-	// CacheEnv overrides the cache directory.
-	CacheEnv = "LINERATE_VMTEST_CACHE"
+	// CacheEnv overrides the cache directory of DefaultCacheDir.
+	CacheEnv = "LINERATE_VM_CACHE"
+	// SystemCacheDir is the cache of a root process.
+	SystemCacheDir = "/var/cache/linerate/vm"
 )
 
 // ErrNoKernel is returned when no kernel could be fetched or found in the
@@ -64,27 +66,25 @@ func (k *Kernel) VerifiedBy(p Pins) bool {
 	return true
 }
 
-// DefaultCacheDir is $LINERATE_VMTEST_CACHE, else .cache/vmtest at the
-// root of the Go module containing the working directory, else
-// linerate-vmtest in the user's cache directory.
+// DefaultCacheDir is where an installed binary keeps the kernel:
+// $LINERATE_VM_CACHE when set, else SystemCacheDir for root, else
+// linerate/vm in the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache); never a directory found from the working directory.
 func DefaultCacheDir() string {
-	if d := os.Getenv(CacheEnv); d != "" {
+	return defaultCacheDir(os.Getenv, os.Geteuid(), os.UserCacheDir)
+}
+
+func defaultCacheDir(getenv func(string) string, euid int, userCache func() (string, error)) string {
+	if d := getenv(CacheEnv); d != "" {
 		return d
 	}
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				return filepath.Join(d, ".cache", "vmtest")
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
+	if euid == 0 {
+		return SystemCacheDir
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "linerate-vmtest")
+	if d, err := userCache(); err == nil {
+		return filepath.Join(d, "linerate", "vm")
 	}
-	return filepath.Join(os.TempDir(), "linerate-vmtest")
+	return filepath.Join(os.TempDir(), fmt.Sprintf("linerate-vm-%d", euid))
 }
 
 const kernelMeta = "kernel.json"
@@ -111,8 +111,9 @@ func FetchKernel(ctx context.Context, cacheDir string, log hclog.Logger) (*Kerne
 	return (&fetcher{cacheDir: cacheDir, pins: pins, run: run, log: log}).fetch(ctx)
 }
 
-// checkStatic fails unless p is an x86-64 ELF without a program interpreter.
-func checkStatic(p string) error {
+// CheckStatic fails unless p is an x86-64 ELF without a program
+// interpreter: what runs in an initramfs, which has no libc.
+func CheckStatic(p string) error {
 	f, err := elf.Open(p)
 	if err != nil {
 		return fmt.Errorf("check %s: %w", p, err)

@@ -1,4 +1,4 @@
-package vmtest
+package vm
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func fixtureDB(t *testing.T) *ModuleDB {
 	return db
 }
 
-func names(mods []Module) []string { return moduleNames(mods) }
+func names(mods []Module) []string { return ModuleNames(mods) }
 
 // checkLoadOrder asserts that every module comes after all it depends on
 // and that none is listed twice.

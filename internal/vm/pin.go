@@ -1,4 +1,4 @@
-package vmtest
+package vm
 
 import (
 	_ "embed"
@@ -9,7 +9,7 @@ import (
 
 // PinsFile is where the pinned package versions live, named in errors
 // that ask for the pin to be updated.
-const PinsFile = "internal/vmtest/pins.txt"
+const PinsFile = "internal/vm/pins.txt"
 
 //go:embed pins.txt
 var pinsText string

@@ -1,4 +1,4 @@
-package vmtest
+package vm
 
 import (
 	"context"
@@ -250,7 +250,7 @@ func (f *fetcher) unpack(ctx context.Context, dir string) (*Kernel, error) {
 	if k.Busybox == "" {
 		return nil, fmt.Errorf("%s has no bin/busybox", f.pins.Busybox.Package)
 	}
-	if err := checkStatic(filepath.Join(dir, k.Busybox)); err != nil {
+	if err := CheckStatic(filepath.Join(dir, k.Busybox)); err != nil {
 		return nil, err
 	}
 	modDir := filepath.Join(dir, k.ModulesDir)

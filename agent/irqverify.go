@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/interrupts"
+)
+
+// irqVerifier tells where a run's queue IRQs fired: it reads
+// /proc/interrupts through the agent's root when the run's traffic starts
+// and after it ends (before any restore), and compares the two reads with
+// the plan the run applied (topology.Compare).
+type irqVerifier struct {
+	root     topology.Root
+	stateDir string
+	log      hclog.Logger
+}
+
+// irqSpan is a run's first read: the NIC's queue IRQs and their counts
+// then, or why the run will have no verification.
+type irqSpan struct {
+	nic    *topology.NIC
+	before *interrupts.Table
+	at     time.Time
+	reason string
+}
+
+// irqCheck is a run's verification, or why it has none.
+type irqCheck struct {
+	result *topology.VerifyResult
+	reason string
+}
+
+// begin reads iface's queue IRQs and their counts now.
+func (v *irqVerifier) begin(iface string) *irqSpan {
+	nic, err := topology.Inspect(v.root, iface)
+	switch {
+	case errors.Is(err, topology.ErrNoDevice):
+		return &irqSpan{reason: topology.NoQueueIRQs}
+	case err != nil:
+		return v.fail("inspect the NIC", iface, err)
+	case len(nic.Vectors) == 0:
+		return &irqSpan{reason: fmt.Sprintf("no queue IRQs found for %s (driver %s)", iface, nic.Driver)}
+	}
+	before, err := topology.ReadInterrupts(v.root)
+	if err != nil {
+		return v.fail("read the counts before the run", iface, err)
+	}
+	return &irqSpan{nic: nic, before: before, at: time.Now()}
+}
+
+// fail is a span without a verification because what it did failed.
+func (v *irqVerifier) fail(what, iface string, err error) *irqSpan {
+	v.log.Warn("queue IRQs not verified", "iface", iface, "step", what, "error", err)
+	return &irqSpan{reason: fmt.Sprintf("not verified: %s %s: %v", what, iface, err)}
+}
+
+// end reads the counts again and compares them with the first read,
+// planned CPUs from the journal of the run's tuning (none: the current
+// affinities).
+func (v *irqVerifier) end(s *irqSpan) irqCheck {
+	if s == nil {
+		return irqCheck{reason: "not verified: the run had no first read of /proc/interrupts"}
+	}
+	if s.nic == nil {
+		return irqCheck{reason: s.reason}
+	}
+	after, err := topology.ReadInterrupts(v.root)
+	if err != nil {
+		return irqCheck{reason: v.fail("read the counts after the run", s.nic.Iface, err).reason}
+	}
+	j, err := topology.LoadJournal(v.stateDir, s.nic.Iface)
+	if err != nil {
+		// The plan is unknown: the affinities the first read saw stand in.
+		v.log.Warn("tuning journal unreadable: queue IRQs verified against their affinities at the start", "iface", s.nic.Iface, "error", err)
+		j = nil
+	}
+	res := topology.Compare(s.nic, j, s.before, after, time.Since(s.at))
+	if res.OffCPU > 0 {
+		v.log.Warn("queue IRQs fired off their planned CPUs", "iface", res.Iface, "irqs", res.OffCPU)
+	}
+	return irqCheck{result: res}
+}
+
+// irqVerifyToProto is a verification as the wire carries it.
+func irqVerifyToProto(v *topology.VerifyResult) *lineratev1.IrqVerify {
+	if v == nil {
+		return nil
+	}
+	p := &lineratev1.IrqVerify{Iface: v.Iface, Interval: v.Interval, OffCpu: int32(v.OffCPU)}
+	for _, q := range v.IRQs {
+		fired := make(map[int32]uint64, len(q.Fired))
+		for c, n := range q.Fired {
+			if cpu, err := strconv.Atoi(c); err == nil { // topology writes CPU numbers
+				fired[int32(cpu)] = n
+			}
+		}
+		p.Irqs = append(p.Irqs, &lineratev1.VerifiedIrq{
+			Irq: int32(q.IRQ), Name: q.Name, Queue: int32(q.Queue), Planned: q.Planned, Source: q.Source,
+			Fired: fired, Total: q.Total, OffCpu: q.OffCPU, Note: q.Note,
+		})
+	}
+	return p
+}
