@@ -20,7 +20,8 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/netns/nstest"
-	"github.com/linerate/linerate/internal/vm/vmtesting"
+	"github.com/linerate/linerate/internal/vm"
+	"github.com/linerate/linerate/internal/vmtest"
 )
 
 // vmNode1 are the CPUs of NUMA node 1 in a VM host of the default
@@ -42,7 +43,7 @@ const vmRate = "10000"
 // mid-run (the run fails naming it within 10 s; the others restore).
 func TestLabVMHosts(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	cache := vmtesting.KernelCache(t)
+	cache := vmKernelCache(t)
 	bin := nstest.BuildLinerate(t)
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
@@ -227,6 +228,15 @@ func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, sende
 	}
 }
 
+// vmKernelCache is the cache holding the pinned guest kernel, fetched
+// there first (the test skips where guests cannot run, fails in CI): the
+// lab's binary is pointed at it with LINERATE_VM_CACHE.
+func vmKernelCache(t *testing.T) string {
+	t.Helper()
+	vmtest.SkipUnlessAvailable(t)
+	return vmtest.CacheDir()
+}
+
 // guestAffinities reads every IRQ's smp_affinity_list in the guest of
 // host (through its shell socket in the lab directory).
 func guestAffinities(t *testing.T, dir, host string) map[string]string {
@@ -272,7 +282,7 @@ func guestExec(t *testing.T, dir, host, cmd string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, code, err := vmExec(ctx, filepath.Join(dir, host), cmd)
+	out, code, err := vm.Exec(ctx, filepath.Join(dir, host), cmd)
 	if err != nil || code != 0 {
 		t.Fatalf("%s: %q in its guest: exit %d, %v:\n%s", host, cmd, code, err, out)
 	}
@@ -281,7 +291,7 @@ func guestExec(t *testing.T, dir, host, cmd string) string {
 
 func qemuPID(t *testing.T, dir, host string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, host, "qemu.pid"))
+	b, err := os.ReadFile(filepath.Join(dir, host, vm.PidFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +395,7 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 // loss (no trial short of its offered rate).
 func TestLabVMShaped(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	t.Setenv("LINERATE_VM_CACHE", vmtesting.KernelCache(t))
+	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
 	bin := nstest.BuildLinerate(t)
 	id := os.Getpid() % 10000
 	const shape = 10e6 // 10 Mbit/s: 20 833 pps of 64-byte frames (tbf counts 60 bytes)

@@ -75,11 +75,11 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		l.machines = append(l.machines, &machine{host: h, run: run, dir: dir, started: start})
 	}
 	for _, m := range l.machines {
-		if err := l.waitListening(ctx, m.host, GRPCPort, o.Ready, filepath.Join(m.dir, "agent.log"), m.ended); err != nil {
+		if err := l.waitListening(ctx, m.host, GRPCPort, o.Ready, filepath.Join(m.dir, vm.AgentLog), m.ended); err != nil {
 			return err
 		}
 		// Boot to agent ready: what bench/vm-figures.sh reads.
-		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", m.run.Accel())
+		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", vm.Accel())
 	}
 	l.log.Info("VM hosts up", "hosts", len(l.machines), "vcpus", l.Spec.Layout().VCPUs, "queues", l.Spec.Layout().Queues, "dir", o.Dir)
 	return nil
@@ -89,7 +89,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 func (m *machine) ended() string {
 	select {
 	case <-m.run.Done():
-		return fmt.Sprintf("stopped: its guest ended (qemu: %v); console:\n%s\nagent log", m.run.Err(), tail(filepath.Join(m.dir, "console.log"), 20))
+		return fmt.Sprintf("stopped: its guest ended (qemu: %v); console:\n%s\nagent log", m.run.Err(), tail(filepath.Join(m.dir, vm.ConsoleLog), 20))
 	default:
 		return ""
 	}

@@ -151,7 +151,7 @@ type machine struct {
 // in a host's directory whose process is still that guest's qemu): their
 // agents stop and restore, then qemu ends. It returns their host names.
 func StopLeftoverVMs(dir string, timeout time.Duration) ([]string, error) {
-	pids, err := filepath.Glob(filepath.Join(dir, "*", vm.PIDFile))
+	pids, err := filepath.Glob(filepath.Join(dir, "*", vm.PidFile))
 	if err != nil {
 		return nil, err
 	}
@@ -159,14 +159,14 @@ func StopLeftoverVMs(dir string, timeout time.Duration) ([]string, error) {
 	var errs []error
 	for _, pf := range pids {
 		hostDir := filepath.Dir(pf)
-		running, err := vm.StopDir(hostDir, timeout)
-		if err != nil {
+		if _, running := vm.RunningQEMU(hostDir); !running {
+			continue
+		}
+		if err := vm.StopDir(hostDir, timeout); err != nil {
 			errs = append(errs, fmt.Errorf("stop VM host %s: %w", filepath.Base(hostDir), err))
 			continue
 		}
-		if running {
-			stopped = append(stopped, filepath.Base(hostDir))
-		}
+		stopped = append(stopped, filepath.Base(hostDir))
 	}
 	return stopped, errors.Join(errs...)
 }
