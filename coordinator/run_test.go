@@ -50,6 +50,9 @@ type fakeAgent struct {
 	// sender backends Describe offers.
 	queueCPUs []int32
 	backends  []string
+	// watchSilent: its Watch stream sends one sample and then nothing,
+	// never breaking (a host that vanished without a reset).
+	watchSilent bool
 
 	mu        sync.Mutex
 	calls     []string
@@ -200,6 +203,10 @@ func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamin
 		resp := &lineratev1.WatchResponse{Time: timestamppb.Now(), Sender: &lineratev1.SenderSample{Phase: lineratev1.Phase_PHASE_RUNNING}}
 		if err := stream.Send(resp); err != nil {
 			return err
+		}
+		if f.watchSilent {
+			<-stream.Context().Done()
+			return nil
 		}
 		select {
 		case <-stream.Context().Done():

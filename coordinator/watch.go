@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -10,8 +11,11 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
-// watch streams n's live counters to OnSample; a stream that breaks while
-// the run is going fails the run: the agent is gone.
+// watch streams n's live counters to OnSample; a stream that breaks, or
+// stays silent for watchSilence, while the run is going fails the run:
+// the agent is gone. A host that vanishes (powered off, its VM killed)
+// sends no reset: without the silence bound its stream would only break
+// at the connection's keepalive, tens of seconds later.
 func (st *runState) watch(ctx context.Context, n *node) {
 	stream, err := n.c.Watch(ctx, &lineratev1.WatchRequest{Interval: durationpb.New(st.spec.WatchInterval)})
 	if err != nil {
@@ -20,6 +24,13 @@ func (st *runState) watch(ctx context.Context, n *node) {
 		}
 		return
 	}
+	silence := watchSilence(st.spec.WatchInterval)
+	quiet := time.AfterFunc(silence, func() {
+		if ctx.Err() == nil {
+			st.fail(n.m.Name, fmt.Errorf("connection lost: no live counters for %s (every %s asked): the host stopped answering", silence, st.spec.WatchInterval))
+		}
+	})
+	defer quiet.Stop()
 	var last *Sample
 	frame := st.spec.MeanFrame() + FCSBytes
 	for {
@@ -30,6 +41,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 			}
 			return
 		}
+		quiet.Reset(silence)
 		s, ok := sampleOf(resp, n.m.Name, n.role)
 		if !ok {
 			continue
@@ -47,4 +59,11 @@ func (st *runState) watch(ctx context.Context, n *node) {
 			st.r.OnSample(s)
 		}
 	}
+}
+
+// watchSilence is how long a live stream asked for a sample every
+// interval may stay silent before its host counts as gone: five
+// intervals, at least 4 s (a loaded host's samples come late, not never).
+func watchSilence(interval time.Duration) time.Duration {
+	return max(5*interval, 4*time.Second)
 }

@@ -170,8 +170,10 @@ func TestComparePendingMove(t *testing.T) {
 	}
 	bump(t, r.Dir(), 41, 5, 1) // once on the old CPU, then on 0
 	bump(t, r.Dir(), 41, 0, 40)
-	bump(t, r.Dir(), 42, 5, 2) // twice on the old CPU
+	bump(t, r.Dir(), 42, 5, 2) // twice on the old CPU, never moved
 	bump(t, r.Dir(), 43, 6, 1) // once on a CPU it was never on
+	bump(t, r.Dir(), 44, 5, 2) // twice on the old CPU (on their way), then on 3
+	bump(t, r.Dir(), 44, 3, 30)
 	after, err := ReadInterrupts(r)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +187,10 @@ func TestComparePendingMove(t *testing.T) {
 		t.Errorf("irq 41 (moved at its first interrupt): %+v", q)
 	}
 	if q := byIRQ[42]; !q.OffCPU || q.Note != "" {
-		t.Errorf("irq 42 (twice on the old CPU): %+v", q)
+		t.Errorf("irq 42 (twice on the old CPU, never on its planned one): %+v", q)
+	}
+	if q := byIRQ[44]; q.OffCPU || q.Fired["5"] != 2 || !strings.Contains(q.Note, "fired 2 times on CPU 5") {
+		t.Errorf("irq 44 (twice on the old CPU, then moved): %+v", q)
 	}
 	if q := byIRQ[43]; !q.OffCPU {
 		t.Errorf("irq 43 (once on CPU 6, neither planned nor effective): %+v", q)
