@@ -125,9 +125,11 @@ func TestLabVMHosts(t *testing.T) {
 		}
 		_ = cmd.Wait()
 		killed := time.Now()
-		// The agents' lease (coordinator.DefaultLeaseTTL) lapses: each
-		// stops sending, disarms and restores by itself.
-		within := coordinator.DefaultLeaseTTL + 10*time.Second
+		// The agents' lease (coordinator.DefaultLeaseTTL, renewed every
+		// third of it) lapses: each stops sending, disarms and restores
+		// by itself. The margin is this test's polling through the
+		// guests' shells.
+		within := coordinator.DefaultLeaseTTL + 3*time.Second
 		restored(t, within, "s1", "r1")
 		waitIdlePktgen(t, dir, "s1", within-time.Since(killed))
 		t.Logf("restored %s after the coordinator was killed", time.Since(killed).Round(time.Millisecond))
