@@ -24,6 +24,10 @@ func (st *runState) cleanup() {
 		if lease == "" {
 			continue
 		}
+		if n.gone.Load() {
+			n.host.Warnings = append(n.host.Warnings, "not released: the host is gone (its agent restores when its lease lapses, or when it starts again)")
+			continue
+		}
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			defer cancel()

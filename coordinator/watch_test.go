@@ -33,6 +33,20 @@ func TestRunFailsOnSilentWatch(t *testing.T) {
 	if !r1.released {
 		t.Error("r1 not released after the run failed")
 	}
+	// The vanished host is asked nothing more: it cannot answer, and
+	// each call would wait out its deadline before the run could end.
+	if s1.called("Stop") || s1.called("ReleaseLease") {
+		t.Error("cleanup called the vanished s1")
+	}
+	var warned bool
+	for _, h := range res.Hosts {
+		for _, w := range h.Warnings {
+			warned = warned || (h.Name == "s1" && strings.Contains(w, "not released: the host is gone"))
+		}
+	}
+	if !warned {
+		t.Errorf("no warning that s1 was not released: %+v", res.Hosts)
+	}
 }
 
 func TestWatchSilence(t *testing.T) {
