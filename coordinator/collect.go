@@ -64,12 +64,12 @@ func (st *runState) wait(ctx context.Context) error {
 func (st *runState) stopSenders(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, n := range st.withRole(gossip.RoleSender) {
-		if st.leaseOf(n) == "" || n.gone.Load() {
+		if st.leaseOf(n) == "" {
 			continue
 		}
 		wg.Go(func() {
 			n.stopOnce.Do(func() {
-				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				cctx, cancel := context.WithTimeout(ctx, callBudget(n, 10*time.Second))
 				defer cancel()
 				if _, err := n.c.Stop(cctx, &lineratev1.StopRequest{LeaseId: n.lease}); err != nil {
 					st.log.Warn("stop sender", "agent", n.m.Name, "error", err)

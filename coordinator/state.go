@@ -34,9 +34,9 @@ type node struct {
 	started  time.Time
 	stopOnce sync.Once
 	// gone: the run lost this host (its connection went quiet or broke,
-	// gossip declared it failed or it left): cleanup asks it nothing,
-	// since it cannot answer, and its agent restores by itself when its
-	// lease lapses.
+	// gossip declared it failed or it left): cleanup gives its calls
+	// goneBudget only; if it cannot answer, its agent restores by itself
+	// when its lease lapses.
 	gone atomic.Bool
 }
 
