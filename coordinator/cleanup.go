@@ -25,7 +25,7 @@ func (st *runState) cleanup() {
 			continue
 		}
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, callBudget(n, 15*time.Second))
 			defer cancel()
 			resp, err := n.c.ReleaseLease(cctx, &lineratev1.ReleaseLeaseRequest{LeaseId: lease, KeepTuning: st.spec.KeepTuning})
 			switch {
@@ -48,4 +48,19 @@ func (st *runState) cleanup() {
 		}
 	}
 	st.phase.Store(prev) // a failure names the phase it happened in
+}
+
+// goneBudget bounds a cleanup call to a host the run lost: one that
+// vanished cannot answer, and a full budget per call would hold the
+// run's end for tens of seconds; one gossip merely declared failed still
+// answers at once.
+const goneBudget = 2 * time.Second
+
+// callBudget is a cleanup call's time budget for n: full, or goneBudget
+// when the run lost n.
+func callBudget(n *node, full time.Duration) time.Duration {
+	if n.gone.Load() {
+		return min(full, goneBudget)
+	}
+	return full
 }

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/linerate/linerate/internal/gossip"
@@ -61,18 +62,22 @@ func (st *runState) wait(ctx context.Context) error {
 // stopSenders stops every leased sender once (the others have nothing to
 // stop).
 func (st *runState) stopSenders(ctx context.Context) {
+	var wg sync.WaitGroup
 	for _, n := range st.withRole(gossip.RoleSender) {
 		if st.leaseOf(n) == "" {
 			continue
 		}
-		n.stopOnce.Do(func() {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			if _, err := n.c.Stop(cctx, &lineratev1.StopRequest{LeaseId: n.lease}); err != nil {
-				st.log.Warn("stop sender", "agent", n.m.Name, "error", err)
-			}
+		wg.Go(func() {
+			n.stopOnce.Do(func() {
+				cctx, cancel := context.WithTimeout(ctx, callBudget(n, 10*time.Second))
+				defer cancel()
+				if _, err := n.c.Stop(cctx, &lineratev1.StopRequest{LeaseId: n.lease}); err != nil {
+					st.log.Warn("stop sender", "agent", n.m.Name, "error", err)
+				}
+			})
 		})
 	}
+	wg.Wait()
 }
 
 // collect takes receiver n's per-stream counts.

@@ -173,9 +173,9 @@ func (st *runState) failOnMemberLoss(ctx context.Context, events <-chan Event) {
 			if n := st.nodes[e.Member.Name]; n != nil {
 				switch e.Type {
 				case gossip.EventFailed:
-					st.fail(n.m.Name, errors.New("failed (no longer answers gossip)"))
+					st.lost(n, errors.New("failed (no longer answers gossip)"))
 				case gossip.EventLeave:
-					st.fail(n.m.Name, errors.New("left the cluster"))
+					st.lost(n, errors.New("left the cluster"))
 				}
 			}
 		case <-ctx.Done():

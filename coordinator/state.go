@@ -33,6 +33,11 @@ type node struct {
 	size     receiverSize // receivers: how it was armed
 	started  time.Time
 	stopOnce sync.Once
+	// gone: the run lost this host (its connection went quiet or broke,
+	// gossip declared it failed or it left): cleanup gives its calls
+	// goneBudget only; if it cannot answer, its agent restores by itself
+	// when its lease lapses.
+	gone atomic.Bool
 }
 
 // runState is one run in progress.
@@ -82,6 +87,12 @@ func (st *runState) currentPhase() string { return st.phase.Load().(string) }
 // fail ends the run with agent's error in the current phase.
 func (st *runState) fail(agent string, err error) {
 	st.cancel(&failure{agent: agent, phase: st.currentPhase(), err: err})
+}
+
+// lost fails the run because host n is gone, and marks it so.
+func (st *runState) lost(n *node, err error) {
+	n.gone.Store(true)
+	st.fail(n.m.Name, err)
 }
 
 // each runs fn on every node concurrently and returns the first failure

@@ -27,7 +27,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 	silence := watchSilence(st.spec.WatchInterval)
 	quiet := time.AfterFunc(silence, func() {
 		if ctx.Err() == nil {
-			st.fail(n.m.Name, fmt.Errorf("connection lost: no live counters for %s (every %s asked): the host stopped answering", silence, st.spec.WatchInterval))
+			st.lost(n, fmt.Errorf("connection lost: no live counters for %s (every %s asked): the host stopped answering", silence, st.spec.WatchInterval))
 		}
 	})
 	defer quiet.Stop()
@@ -37,7 +37,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 		resp, err := stream.Recv()
 		if err != nil {
 			if ctx.Err() == nil {
-				st.fail(n.m.Name, fmt.Errorf("connection lost (watch stream: %w)", err))
+				st.lost(n, fmt.Errorf("connection lost (watch stream: %w)", err))
 			}
 			return
 		}

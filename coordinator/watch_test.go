@@ -10,7 +10,7 @@ import (
 // A host that vanishes mid-run (its VM killed: no reset, the connection
 // just goes quiet) fails the run naming it once its live counters stay
 // silent for watchSilence, long before the connection's keepalive would
-// notice.
+// notice. (Its cleanup calls get goneBudget: TestCallBudget.)
 func TestRunFailsOnSilentWatch(t *testing.T) {
 	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
 	s1.watchSilent, s1.hangResult = true, true // its run never ends by itself
@@ -41,5 +41,18 @@ func TestWatchSilence(t *testing.T) {
 	}
 	if got := watchSilence(100 * time.Millisecond); got != 4*time.Second {
 		t.Errorf("100ms interval: %s", got)
+	}
+}
+
+// Cleanup calls to a host the run lost get goneBudget, others their full
+// budget.
+func TestCallBudget(t *testing.T) {
+	n := &node{}
+	if got := callBudget(n, 15*time.Second); got != 15*time.Second {
+		t.Errorf("present host: %s", got)
+	}
+	n.gone.Store(true)
+	if got := callBudget(n, 15*time.Second); got != goneBudget {
+		t.Errorf("lost host: %s", got)
 	}
 }
