@@ -38,6 +38,11 @@ func TestLabBadSpecKnobs(t *testing.T) {
 		func(s *Spec) { s.Loss.BasisPoints = 10001 },
 		func(s *Spec) { s.Loss = Loss{Every: 10, BasisPoints: 5} },
 		func(s *Spec) { s.Queues = 65 },
+		func(s *Spec) { s.Hosts = "xen" },
+		func(s *Spec) { s.VCPUs = 4 }, // netns hosts have no vCPUs
+		func(s *Spec) { s.Hosts, s.VCPUs = HostsVM, 3 },
+		func(s *Spec) { s.Hosts, s.Queues = HostsVM, 5 }, // more queues than the default 4 vCPUs
+		func(s *Spec) { s.Hosts, s.Senders, s.Receivers = HostsVM, 9, 8 },
 	} {
 		s := ok
 		mod(&s)
@@ -45,8 +50,15 @@ func TestLabBadSpecKnobs(t *testing.T) {
 			t.Errorf("spec %+v accepted", s)
 		}
 	}
-	if err := ok.Validate(); err != nil {
-		t.Errorf("spec %+v refused: %v", ok, err)
+	vmOK := ok
+	vmOK.Hosts = HostsVM // 4 vCPUs, 4 queues
+	for _, s := range []Spec{ok, vmOK} {
+		if err := s.Validate(); err != nil {
+			t.Errorf("spec %+v refused: %v", s, err)
+		}
+	}
+	if l := vmOK.Layout(); l.VCPUs != DefaultVCPUs || l.Queues != DefaultVMQueues {
+		t.Errorf("VM layout defaults: %+v", l)
 	}
 }
 

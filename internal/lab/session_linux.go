@@ -78,6 +78,15 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 			return nil, fmt.Errorf("lab: find the linerate binary for the agents: %w", err)
 		}
 	}
+	if o.Spec.Hosts == HostsVM {
+		if err := o.Spec.Validate(); err != nil {
+			return nil, err
+		}
+		// Everything a VM host needs is checked before anything is built.
+		if o.Agents.Kernel, err = vmPrerequisites(ctx, o.Agents, o.Log); err != nil {
+			return nil, fmt.Errorf("lab %s: %w", o.Spec.Name, err)
+		}
+	}
 	l, err := Up(o.Spec, o.Log)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/internal/vm"
 )
@@ -33,14 +35,11 @@ var vmModules = []string{"pktgen"}
 // the management network. A guest gets only its own certificate and
 // key, the CA's certificate and the gossip key.
 func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error {
-	if err := vm.CheckStatic(o.Binary); err != nil {
-		return fmt.Errorf("lab %s: the agents in the VM hosts run %s: %w (build it with CGO_ENABLED=0, as make build does)", l.Spec.Name, o.Binary, err)
-	}
 	k := o.Kernel
 	if k == nil {
 		var err error
-		if k, err = vm.FetchKernel(ctx, "", l.log); err != nil {
-			return fmt.Errorf("lab %s: guest kernel: %w", l.Spec.Name, err)
+		if k, err = vmPrerequisites(ctx, o, l.log); err != nil {
+			return fmt.Errorf("lab %s: %w", l.Spec.Name, err)
 		}
 	}
 	for i, h := range l.Hosts() {
@@ -83,6 +82,26 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 	}
 	l.log.Info("VM hosts up", "hosts", len(l.machines), "vcpus", l.Spec.Layout().VCPUs, "queues", l.Spec.Layout().Queues, "dir", o.Dir)
 	return nil
+}
+
+// vmPrerequisites checks what VM hosts need — qemu, a static linerate
+// binary for the guests — and returns the guest kernel o names or, when
+// it names none, the pinned one from vm's cache (fetched there first).
+func vmPrerequisites(ctx context.Context, o AgentOptions, log hclog.Logger) (*vm.Kernel, error) {
+	if err := vm.Available(); err != nil {
+		return nil, fmt.Errorf("VM hosts need qemu: %w (or run make vmtest-deps as root)", err)
+	}
+	if err := vm.CheckStatic(o.Binary); err != nil {
+		return nil, fmt.Errorf("the VM hosts' agents run %s: %w (build it with CGO_ENABLED=0, as make build does)", o.Binary, err)
+	}
+	if o.Kernel != nil {
+		return o.Kernel, nil
+	}
+	k, err := vm.FetchKernel(ctx, "", log)
+	if err != nil {
+		return nil, fmt.Errorf("guest kernel: %w", err)
+	}
+	return k, nil
 }
 
 // ended says why m's agent will never listen: its guest stopped.
