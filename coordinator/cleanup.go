@@ -54,7 +54,7 @@ func (st *runState) cleanup() {
 // vanished cannot answer, and a full budget per call would hold the
 // run's end for tens of seconds; one gossip merely declared failed still
 // answers at once.
-const goneBudget = 2 * time.Second
+const goneBudget = time.Second
 
 // callBudget is a cleanup call's time budget for n: full, or goneBudget
 // when the run lost n.
