@@ -169,11 +169,20 @@ func TestLabVMHosts(t *testing.T) {
 		waitIdlePktgen(t, dir, "s1", 0)
 	})
 
-	if err := up.Process.Signal(syscall.SIGINT); err != nil {
+	// The coordinator that built the lab killed outright: the guests
+	// live on (nothing ties them to it) until `lab down` stops them and
+	// removes the rest. (Ctrl-C and a run's end take Session.Close, as
+	// every `lab run` does: TestLabVMShaped.)
+	if err := up.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := up.Wait(); err != nil {
-		t.Errorf("lab up after Ctrl-C: %v", err)
+	_ = up.Wait()
+	time.Sleep(time.Second)
+	if got := len(lab.Processes(dir)); got != len(hosts) {
+		t.Errorf("%d of the lab's processes run after its lab up was killed, want its %d guests", got, len(hosts))
+	}
+	if o, err := exec.Command(bin, "lab", "down", "--name", name).CombinedOutput(); err != nil {
+		t.Fatalf("lab down: %v\n%s", err, o)
 	}
 	assertNoLab(t, name, dir)
 }
