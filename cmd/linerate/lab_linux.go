@@ -264,6 +264,10 @@ func (a *app) labDown(name string) error {
 	if err != nil {
 		return fmt.Errorf("lab down: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "removed: %d namespaces\n", len(r.Namespaces))
+	fmt.Fprintf(a.stdout, "removed: %d namespaces", len(r.Namespaces))
+	if len(r.VMs) > 0 {
+		fmt.Fprintf(a.stdout, ", %d VM hosts stopped (%s)", len(r.VMs), strings.Join(r.VMs, ", "))
+	}
+	fmt.Fprintln(a.stdout)
 	return nil
 }
