@@ -1,6 +1,11 @@
 package receiver
 
-import "sync/atomic"
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
 
 // A stream's sequence state is a window: a ring of N 64-bit words (N a
 // power of two), the same in Go (the AF_PACKET method, one window per
@@ -26,14 +31,28 @@ import "sync/atomic"
 //
 // A zero word is an unused slot (a used word always has a lane set).
 // Because N divides 2^(32-log2 S), every lap of a 32-bit wire sequence
-// maps to the same slot; the wire sequence is unwrapped to 64 bits by
-// taking the lap nearest the highest sequence the CPU (ring) has seen of
-// the stream, so a stream past 2^32 sequences stays exact.
+// maps to the same slot. The wire sequence is unwrapped to 64 bits
+// against the stream's head: a word index shared by every CPU (ring)
+// that counts the stream, moved up to a recorded word whenever that word
+// is more than headStep past it. The head is the stream's, not the CPU's
+// (ring's) own highest sequence, so a CPU that first sees a stream after
+// 2^32 of its sequences (an RSS or IRQ move mid-run) unwraps its packets
+// to the stream's lap, not to the first; and it is written about once
+// per headStep words, so CPUs only read it. (The slot's tag alone could
+// not do it: it carries 32 bits of the word index, 2^37 sequences with
+// Repeats == 1 but only 2^33 with Repeats > 1, and a CPU new to the
+// stream has no 64-bit reference of its own.)
 //
 // Per stream the counters are received, unique (first copies), dups,
 // late and max_seq (64-bit), so missing is max_seq - unique: exact,
-// however long the run, without scanning anything. Missing ranges are
-// listed from the window at the end, for the sequences it still holds.
+// however long the run, without scanning anything. Missing ranges: the
+// AF_PACKET method records, when a word is evicted, its empty lanes and
+// the words of its slot that were never held (a loss longer than the
+// window skips them), in a bounded sorted list per stream (rangeList);
+// at the end the words the window still holds add theirs, so the list
+// is complete from sequence 1 unless its bound is hit. The XDP program
+// records nothing at eviction: its ranges are listed from the window at
+// the end, for the sequences it still holds (missing_ranges_from).
 
 // geometry is the shape of every stream's window.
 type geometry struct {
@@ -71,14 +90,21 @@ func (g geometry) bytes() uint64 { return g.words() * 8 }
 // sequence carries.
 func (g geometry) wireBits() uint { return 32 - g.shift }
 
-// unwrap places wire sequence wire on the lap nearest ref (a 64-bit
-// sequence, 0 for none yet) and returns its word's absolute index and its
-// 64-bit sequence.
-func (g geometry) unwrap(wire uint32, ref uint64) (word, seq uint64) {
+// headStep is how far (in words) a recorded word may pass the stream's
+// head before it becomes the head: the head lags the stream by at most
+// this plus the window (2^22 words at MaxWindow), well inside the 2^26
+// words (2^30 with Repeats > 1) either side of the head that a wire
+// sequence unwraps to.
+const headStep = 1 << 16
+
+// unwrap places wire sequence wire on the lap nearest head (a 64-bit
+// word index, 0 for none yet) and returns its word's absolute index and
+// its 64-bit sequence.
+func (g geometry) unwrap(wire uint32, head uint64) (word, seq uint64) {
 	wb := g.wireBits()
-	q, r := uint64(wire)>>g.shift, ref>>g.shift
-	d := (q - r) & (1<<wb - 1)
-	word = r + d
+	q := uint64(wire) >> g.shift
+	d := (q - head) & (1<<wb - 1)
+	word = head + d
 	if d >= 1<<(wb-1) {
 		word -= 1 << wb
 	}
@@ -86,6 +112,28 @@ func (g geometry) unwrap(wire uint32, ref uint64) (word, seq uint64) {
 		word += 1 << wb
 	}
 	return word, word<<g.shift | uint64(wire)&(1<<g.shift-1)
+}
+
+// window is one stream's sequence state, shared by a table and its forks
+// (the AF_PACKET rings): the ring of words, the head, and the missing
+// ranges of the words it evicted.
+type window struct {
+	words []uint64
+	head  atomic.Uint64 // see headStep
+	mu    sync.Mutex    // guards seen
+	seen  rangeList     // the sequences the evicted words saw
+}
+
+func newWindow(g geometry, maxRanges int) *window {
+	return &window{words: make([]uint64, g.words()), seen: newRangeList(maxRanges)}
+}
+
+// advance makes word the head if it is more than headStep past head (the
+// head as its caller read it).
+func (win *window) advance(word, head uint64) {
+	if int64(word-head) > headStep {
+		win.head.Store(word)
+	}
 }
 
 // lane returns lane l of word v: a bit, or a 16-bit counter.
@@ -104,20 +152,21 @@ func (g geometry) unit(l uint64) uint64 {
 	return 1 << (16 * l)
 }
 
-// mark records sequence seq (in word w) in window words, atomically, and
-// says what the packet was.
-func (g geometry) mark(words []uint64, w, seq uint64) int {
-	p := &words[w&g.mask]
+// mark records sequence seq (in word w) in win, atomically, and says
+// what the packet was; head is win's head as the caller read it. A word
+// it evicts has its missing sequences recorded (evicted).
+func (g geometry) mark(win *window, w, seq, head uint64) int {
+	p := &win.words[w&g.mask]
 	l := seq & (1<<g.shift - 1)
 	tag := uint64(uint32(w)) << 32
 	unit := g.unit(l)
 	for {
 		old := atomic.LoadUint64(p)
 		var next uint64
-		out := seqFirst
+		out, evict := seqFirst, false
 		switch dt := int32(uint32(w) - uint32(old>>32)); {
 		case old == 0 || dt > 0: // unused, or an older word: evict it
-			next = tag | unit
+			next, evict = tag|unit, true
 		case dt < 0:
 			return seqLate
 		default:
@@ -131,9 +180,182 @@ func (g geometry) mark(words []uint64, w, seq uint64) int {
 			next = old + unit
 		}
 		if atomic.CompareAndSwapUint64(p, old, next) {
+			if evict {
+				g.evicted(win, old, w)
+			}
+			win.advance(w, head)
 			return out
 		}
 	}
+}
+
+// evicted records what word w's arrival in its slot made final: the
+// sequences old (the slot's word before, 0: none) saw go into win.seen;
+// those it did not see, and the slot's words between old's and w (never
+// held), are the gaps between seen runs (finalRanges).
+func (g geometry) evicted(win *window, old, w uint64) {
+	if old == 0 {
+		return
+	}
+	t := w - uint64(uint32(uint32(w)-uint32(old>>32)))
+	win.mu.Lock()
+	g.addSeen(&win.seen, old, t)
+	win.mu.Unlock()
+}
+
+// addSeen adds the lanes of word v (absolute index x) that saw their
+// sequence to r, as runs.
+func (g geometry) addSeen(r *rangeList, v, x uint64) {
+	base := x << g.shift
+	if g.shift == 5 && uint32(v) == math.MaxUint32 {
+		r.add(base, base+31)
+		return
+	}
+	lanes := uint64(1) << g.shift
+	for l := uint64(0); l < lanes; l++ {
+		if g.lane(v, l) == 0 {
+			continue
+		}
+		e := l
+		for e+1 < lanes && g.lane(v, e+1) != 0 {
+			e++
+		}
+		r.add(base|l, base|e)
+		l = e
+	}
+}
+
+// rangeList is a sorted list of disjoint, non-adjacent inclusive ranges
+// of seen sequences, added in any order, at most limit long: when an add
+// makes it longer, the highest range is dropped and cut becomes its
+// start, so the list is exact below cut and ignores what is at or above.
+// The gaps between its ranges below cut are then exact missing ranges.
+type rangeList struct {
+	r     [][2]uint64
+	limit int
+	cut   uint64 // math.MaxUint64 while nothing was dropped
+}
+
+// seenSlack is how many seen runs a window's list holds beyond the
+// maxRanges+1 that bound a report's gaps: runs that are apart only for
+// a while, because the rings evict the words between them in another
+// order (one run per ring's frontier, or per word where every ring
+// carries every other packet), must not push the cut below the gaps a
+// report lists. The list is at most (maxRanges + 1 + seenSlack) × 16
+// bytes per stream, and only as long as the stream's loss makes it.
+const seenSlack = 64
+
+func newRangeList(maxRanges int) rangeList {
+	return rangeList{limit: maxRanges + 1 + seenSlack, cut: math.MaxUint64}
+}
+
+// add adds [from, to], merging it with the ranges it overlaps or touches.
+func (r *rangeList) add(from, to uint64) {
+	if from >= r.cut {
+		return
+	}
+	to = min(to, r.cut-1)
+	n := len(r.r)
+	if n > 0 && r.r[n-1][1] < from && r.r[n-1][1]+1 >= from { // in order: the common case
+		r.r[n-1][1] = to
+		return
+	}
+	// i: the first range that ends at or after from-1 (could merge).
+	lo, hi := 0, n
+	for lo < hi {
+		m := (lo + hi) / 2
+		if r.r[m][1]+1 < from {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	i, j := lo, lo
+	for j < n && r.r[j][0] <= to+1 {
+		from, to = min(from, r.r[j][0]), max(to, r.r[j][1])
+		j++
+	}
+	if i == j {
+		r.r = append(r.r, [2]uint64{})
+		copy(r.r[i+1:], r.r[i:])
+	} else {
+		r.r = append(r.r[:i+1], r.r[j:]...)
+	}
+	r.r[i] = [2]uint64{from, to}
+	if len(r.r) > r.limit {
+		r.cut = r.r[len(r.r)-1][0]
+		r.r = r.r[:len(r.r)-1]
+	}
+}
+
+// gaps appends to out the runs in [1, end) that r's ranges do not cover
+// (sequence 0 is outside the numbering), up to limit in all.
+func (r *rangeList) gaps(out [][2]uint64, end uint64, limit int) [][2]uint64 {
+	next := uint64(1) // the lowest sequence not yet covered or listed
+	for _, s := range r.r {
+		if s[0] >= end || len(out) >= limit {
+			break
+		}
+		if s[0] > next {
+			out = append(out, [2]uint64{next, s[0] - 1})
+		}
+		next = max(next, s[1]+1)
+	}
+	if next < end && len(out) < limit {
+		out = append(out, [2]uint64{next, end - 1})
+	}
+	return out
+}
+
+// finalRanges is the first limit missing ranges of a stream: the gaps
+// between the sequences its evicted words saw (win.seen) and those the
+// window still holds from before its last N words (stale words, added
+// in a copy), below the last N words; then windowRanges for those. While
+// the seen list was cut short (more runs than it holds), only the gaps
+// below its cut, which are exact.
+func (g geometry) finalRanges(win *window, maxSeq uint64, limit int) [][2]uint64 {
+	win.mu.Lock()
+	seen := win.seen
+	seen.r = slices.Clone(seen.r)
+	win.mu.Unlock()
+	out := [][2]uint64{}
+	if maxSeq == 0 {
+		return out
+	}
+	top := maxSeq >> g.shift
+	lo := uint64(0)
+	if top > g.mask {
+		lo = top - g.mask
+	}
+	if lo == 0 {
+		held, _ := g.windowRanges(win.words, maxSeq, limit)
+		return held
+	}
+	for _, v := range win.words {
+		if v == 0 {
+			continue
+		}
+		if x := top - uint64(uint32(uint32(top)-uint32(v>>32))); x < lo {
+			g.addSeen(&seen, v, x)
+		}
+	}
+	end := lo << g.shift
+	if seen.cut != math.MaxUint64 {
+		return seen.gaps(out, seen.cut, limit)
+	}
+	out = seen.gaps(out, end, limit)
+	held, _ := g.windowRanges(win.words, maxSeq, limit)
+	for _, h := range held {
+		if n := len(out); n > 0 && out[n-1][1]+1 == h[0] {
+			out[n-1][1] = h[1]
+		} else {
+			out = append(out, h)
+		}
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }
 
 // windowRanges lists the first limit runs of missing sequences the window

@@ -145,13 +145,21 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 		if sc.FirstNs != 0 {
 			sc.FirstNs = uint64(int64(sc.FirstNs) + mono)
 		}
-		var words []uint64
+		r := streamReport(xdpKey(key), sc)
 		if final {
-			if words, err = x.words(slot); err != nil {
+			// The program records no ranges at eviction: they are
+			// listed from the window's words, from its lowest sequence.
+			words, err := x.words(slot)
+			if err != nil {
 				return c, err
 			}
+			var from uint64
+			r.MissingRanges, from = x.g.windowRanges(words, sc.MaxSeq, x.o.MaxRanges)
+			if from > 1 {
+				r.MissingRangesFrom = from
+			}
 		}
-		c.streams = append(c.streams, streamReport(xdpKey(key), sc, x.g, words, x.o.MaxRanges))
+		c.streams = append(c.streams, r)
 	}
 	if err := it.Err(); err != nil {
 		return c, fmt.Errorf("xdp: list streams: %w", err)
