@@ -17,6 +17,7 @@ import (
 type xdpMethod struct {
 	o                                         Options
 	streams, counts, seqs, meta, percpu, last *ebpf.Map
+	heads                                     *ebpf.Map // per slot: the stream's head (see headStep), shared by all CPUs
 	prog                                      *ebpf.Program
 	lnk                                       link.Link
 	g                                         geometry // every slot's window in seqs
@@ -45,6 +46,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		{&x.meta, ebpf.MapSpec{Name: "lr_meta", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
 		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 2}},
 		{&x.last, ebpf.MapSpec{Name: "lr_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: lastSize, MaxEntries: lastEntries}},
+		{&x.heads, ebpf.MapSpec{Name: "lr_heads", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(o.MaxStreams)}},
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -54,7 +56,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		*s.m = m
 	}
 	insns, err := xdpProgram(xdpParams{
-		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(),
+		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(),
 		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass,
 	})
 	if err != nil {
@@ -118,7 +120,7 @@ func (x *xdpMethod) stop() (counts, error) {
 
 func (x *xdpMethod) close() error {
 	err := x.detach()
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads} {
 		if m != nil {
 			m.Close()
 		}

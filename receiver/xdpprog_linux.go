@@ -56,11 +56,12 @@ const (
 	stCPUKey  = -60 // u32 index into the per-CPU counters
 	stLast    = -64 // u32 index into the recent streams
 	stW       = -72 // u64 the packet's window word, absolute index
+	stHead    = -80 // u64 the stream's head (heads[slot]) as read
 )
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, counts, seqs, meta, percpu, last int // map FDs
+	streams, counts, seqs, meta, percpu, last, heads int // map FDs
 	maxStreams                                int
 	g                                         geometry // every slot's window
 	pass                                      bool
@@ -124,7 +125,8 @@ var atomicImm = bpfasm.Imm
 //	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
 //	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
 //	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
-//	w, seq = unwrap(wire seq, c->max_seq) (geometry.unwrap); seq == 0 -> c->zero++
+//	h = heads[slot] (shared by all CPUs: the stream's head, see headStep)
+//	w, seq = unwrap(wire seq, h) (geometry.unwrap); seq == 0 -> c->zero++
 //	p = &seqs[slot*N + w%N] (shared by all CPUs)
 //	up to casTries times (geometry.mark):
 //	  old = *p; tag = old>>32
@@ -135,7 +137,9 @@ var atomicImm = bpfasm.Imm
 //	  cmpxchg(p, old, new) == old -> recorded
 //	every try lost -> c->unrecorded++
 //	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
-//	  : c->max_seq = seq; a further copy: c->max_seq = max(..)
+//	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
+//	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
+//	  advance)
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
@@ -341,15 +345,18 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.R8, slotFirstNs, asm.R0, asm.DWord),
 	)
-	// Unwrap the wire sequence (R6) to the lap nearest this CPU's
-	// max_seq: R3 = the word's absolute index, then R6 = the 64-bit
-	// sequence.
+	// Unwrap the wire sequence (R6) to the lap nearest the stream's
+	// head (a word index shared by all CPUs, not this CPU's max_seq: a
+	// CPU that first sees the stream past 2^32 takes its lap): R3 = the
+	// word's absolute index, then R6 = the 64-bit sequence.
 	wb := p.g.wireBits()
+	addN(at("unwrap", lookup(p.heads, stSlot)))
 	add(
-		asm.Mov.Reg(asm.R2, asm.R6).WithSymbol("unwrap"),
+		asm.JEq.Imm(asm.R0, 0, "unrecorded"),
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord),
+		asm.StoreMem(asm.RFP, stHead, asm.R3, asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R6),
 		asm.RSh.Imm(asm.R2, int32(p.g.shift)),
-		asm.LoadMem(asm.R3, asm.R8, slotMaxSeq, asm.DWord),
-		asm.RSh.Imm(asm.R3, int32(p.g.shift)),
 		asm.Mov.Reg(asm.R4, asm.R2),
 		asm.Sub.Reg(asm.R4, asm.R3),
 		asm.LoadImm(asm.R5, int64(1)<<wb-1, asm.DWord),
@@ -454,14 +461,27 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord),
 		asm.JLT.Reg(asm.R6, asm.R1, "reordered"),
 		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
-		asm.Ja.Label("verdict"),
+		asm.Ja.Label("advance"),
 	)
 	addN(at("reordered", inc(asm.R8, slotReordered)))
 	add(
-		asm.Ja.Label("verdict"),
+		asm.Ja.Label("advance"),
 		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("copy"),
-		asm.JGE.Reg(asm.R1, asm.R6, "verdict"),
+		asm.JGE.Reg(asm.R1, asm.R6, "advance"),
 		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
+		// The head moves to w when w is more than headStep past it (a
+		// plain 64-bit store: CPUs racing here store words within the
+		// window of each other, which the head's slack absorbs).
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord).WithSymbol("advance"),
+		asm.LoadMem(asm.R2, asm.RFP, stHead, asm.DWord),
+		asm.Sub.Reg(asm.R1, asm.R2),
+		asm.JSLE.Imm(asm.R1, headStep, "verdict"),
+	)
+	addN(lookup(p.heads, stSlot))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "verdict"),
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 		asm.Ja.Label("verdict"),
 	)
 	addN(at("late", inc(asm.R8, slotLate)))
