@@ -103,6 +103,11 @@ func ValidWindow(w uint64) bool {
 	return w >= MinWindow && w <= MaxWindow && w&(w-1) == 0
 }
 
+// WithDefaults returns o validated, its defaults filled in: the options
+// a Receiver runs with (an error names the invalid field and what is
+// valid).
+func (o Options) WithDefaults() (Options, error) { return o.withDefaults() }
+
 // withDefaults validates o and fills its defaults.
 func (o Options) withDefaults() (Options, error) {
 	switch o.Method {

@@ -62,9 +62,9 @@ const (
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
 	streams, counts, seqs, meta, percpu, last, heads int // map FDs
-	maxStreams                                int
-	g                                         geometry // every slot's window
-	pass                                      bool
+	maxStreams                                       int
+	g                                                geometry // every slot's window
+	pass                                             bool
 }
 
 // be16 and be32 are network-order constants as a load of the packet
