@@ -120,8 +120,14 @@ func (g geometry) unwrap(wire uint32, head uint64) (word, seq uint64) {
 type window struct {
 	words []uint64
 	head  atomic.Uint64 // see headStep
-	mu    sync.Mutex    // guards seen
-	seen  rangeList     // the sequences the evicted words saw
+	// tail is one past the run of seen sequences from tailFrom that
+	// evictions of full words in order extend without the lock (a
+	// compare-and-swap from the word's first sequence to one past its
+	// last); the run is added to seen when the tail moves, and at the end.
+	tail     atomic.Uint64
+	mu       sync.Mutex // guards tailFrom, seen
+	tailFrom uint64
+	seen     rangeList // the sequences the evicted words saw
 }
 
 func newWindow(g geometry, maxRanges int) *window {
@@ -198,9 +204,41 @@ func (g geometry) evicted(win *window, old, w uint64) {
 		return
 	}
 	t := w - uint64(uint32(uint32(w)-uint32(old>>32)))
+	base, n := t<<g.shift, uint64(1)<<g.shift
+	full := g.full(old, t)
+	if full && win.tail.CompareAndSwap(base, base+n) {
+		return // the word after the tail's: the run grows, no lock
+	}
 	win.mu.Lock()
-	g.addSeen(&win.seen, old, t)
-	win.mu.Unlock()
+	defer win.mu.Unlock()
+	if !full {
+		g.addSeen(&win.seen, old, t)
+		return
+	}
+	// A full word apart from the tail's run: the run goes to the list
+	// and starts again here.
+	for {
+		end := win.tail.Load()
+		if end > win.tailFrom {
+			win.seen.add(win.tailFrom, end-1)
+		}
+		if win.tail.CompareAndSwap(end, base+n) {
+			win.tailFrom = base
+			return
+		}
+	}
+}
+
+// full reports whether word v (absolute index x) saw every lane's
+// sequence (sequence 0, outside the numbering, counts as seen).
+func (g geometry) full(v, x uint64) bool {
+	if x == 0 {
+		v |= g.unit(0)
+	}
+	if g.shift == 5 {
+		return uint32(v) == math.MaxUint32
+	}
+	return v&0xffff != 0 && v>>16&0xffff != 0
 }
 
 // addSeen adds the lanes of word v (absolute index x) that saw their
@@ -317,6 +355,9 @@ func (g geometry) finalRanges(win *window, maxSeq uint64, limit int) [][2]uint64
 	win.mu.Lock()
 	seen := win.seen
 	seen.r = slices.Clone(seen.r)
+	if end := win.tail.Load(); end > win.tailFrom {
+		seen.add(win.tailFrom, end-1)
+	}
 	win.mu.Unlock()
 	out := [][2]uint64{}
 	if maxSeq == 0 {

@@ -55,7 +55,8 @@ type stream struct {
 	rawPort uint16
 	isV4    bool
 	streamCounts
-	win *window // shared with the table's forks (see seqwindow.go)
+	win   *window  // shared with the table's forks (see seqwindow.go)
+	words []uint64 // win.words, for the fast path
 }
 
 // windows are the streams' sequence windows, shared by a table and its
@@ -221,7 +222,7 @@ func (t *Table) count(s *stream, wire uint32) {
 	// on the head's lap (this table's max_seq is not behind the stream by
 	// a multiple of 2^32: the unwrap would agree).
 	if sq := s.MaxSeq + 1; t.g.shift == 5 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
-		p := &win.words[sq>>5&t.g.mask]
+		p := &s.words[sq>>5&t.g.mask]
 		old := atomic.LoadUint64(p)
 		m := uint64(1) << (sq & 31)
 		if old>>32 == sq>>5&0xffffffff && old&m == 0 && atomic.CompareAndSwapUint64(p, old, old|m) {
@@ -279,7 +280,7 @@ func (t *Table) lookup(k *streamKey, add bool) *stream {
 				return nil
 			}
 			s = newStream(*k)
-			s.win = ws
+			s.win, s.words = ws, ws.words
 			s.FirstNs = t.frameNs
 			if s.FirstNs == 0 {
 				s.FirstNs = uint64(time.Now().UnixNano())
@@ -308,7 +309,7 @@ func (t *Table) Merge(o *Table) {
 				t.rehash(2 * len(t.index))
 			}
 			s = newStream(os.key)
-			s.win = os.win
+			s.win, s.words = os.win, os.words
 			t.insert(s)
 		}
 		s.add(os.streamCounts)
