@@ -49,7 +49,6 @@ type tableCase struct {
 	opts     Options
 	frames   [][]byte
 	want     []StreamReport
-	xdp      []StreamReport // what the XDP program reports, where it differs from want
 	other    uint64
 	overflow uint64
 }

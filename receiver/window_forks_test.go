@@ -9,10 +9,7 @@ import (
 )
 
 // ranges is the unbounded's first limit missing runs in [1, max].
-func (o *unbounded) ranges(limit int) [][2]uint64 { return o.rangesFrom(1, limit) }
-
-// rangesFrom is the unbounded's first limit missing runs in [from, max].
-func (o *unbounded) rangesFrom(from uint64, limit int) [][2]uint64 {
+func (o *unbounded) ranges(limit int) [][2]uint64 {
 	seen := make([]uint64, 0, len(o.seen))
 	for s := range o.seen {
 		seen = append(seen, s)
@@ -24,8 +21,8 @@ func (o *unbounded) rangesFrom(from uint64, limit int) [][2]uint64 {
 		if len(out) == limit {
 			break
 		}
-		if s > next && s > from {
-			out = append(out, [2]uint64{max(next, from), s - 1})
+		if s > next {
+			out = append(out, [2]uint64{next, s - 1})
 		}
 		next = s + 1
 	}

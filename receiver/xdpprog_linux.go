@@ -44,27 +44,33 @@ const (
 	// per-CPU counters
 	cpuOther    = 0
 	cpuOverflow = 1
+	cpuUnlisted = 2 // eviction records the ring buffer had no room for
+	cpuCounters = 3
 )
 
 // Stack of the program (offsets from the frame pointer R10).
 const (
-	stKey     = -40 // the 36-byte stream key (40 bytes zeroed)
-	stNewSlot = -44 // u32 slot being inserted
-	stZero    = -48 // u32 0: the meta map's key
-	stWord    = -52 // u32 index into the sequence array
-	stSlot    = -56 // u32 slot: the counters map's key
-	stCPUKey  = -60 // u32 index into the per-CPU counters
-	stLast    = -64 // u32 index into the recent streams
-	stW       = -72 // u64 the packet's window word, absolute index
-	stHead    = -80 // u64 the stream's head (heads[slot]) as read
+	stKey     = -40  // the 36-byte stream key (40 bytes zeroed)
+	stNewSlot = -44  // u32 slot being inserted
+	stZero    = -48  // u32 0: the meta map's key
+	stWord    = -52  // u32 index into the sequence array
+	stSlot    = -56  // u32 slot: the counters map's key
+	stCPUKey  = -60  // u32 index into the per-CPU counters
+	stLast    = -64  // u32 index into the recent streams
+	stW       = -72  // u64 the packet's window word, absolute index
+	stHead    = -80  // u64 the stream's head (heads[slot]) as read
+	stOld     = -88  // u64 the word the compare-and-swap evicted (0: none)
+	stRec     = -112 // the eviction record: slot u32, 0 u32, old u64, w u64
+	// evictedSize is the eviction record's size (see stRec).
+	evictedSize = 24
 )
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, counts, seqs, meta, percpu, last, heads int // map FDs
-	maxStreams                                       int
-	g                                                geometry // every slot's window
-	pass                                             bool
+	streams, counts, seqs, meta, percpu, last, heads, evicted int // map FDs
+	maxStreams                                                int
+	g                                                         geometry // every slot's window
+	pass                                                      bool
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -139,7 +145,9 @@ var atomicImm = bpfasm.Imm
 //	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
 //	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
 //	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
-//	  advance)
+//	  advance); and when it evicted a word (old != 0): ringbuf_output
+//	  {slot, old, w} to evicted (Go records what old saw, as
+//	  geometry.evicted does); no room -> percpu[2]++
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
@@ -400,6 +408,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	add(
 		asm.Mov.Imm(asm.R5, 1),
 		asm.LSh.Reg(asm.R5, asm.R2),
+		asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+		asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 	)
 	for i := 0; i < casTries; i++ {
 		evict, cas := fmt.Sprintf("evict%d", i), fmt.Sprintf("cas%d", i)
@@ -428,6 +438,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 				asm.JGE.Imm(asm.R4, int32(p.g.repeats), "dup"),
 				asm.Mov.Reg(asm.R1, asm.R2),
 				asm.Add.Reg(asm.R1, asm.R5),
+				asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+				asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 				asm.Ja.Label(cas),
 			)
 		} else {
@@ -438,6 +450,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 				asm.Mov.Reg(asm.R1, asm.R2),
 				asm.Or.Reg(asm.R1, asm.R5),
 				asm.Mov.Imm(asm.R4, 0),
+				asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+				asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 				asm.Ja.Label(cas),
 			)
 		}
@@ -445,6 +459,7 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 			asm.Mov.Reg(asm.R1, asm.R7).WithSymbol(evict),
 			asm.Or.Reg(asm.R1, asm.R5),
 			asm.Mov.Imm(asm.R4, 0),
+			asm.StoreMem(asm.RFP, stOld, asm.R2, asm.DWord),
 			asm.Mov.Reg(asm.R0, asm.R2).WithSymbol(cas),
 			atomicFetch(asm.CmpXchg, asm.R9, asm.R1, 0),
 			asm.JEq.Reg(asm.R0, asm.R2, "recorded"),
@@ -475,15 +490,35 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord).WithSymbol("advance"),
 		asm.LoadMem(asm.R2, asm.RFP, stHead, asm.DWord),
 		asm.Sub.Reg(asm.R1, asm.R2),
-		asm.JSLE.Imm(asm.R1, headStep, "verdict"),
+		asm.JSLE.Imm(asm.R1, headStep, "emit"),
 	)
 	addN(lookup(p.heads, stSlot))
 	add(
-		asm.JEq.Imm(asm.R0, 0, "verdict"),
+		asm.JEq.Imm(asm.R0, 0, "emit"),
 		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		asm.Ja.Label("verdict"),
+		// An evicted word goes to Go: {slot, 0, old, w}.
+		asm.LoadMem(asm.R1, asm.RFP, stOld, asm.DWord).WithSymbol("emit"),
+		asm.JEq.Imm(asm.R1, 0, "verdict"),
+		asm.StoreMem(asm.RFP, stRec+8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, stSlot, asm.Word),
+		asm.StoreMem(asm.RFP, stRec, asm.R1, asm.Word),
+		asm.StoreImm(asm.RFP, stRec+4, 0, asm.Word),
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
+		asm.StoreMem(asm.RFP, stRec+16, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, p.evicted),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, stRec),
+		asm.Mov.Imm(asm.R3, evictedSize),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnRingbufOutput.Call(),
+		asm.JEq.Imm(asm.R0, 0, "verdict"),
+		asm.StoreImm(asm.RFP, stCPUKey, cpuUnlisted, asm.Word),
 	)
+	addN(lookup(p.percpu, stCPUKey))
+	add(asm.JEq.Imm(asm.R0, 0, "verdict"))
+	addN(inc(asm.R0, 0))
+	add(asm.Ja.Label("verdict"))
 	addN(at("late", inc(asm.R8, slotLate)))
 	add(asm.Ja.Label("verdict"))
 	addN(at("dup", inc(asm.R8, slotDups)))
