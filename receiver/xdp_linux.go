@@ -28,10 +28,11 @@ type xdpMethod struct {
 	// saw to its slot's seen runs (wins[slot].seen, geometry.evicted),
 	// for complete missing ranges. drained gets a value each time a
 	// flush found the ring empty; consumed is closed when consume ends.
-	evq      *ringbuf.Reader
-	wins     []*window
-	drained  chan struct{}
-	consumed chan struct{}
+	evq       *ringbuf.Reader
+	wins      []*window
+	drained   chan struct{}
+	consumed  chan struct{}
+	consuming bool // consume was started
 }
 
 // evictedRing is the eviction records' ring buffer: 8 MiB, 262 144
@@ -39,8 +40,26 @@ type xdpMethod struct {
 // 14.88 Mpps stream (one per 32 packets) if Go stopped reading.
 const evictedRing = 8 << 20
 
-// loadXDP creates the maps and loads the program; nothing is attached.
-func loadXDP(o Options) (_ *xdpMethod, err error) {
+// loadXDP creates the maps, loads the program and starts reading its
+// eviction records; nothing is attached.
+func loadXDP(o Options) (*xdpMethod, error) {
+	x, err := newXDP(o, evictedRing)
+	if err != nil {
+		return nil, err
+	}
+	x.startConsume()
+	return x, nil
+}
+
+// startConsume starts reading the eviction records.
+func (x *xdpMethod) startConsume() {
+	x.consuming = true
+	go x.consume()
+}
+
+// newXDP creates the maps (an eviction ring buffer of ring bytes) and
+// loads the program; it reads no eviction records yet.
+func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats), wins: make([]*window, o.MaxStreams),
 		drained: make(chan struct{}, 1), consumed: make(chan struct{})}
 	defer func() {
@@ -64,7 +83,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: cpuCounters}},
 		{&x.last, ebpf.MapSpec{Name: "lr_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: lastSize, MaxEntries: lastEntries}},
 		{&x.heads, ebpf.MapSpec{Name: "lr_heads", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(o.MaxStreams)}},
-		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: evictedRing}},
+		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: ring}},
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -93,7 +112,6 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 	if x.evq, err = ringbuf.NewReader(x.evicted); err != nil {
 		return nil, fmt.Errorf("xdp: read the eviction ring buffer: %w", err)
 	}
-	go x.consume()
 	return x, nil
 }
 
@@ -196,7 +214,9 @@ func (x *xdpMethod) close() error {
 	err := x.detach()
 	if x.evq != nil {
 		x.evq.Close()
-		<-x.consumed
+		if x.consuming {
+			<-x.consumed
+		}
 	}
 	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted} {
 		if m != nil {

@@ -205,6 +205,43 @@ func TestXDPProgramCPUNewPastWrap(t *testing.T) {
 	}
 }
 
+// TestXDPProgramLostEvictions: when the eviction ring buffer had no room
+// for some records (here: a one-page ring nobody reads while 40 000
+// sequences go through), the lost ones are counted and the ranges fall
+// back to those the window still held, from missing_ranges_from; the
+// counts stay exact.
+func TestXDPProgramLostEvictions(t *testing.T) {
+	skipUnlessRoot(t)
+	o := mustOptions(t, Options{Window: MinWindow})
+	x, err := newXDP(o, uint32(os.Getpagesize()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	for _, f := range streamFrames(testFrame{}, cat(rng(1, 100), rng(200, 40000))) {
+		if _, err := x.prog.Run(&ebpf.RunOptions{Data: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.startConsume()
+	c, err := x.read(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []uint64
+	if err := x.percpu.Lookup(uint32(cpuUnlisted), &lost); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, l := range lost {
+		n += l
+	}
+	g := c.streams[0]
+	if n == 0 || g.Missing != 99 || g.MaxSeq != 40000 || g.MissingRangesFrom == 0 || len(g.MissingRanges) != 0 {
+		t.Errorf("%d records lost; %+v", n, g)
+	}
+}
+
 // clearFirstArrival checks every stream has its first arrival and
 // zeroes it, for comparing the rest.
 func clearFirstArrival(t *testing.T, ss []StreamReport) {
