@@ -140,6 +140,16 @@ func newWindow(g geometry, maxRanges int) *window {
 	return &window{words: make([]uint64, g.words()), seen: newRangeList(maxRanges)}
 }
 
+// addRun adds the seen sequences [from, end) (none when end <= from).
+func (win *window) addRun(from, end uint64) {
+	if end <= from {
+		return
+	}
+	win.mu.Lock()
+	win.seen.add(from, end-1)
+	win.mu.Unlock()
+}
+
 // advance makes word the head if it is more than headStep past head (the
 // head as its caller read it).
 func (win *window) advance(word, head uint64) {

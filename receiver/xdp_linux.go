@@ -22,6 +22,7 @@ type xdpMethod struct {
 	streams, counts, seqs, meta, percpu, last *ebpf.Map
 	heads                                     *ebpf.Map // per slot: the stream's head (see headStep), shared by all CPUs
 	evicted                                   *ebpf.Map // ring buffer: the program's eviction records
+	runs                                      *ebpf.Map // per CPU and slot: the run of full words the CPU evicted last
 	prog                                      *ebpf.Program
 	lnk                                       link.Link
 	g                                         geometry // every slot's window in seqs
@@ -91,6 +92,7 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		{&x.last, ebpf.MapSpec{Name: "lr_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: lastSize, MaxEntries: lastEntries}},
 		{&x.heads, ebpf.MapSpec{Name: "lr_heads", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(o.MaxStreams)}},
 		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: ring}},
+		{&x.runs, ebpf.MapSpec{Name: "lr_runs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(o.MaxStreams)}},
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -100,7 +102,7 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		*s.m = m
 	}
 	insns, err := xdpProgram(xdpParams{
-		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(),
+		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
 		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass,
 	})
 	if err != nil {
@@ -144,22 +146,48 @@ func (x *xdpMethod) consume() {
 	}
 }
 
-// record adds eviction record b (slot u32, 0 u32, old u64, w u64) to its
-// slot's seen runs.
+// record adds eviction record b (slot u32, kind u32, a u64, b u64) to
+// its slot's seen runs: a word {old, w}, or a CPU's run {from, end}.
 func (x *xdpMethod) record(b []byte) {
 	if len(b) < evictedSize {
 		return
 	}
-	slot := binary.NativeEndian.Uint32(b[0:])
-	if int(slot) >= len(x.wins) {
+	win := x.slotWindow(binary.NativeEndian.Uint32(b[0:]))
+	if win == nil {
 		return
+	}
+	u, v := binary.NativeEndian.Uint64(b[8:]), binary.NativeEndian.Uint64(b[16:])
+	if binary.NativeEndian.Uint32(b[4:]) == evictedWord {
+		x.g.evicted(win, u, v)
+		return
+	}
+	win.addRun(u, v)
+}
+
+// slotWindow is slot's seen runs (nil: no such slot).
+func (x *xdpMethod) slotWindow(slot uint32) *window {
+	if int(slot) >= len(x.wins) {
+		return nil
 	}
 	win := x.wins[slot]
 	if win == nil {
 		win = &window{seen: newRangeList(x.o.MaxRanges)}
 		x.wins[slot] = win
 	}
-	x.g.evicted(win, binary.NativeEndian.Uint64(b[8:]), binary.NativeEndian.Uint64(b[16:]))
+	return win
+}
+
+// cpuRuns adds to slot's seen runs the run of full words each CPU holds
+// in the program's runs map.
+func (x *xdpMethod) cpuRuns(slot uint32, win *window) error {
+	var per [][16]byte
+	if err := x.runs.Lookup(slot, &per); err != nil {
+		return fmt.Errorf("xdp: read the per-CPU runs of slot %d: %w", slot, err)
+	}
+	for _, r := range per {
+		win.addRun(binary.NativeEndian.Uint64(r[0:]), binary.NativeEndian.Uint64(r[8:]))
+	}
+	return nil
 }
 
 // drain returns once every eviction record written so far is read (false:
@@ -227,7 +255,7 @@ func (x *xdpMethod) close() error {
 			<-x.consumed
 		}
 	}
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs} {
 		if m != nil {
 			m.Close()
 		}
@@ -276,9 +304,9 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 				return c, err
 			}
 			if listed {
-				win := &window{seen: newRangeList(x.o.MaxRanges)}
-				if int(slot) < len(x.wins) && x.wins[slot] != nil {
-					win = x.wins[slot]
+				win := x.slotWindow(slot)
+				if err := x.cpuRuns(slot, win); err != nil {
+					return c, err
 				}
 				win.words = words
 				r.MissingRanges = x.g.finalRanges(win, sc.MaxSeq, x.o.MaxRanges)

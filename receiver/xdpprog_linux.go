@@ -60,9 +60,14 @@ const (
 	stW       = -72  // u64 the packet's window word, absolute index
 	stHead    = -80  // u64 the stream's head (heads[slot]) as read
 	stOld     = -88  // u64 the word the compare-and-swap evicted (0: none)
-	stRec     = -112 // the eviction record: slot u32, 0 u32, old u64, w u64
+	stRec     = -112 // the eviction record: slot u32, kind u32, two u64 (see evictedWord)
+	stBase    = -120 // u64 the evicted full word's first sequence
 	// evictedSize is the eviction record's size (see stRec).
 	evictedSize = 24
+	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
+	// CPU's run of full words {first sequence, one past the last}.
+	evictedWord = 0
+	evictedRun  = 1
 	// bpfRBNoWakeup is BPF_RB_NO_WAKEUP: bpf_ringbuf_output wakes no
 	// reader.
 	bpfRBNoWakeup = 1
@@ -70,10 +75,10 @@ const (
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, counts, seqs, meta, percpu, last, heads, evicted int // map FDs
-	maxStreams                                                int
-	g                                                         geometry // every slot's window
-	pass                                                      bool
+	streams, counts, seqs, meta, percpu, last, heads, evicted, runs int // map FDs
+	maxStreams                                                      int
+	g                                                               geometry // every slot's window
+	pass                                                            bool
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -148,9 +153,11 @@ var atomicImm = bpfasm.Imm
 //	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
 //	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
 //	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
-//	  advance); and when it evicted a word (old != 0): ringbuf_output
-//	  {slot, old, w} to evicted, waking nobody (Go polls it and records
-//	  what old saw, geometry.evicted); no room -> percpu[2]++
+//	  advance); and when it evicted a word (old != 0): a full one that
+//	  follows this CPU's run of the slot (runs[slot], per CPU) extends
+//	  it; another full one sends that run to Go and starts it again; any
+//	  other goes to Go as {old, w} (geometry.evicted): ringbuf_output to
+//	  evicted, waking nobody (Go polls); no room -> percpu[2]++
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
@@ -500,15 +507,73 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.JEq.Imm(asm.R0, 0, "emit"),
 		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		// An evicted word goes to Go: {slot, 0, old, w}.
+		// An evicted word (stOld, not 0): T = its absolute index.
 		asm.LoadMem(asm.R1, asm.RFP, stOld, asm.DWord).WithSymbol("emit"),
 		asm.JEq.Imm(asm.R1, 0, "verdict"),
+		asm.Mov.Reg(asm.R2, asm.R1),
+		asm.RSh.Imm(asm.R2, 32),
+		asm.LoadMem(asm.R3, asm.RFP, stW, asm.DWord),
+		asm.Mov.Reg(asm.R4, asm.R3),
+		asm.Sub.Reg(asm.R4, asm.R2),
+		asm.LSh.Imm(asm.R4, 32),
+		asm.RSh.Imm(asm.R4, 32),
+		asm.Sub.Reg(asm.R3, asm.R4),
+		// Full (every lane seen; sequence 0 of word 0 counts as seen)?
+		asm.Mov.Reg(asm.R4, asm.R1),
+		asm.JNE.Imm(asm.R3, 0, "fullcheck"),
+		asm.Or.Imm(asm.R4, 1),
+	)
+	if repeats {
+		add(
+			asm.Mov.Reg(asm.R5, asm.R4).WithSymbol("fullcheck"),
+			asm.And.Imm(asm.R5, 0xffff),
+			asm.JEq.Imm(asm.R5, 0, "word"),
+			asm.Mov.Reg(asm.R5, asm.R4),
+			asm.RSh.Imm(asm.R5, 16),
+			asm.And.Imm(asm.R5, 0xffff),
+			asm.JEq.Imm(asm.R5, 0, "word"),
+		)
+	} else {
+		add(
+			asm.LSh.Imm(asm.R4, 32).WithSymbol("fullcheck"),
+			asm.RSh.Imm(asm.R4, 32),
+			asm.LoadImm(asm.R5, 0xffffffff, asm.DWord),
+			asm.JNE.Reg(asm.R4, asm.R5, "word"),
+		)
+	}
+	// A full word extends this CPU's run of the slot when it follows it
+	// (no atomic, no record); else the run goes to Go and starts again
+	// here.
+	add(
+		asm.LSh.Imm(asm.R3, int32(p.g.shift)),
+		asm.StoreMem(asm.RFP, stBase, asm.R3, asm.DWord),
+	)
+	addN(lookup(p.runs, stSlot))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "word"),
+		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+		asm.LoadMem(asm.R3, asm.RFP, stBase, asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R3, "move"),
+		asm.Add.Imm(asm.R3, int32(1)<<p.g.shift),
+		asm.StoreMem(asm.R0, 8, asm.R3, asm.DWord),
+		asm.Ja.Label("verdict"),
+		asm.LoadMem(asm.R2, asm.R0, 0, asm.DWord).WithSymbol("move"),
+		asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord),
+		asm.Add.Imm(asm.R3, int32(1)<<p.g.shift),
+		asm.StoreMem(asm.R0, 8, asm.R3, asm.DWord),
+		asm.JGE.Reg(asm.R2, asm.R1, "verdict"), // the run was empty
+		asm.StoreMem(asm.RFP, stRec+8, asm.R2, asm.DWord),
+		asm.StoreMem(asm.RFP, stRec+16, asm.R1, asm.DWord),
+		asm.StoreImm(asm.RFP, stRec+4, evictedRun, asm.Word),
+		asm.Ja.Label("output"),
+		// Any other word goes to Go as it was: {slot, 0, old, w}.
+		asm.LoadMem(asm.R1, asm.RFP, stOld, asm.DWord).WithSymbol("word"),
 		asm.StoreMem(asm.RFP, stRec+8, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.RFP, stSlot, asm.Word),
-		asm.StoreMem(asm.RFP, stRec, asm.R1, asm.Word),
-		asm.StoreImm(asm.RFP, stRec+4, 0, asm.Word),
 		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
 		asm.StoreMem(asm.RFP, stRec+16, asm.R1, asm.DWord),
+		asm.StoreImm(asm.RFP, stRec+4, evictedWord, asm.Word),
+		asm.LoadMem(asm.R1, asm.RFP, stSlot, asm.Word).WithSymbol("output"),
+		asm.StoreMem(asm.RFP, stRec, asm.R1, asm.Word),
 		asm.LoadMapPtr(asm.R1, p.evicted),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, stRec),
