@@ -37,7 +37,8 @@ type Stream struct {
 	MissingRanges [][2]uint64 `json:"missing_ranges,omitempty"`
 	// MissingRangesFrom, when set, is the lowest sequence MissingRanges
 	// covers: the receiver's window had moved past the ones below (an XDP
-	// receiver; an AF_PACKET one lists them from sequence 1).
+	// receiver whose eviction records overflowed; otherwise they are
+	// listed from sequence 1).
 	MissingRangesFrom uint64 `json:"missing_ranges_from,omitempty"`
 	// Late are packets that arrived after their sequence had left the
 	// receiver's window: each a duplicate or the late first copy of a

@@ -45,22 +45,26 @@
 // 2^36 sequences, 2^32 with Repeats > 1, in one burst) would take newer
 // words for older.
 //
-// Missing ranges: the AF_PACKET method lists them complete, from
-// sequence 1. When a word is evicted it records the sequences it saw,
-// as runs, in a sorted list per stream (full words in order extend the
-// last run with a compare-and-swap; others take the stream's lock); a
-// word that never reached its slot — a loss longer than the window — is
-// simply never seen. At Stop the gaps between those runs, then the
-// window's own last Window sequences, are the ranges: the first
-// Options.MaxRanges of them. The list holds MaxRanges + 65 runs
+// Missing ranges are listed complete, from sequence 1. When a word is
+// evicted the sequences it saw are recorded, as runs, in a sorted list
+// per stream; a word that never reached its slot — a loss longer than
+// the window — is simply never seen. At Stop the gaps between those
+// runs, then the window's own last Window sequences, are the ranges: the
+// first Options.MaxRanges of them. The list holds MaxRanges + 65 runs
 // (16 bytes each, as many as the stream's loss makes); when a stream has
 // more, the highest are dropped and the ranges below them are still
 // exact, so the report still lists its first MaxRanges (fewer only when,
-// after that, later words joined most of the runs it kept). The XDP program
-// records nothing at eviction: its ranges are listed at Stop from the
-// words the window still holds (the last Window sequences up to
-// max_seq); when the window has moved past some,
-// StreamReport.MissingRangesFrom says from where (missing counts all).
+// after that, later words joined most of the runs it kept). AF_PACKET
+// records in Go (full words in order extend the last run with a
+// compare-and-swap; others take the stream's lock). The XDP program
+// extends a run of full words per CPU and slot in a per-CPU map (no
+// atomic) and sends the rest — a word with loss, a run that broke — to Go
+// through a ring buffer (8 MiB, waking nobody: Go polls it every 10 ms),
+// which Go records the same way. If the ring had no room for a record
+// (Go more than half a second behind at line rate), the XDP ranges are
+// listed from the words the window still holds (the last Window
+// sequences up to max_seq), and StreamReport.MissingRangesFrom says from
+// where (missing counts all).
 // Packets with sequence 0 are counted in received and beyond_capacity
 // only. With Options.Repeats > 1 (pktgen clone_skb+1 or burst: the same
 // sequence sent several times on purpose) each sequence has a 16-bit copy
@@ -84,8 +88,8 @@
 // by a hash of the key, compared on the whole key), else from a hash map
 // (new slots from an atomic counter, inserted with BPF_NOEXIST). The
 // per-slot counters are per CPU, plain adds, summed by Go (MaxStreams × 72
-// bytes per CPU), the streams' heads an array shared by all CPUs
-// (MaxStreams × 8 bytes). The windows are one BPF_F_MMAPABLE array shared by all
+// bytes per CPU; the runs of full words MaxStreams × 16 bytes per CPU),
+// the streams' heads an array shared by all CPUs (MaxStreams × 8 bytes). The windows are one BPF_F_MMAPABLE array shared by all
 // CPUs, updated with an atomic compare-and-swap of the whole word — the
 // one atomic per packet of a known stream — so duplicates and missing are
 // exact however the packets spread over CPUs. A try loses only when

@@ -157,9 +157,10 @@ func (o Options) withDefaults() (Options, error) {
 // stream as streams appear, shared by its rings. It is what an agent's
 // receiver memory budget is checked against; the per-stream counters
 // (72 bytes per CPU), the XDP method's stream heads (8 bytes per stream),
-// the AF_PACKET method's lists of seen runs (up to (MaxRanges+65) × 16
-// bytes per stream, only as long as its loss makes them) and the rings
-// are apart from it.
+// runs of full words (16 bytes per stream per CPU) and 8 MiB eviction
+// ring, the lists of seen runs (up to (MaxRanges+65) × 16 bytes per
+// stream, only as long as its loss makes them) and the rings are apart
+// from it.
 func (o Options) SeqStateBytes() (uint64, error) {
 	o, err := o.withDefaults()
 	if err != nil {

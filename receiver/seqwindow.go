@@ -50,15 +50,17 @@ import (
 // (a loss of 2^36 sequences in one burst, 2^32 with Repeats > 1) would
 // take the newer word for an older one.
 //
-// Missing ranges: the AF_PACKET method records, when a word is evicted,
-// the sequences it saw, as runs in a bounded sorted list per stream
-// (seenruns.go); a word that never reached its slot (a loss longer than
-// the window) is simply never seen. At the end the words the window
-// still holds add theirs, and the gaps between the runs are the missing
-// ranges, complete from sequence 1 (exact below where the list's bound
-// cut it). The XDP program records nothing at eviction: its ranges are
-// listed from the window at the end, for the sequences it still holds
-// (missing_ranges_from).
+// Missing ranges: when a word is evicted, the sequences it saw are
+// recorded as runs in a bounded sorted list per stream (seenruns.go); a
+// word that never reached its slot (a loss longer than the window) is
+// simply never seen. At the end the words the window still holds add
+// theirs, and the gaps between the runs are the missing ranges, complete
+// from sequence 1 (exact below where the list's bound cut it). The
+// AF_PACKET rings record in Go (evicted); the XDP program keeps a run of
+// full words per CPU and slot and sends Go the rest through a ring
+// buffer (xdpProgram), which Go records the same way; if the ring had no
+// room for a record, the XDP ranges are those the window still holds,
+// from missing_ranges_from.
 
 // geometry is the shape of every stream's window.
 type geometry struct {

@@ -162,7 +162,9 @@ var atomicImm = bpfasm.Imm
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
 // The only atomic on the path of a test packet of a known stream is the
-// window word's compare-and-swap: duplicates are exact across CPUs. A try
+// window word's compare-and-swap: duplicates are exact across CPUs (the
+// ring buffer's record, which takes its lock, is written only for an
+// evicted word with loss or a run of full words that broke). A try
 // is lost only when another CPU changed the same word (the same stream,
 // sequences sharing one window word: within 32 of each other, 2 with
 // Repeats > 1) between this CPU's load and its
