@@ -149,21 +149,16 @@ func (r *receiving) state() receiverState {
 // before it leases (Describe announces the budget), this is the second
 // line for any other caller.
 func withinBudget(o receiver.Options, budget uint64) error {
+	o, err := o.WithDefaults()
+	if err != nil {
+		return failf(ErrInvalid, "arm: %v", err)
+	}
 	need, err := o.SeqStateBytes()
 	if err != nil {
 		return failf(ErrInvalid, "arm: %v", err)
 	}
 	if need <= budget {
 		return nil
-	}
-	if o.MaxStreams == 0 {
-		o.MaxStreams = receiver.DefaultMaxStreams
-	}
-	if o.Window == 0 {
-		o.Window = receiver.DefaultWindow
-		if o.Repeats > 1 {
-			o.Window = receiver.DefaultRepeatWindow
-		}
 	}
 	return failf(ErrBudget, "arm: %d streams × a window of %d sequences need %d MiB of sequence state, the receiver's budget is %d MiB (--receiver-memory)",
 		o.MaxStreams, o.Window, mib(need), mib(budget))

@@ -68,6 +68,8 @@ func TestArmOverBudget(t *testing.T) {
 	s.cfg.ReceiverMemory = 16<<20 - 1
 	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences need 16 MiB", "the defaults")
+	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", Repeats: 2})
+	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences need 16 MiB", "the defaults with repeats")
 	s.cfg.ReceiverMemory = 16 << 20
 	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
 	wantKind(t, err, ErrHost, "arm nope0: ", "exactly at the budget")

@@ -67,6 +67,9 @@ type ClusterConfig struct {
 	Join      []string // members to join (host:port), at least one
 	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes), or none
 	Logger    hclog.Logger
+	// Tune adjusts serf's configuration before it starts (tests: shorter
+	// timers), as gossip.Config.Tune.
+	Tune func(*serf.Config)
 }
 
 // Event is a membership change of an agent.
@@ -83,9 +86,13 @@ type Cluster struct {
 	log  hclog.Logger
 	join []string
 
-	mu   sync.Mutex
-	subs map[chan Event]struct{}
-	done chan struct{}
+	mu     sync.Mutex
+	subs   map[chan Event]struct{}
+	closed bool // set by Close: no refresh starts after it
+	done   chan struct{}
+	// refreshes are WaitAlive's background refreshes; Close waits for
+	// them.
+	refreshes sync.WaitGroup
 }
 
 // JoinCluster starts a serf member and joins it to cfg.Join.
@@ -108,7 +115,7 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	events := make(chan serf.Event, 1024)
 	s, err := gossip.Start(gossip.Config{Name: cfg.Name, Tags: tags,
-		Bind: cfg.Bind, Advertise: cfg.Advertise, Key: cfg.GossipKey, Events: events, Logger: cfg.Logger})
+		Bind: cfg.Bind, Advertise: cfg.Advertise, Key: cfg.GossipKey, Events: events, Logger: cfg.Logger, Tune: cfg.Tune})
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +226,9 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 			// take memberlist's TCP timeout (10 s) per seed, and the wait
 			// must end at its deadline.
 			refreshing = make(chan struct{})
-			go func(done chan struct{}) { defer close(done); c.Refresh() }(refreshing)
+			if !c.refreshInBackground(refreshing) {
+				return ms, fmt.Errorf("%d of %d agents alive: the cluster was closed", alive, n)
+			}
 		}
 		select {
 		case <-refreshing:
@@ -234,9 +243,32 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 	}
 }
 
-// Close leaves the cluster gracefully and stops gossip.
+// refreshInBackground starts a Refresh that closes done when it ends,
+// unless the cluster is closed (false).
+func (c *Cluster) refreshInBackground(done chan struct{}) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.refreshes.Add(1)
+	go func() {
+		defer c.refreshes.Done()
+		defer close(done)
+		c.Refresh()
+	}()
+	return true
+}
+
+// Close leaves the cluster gracefully and stops gossip. It returns once
+// a refresh WaitAlive left under way has ended too: with a seed that
+// accepts and never answers, after memberlist's TCP timeout (10 s).
 func (c *Cluster) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	err := c.serf.Stop()
+	c.refreshes.Wait()
 	<-c.done
 	return err
 }

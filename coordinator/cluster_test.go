@@ -1,9 +1,11 @@
 package coordinator
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/serf/serf"
 
@@ -30,5 +32,75 @@ func TestMemberOf(t *testing.T) {
 	sel := m.Tags().Selectable()
 	if sel["role"] != "both" || sel["numa"] != "1" || sel["backend"] != "kernel,xdp" || sel["speed"] != "25000" {
 		t.Errorf("selectable tags %v", sel)
+	}
+}
+
+// WaitAlive returns at its deadline while its background refresh still
+// waits on a seed that accepts and never answers; Close returns only
+// after that refresh has ended (here: when the seed hangs up), so nothing
+// of the cluster runs after it.
+func TestCloseWaitsForRefresh(t *testing.T) {
+	tags, err := gossip.Tags{Role: gossip.RoleBoth}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := gossip.Start(gossip.Config{Name: "agent-close-test", Tags: tags, Bind: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Stop()
+	// A leave that takes no time: Close's own work is over at once.
+	quick := func(sc *serf.Config) { sc.LeavePropagateDelay, sc.BroadcastTimeout = 0, 100*time.Millisecond }
+	c, err := JoinCluster(ClusterConfig{Name: "coordinator-close-test", Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, Tune: quick})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			c.Close()
+		}
+	}()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	conns := make(chan net.Conn, 4)
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			conns <- conn
+		}
+	}()
+	c.join = []string{silent.Addr().String()} // the refresh's seed
+	if _, err := c.WaitAlive(context.Background(), 2, 900*time.Millisecond); err == nil {
+		t.Fatal("two agents alive of one")
+	}
+	var conn net.Conn
+	select {
+	case conn = <-conns:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no refresh reached the seed")
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case <-done:
+		t.Fatal("Close returned while its refresh was still waiting on the seed")
+	case <-time.After(time.Second):
+	}
+	conn.Close() // the seed hangs up: the refresh ends
+	select {
+	case <-done:
+		closed = true
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return after its refresh ended")
+	}
+	if _, err := c.WaitAlive(context.Background(), 2, time.Second); err == nil {
+		t.Error("WaitAlive after Close: no error")
 	}
 }

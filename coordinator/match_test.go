@@ -101,3 +101,28 @@ func TestReconcileRunWarnings(t *testing.T) {
 		}
 	}
 }
+
+// A flow's achieved rate is its threads' own rates summed (each over its
+// own time sending), not its packets over the span from the first
+// thread's start to the last one's stop: kernel pktgen's threads start
+// up to one of their polls apart.
+func TestReconcileAchievedFromThreads(t *testing.T) {
+	in := runCounts{
+		Pairs:      []Pair{{Sender: "s1", Receiver: "r1"}},
+		FrameBytes: 60, OfferedPPS: 10000,
+		Senders: map[string]senderEnd{
+			"s1": {Port: 10000, Report: &senderReport{PPS: 9500, WindowSec: 2, Threads: []senderThread{
+				{Src: "198.18.0.1", Packets: 9500, PPS: 5000}, {Src: "198.18.0.2", Packets: 9500, PPS: 4950}}}},
+		},
+		Receivers: map[string]receiverEnd{
+			"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{
+				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 9500},
+				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10000, Received: 9500},
+			}}},
+		},
+	}
+	flows, _ := reconcileRun(in)
+	if len(flows) != 1 || flows[0].AchievedPPS != 9950 || flows[0].GeneratorLimited {
+		t.Fatalf("flows %+v: want achieved 9950 pps (the threads' own), not generator limited", flows)
+	}
+}

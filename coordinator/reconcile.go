@@ -36,7 +36,9 @@ type Stream struct {
 	Missing       uint64      `json:"missing"` // gaps below max_seq
 	MissingRanges [][2]uint64 `json:"missing_ranges,omitempty"`
 	// MissingRangesFrom, when set, is the lowest sequence MissingRanges
-	// covers: the receiver's window had moved past the ones below.
+	// covers: the receiver's window had moved past the ones below (an XDP
+	// receiver whose eviction records overflowed; otherwise they are
+	// listed from sequence 1).
 	MissingRangesFrom uint64 `json:"missing_ranges_from,omitempty"`
 	// Late are packets that arrived after their sequence had left the
 	// receiver's window: each a duplicate or the late first copy of a

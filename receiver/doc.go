@@ -33,12 +33,38 @@
 // counted missing, and the window cannot tell which. Counts are exact for
 // the whole run without any scan: missing = max_seq - first copies. The
 // wire carries 32 bits; the window unwraps them to 64 (every lap of a
-// sequence maps to the same word, and the lap nearest the highest
-// sequence the CPU or ring has seen is taken), so a stream past 2^32
-// sequences counts on instead of taking its second lap for duplicates.
-// Missing ranges are listed at Stop from the words the window still
-// holds (the last Window sequences up to max_seq); when the window has
-// moved past some, StreamReport.MissingRangesFrom says from where.
+// sequence maps to the same word) by taking the lap nearest the stream's
+// head: a word index shared by every CPU and ring that counts the
+// stream, moved up whenever a recorded word is more than 2^16 words past
+// it (so written about once per 2^21 sequences, read by all). A stream
+// past 2^32 sequences counts on instead of taking its second lap for
+// duplicates, and so does a CPU or ring that first sees the stream after
+// 2^32 of its sequences (an RSS or IRQ move mid-run) — unwrapped against
+// its own highest sequence it would have counted every packet late. The
+// tags are 32 bits: a slot that holds a word 2^31 words old (a loss of
+// 2^36 sequences, 2^32 with Repeats > 1, in one burst) would take newer
+// words for older.
+//
+// Missing ranges are listed complete, from sequence 1. When a word is
+// evicted the sequences it saw are recorded, as runs, in a sorted list
+// per stream; a word that never reached its slot — a loss longer than
+// the window — is simply never seen. At Stop the gaps between those
+// runs, then the window's own last Window sequences, are the ranges: the
+// first Options.MaxRanges of them. The list holds MaxRanges + 65 runs
+// (16 bytes each, as many as the stream's loss makes); when a stream has
+// more, the highest are dropped and the ranges below them are still
+// exact, so the report still lists its first MaxRanges (fewer only when,
+// after that, later words joined most of the runs it kept). AF_PACKET
+// records in Go (full words in order extend the last run with a
+// compare-and-swap; others take the stream's lock). The XDP program
+// extends a run of full words per CPU and slot in a per-CPU map (no
+// atomic) and sends the rest — a word with loss, a run that broke — to Go
+// through a ring buffer (8 MiB, waking nobody: Go polls it every 10 ms),
+// which Go records the same way. If the ring had no room for a record
+// (Go more than half a second behind at line rate), the XDP ranges are
+// listed from the words the window still holds (the last Window
+// sequences up to max_seq), and StreamReport.MissingRangesFrom says from
+// where (missing counts all).
 // Packets with sequence 0 are counted in received and beyond_capacity
 // only. With Options.Repeats > 1 (pktgen clone_skb+1 or burst: the same
 // sequence sent several times on purpose) each sequence has a 16-bit copy
@@ -62,7 +88,8 @@
 // by a hash of the key, compared on the whole key), else from a hash map
 // (new slots from an atomic counter, inserted with BPF_NOEXIST). The
 // per-slot counters are per CPU, plain adds, summed by Go (MaxStreams × 72
-// bytes per CPU). The windows are one BPF_F_MMAPABLE array shared by all
+// bytes per CPU; the runs of full words MaxStreams × 16 bytes per CPU),
+// the streams' heads an array shared by all CPUs (MaxStreams × 8 bytes). The windows are one BPF_F_MMAPABLE array shared by all
 // CPUs, updated with an atomic compare-and-swap of the whole word — the
 // one atomic per packet of a known stream — so duplicates and missing are
 // exact however the packets spread over CPUs. A try loses only when
@@ -96,8 +123,8 @@
 // goroutine pinned to its CPU into its own fork of one Table (Table.Fork:
 // the same Go accounting core; per-ring counters, one window per stream
 // shared by all rings and updated with the same compare-and-swap, so a
-// sequence seen by two rings is a duplicate, exactly; 11 to 13 ns per
-// packet here, BenchmarkAdd). Stop sums the counters; reordered is
+// sequence seen by two rings is a duplicate, exactly; 10 to 13 ns per
+// packet here, 15 to 17 with repeats, BenchmarkAdd). Stop sums the counters; reordered is
 // counted per ring (packets of a stream that arrive on different CPUs
 // have no order between them). The first arrival is the earliest ring's
 // kernel timestamp of the stream's first frame (tp_sec, tp_nsec). It only taps: packets continue to the

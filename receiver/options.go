@@ -103,6 +103,11 @@ func ValidWindow(w uint64) bool {
 	return w >= MinWindow && w <= MaxWindow && w&(w-1) == 0
 }
 
+// WithDefaults returns o validated, its defaults filled in: the options
+// a Receiver runs with (an error names the invalid field and what is
+// valid).
+func (o Options) WithDefaults() (Options, error) { return o.withDefaults() }
+
 // withDefaults validates o and fills its defaults.
 func (o Options) withDefaults() (Options, error) {
 	switch o.Method {
@@ -151,7 +156,11 @@ func (o Options) withDefaults() (Options, error) {
 // front, in one array all CPUs share; the AF_PACKET method one window per
 // stream as streams appear, shared by its rings. It is what an agent's
 // receiver memory budget is checked against; the per-stream counters
-// (72 bytes per CPU) and the rings are apart from it.
+// (72 bytes per CPU), the XDP method's stream heads (8 bytes per stream),
+// runs of full words (16 bytes per stream per CPU) and 8 MiB eviction
+// ring, the lists of seen runs (up to (MaxRanges+65) × 16 bytes per
+// stream, only as long as its loss makes them) and the rings are apart
+// from it.
 func (o Options) SeqStateBytes() (uint64, error) {
 	o, err := o.withDefaults()
 	if err != nil {

@@ -28,8 +28,7 @@ type Report struct {
 	// Options.MaxStreams, counted only here (absent when 0).
 	OverflowPackets uint64 `json:"overflow_packets,omitempty"`
 	// Window is the sequences per stream the receiver tracked one by one
-	// (Options.Window): a packet older than that is late, and ranges
-	// below it are not listed.
+	// (Options.Window): a packet older than that is late.
 	Window uint64 `json:"window"`
 }
 
@@ -61,11 +60,13 @@ type StreamReport struct {
 	// Missing is the number of sequences in [1, MaxSeq] never seen as a
 	// first copy within the window, head loss included (exact: MaxSeq
 	// minus the first copies). MissingRanges lists the first
-	// Options.MaxRanges runs of them as inclusive [from, to] pairs, of
-	// the sequences the window still held at the end: from
-	// MissingRangesFrom on when that is set (the window had moved past
-	// the sequences below it; Missing counts those too). Snapshot reports
-	// Missing without ranges.
+	// Options.MaxRanges runs of them as inclusive [from, to] pairs, from
+	// sequence 1, those the window moved past included (recorded when it
+	// evicted them; see the package documentation for the bound). When
+	// MissingRangesFrom is set (the XDP method lost eviction records) it
+	// lists only those the window still held at the end, from there on
+	// (Missing counts the ones below too). Snapshot reports Missing
+	// without ranges.
 	Missing           uint64      `json:"missing"`
 	MissingRanges     [][2]uint64 `json:"missing_ranges"`
 	MissingRangesFrom uint64      `json:"missing_ranges_from,omitempty"`

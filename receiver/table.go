@@ -55,22 +55,24 @@ type stream struct {
 	rawPort uint16
 	isV4    bool
 	streamCounts
-	words []uint64 // the window, shared with the table's forks (see seqwindow.go)
+	win   *window  // shared with the table's forks (see seqwindow.go)
+	words []uint64 // win.words, for the fast path
 }
 
 // windows are the streams' sequence windows, shared by a table and its
 // forks: one per stream, so duplicates across tables (rings) are exact.
 // The stream limit applies here.
 type windows struct {
-	mu    sync.Mutex
-	g     geometry
-	byKey map[streamKey][]uint64
-	max   int
+	mu        sync.Mutex
+	g         geometry
+	byKey     map[streamKey]*window
+	max       int
+	maxRanges int // what a report lists: each window's recorded ranges hold about twice that
 }
 
 // window returns k's window, making it when there is room (nil: the
 // stream limit is reached).
-func (w *windows) window(k streamKey) []uint64 {
+func (w *windows) window(k streamKey) *window {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if ws, ok := w.byKey[k]; ok {
@@ -79,7 +81,7 @@ func (w *windows) window(k streamKey) []uint64 {
 	if len(w.byKey) >= w.max {
 		return nil
 	}
-	ws := make([]uint64, w.g.words())
+	ws := newWindow(w.g, w.maxRanges)
 	w.byKey[k] = ws
 	return ws
 }
@@ -116,12 +118,13 @@ func NewTable(o Options) (*Table, error) {
 	return newTable(o), nil
 }
 
-// Streams returns the per-stream report (with missing ranges: O(window)
-// per stream) and the frames that were not test packets (other) or
-// belonged to streams beyond MaxStreams (overflow).
+// Streams returns the per-stream report (with the first maxRanges
+// missing ranges, at most the table's Options.MaxRanges, which is what it
+// keeps: O(window) per stream) and the frames that were not test packets
+// (other) or belonged to streams beyond MaxStreams (overflow).
 func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow uint64) {
-	if maxRanges <= 0 {
-		maxRanges = DefaultMaxRanges
+	if maxRanges <= 0 || maxRanges > t.wins.maxRanges {
+		maxRanges = t.wins.maxRanges
 	}
 	return t.counts(true, maxRanges)
 }
@@ -129,7 +132,7 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 // newTable makes a table for options already through withDefaults.
 func newTable(o Options) *Table {
 	g := newGeometry(o.Window, o.Repeats)
-	return newTableOf(&windows{g: g, byKey: map[streamKey][]uint64{}, max: o.MaxStreams}, o.MaxStreams)
+	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges}, o.MaxStreams)
 }
 
 func newTableOf(w *windows, maxStreams int) *Table {
@@ -212,9 +215,13 @@ func (t *Table) lookup4(b []byte, addrs uint64, port uint16) *stream {
 // count updates stream s for one packet with wire sequence wire.
 func (t *Table) count(s *stream, wire uint32) {
 	s.Received++
+	win := s.win
+	head := win.head.Load()
 	// Fast path: the next sequence in order, within the word of the one
-	// before (geometry.mark's case of the same tag and a clear bit).
-	if sq := s.MaxSeq + 1; t.g.shift == 5 && wire == uint32(sq) && sq&31 != 0 {
+	// before (geometry.mark's case of the same tag and a clear bit), and
+	// on the head's lap (this table's max_seq is not behind the stream by
+	// a multiple of 2^32: the unwrap would agree).
+	if sq := s.MaxSeq + 1; t.g.shift == 5 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
 		p := &s.words[sq>>5&t.g.mask]
 		old := atomic.LoadUint64(p)
 		m := uint64(1) << (sq & 31)
@@ -224,12 +231,12 @@ func (t *Table) count(s *stream, wire uint32) {
 			return
 		}
 	}
-	w, sq := t.g.unwrap(wire, s.MaxSeq)
+	w, sq := t.g.unwrap(wire, head)
 	if sq == 0 {
 		s.Zero++
 		return
 	}
-	switch t.g.mark(s.words, w, sq) {
+	switch t.g.mark(win, w, sq, head) {
 	case seqFirst:
 		s.Unique++
 		if sq < s.MaxSeq {
@@ -273,7 +280,7 @@ func (t *Table) lookup(k *streamKey, add bool) *stream {
 				return nil
 			}
 			s = newStream(*k)
-			s.words = ws
+			s.win, s.words = ws, ws.words
 			s.FirstNs = t.frameNs
 			if s.FirstNs == 0 {
 				s.FirstNs = uint64(time.Now().UnixNano())
@@ -302,7 +309,7 @@ func (t *Table) Merge(o *Table) {
 				t.rehash(2 * len(t.index))
 			}
 			s = newStream(os.key)
-			s.words = os.words
+			s.win, s.words = os.win, os.words
 			t.insert(s)
 		}
 		s.add(os.streamCounts)
@@ -333,25 +340,25 @@ func (t *Table) rehash(n int) {
 }
 
 // counts returns the table's totals and per-stream reports. With final,
-// missing ranges are listed from the windows (O(window) per stream);
-// without, none (missing is exact either way).
+// missing ranges are listed (geometry.finalRanges: O(window) per
+// stream); without, none (missing is exact either way).
 func (t *Table) counts(final bool, maxRanges int) (streams []StreamReport, other, overflow uint64) {
 	streams = make([]StreamReport, 0, len(t.streams))
 	for _, s := range t.streams {
-		var words []uint64
+		r := streamReport(s.key, s.streamCounts)
 		if final {
-			words = s.words
+			r.MissingRanges = t.g.finalRanges(s.win, s.MaxSeq, maxRanges)
 		}
-		streams = append(streams, streamReport(s.key, s.streamCounts, t.g, words, maxRanges))
+		streams = append(streams, r)
 	}
 	sortStreams(streams)
 	return streams, t.other, t.overflow
 }
 
-// streamReport turns one stream's counters and window into its report;
-// the XDP method calls it with what it read from its maps. words nil: no
-// ranges (a snapshot).
-func streamReport(k streamKey, c streamCounts, g geometry, words []uint64, maxRanges int) StreamReport {
+// streamReport turns one stream's counters into its report, without
+// missing ranges; the XDP method calls it with what it read from its
+// maps.
+func streamReport(k streamKey, c streamCounts) StreamReport {
 	src, dst := k.addrs()
 	r := StreamReport{
 		Src: src, Dst: dst, DstPort: k.port,
@@ -361,13 +368,6 @@ func streamReport(k streamKey, c streamCounts, g geometry, words []uint64, maxRa
 	}
 	if c.MaxSeq > c.Unique {
 		r.Missing = c.MaxSeq - c.Unique
-	}
-	if words != nil {
-		var from uint64
-		r.MissingRanges, from = g.windowRanges(words, c.MaxSeq, maxRanges)
-		if from > 1 {
-			r.MissingRangesFrom = from
-		}
 	}
 	return r
 }

@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -26,34 +27,28 @@ func span(from, to uint64) []uint64 {
 	return s
 }
 
-// windowFrom is the lowest sequence a window of n sequences (shift: 5
-// for bits, 1 for counters) still holds when the highest is top.
-func windowFrom(n uint64, shift uint, top uint64) uint64 {
-	words := n >> shift
-	if top>>shift < words {
-		return 0
-	}
-	return (top>>shift - words + 1) << shift
-}
-
 // windowCases are the sliding window's cases, run by TestTable and
 // against the XDP program (TestXDPProgramMatchesTable): a window of
-// MinWindow sequences (32 words).
+// MinWindow sequences (32 words), every missing range listed, those the
+// window moved past included.
 func windowCases() []tableCase {
 	w := Options{Window: MinWindow}
-	sr := func(received, maxSeq, dups, reordered, late, missing uint64, from uint64, ranges ...[2]uint64) StreamReport {
+	sr := func(received, maxSeq, dups, reordered, late, missing uint64, ranges ...[2]uint64) StreamReport {
 		if ranges == nil {
 			ranges = [][2]uint64{}
 		}
 		return StreamReport{Src: addrA, Dst: addrB, DstPort: 9, Received: received, MaxSeq: maxSeq,
-			Duplicates: dups, Reordered: reordered, Late: late, Missing: missing, MissingRanges: ranges, MissingRangesFrom: from}
+			Duplicates: dups, Reordered: reordered, Late: late, Missing: missing, MissingRanges: ranges}
 	}
 	const two32 = uint64(1) << 32
 	var wrap []uint64
 	wrap = append(wrap, span(two32-1000, two32+1000)...)
+	wrapRanges := [][2]uint64{{1, two32 - 1001}, {two32 + 1001, two32 + 1<<29 - 1}}
 	for k := uint64(1); k <= 7; k++ {
 		wrap = append(wrap, two32+k<<29)
+		wrapRanges = append(wrapRanges, [2]uint64{two32 + k<<29 + 1, two32 + (k+1)<<29 - 1})
 	}
+	wrapRanges[len(wrapRanges)-1][1] = 2*two32 - 1001
 	second := span(two32*2-1000, two32*2+1000)
 	second[1003], second[1004] = second[1004], second[1003] // 2^33+4 before 2^33+3: reordered
 	wrap = append(wrap, second...)
@@ -68,26 +63,33 @@ func windowCases() []tableCase {
 		}
 		return s
 	}
+	slides := sr(20000, 20000, 0, 0, 0, 0)
+	dupLate := sr(5002, 5000, 1, 0, 1, 0)
+	lostLate := sr(5000, 5000, 0, 0, 1, 1, [2]uint64{100, 100})
+	evicted := sr(3892, 4000, 0, 0, 0, 108, [2]uint64{3001, 3009}, [2]uint64{3501, 3599})
+	burst := sr(2001, 101000, 0, 0, 1, 99000, [2]uint64{1001, 100000})
+	wrapped := sr(uniq+2, two32*2+1000, 2, 1, 0, two32*2+1000-uniq, wrapRanges...)
+	repeats := sr(15002, 5000, 1, 0, 1, 0)
 	return []tableCase{
 		{name: "window slides", opts: w, frames: streamFrames(testFrame{}, rng(1, 20000)),
-			want: []StreamReport{sr(20000, 20000, 0, 0, 0, 0, windowFrom(MinWindow, 5, 20000))}},
+			want: []StreamReport{slides}},
 		{name: "duplicate in the window, late out of it", opts: w, frames: streamFrames(testFrame{}, cat(rng(1, 5000), []uint32{10, 4990})),
-			want: []StreamReport{sr(5002, 5000, 1, 0, 1, 0, windowFrom(MinWindow, 5, 5000))}},
+			want: []StreamReport{dupLate}},
 		{name: "a lost sequence arriving late stays missing", opts: w, frames: streamFrames(testFrame{}, cat(seqs(1, 5000, 100), []uint32{100})),
-			want: []StreamReport{sr(5000, 5000, 0, 0, 1, 1, windowFrom(MinWindow, 5, 5000))}},
+			want: []StreamReport{lostLate}},
 		{name: "reorder in the window", opts: w, frames: streamFrames(testFrame{}, cat(rng(1, 10), rng(12, 500), []uint32{11})),
-			want: []StreamReport{sr(500, 500, 0, 1, 0, 0, 0)}},
-		{name: "eviction: gaps in the window listed", opts: w, frames: streamFrames(testFrame{}, cat(rng(1, 3000), rng(3010, 3500), rng(3600, 4000))),
-			want: []StreamReport{sr(3892, 4000, 0, 0, 0, 108, windowFrom(MinWindow, 5, 4000), [2]uint64{3008, 3009}, [2]uint64{3501, 3599})}},
+			want: []StreamReport{sr(500, 500, 0, 1, 0, 0)}},
+		{name: "eviction: gaps listed, in and out of the window", opts: w, frames: streamFrames(testFrame{}, cat(rng(1, 3000), rng(3010, 3500), rng(3600, 4000))),
+			want: []StreamReport{evicted}},
 		{name: "loss burst longer than the window", opts: w, frames: streamFrames(testFrame{}, cat(rng(1, 1000), rng(100001, 101000), []uint32{500})),
-			want: []StreamReport{sr(2001, 101000, 0, 0, 1, 99000, 100000, [2]uint64{100000, 100000})}},
+			want: []StreamReport{burst}},
 		{name: "32-bit wrap twice", opts: w, frames: streamFrames(testFrame{}, wires(wrap...)),
-			want: []StreamReport{sr(uniq+2, two32*2+1000, 2, 1, 0, two32*2+1000-uniq, windowFrom(MinWindow, 5, two32*2+1000))}},
+			want: []StreamReport{wrapped}},
 		{name: "repeats through the window", opts: Options{Window: MinWindow, Repeats: 3}, frames: streamFrames(testFrame{}, cat(repeated(1, 5000, 3), []uint32{4999, 2})),
-			want: []StreamReport{sr(15002, 5000, 1, 0, 1, 0, windowFrom(MinWindow, 1, 5000))}},
+			want: []StreamReport{repeats}},
 		{name: "repeats: lost copies are not missing, lost sequences are", opts: Options{Window: MinWindow, Repeats: 2},
 			frames: streamFrames(testFrame{}, cat(repeated(1, 10, 2), []uint32{11}, repeated(13, 20, 2))),
-			want:   []StreamReport{sr(37, 20, 0, 0, 0, 1, 0, [2]uint64{12, 12})}},
+			want:   []StreamReport{sr(37, 20, 0, 0, 0, 1, [2]uint64{12, 12})}},
 	}
 }
 
@@ -115,16 +117,20 @@ func (o *unbounded) missing() uint64 { return o.max - uint64(len(o.seen)) }
 
 // TestWindowMatchesOracle: random streams whose reordering stays within
 // half the window, with loss, duplicates and bursts of loss longer than
-// the window, counted by one table and by three forks sharing its
-// windows (as the AF_PACKET rings do), match unbounded accounting
-// exactly (reordered, per table, aside), and nothing is late.
+// the window, counted by one table and by forks sharing its windows (as
+// the AF_PACKET rings do), match unbounded accounting exactly
+// (reordered, per table, aside), missing ranges included, and nothing
+// is late. A third of the streams start just below 2^32; another third
+// get past 2^32 halfway, in jumps of 2^29 (each followed by a window's
+// worth of sequences), after which a fourth fork, new to the stream,
+// counts its share.
 func TestWindowMatchesOracle(t *testing.T) {
 	for _, repeats := range []int{1, 3} {
-		for trial := range 20 {
+		for trial := range 21 {
 			t.Run(fmt.Sprintf("repeats %d trial %d", repeats, trial), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(trial), uint64(repeats)))
-				o := mustOptions(t, Options{Window: MinWindow, Repeats: repeats})
-				span := uint64(MinWindow / 2)
+				o := mustOptions(t, Options{Window: MinWindow, Repeats: repeats, MaxRanges: 6})
+				reorder := uint64(MinWindow / 2)
 				one := newTable(o)
 				shared := newTable(o)
 				forks := []*Table{shared.Fork(), shared.Fork(), shared.Fork()}
@@ -134,7 +140,24 @@ func TestWindowMatchesOracle(t *testing.T) {
 					start = 1<<32 - 3000 // across the 32-bit wrap
 				}
 				next := start
-				for range 30000 {
+				send := func(s uint64, f *Table) {
+					b := testFrame{seq: uint32(s)}.bytes()
+					unb.add(s)
+					one.Add(b)
+					f.Add(b)
+				}
+				for i := range 30000 {
+					if trial%3 == 1 && i == 15000 { // past 2^32; then a fork new to the stream
+						// Each jump passes a window's worth of sequences, as a
+						// stream does: no slot keeps a word 2^31 words old.
+						for next += 1 << 29; next < 1<<32+1000; next += 1 << 29 {
+							for _, s := range span(next, next+MinWindow) {
+								send(s, forks[r.IntN(len(forks))])
+							}
+						}
+						forks = append(forks, shared.Fork())
+						start = next
+					}
 					var s uint64
 					switch x := r.IntN(1000); {
 					case x < 5: // loss burst longer than the window
@@ -143,59 +166,59 @@ func TestWindowMatchesOracle(t *testing.T) {
 					case x < 50: // lost
 						next++
 						continue
-					case x < 100 && next > start+span: // reordered or duplicated, inside the window
-						s = next - 1 - uint64(r.IntN(int(span)))
+					case x < 100 && next > start+reorder: // reordered or duplicated, inside the window
+						s = next - 1 - uint64(r.IntN(int(reorder)))
 					default:
 						s = next
 						next++
 					}
-					f := testFrame{seq: uint32(s)}.bytes()
-					unb.add(s)
-					one.Add(f)
-					forks[r.IntN(len(forks))].Add(f)
+					send(s, forks[r.IntN(len(forks))])
 				}
 				for _, f := range forks {
 					shared.Merge(f)
 				}
-				unbMissing := unb.missing() // head loss included: below start
-				for name, tab := range map[string]*Table{"one table": one, "forks": shared} {
-					got, _, _ := tab.counts(true, 4)
-					if len(got) != 1 {
-						t.Fatalf("%s: %d streams", name, len(got))
-					}
-					g := got[0]
-					if g.Received != unb.received || g.Duplicates != unb.dups || g.MaxSeq != unb.max || g.Missing != unbMissing || g.Late != 0 {
-						t.Errorf("%s: received %d dups %d max %d missing %d late %d; want %d %d %d %d 0",
-							name, g.Received, g.Duplicates, g.MaxSeq, g.Missing, g.Late, unb.received, unb.dups, unb.max, unbMissing)
+				if trial%3 == 1 {
+					if got, _, _ := forks[3].counts(false, 0); got[0].Received == 0 || got[0].Late != 0 {
+						t.Errorf("the fork new past 2^32: %+v", got[0])
 					}
 				}
+				unb.check(t, "one table", one, o.MaxRanges)
+				unb.check(t, "forks", shared, o.MaxRanges)
 			})
 		}
 	}
 }
 
-// TestWindowRanges: the ranges listed from a window are the unbounded's
-// missing runs at or above the window's lowest sequence.
+// TestWindowRanges: the ranges a table lists are the unbounded's first
+// missing runs, those the window moved past included (random loss, and
+// bursts longer than the window), also when the stream has more seen
+// runs than a window's list holds (MaxRanges + 1 + seenSlack).
 func TestWindowRanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
+	cut := 0 // trials whose seen runs were more than a window's list holds
 	for trial := range 200 {
-		o := mustOptions(t, Options{Window: MinWindow})
+		limit := 1 + r.IntN(20)
+		o := mustOptions(t, Options{Window: MinWindow, MaxRanges: limit})
 		tab := newTable(o)
 		seen := map[uint64]bool{}
-		top := uint64(1 + r.IntN(4000))
+		top := uint64(1 + r.IntN(40000))
 		density := r.Float64()
 		for s := uint64(1); s <= top; s++ {
+			if r.IntN(5000) == 0 { // a loss burst, up to five windows long
+				s = min(s+uint64(r.IntN(5*MinWindow)), top)
+			}
 			if r.Float64() < density || s == top {
 				seen[s] = true
 				tab.Add(testFrame{seq: uint32(s)}.bytes())
 			}
 		}
-		limit := 1 + r.IntN(20)
 		got, _, _ := tab.counts(true, limit)
-		from := max(windowFrom(MinWindow, 5, top), 1)
+		if tab.streams[0].win.seen.cut != math.MaxUint64 {
+			cut++
+		}
 		want := [][2]uint64{}
 		open := false
-		for s := from; s <= top; s++ {
+		for s := uint64(1); s <= top; s++ {
 			switch {
 			case !seen[s] && !open:
 				want = append(want, [2]uint64{s, s})
@@ -213,6 +236,10 @@ func TestWindowRanges(t *testing.T) {
 			t.Fatalf("trial %d top %d limit %d: ranges %v, want %v", trial, top, limit, got[0].MissingRanges, want)
 		}
 	}
+	if cut < 20 {
+		t.Errorf("only %d of 200 trials had more seen runs than the list holds: its bound is hardly tested", cut)
+	}
+	t.Logf("%d of 200 trials past the list's bound", cut)
 }
 
 // TestWindowMemoryFlat: a table's memory after 10^8 sequences of a
@@ -244,8 +271,8 @@ func TestWindowMemoryFlat(t *testing.T) {
 		t.Errorf("heap grew from %d to %d bytes between 10^6 and %d sequences", base, after, n)
 	}
 	got, _, _ := tab.counts(false, 0)
-	if got[0].Received != n || got[0].Missing != 0 || got[0].MaxSeq != n || uint64(len(tab.streams[0].words)) != DefaultWindow/32 {
-		t.Errorf("after %d: %+v, window %d words", n, got[0], len(tab.streams[0].words))
+	if got[0].Received != n || got[0].Missing != 0 || got[0].MaxSeq != n || uint64(len(tab.streams[0].win.words)) != DefaultWindow/32 {
+		t.Errorf("after %d: %+v, window %d words", n, got[0], len(tab.streams[0].win.words))
 	}
 }
 

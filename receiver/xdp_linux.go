@@ -6,10 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,14 +20,56 @@ import (
 type xdpMethod struct {
 	o                                         Options
 	streams, counts, seqs, meta, percpu, last *ebpf.Map
+	heads                                     *ebpf.Map // per slot: the stream's head (see headStep), shared by all CPUs
+	evicted                                   *ebpf.Map // ring buffer: the program's eviction records
+	runs                                      *ebpf.Map // per CPU and slot: the run of full words the CPU evicted last
 	prog                                      *ebpf.Program
 	lnk                                       link.Link
 	g                                         geometry // every slot's window in seqs
+
+	// The eviction records' reader: consume adds what each evicted word
+	// saw to its slot's seen runs (wins[slot].seen, geometry.evicted),
+	// for complete missing ranges. drained gets a value each time a
+	// flush found the ring empty; consumed is closed when consume ends.
+	evq       *ringbuf.Reader
+	wins      []*window
+	drained   chan struct{}
+	consumed  chan struct{}
+	consuming bool // consume was started
 }
 
-// loadXDP creates the maps and loads the program; nothing is attached.
-func loadXDP(o Options) (_ *xdpMethod, err error) {
-	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats)}
+// evictedRing is the eviction records' ring buffer: 8 MiB, 262 144
+// records (32 bytes with the ring's header), 0.56 s of evictions of a
+// 14.88 Mpps stream (one per 32 packets) if Go stopped reading.
+const evictedRing = 8 << 20
+
+// evictedPoll is how often the eviction records are read: the program
+// wakes nobody (a wakeup per record cost more than the rest of the
+// program), and 10 ms of records are far less than the ring holds.
+const evictedPoll = 10 * time.Millisecond
+
+// loadXDP creates the maps, loads the program and starts reading its
+// eviction records; nothing is attached.
+func loadXDP(o Options) (*xdpMethod, error) {
+	x, err := newXDP(o, evictedRing)
+	if err != nil {
+		return nil, err
+	}
+	x.startConsume()
+	return x, nil
+}
+
+// startConsume starts reading the eviction records.
+func (x *xdpMethod) startConsume() {
+	x.consuming = true
+	go x.consume()
+}
+
+// newXDP creates the maps (an eviction ring buffer of ring bytes) and
+// loads the program; it reads no eviction records yet.
+func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
+	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats), wins: make([]*window, o.MaxStreams),
+		drained: make(chan struct{}, 1), consumed: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			x.close()
@@ -43,8 +88,11 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		{&x.counts, ebpf.MapSpec{Name: "lr_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: slotSize, MaxEntries: uint32(o.MaxStreams)}},
 		{&x.seqs, ebpf.MapSpec{Name: "lr_seqs", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(words), Flags: unix.BPF_F_MMAPABLE}},
 		{&x.meta, ebpf.MapSpec{Name: "lr_meta", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
-		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 2}},
+		{&x.percpu, ebpf.MapSpec{Name: "lr_percpu", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: cpuCounters}},
 		{&x.last, ebpf.MapSpec{Name: "lr_last", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: lastSize, MaxEntries: lastEntries}},
+		{&x.heads, ebpf.MapSpec{Name: "lr_heads", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(o.MaxStreams)}},
+		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: ring}},
+		{&x.runs, ebpf.MapSpec{Name: "lr_runs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(o.MaxStreams)}},
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -54,7 +102,7 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		*s.m = m
 	}
 	insns, err := xdpProgram(xdpParams{
-		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(),
+		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
 		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass,
 	})
 	if err != nil {
@@ -70,7 +118,90 @@ func loadXDP(o Options) (_ *xdpMethod, err error) {
 		}
 		return nil, fmt.Errorf("xdp: load the counting program (needs kernel 5.12+ for atomic compare-and-swap): %w", err)
 	}
+	if x.evq, err = ringbuf.NewReader(x.evicted); err != nil {
+		return nil, fmt.Errorf("xdp: read the eviction ring buffer: %w", err)
+	}
 	return x, nil
+}
+
+// consume reads the eviction records until the reader is closed.
+func (x *xdpMethod) consume() {
+	defer close(x.consumed)
+	var rec ringbuf.Record
+	for {
+		x.evq.SetDeadline(time.Now().Add(evictedPoll))
+		err := x.evq.ReadInto(&rec)
+		switch {
+		case err == nil:
+			x.record(rec.RawSample)
+		case errors.Is(err, os.ErrDeadlineExceeded): // the program wakes nobody: poll
+		case errors.Is(err, ringbuf.ErrFlushed):
+			x.drained <- struct{}{}
+		case errors.Is(err, ringbuf.ErrClosed):
+			return
+		default:
+			x.o.Logger.Error("xdp: read the eviction records: missing ranges stop here", "error", err)
+			return
+		}
+	}
+}
+
+// record adds eviction record b (slot u32, kind u32, a u64, b u64) to
+// its slot's seen runs: a word {old, w}, or a CPU's run {from, end}.
+func (x *xdpMethod) record(b []byte) {
+	if len(b) < evictedSize {
+		return
+	}
+	win := x.slotWindow(binary.NativeEndian.Uint32(b[0:]))
+	if win == nil {
+		return
+	}
+	u, v := binary.NativeEndian.Uint64(b[8:]), binary.NativeEndian.Uint64(b[16:])
+	if binary.NativeEndian.Uint32(b[4:]) == evictedWord {
+		x.g.evicted(win, u, v)
+		return
+	}
+	win.addRun(u, v)
+}
+
+// slotWindow is slot's seen runs (nil: no such slot).
+func (x *xdpMethod) slotWindow(slot uint32) *window {
+	if int(slot) >= len(x.wins) {
+		return nil
+	}
+	win := x.wins[slot]
+	if win == nil {
+		win = &window{seen: newRangeList(x.o.MaxRanges)}
+		x.wins[slot] = win
+	}
+	return win
+}
+
+// cpuRuns adds to slot's seen runs the run of full words each CPU holds
+// in the program's runs map.
+func (x *xdpMethod) cpuRuns(slot uint32, win *window) error {
+	var per [][16]byte
+	if err := x.runs.Lookup(slot, &per); err != nil {
+		return fmt.Errorf("xdp: read the per-CPU runs of slot %d: %w", slot, err)
+	}
+	for _, r := range per {
+		win.addRun(binary.NativeEndian.Uint64(r[0:]), binary.NativeEndian.Uint64(r[8:]))
+	}
+	return nil
+}
+
+// drain returns once every eviction record written so far is read (false:
+// the reader had stopped).
+func (x *xdpMethod) drain() bool {
+	if err := x.evq.Flush(); err != nil {
+		return false
+	}
+	select {
+	case <-x.drained:
+		return true
+	case <-x.consumed:
+		return false
+	}
 }
 
 // attach attaches the program to ifindex, native (driver) mode first,
@@ -118,7 +249,13 @@ func (x *xdpMethod) stop() (counts, error) {
 
 func (x *xdpMethod) close() error {
 	err := x.detach()
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last} {
+	if x.evq != nil {
+		x.evq.Close()
+		if x.consuming {
+			<-x.consumed
+		}
+	}
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs} {
 		if m != nil {
 			m.Close()
 		}
@@ -129,10 +266,25 @@ func (x *xdpMethod) close() error {
 	return err
 }
 
-// read collects the counters; with final, also the windows, for missing
-// ranges.
+// read collects the counters; with final, also the windows and the
+// eviction records, for missing ranges.
 func (x *xdpMethod) read(final bool) (counts, error) {
 	var c counts
+	percpu := map[uint32]*uint64{cpuOther: &c.other, cpuOverflow: &c.overflow, cpuUnlisted: new(uint64)}
+	for index, dst := range percpu {
+		var per []uint64
+		if err := x.percpu.Lookup(index, &per); err != nil {
+			return c, fmt.Errorf("xdp: read per-CPU counter %d: %w", index, err)
+		}
+		for _, n := range per {
+			*dst += n
+		}
+	}
+	// Complete ranges need every eviction record: all read, none lost.
+	listed := final && x.drain() && *percpu[cpuUnlisted] == 0
+	if final && !listed {
+		x.o.Logger.Warn("xdp: eviction records were lost: missing ranges are listed from the window only", "lost", *percpu[cpuUnlisted])
+	}
 	var key [xdpKeySize]byte
 	var slot uint32
 	mono := monoToRealtime()
@@ -145,30 +297,33 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 		if sc.FirstNs != 0 {
 			sc.FirstNs = uint64(int64(sc.FirstNs) + mono)
 		}
-		var words []uint64
+		r := streamReport(xdpKey(key), sc)
 		if final {
-			if words, err = x.words(slot); err != nil {
+			words, err := x.words(slot)
+			if err != nil {
 				return c, err
 			}
+			if listed {
+				win := x.slotWindow(slot)
+				if err := x.cpuRuns(slot, win); err != nil {
+					return c, err
+				}
+				win.words = words
+				r.MissingRanges = x.g.finalRanges(win, sc.MaxSeq, x.o.MaxRanges)
+			} else {
+				var from uint64
+				r.MissingRanges, from = x.g.windowRanges(words, sc.MaxSeq, x.o.MaxRanges)
+				if from > 1 {
+					r.MissingRangesFrom = from
+				}
+			}
 		}
-		c.streams = append(c.streams, streamReport(xdpKey(key), sc, x.g, words, x.o.MaxRanges))
+		c.streams = append(c.streams, r)
 	}
 	if err := it.Err(); err != nil {
 		return c, fmt.Errorf("xdp: list streams: %w", err)
 	}
 	sortStreams(c.streams)
-	for _, v := range []struct {
-		index uint32
-		dst   *uint64
-	}{{cpuOther, &c.other}, {cpuOverflow, &c.overflow}} {
-		var per []uint64
-		if err := x.percpu.Lookup(v.index, &per); err != nil {
-			return c, fmt.Errorf("xdp: read per-CPU counter %d: %w", v.index, err)
-		}
-		for _, n := range per {
-			*v.dst += n
-		}
-	}
 	return c, nil
 }
 

@@ -128,6 +128,126 @@ func TestXDPProgramPerCPU(t *testing.T) {
 	}
 }
 
+// TestXDPProgramCPUNewPastWrap: a CPU that first sees a stream after
+// 2^32 of its sequences (an RSS or IRQ move mid-run: BPF_PROG_RUN on the
+// second CPU), and again after 2^33, counts on the stream's lap: nothing
+// late, max_seq, duplicates, missing and its ranges exact. CPU 0 takes the stream
+// there in jumps of 2^29 (losses), each followed by a window's worth of
+// sequences.
+func TestXDPProgramCPUNewPastWrap(t *testing.T) {
+	skipUnlessRoot(t)
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	for _, repeats := range []int{1, 2} {
+		t.Run(fmt.Sprintf("repeats %d", repeats), func(t *testing.T) {
+			o := mustOptions(t, Options{Window: MinWindow, Repeats: repeats})
+			x, err := loadXDP(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.close()
+			unb := &unbounded{seen: map[uint64]int{}, repeats: repeats}
+			var late []uint64 // CPU 1's late count after each lap
+			send := func(cpu int, seqs ...uint64) {
+				t.Helper()
+				if err := runOnCPU(cpu, func() error {
+					for _, s := range seqs {
+						for range repeats {
+							unb.add(s)
+							if _, err := x.prog.Run(&ebpf.RunOptions{Data: testFrame{seq: uint32(s)}.bytes()}); err != nil {
+								return err
+							}
+						}
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			send(0, span(1, 3000)...)
+			for lap := uint64(1); lap <= 2; lap++ {
+				for s := (lap-1)<<32 + 1<<29; s < lap<<32; s += 1 << 29 {
+					send(0, span(s, s+MinWindow)...)
+				}
+				send(0, span(lap<<32, lap<<32+1000)...)
+				send(1, span(lap<<32+1001, lap<<32+3000)...)
+				send(0, lap<<32+3001)
+				send(1, lap<<32+3003, lap<<32+3002, lap<<32+3002) // reordered on CPU 1, a duplicate
+				var per []streamCounts
+				if err := x.counts.Lookup(uint32(0), &per); err != nil {
+					t.Fatal(err)
+				}
+				late = append(late, per[1].Late)
+				if per[1].MaxSeq != lap<<32+3003 {
+					t.Errorf("lap %d: CPU 1's max_seq %d, want %d", lap, per[1].MaxSeq, lap<<32+3003)
+				}
+			}
+			if late[0] != 0 || late[1] != 0 {
+				t.Errorf("CPU 1 counted %v late (after 2^32, after 2^33)", late)
+			}
+			c, err := x.read(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.streams) != 1 {
+				t.Fatalf("%d streams", len(c.streams))
+			}
+			g := c.streams[0]
+			if g.Received != unb.received || g.Duplicates != unb.dups || g.MaxSeq != unb.max || g.Missing != unb.missing() || g.Late != 0 {
+				t.Errorf("received %d dups %d max %d missing %d late %d; want %d %d %d %d 0",
+					g.Received, g.Duplicates, g.MaxSeq, g.Missing, g.Late, unb.received, unb.dups, unb.max, unb.missing())
+			}
+			if want := unb.ranges(o.MaxRanges); g.MissingRangesFrom != 0 || !slices.Equal(g.MissingRanges, want) {
+				t.Errorf("ranges %v from %d, want %v", g.MissingRanges, g.MissingRangesFrom, want)
+			}
+		})
+	}
+}
+
+// TestXDPProgramLostEvictions: when the eviction ring buffer had no room
+// for some records (here: a one-page ring nobody reads while 40 000
+// sequences, every third lost, go through), the lost ones are counted and the ranges fall
+// back to those the window still held, from missing_ranges_from; the
+// counts stay exact.
+func TestXDPProgramLostEvictions(t *testing.T) {
+	skipUnlessRoot(t)
+	o := mustOptions(t, Options{Window: MinWindow})
+	x, err := newXDP(o, uint32(os.Getpagesize()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	var lossy []uint32 // every third sequence lost: every word goes to the ring
+	for q := uint32(1); q <= 40000; q++ {
+		if q%3 != 0 {
+			lossy = append(lossy, q)
+		}
+	}
+	for _, f := range streamFrames(testFrame{}, lossy) {
+		if _, err := x.prog.Run(&ebpf.RunOptions{Data: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.startConsume()
+	c, err := x.read(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []uint64
+	if err := x.percpu.Lookup(uint32(cpuUnlisted), &lost); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, l := range lost {
+		n += l
+	}
+	g := c.streams[0]
+	if n == 0 || g.Missing != 40000/3 || g.MaxSeq != 40000 || g.MissingRangesFrom == 0 || g.MissingRanges[0] != [2]uint64{(g.MissingRangesFrom + 2) / 3 * 3, (g.MissingRangesFrom + 2) / 3 * 3} {
+		t.Errorf("%d records lost; %+v", n, g)
+	}
+}
+
 // clearFirstArrival checks every stream has its first arrival and
 // zeroes it, for comparing the rest.
 func clearFirstArrival(t *testing.T, ss []StreamReport) {

@@ -44,26 +44,41 @@ const (
 	// per-CPU counters
 	cpuOther    = 0
 	cpuOverflow = 1
+	cpuUnlisted = 2 // eviction records the ring buffer had no room for
+	cpuCounters = 3
 )
 
 // Stack of the program (offsets from the frame pointer R10).
 const (
-	stKey     = -40 // the 36-byte stream key (40 bytes zeroed)
-	stNewSlot = -44 // u32 slot being inserted
-	stZero    = -48 // u32 0: the meta map's key
-	stWord    = -52 // u32 index into the sequence array
-	stSlot    = -56 // u32 slot: the counters map's key
-	stCPUKey  = -60 // u32 index into the per-CPU counters
-	stLast    = -64 // u32 index into the recent streams
-	stW       = -72 // u64 the packet's window word, absolute index
+	stKey     = -40  // the 36-byte stream key (40 bytes zeroed)
+	stNewSlot = -44  // u32 slot being inserted
+	stZero    = -48  // u32 0: the meta map's key
+	stWord    = -52  // u32 index into the sequence array
+	stSlot    = -56  // u32 slot: the counters map's key
+	stCPUKey  = -60  // u32 index into the per-CPU counters
+	stLast    = -64  // u32 index into the recent streams
+	stW       = -72  // u64 the packet's window word, absolute index
+	stHead    = -80  // u64 the stream's head (heads[slot]) as read
+	stOld     = -88  // u64 the word the compare-and-swap evicted (0: none)
+	stRec     = -112 // the eviction record: slot u32, kind u32, two u64 (see evictedWord)
+	stBase    = -120 // u64 the evicted full word's first sequence
+	// evictedSize is the eviction record's size (see stRec).
+	evictedSize = 24
+	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
+	// CPU's run of full words {first sequence, one past the last}.
+	evictedWord = 0
+	evictedRun  = 1
+	// bpfRBNoWakeup is BPF_RB_NO_WAKEUP: bpf_ringbuf_output wakes no
+	// reader.
+	bpfRBNoWakeup = 1
 )
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, counts, seqs, meta, percpu, last int // map FDs
-	maxStreams                                int
-	g                                         geometry // every slot's window
-	pass                                      bool
+	streams, counts, seqs, meta, percpu, last, heads, evicted, runs int // map FDs
+	maxStreams                                                      int
+	g                                                               geometry // every slot's window
+	pass                                                            bool
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -124,7 +139,8 @@ var atomicImm = bpfasm.Imm
 //	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
 //	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
 //	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
-//	w, seq = unwrap(wire seq, c->max_seq) (geometry.unwrap); seq == 0 -> c->zero++
+//	h = heads[slot] (shared by all CPUs: the stream's head, see headStep)
+//	w, seq = unwrap(wire seq, h) (geometry.unwrap); seq == 0 -> c->zero++
 //	p = &seqs[slot*N + w%N] (shared by all CPUs)
 //	up to casTries times (geometry.mark):
 //	  old = *p; tag = old>>32
@@ -135,12 +151,20 @@ var atomicImm = bpfasm.Imm
 //	  cmpxchg(p, old, new) == old -> recorded
 //	every try lost -> c->unrecorded++
 //	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
-//	  : c->max_seq = seq; a further copy: c->max_seq = max(..)
+//	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
+//	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
+//	  advance); and when it evicted a word (old != 0): a full one that
+//	  follows this CPU's run of the slot (runs[slot], per CPU) extends
+//	  it; another full one sends that run to Go and starts it again; any
+//	  other goes to Go as {old, w} (geometry.evicted): ringbuf_output to
+//	  evicted, waking nobody (Go polls); no room -> percpu[2]++
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
 // The only atomic on the path of a test packet of a known stream is the
-// window word's compare-and-swap: duplicates are exact across CPUs. A try
+// window word's compare-and-swap: duplicates are exact across CPUs (the
+// ring buffer's record, which takes its lock, is written only for an
+// evicted word with loss or a run of full words that broke). A try
 // is lost only when another CPU changed the same word (the same stream,
 // sequences sharing one window word: within 32 of each other, 2 with
 // Repeats > 1) between this CPU's load and its
@@ -341,15 +365,18 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.R8, slotFirstNs, asm.R0, asm.DWord),
 	)
-	// Unwrap the wire sequence (R6) to the lap nearest this CPU's
-	// max_seq: R3 = the word's absolute index, then R6 = the 64-bit
-	// sequence.
+	// Unwrap the wire sequence (R6) to the lap nearest the stream's
+	// head (a word index shared by all CPUs, not this CPU's max_seq: a
+	// CPU that first sees the stream past 2^32 takes its lap): R3 = the
+	// word's absolute index, then R6 = the 64-bit sequence.
 	wb := p.g.wireBits()
+	addN(at("unwrap", lookup(p.heads, stSlot)))
 	add(
-		asm.Mov.Reg(asm.R2, asm.R6).WithSymbol("unwrap"),
+		asm.JEq.Imm(asm.R0, 0, "unrecorded"),
+		asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord),
+		asm.StoreMem(asm.RFP, stHead, asm.R3, asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R6),
 		asm.RSh.Imm(asm.R2, int32(p.g.shift)),
-		asm.LoadMem(asm.R3, asm.R8, slotMaxSeq, asm.DWord),
-		asm.RSh.Imm(asm.R3, int32(p.g.shift)),
 		asm.Mov.Reg(asm.R4, asm.R2),
 		asm.Sub.Reg(asm.R4, asm.R3),
 		asm.LoadImm(asm.R5, int64(1)<<wb-1, asm.DWord),
@@ -393,6 +420,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	add(
 		asm.Mov.Imm(asm.R5, 1),
 		asm.LSh.Reg(asm.R5, asm.R2),
+		asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+		asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 	)
 	for i := 0; i < casTries; i++ {
 		evict, cas := fmt.Sprintf("evict%d", i), fmt.Sprintf("cas%d", i)
@@ -421,6 +450,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 				asm.JGE.Imm(asm.R4, int32(p.g.repeats), "dup"),
 				asm.Mov.Reg(asm.R1, asm.R2),
 				asm.Add.Reg(asm.R1, asm.R5),
+				asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+				asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 				asm.Ja.Label(cas),
 			)
 		} else {
@@ -431,6 +462,8 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 				asm.Mov.Reg(asm.R1, asm.R2),
 				asm.Or.Reg(asm.R1, asm.R5),
 				asm.Mov.Imm(asm.R4, 0),
+				asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)
+				asm.StoreImm(asm.RFP, stOld+4, 0, asm.Word),
 				asm.Ja.Label(cas),
 			)
 		}
@@ -438,6 +471,7 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 			asm.Mov.Reg(asm.R1, asm.R7).WithSymbol(evict),
 			asm.Or.Reg(asm.R1, asm.R5),
 			asm.Mov.Imm(asm.R4, 0),
+			asm.StoreMem(asm.RFP, stOld, asm.R2, asm.DWord),
 			asm.Mov.Reg(asm.R0, asm.R2).WithSymbol(cas),
 			atomicFetch(asm.CmpXchg, asm.R9, asm.R1, 0),
 			asm.JEq.Reg(asm.R0, asm.R2, "recorded"),
@@ -454,16 +488,107 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord),
 		asm.JLT.Reg(asm.R6, asm.R1, "reordered"),
 		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
-		asm.Ja.Label("verdict"),
+		asm.Ja.Label("advance"),
 	)
 	addN(at("reordered", inc(asm.R8, slotReordered)))
 	add(
-		asm.Ja.Label("verdict"),
+		asm.Ja.Label("advance"),
 		asm.LoadMem(asm.R1, asm.R8, slotMaxSeq, asm.DWord).WithSymbol("copy"),
-		asm.JGE.Reg(asm.R1, asm.R6, "verdict"),
+		asm.JGE.Reg(asm.R1, asm.R6, "advance"),
 		asm.StoreMem(asm.R8, slotMaxSeq, asm.R6, asm.DWord),
-		asm.Ja.Label("verdict"),
+		// The head moves to w when w is more than headStep past it (a
+		// plain 64-bit store: CPUs racing here store words within the
+		// window of each other, which the head's slack absorbs).
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord).WithSymbol("advance"),
+		asm.LoadMem(asm.R2, asm.RFP, stHead, asm.DWord),
+		asm.Sub.Reg(asm.R1, asm.R2),
+		asm.JSLE.Imm(asm.R1, headStep, "emit"),
 	)
+	addN(lookup(p.heads, stSlot))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "emit"),
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		// An evicted word (stOld, not 0): T = its absolute index.
+		asm.LoadMem(asm.R1, asm.RFP, stOld, asm.DWord).WithSymbol("emit"),
+		asm.JEq.Imm(asm.R1, 0, "verdict"),
+		asm.Mov.Reg(asm.R2, asm.R1),
+		asm.RSh.Imm(asm.R2, 32),
+		asm.LoadMem(asm.R3, asm.RFP, stW, asm.DWord),
+		asm.Mov.Reg(asm.R4, asm.R3),
+		asm.Sub.Reg(asm.R4, asm.R2),
+		asm.LSh.Imm(asm.R4, 32),
+		asm.RSh.Imm(asm.R4, 32),
+		asm.Sub.Reg(asm.R3, asm.R4),
+		// Full (every lane seen; sequence 0 of word 0 counts as seen)?
+		asm.Mov.Reg(asm.R4, asm.R1),
+		asm.JNE.Imm(asm.R3, 0, "fullcheck"),
+		asm.Or.Imm(asm.R4, 1),
+	)
+	if repeats {
+		add(
+			asm.Mov.Reg(asm.R5, asm.R4).WithSymbol("fullcheck"),
+			asm.And.Imm(asm.R5, 0xffff),
+			asm.JEq.Imm(asm.R5, 0, "word"),
+			asm.Mov.Reg(asm.R5, asm.R4),
+			asm.RSh.Imm(asm.R5, 16),
+			asm.And.Imm(asm.R5, 0xffff),
+			asm.JEq.Imm(asm.R5, 0, "word"),
+		)
+	} else {
+		add(
+			asm.LSh.Imm(asm.R4, 32).WithSymbol("fullcheck"),
+			asm.RSh.Imm(asm.R4, 32),
+			asm.LoadImm(asm.R5, 0xffffffff, asm.DWord),
+			asm.JNE.Reg(asm.R4, asm.R5, "word"),
+		)
+	}
+	// A full word extends this CPU's run of the slot when it follows it
+	// (no atomic, no record); else the run goes to Go and starts again
+	// here.
+	add(
+		asm.LSh.Imm(asm.R3, int32(p.g.shift)),
+		asm.StoreMem(asm.RFP, stBase, asm.R3, asm.DWord),
+	)
+	addN(lookup(p.runs, stSlot))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "word"),
+		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+		asm.LoadMem(asm.R3, asm.RFP, stBase, asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R3, "move"),
+		asm.Add.Imm(asm.R3, int32(1)<<p.g.shift),
+		asm.StoreMem(asm.R0, 8, asm.R3, asm.DWord),
+		asm.Ja.Label("verdict"),
+		asm.LoadMem(asm.R2, asm.R0, 0, asm.DWord).WithSymbol("move"),
+		asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord),
+		asm.Add.Imm(asm.R3, int32(1)<<p.g.shift),
+		asm.StoreMem(asm.R0, 8, asm.R3, asm.DWord),
+		asm.JGE.Reg(asm.R2, asm.R1, "verdict"), // the run was empty
+		asm.StoreMem(asm.RFP, stRec+8, asm.R2, asm.DWord),
+		asm.StoreMem(asm.RFP, stRec+16, asm.R1, asm.DWord),
+		asm.StoreImm(asm.RFP, stRec+4, evictedRun, asm.Word),
+		asm.Ja.Label("output"),
+		// Any other word goes to Go as it was: {slot, 0, old, w}.
+		asm.LoadMem(asm.R1, asm.RFP, stOld, asm.DWord).WithSymbol("word"),
+		asm.StoreMem(asm.RFP, stRec+8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, stW, asm.DWord),
+		asm.StoreMem(asm.RFP, stRec+16, asm.R1, asm.DWord),
+		asm.StoreImm(asm.RFP, stRec+4, evictedWord, asm.Word),
+		asm.LoadMem(asm.R1, asm.RFP, stSlot, asm.Word).WithSymbol("output"),
+		asm.StoreMem(asm.RFP, stRec, asm.R1, asm.Word),
+		asm.LoadMapPtr(asm.R1, p.evicted),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, stRec),
+		asm.Mov.Imm(asm.R3, evictedSize),
+		asm.Mov.Imm(asm.R4, bpfRBNoWakeup), // Go polls (evictedPoll): a wakeup per record cost ~25 ns a packet
+		asm.FnRingbufOutput.Call(),
+		asm.JEq.Imm(asm.R0, 0, "verdict"),
+		asm.StoreImm(asm.RFP, stCPUKey, cpuUnlisted, asm.Word),
+	)
+	addN(lookup(p.percpu, stCPUKey))
+	add(asm.JEq.Imm(asm.R0, 0, "verdict"))
+	addN(inc(asm.R0, 0))
+	add(asm.Ja.Label("verdict"))
 	addN(at("late", inc(asm.R8, slotLate)))
 	add(asm.Ja.Label("verdict"))
 	addN(at("dup", inc(asm.R8, slotDups)))

@@ -17,7 +17,14 @@ const (
 	// kernel takes, so a run is one call (a counted run asks for exactly
 	// its count) and the ~20 ms each call costs to set up is paid once; a
 	// stop interrupts the call.
-	DefaultRepeat = math.MaxUint32
+	DefaultRepeat = MaxRepeat
+	// MaxRepeat is the most program runs one BPF_PROG_RUN call asks for:
+	// the call's repeat is a __u32 and the kernel takes any value. A
+	// longer call costs nothing: the limit stops the frames at the count,
+	// and a stop interrupts the call (the limit drops to 0 and a signal
+	// ends the syscall). Calls whose runs mostly drop (paced, or held at
+	// the start instant) ask for 16 times Repeat up to this.
+	MaxRepeat = math.MaxUint32
 	// MaxFrame is the largest frame live-frame mode takes: a 4 KiB page
 	// less XDP_PACKET_HEADROOM (256) and the skb_shared_info tail (320).
 	MaxFrame = 3520

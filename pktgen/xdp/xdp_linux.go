@@ -237,16 +237,22 @@ type thread struct {
 	md     xdpMD
 	tid    int
 	repeat uint32
-	paced  bool
-	gate   time.Time // the start instant (zero: none)
-	seq    *atomic.Uint64
-	limit  *atomic.Uint64
+	// dropping is the repeat of a call whose runs mostly drop (paced:
+	// frames not due yet; or held at the start instant): 16 times the
+	// backend's, up to MaxRepeat, so that the ~20 ms each call costs to
+	// set up stays rare.
+	dropping uint32
+	paced    bool
+	gate     time.Time // the start instant (zero: none)
+	seq      *atomic.Uint64
+	limit    *atomic.Uint64
 }
 
 func (r *run) open(i, cpu int) (engine.Thread, error) {
 	f := r.frames[i]
 	t := &thread{r: r, cpu: cpu, data: append([]byte(nil), f.Bytes...), tid: unix.Gettid(), repeat: r.repeat,
-		seq: r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
+		dropping: uint32(min(uint64(r.repeat)*16, MaxRepeat)),
+		seq:      r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
 	t.md = xdpMD{dataEnd: uint32(len(t.data)), ingressIfindex: uint32(r.ifi.Index)}
 	tsOff, err := pktgen.MonoOffset()
 	if err != nil {
@@ -262,7 +268,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 		t.paced = true
 		// Most runs of a paced program drop (not due yet) and are cheap:
 		// longer calls keep the per-call pause rare.
-		t.repeat = uint32(min(uint64(r.repeat)*16, math.MaxUint32))
+		t.repeat = t.dropping
 	}
 	var csum uint64
 	if f.UDPCsum {
@@ -313,7 +319,7 @@ func (t *thread) Send(c *engine.Control) error {
 		case time.Now().Before(t.gate):
 			// Held at the gate: enough runs to cover the wait and the
 			// send (the limit still stops at the count).
-			rep = uint32(min(uint64(t.repeat)*16, 1<<30))
+			rep = t.dropping
 		case !t.paced && c.Target > 0:
 			rep = uint32(min(uint64(rep), c.Target-sent))
 		}

@@ -2290,9 +2290,10 @@ type StreamReport struct {
 	// Sequences in [1, max_seq] never seen as a first copy within the
 	// window, head loss included: exact (max_seq minus the first copies).
 	Missing uint64 `protobuf:"varint,8,opt,name=missing,proto3" json:"missing,omitempty"`
-	// The first max_ranges runs of missing sequences, inclusive, of those
-	// the window still held at the end (from missing_ranges_from when set);
-	// missing counts them all.
+	// The first max_ranges runs of missing sequences, inclusive, from
+	// sequence 1 (the receiver records the words its window moves past);
+	// when missing_ranges_from is set, of those the window still held at
+	// the end. missing counts them all.
 	MissingRanges []*SeqRange `protobuf:"bytes,9,rep,name=missing_ranges,json=missingRanges,proto3" json:"missing_ranges,omitempty"`
 	// Packets with sequence 0 (outside pktgen's numbering): in received, in
 	// no other counter.
@@ -2305,7 +2306,8 @@ type StreamReport struct {
 	// compare-and-swap lost every try to other CPUs): in received only.
 	Unrecorded uint64 `protobuf:"varint,12,opt,name=unrecorded,proto3" json:"unrecorded,omitempty"`
 	// When not 0, missing_ranges lists runs from this sequence on only: the
-	// window had moved past the ones below.
+	// window had moved past the ones below (an xdp receiver whose eviction
+	// records overflowed their ring).
 	MissingRangesFrom uint64 `protobuf:"varint,13,opt,name=missing_ranges_from,json=missingRangesFrom,proto3" json:"missing_ranges_from,omitempty"`
 	// When the stream's first packet arrived: Unix ns of the receiving
 	// host's CLOCK_REALTIME (0: unknown, or an agent that predates it).
