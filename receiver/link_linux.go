@@ -102,7 +102,24 @@ func (s *linkStats) read() (LinkCounters, error) {
 		return c, err
 	}
 	c.XDPPackets, c.XDPDrops = sumXDPStats(stats)
+	c.RxDropped = hostRxDropped(s.driver, c.RxDropped, c.XDPDrops)
 	return c, nil
+}
+
+// xdpDropsInRxDropped are the drivers that count their XDP_DROP verdicts
+// in rx_dropped as well as in their xdp_drops statistics: virtio_net
+// (a receive queue's drops include its xdp_drops). The receiver's own
+// program drops every frame it counted, so there they are not the host's
+// drops.
+var xdpDropsInRxDropped = map[string]bool{"virtio_net": true}
+
+// hostRxDropped is rx_dropped without the XDP_DROP verdicts a driver
+// counts in it (xdpDropsInRxDropped).
+func hostRxDropped(driver string, rxDropped, xdpDrops uint64) uint64 {
+	if xdpDropsInRxDropped[driver] {
+		return rxDropped - min(rxDropped, xdpDrops)
+	}
+	return rxDropped
 }
 
 // stats64 asks for the link (RTM_GETLINK by index) and returns the first

@@ -29,3 +29,25 @@ func TestSumXDPStats(t *testing.T) {
 		})
 	}
 }
+
+// virtio_net counts its XDP_DROP verdicts in rx_dropped too (a receive
+// queue's drops include its xdp_drops): those are the receiver program's
+// drops of frames it counted, not the host's. Other drivers keep them
+// apart.
+func TestHostRxDropped(t *testing.T) {
+	for _, tt := range []struct {
+		driver              string
+		rxDropped, xdpDrops uint64
+		want                uint64
+	}{
+		{"virtio_net", 44598, 44598, 0},
+		{"virtio_net", 44610, 44598, 12}, // 12 the host dropped itself
+		{"virtio_net", 5, 9, 0},          // read between the two counters' updates
+		{"veth", 7, 44598, 7},
+		{"mlx5_core", 3, 100, 3},
+	} {
+		if got := hostRxDropped(tt.driver, tt.rxDropped, tt.xdpDrops); got != tt.want {
+			t.Errorf("%s: rx_dropped %d, xdp_drops %d: host drops %d, want %d", tt.driver, tt.rxDropped, tt.xdpDrops, got, tt.want)
+		}
+	}
+}

@@ -92,7 +92,10 @@ type StreamReport struct {
 // drops them), not in RxPackets; other drivers count every frame in
 // RxPackets and may have no XDP packet counter (0 here).
 type LinkCounters struct {
-	RxPackets  uint64 `json:"rx_packets"`
+	RxPackets uint64 `json:"rx_packets"`
+	// RxDropped is rx_dropped less the XDP_DROP verdicts of drivers that
+	// count them there too (virtio_net): the host's drops, not the
+	// receiver program's.
 	RxDropped  uint64 `json:"rx_dropped"`
 	RxMissed   uint64 `json:"rx_missed"` // rx_missed_errors
 	RxFifo     uint64 `json:"rx_fifo"`   // rx_fifo_errors

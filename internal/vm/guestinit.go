@@ -55,6 +55,13 @@ hostname ` + q(m.Name) + `
 	for _, mod := range mods {
 		fmt.Fprintf(&b, "insmod %s || fail %s\n", ModuleGuestPath(mod), q("insmod "+mod.Name))
 	}
+	// The NICs carry IPv4 only (the lab's 198.18.0.0/15): without IPv6 no
+	// neighbour discovery, MLD or router solicitation reaches the data
+	// path whose every frame the switch counts.
+	b.WriteString(`if [ -d /proc/sys/net/ipv6 ]; then
+	echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6 && echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 || fail "disable IPv6"
+fi
+`)
 	b.WriteString(`nic() {
 	dev=
 	for a in /sys/class/net/*/address; do
