@@ -107,8 +107,11 @@ func (f *labFlags) check() error {
 func (a *app) labCommand() *cobra.Command {
 	cmd := group(&cobra.Command{
 		Use:   "lab",
-		Short: "A lab of sender and receiver hosts made of network namespaces on this machine",
-		Long: `lab builds hosts from network namespaces: each sender and receiver has a
+		Short: "A lab of sender and receiver hosts on this machine: network namespaces, or qemu guests (--hosts vm)",
+		Long: `lab builds hosts from network namespaces (--hosts netns, the default and
+fast mode) or qemu guests with kernels of their own (--hosts vm: pktgen, a
+multiqueue virtio NIC on NUMA node 1 whose queue IRQs are pinned and
+verified, a switch port that really drops): each sender and receiver has a
 data interface into a "switch" namespace that bridges them, and a separate
 management network for gossip and gRPC. Real 'linerate agent' processes run
 in the hosts with certificates the lab issues; the calling process is the
