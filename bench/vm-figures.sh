@@ -45,7 +45,7 @@ if ! "$BIN" lab run --hosts vm --name "$NAME" --senders "$SENDERS" --receivers 1
 	exit 1
 fi
 printf '   %-6s %-6s %s\n' host accel boot_to_agent
-sed -nE 's/.*VM host ready: host=([^ ]+) boot_to_agent=([^ ]+) accel=([^ ]+).*/\1 \3 \2/p' "$tmp/boot.err" |
+sed -nE 's/.*VM host ready: .*host=([^ ]+) boot_to_agent=([^ ]+) accel=([^ ]+).*/\1 \3 \2/p' "$tmp/boot.err" |
 	while read -r h a d; do printf '   %-6s %-6s %s\n' "$h" "$a" "$d"; done
 accel=$(sed -nE 's/.*VM host ready: .* accel=([^ ]+).*/\1/p' "$tmp/boot.err" | head -1)
 unset senders
