@@ -219,6 +219,11 @@ func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, sende
 		if h.Role == "sender" && h.Backend != "kernel" {
 			t.Errorf("%s: backend %q, want kernel pktgen", h.Name, h.Backend)
 		}
+		// One pktgen device per queue, each on its queue IRQ's CPU: 4
+		// queues over node 1's 2 CPUs.
+		if h.Role == "sender" && (len(h.CPUs) != len(h.IRQMap)/2 || slices.ContainsFunc(h.CPUs, func(c int) bool { return !slices.Contains(vmNode1, c) })) {
+			t.Errorf("%s: pktgen devices on CPUs %v for %d queue IRQs: want one per queue on node 1's %v", h.Name, h.CPUs, len(h.IRQMap), vmNode1)
+		}
 		if h.Role == "receiver" && h.Method != "xdp" {
 			t.Errorf("%s: method %q (%s), want xdp", h.Name, h.Method, h.MethodReason)
 		}
@@ -402,8 +407,9 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 // the shaper on the receiver's port loses about half its frames there,
 // every one of them in the port's qdisc counters: Σ lost == Σ switch
 // drops > 0, all of it lost in the network. Then an RFC 2544 search per
-// frame size finds the shaping rate within 5 %, every trial decided by
-// loss (no trial short of its offered rate).
+// frame size finds the shaping rate within 5 %, and an NDR/PDR search
+// its NDR, every trial decided by loss (no trial short of its offered
+// rate).
 func TestLabVMShaped(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
@@ -487,5 +493,51 @@ func TestLabVMShaped(t *testing.T) {
 			}
 		}
 		t.Logf("summary %+v", doc.Summary)
+	})
+	t.Run("ndr-pdr", func(t *testing.T) {
+		name := fmt.Sprintf("y%d", id)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
+			"--sizes", "64", "--search", "ndr-pdr", "--shape", "5mbit", "--trial-duration", "2s", "--max-rate", "150%",
+			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var doc struct {
+			Status  string `json:"status"`
+			Summary []struct {
+				NDRPPS  float64 `json:"ndr_pps"`
+				PDRPPS  float64 `json:"pdr_pps"`
+				PDRGoal float64 `json:"pdr_goal"`
+			} `json:"summary"`
+			Trials []struct {
+				LossRatio        float64 `json:"loss_ratio"`
+				GeneratorLimited bool    `json:"generator_limited"`
+			} `json:"trials"`
+		}
+		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
+			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
+		}
+		assertNoLab(t, name, lab.DefaultDir(name))
+		if doc.Status != "ok" || len(doc.Summary) != 1 {
+			t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
+		}
+		s := doc.Summary[0]
+		want := shape / 8 / 60
+		if s.NDRPPS < 0.95*want || s.NDRPPS > 1.05*want || s.PDRPPS < s.NDRPPS || s.PDRPPS > 1.05*want/(1-s.PDRGoal) {
+			t.Errorf("NDR %.0f pps, PDR %.0f pps (goal %g): want NDR within 5 %% of the shaping rate %.0f pps, PDR from NDR to 5 %% over it less the goal", s.NDRPPS, s.PDRPPS, s.PDRGoal, want)
+		}
+		lossy := false
+		for _, tr := range doc.Trials {
+			if tr.GeneratorLimited {
+				t.Errorf("a trial short of its offered rate: want every trial decided by its loss")
+			}
+			lossy = lossy || tr.LossRatio > 0
+		}
+		if !lossy {
+			t.Error("no trial lost a packet")
+		}
+		t.Logf("NDR %.0f pps, PDR %.0f pps (goal %g), shaping rate %.0f pps, %d trials", s.NDRPPS, s.PDRPPS, s.PDRGoal, want, len(doc.Trials))
 	})
 }
