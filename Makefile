@@ -181,8 +181,8 @@ traffic:
 	@set -e; files=$$($(TRAFFIC_TAGGED)); \
 	pkgs=$$(for f in $$files; do echo ./$${f%/*}; done | sort -u); \
 	tests=$$(sed -nE 's/^func (Test[A-Za-z0-9_]*)\(.*/\1/p' $$files | sort -u | paste -sd'|'); \
-	echo "$(GO) test -race -count=1 -tags traffic -p 1 -run '^($$tests)\$$'" $$pkgs; \
-	$(GO) test -race -count=1 -tags traffic -p 1 -run "^($$tests)\$$" $$pkgs
+	echo "$(GO) test -race -count=1 -timeout 30m -tags traffic -p 1 -run '^($$tests)\$$'" $$pkgs; \
+	$(GO) test -race -count=1 -timeout 30m -tags traffic -p 1 -run "^($$tests)\$$" $$pkgs
 
 # fuzz: a target that ends with the engine's own "context deadline
 # exceeded" and no failing input (the workers missed the end of the run;

@@ -173,13 +173,26 @@ func TestLabVMHosts(t *testing.T) {
 	// live on (nothing ties them to it) until `lab down` stops them and
 	// removes the rest. (Ctrl-C and a run's end take Session.Close, as
 	// every `lab run` does: TestLabVMShaped.)
+	// sender-qemu-killed took s2's guest down: the guests alive now are
+	// the ones that must outlive lab up.
+	var alive []string
+	for _, h := range hosts {
+		if _, ok := vm.RunningQEMU(filepath.Join(dir, h)); ok {
+			alive = append(alive, h)
+		}
+	}
 	if err := up.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = up.Wait()
 	time.Sleep(time.Second)
-	if got := len(lab.Processes(dir)); got != len(hosts) {
-		t.Errorf("%d of the lab's processes run after its lab up was killed, want its %d guests", got, len(hosts))
+	for _, h := range alive {
+		if _, ok := vm.RunningQEMU(filepath.Join(dir, h)); !ok {
+			t.Errorf("%s's qemu died with the lab up that was killed; want it running until lab down", h)
+		}
+	}
+	if got := len(lab.Processes(dir)); got != len(alive) {
+		t.Errorf("%d of the lab's processes run after its lab up was killed, want its %d live guests %v", got, len(alive), alive)
 	}
 	if o, err := exec.Command(bin, "lab", "down", "--name", name).CombinedOutput(); err != nil {
 		t.Fatalf("lab down: %v\n%s", err, o)
