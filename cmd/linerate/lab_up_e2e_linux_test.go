@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -64,7 +65,8 @@ func startLabUp(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []st
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				t.Fatalf("lab up ended: %v\n%s\n%s", cmd.Wait(), strings.Join(out, "\n"), stderr.String())
+				err := cmd.Wait()
+				t.Fatalf("lab up ended: %v\n%s\n%s%s", err, strings.Join(out, "\n"), stderr.String(), labDown(bin, name))
 			}
 			out = append(out, l)
 			if strings.HasPrefix(l, "Ctrl-C removes the lab") {
@@ -75,10 +77,29 @@ func startLabUp(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []st
 				return cmd, out
 			}
 		case <-timeout:
-			cmd.Process.Kill()
-			t.Fatalf("lab up not ready:\n%s\n%s", strings.Join(out, "\n"), stderr.String())
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("lab up not ready after %s:\n%s\n%s%s", ready, strings.Join(out, "\n"), stderr.String(), labDown(bin, name))
 		}
 	}
+}
+
+// labDown removes the lab a failed lab up left (its caller registered
+// no cleanup yet) and returns what it is worth printing: the end of each
+// VM guest's qemu and console logs, and what lab down said.
+func labDown(bin, name string) string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(lab.DefaultDir(name), "*", "*.log"))
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		if len(data) > 2000 {
+			data = data[len(data)-2000:]
+		}
+		fmt.Fprintf(&b, "\n--- %s (end):\n%s", l, data)
+	}
+	o, err := exec.Command(bin, "lab", "down", "--name", name).CombinedOutput()
+	fmt.Fprintf(&b, "\n--- lab down: %v\n%s", err, o)
+	return b.String()
 }
 
 // TestLabUpMembersDown checks that `lab up` keeps a lab whose agents

@@ -246,9 +246,9 @@ func (m *Machine) Start(ctx context.Context) (*Running, error) {
 	if err := initrd.WriteFile(filepath.Join(m.Dir, InitrdFile)); err != nil {
 		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
-	accel := m.Accel
-	if accel == "" {
-		accel = Accel()
+	accel, err := accelFor(m.Accel)
+	if err != nil {
+		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
 	qlog, err := os.OpenFile(filepath.Join(m.Dir, QEMULog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

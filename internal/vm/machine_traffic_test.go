@@ -96,7 +96,6 @@ func machine(t *testing.T, k *vm.Kernel, n *labNetns, idx int, layout vm.Layout)
 		Script:  tickScript,
 		Dir:     t.TempDir(),
 		Command: n.command,
-		Accel:   os.Getenv("LINERATE_VM_ACCEL"), // "" = vm.Accel()
 		Log:     vmtest.TestLogger(t),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -28,25 +29,63 @@ func Available() error {
 	return nil
 }
 
-// Accel is AccelKVM when KVM works here, else AccelTCG (emulation:
-// slower, works anywhere). KVM works when /dev/kvm opens, the kernel
-// creates a VM on it (KVM_CREATE_VM), and qemu can set up a vCPU with
-// -accel kvm -cpu host: some hosts (nested virtualisation without the
-// CPU features passed through) pass the first two and abort qemu at the
-// vCPU's MSRs. Decided once per process.
+// AccelEnv names the environment variable that picks the accelerator:
+// "kvm" opts in to KVM, "tcg" or empty is emulation.
+const AccelEnv = "LINERATE_VM_ACCEL"
+
+// Accel is the accelerator guests run with when Machine.Accel is empty:
+// AccelKVM only when $LINERATE_VM_ACCEL is "kvm", else AccelTCG
+// (emulation: slower, works anywhere). KVM is opt-in because no probe
+// short of booting the guest tells: some hosts with nested
+// virtualisation open /dev/kvm, create a VM and start a paused vCPU, then
+// stop the guest's kernel a second into its boot ("KVM internal error.
+// Suberror: 1", an emulation failure). Start checks an opted-in KVM
+// (checkKVM) and fails naming what did not work.
 func Accel() string {
-	accelOnce.Do(func() {
-		accel = AccelTCG
-		if kvmUsable() == nil && probeKVM() == nil {
-			accel = AccelKVM
+	if os.Getenv(AccelEnv) == AccelKVM {
+		return AccelKVM
+	}
+	return AccelTCG
+}
+
+// accelFor is the accelerator of a machine asking for want ("" =
+// Accel()), checked: an unknown name, or $LINERATE_VM_ACCEL naming one,
+// is an error; KVM must pass checkKVM.
+func accelFor(want string) (string, error) {
+	if want == "" {
+		switch env := os.Getenv(AccelEnv); env {
+		case "", AccelKVM, AccelTCG:
+			want = Accel()
+		default:
+			return "", fmt.Errorf("$%s=%q: want %s, %s or unset (%s)", AccelEnv, env, AccelKVM, AccelTCG, AccelTCG)
+		}
+	}
+	switch want {
+	case AccelTCG:
+		return want, nil
+	case AccelKVM:
+		if err := checkKVM(); err != nil {
+			return "", fmt.Errorf("-accel kvm: %w (unset $%s for TCG)", err, AccelEnv)
+		}
+		return want, nil
+	}
+	return "", fmt.Errorf("accelerator %q: want %s or %s", want, AccelKVM, AccelTCG)
+}
+
+// checkKVM is nil when /dev/kvm creates a VM and qemu starts a KVM vCPU
+// on it; decided once per process.
+func checkKVM() error {
+	kvmOnce.Do(func() {
+		if kvmErr = kvmUsable(); kvmErr == nil {
+			kvmErr = probeKVM()
 		}
 	})
-	return accel
+	return kvmErr
 }
 
 var (
-	accelOnce sync.Once
-	accel     string
+	kvmOnce sync.Once
+	kvmErr  error
 )
 
 // probeKVM starts qemu with KVM and one vCPU, paused, and quits it from

@@ -70,6 +70,8 @@ func (r *Running) wait() {
 func (r *Running) waitStarted(ctx context.Context) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	bound := time.NewTimer(startBound)
+	defer bound.Stop()
 	for {
 		if r.pid == 0 {
 			r.pid, _ = readPid(r.dir)
@@ -77,7 +79,12 @@ func (r *Running) waitStarted(ctx context.Context) error {
 		if fi, err := os.Stat(filepath.Join(r.dir, ConsoleLog)); err == nil && fi.Size() > 0 && r.pid != 0 {
 			return nil
 		}
+		if msg := qemuStopped(r.dir); msg != "" {
+			return fmt.Errorf("qemu stopped the guest before its console printed: %s", msg)
+		}
 		select {
+		case <-bound.C:
+			return fmt.Errorf("the guest printed nothing on its console within %s (qemu.log: %q)", startBound, tailOf(filepath.Join(r.dir, QEMULog), 400))
 		case <-r.done:
 			if err := r.Err(); err != nil {
 				return fmt.Errorf("qemu exited before the guest started: %w", err)
@@ -88,6 +95,36 @@ func (r *Running) waitStarted(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// startBound is how long a guest may take from qemu's start to its
+// kernel's first console line: well under a second when the host is
+// idle, a few under TCG on a loaded one.
+const startBound = time.Minute
+
+// qemuStopped is the line of qemu's log that says it stopped the guest
+// while qemu itself lives on (a KVM internal error pauses the vCPU), or
+// "".
+func qemuStopped(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, QEMULog))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "KVM internal error") || strings.Contains(l, "emulation failure") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// tailOf is the last n bytes of file (trimmed), or "".
+func tailOf(file string, n int) string {
+	b, _ := os.ReadFile(file)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // Exec runs cmd with /bin/sh in the guest, over the shell serial port,
