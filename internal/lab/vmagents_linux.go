@@ -78,7 +78,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			return err
 		}
 		// Boot to agent ready: what bench/vm-figures.sh reads.
-		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", vm.Accel())
+		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", m.run.Accel())
 	}
 	l.log.Info("VM hosts up", "hosts", len(l.machines), "vcpus", l.Spec.Layout().VCPUs, "queues", l.Spec.Layout().Queues, "dir", o.Dir)
 	return nil

@@ -72,7 +72,7 @@ type Machine struct {
 	// switch's network namespace); it must exec qemu itself, as `ip netns
 	// exec` and nsenter do, not fork it. exec.CommandContext when nil.
 	Command func(ctx context.Context, name string, arg ...string) *exec.Cmd
-	Accel   string // AccelKVM or AccelTCG; Accel() when empty
+	Accel   string // AccelKVM or AccelTCG; AccelFor(Kernel) when empty
 	Log     hclog.Logger
 }
 
@@ -246,9 +246,11 @@ func (m *Machine) Start(ctx context.Context) (*Running, error) {
 	if err := initrd.WriteFile(filepath.Join(m.Dir, InitrdFile)); err != nil {
 		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
-	accel, err := accelFor(m.Accel)
-	if err != nil {
-		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
+	accel := m.Accel
+	if accel == "" {
+		if accel, err = AccelFor(m.Kernel); err != nil {
+			return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
+		}
 	}
 	qlog, err := os.OpenFile(filepath.Join(m.Dir, QEMULog), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -274,7 +276,7 @@ func (m *Machine) Start(ctx context.Context) (*Running, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start machine %s: %w", m.Name, err)
 	}
-	r := &Running{name: m.Name, dir: m.Dir, cmd: cmd, done: make(chan struct{}), log: log, started: start}
+	r := &Running{name: m.Name, dir: m.Dir, cmd: cmd, done: make(chan struct{}), log: log, started: start, accel: accel}
 	go r.wait()
 	if err := r.waitStarted(ctx); err != nil {
 		_ = r.Kill()

@@ -119,10 +119,7 @@ func start(t *testing.T, m *vm.Machine) *vm.Running {
 		con, _ := os.ReadFile(filepath.Join(m.Dir, vm.ConsoleLog))
 		t.Fatalf("first Exec: %q, %d, %v; console:\n%s", out, code, err, con)
 	}
-	accel := m.Accel
-	if accel == "" {
-		accel = vm.Accel()
-	}
+	accel := r.Accel()
 	t.Logf("machine %s (%d vCPUs, %d queues, %s): qemu running after %s, shell ready %s after Start",
 		m.Name, m.Layout.VCPUs, m.Layout.Queues, accel, started.Round(time.Millisecond), time.Since(begin).Round(time.Millisecond))
 	return r

@@ -24,6 +24,7 @@ type Running struct {
 	pid     int // qemu's, from PidFile
 	log     hclog.Logger
 	started time.Time
+	accel   string // AccelKVM or AccelTCG
 
 	done    chan struct{}
 	waitErr error // cmd.Wait's, set before done closes
@@ -102,15 +103,21 @@ func (r *Running) waitStarted(ctx context.Context) error {
 // idle, a few under TCG on a loaded one.
 const startBound = time.Minute
 
-// qemuStopped is the line of qemu's log that says it stopped the guest
-// while qemu itself lives on (a KVM internal error pauses the vCPU), or
-// "".
+// qemuStopped is the line of dir's qemu log that says qemu stopped the
+// guest while it lives on itself (a KVM internal error pauses the vCPU),
+// or "".
 func qemuStopped(dir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, QEMULog))
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(b), "\n") {
+	return stoppedLine(string(b))
+}
+
+// stoppedLine is the line of qemu's output that says it stopped the
+// guest, or "".
+func stoppedLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "KVM internal error") || strings.Contains(l, "emulation failure") {
 			return strings.TrimSpace(l)
 		}
@@ -118,14 +125,22 @@ func qemuStopped(dir string) string {
 	return ""
 }
 
-// tailOf is the last n bytes of file (trimmed), or "".
+// tailOf is the last n bytes of file, trimmed ("" when unreadable).
 func tailOf(file string, n int) string {
 	b, _ := os.ReadFile(file)
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return strings.TrimSpace(string(b))
+	return tailString(string(b), n)
 }
+
+// tailString is the last n bytes of s, trimmed.
+func tailString(s string, n int) string {
+	if len(s) > n {
+		s = s[len(s)-n:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// Accel is the accelerator the guest runs with.
+func (r *Running) Accel() string { return r.accel }
 
 // Exec runs cmd with /bin/sh in the guest, over the shell serial port,
 // and returns its output (stdout and stderr together) and exit status.
