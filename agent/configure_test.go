@@ -32,7 +32,8 @@ func TestConfigureDefaultSource(t *testing.T) {
 	} {
 		cfg := sendConfig()
 		cfg.Device, cfg.DstMin, cfg.PktSize = tc.dev, netip.MustParseAddr(tc.dst), 80 // room for IPv6
-		c.iface = tc.dev                                                              // an agent on that interface
+		// An agent on that interface.
+		c.iface = tc.dev
 		got, err := c.prepare(cfg, "")
 		if err != nil {
 			t.Errorf("%s to %s: %v", tc.dev, tc.dst, err)
