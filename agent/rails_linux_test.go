@@ -41,36 +41,22 @@ func TestRailsOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xdp := func(name string) bool {
+	attrs := func(name string) *netlink.LinkAttrs {
 		t.Helper()
-		var on bool
+		var a *netlink.LinkAttrs
 		if err := p.A.NS.Do(func() error {
 			link, err := netlink.LinkByName(name)
-			if err != nil {
-				return err
+			if err == nil {
+				a = link.Attrs()
 			}
-			on = link.Attrs().Xdp != nil && link.Attrs().Xdp.Attached
-			return nil
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
-		return on
+		return a
 	}
-	txPackets := func(name string) uint64 {
-		t.Helper()
-		var n uint64
-		if err := p.A.NS.Do(func() error {
-			link, err := netlink.LinkByName(name)
-			if err != nil {
-				return err
-			}
-			n = link.Attrs().Statistics.TxPackets
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	xdp := func(name string) bool { a := attrs(name); return a.Xdp != nil && a.Xdp.Attached }
+	txPackets := func(name string) uint64 { return attrs(name).Statistics.TxPackets }
 	refused := func(err error, code codes.Code, want, what string) {
 		t.Helper()
 		if status.Code(err) != code || !strings.Contains(status.Convert(err).Message(), want) {
