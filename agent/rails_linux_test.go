@@ -72,7 +72,9 @@ func TestRailsOverGRPC(t *testing.T) {
 		_, err := c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: l.LeaseId, Config: cfg})
 		return err
 	}
-	refused(send(func(cfg *lineratev1.SenderConfig) { cfg.Device, cfg.SrcMac, cfg.VlanId = "eth0", "02:00:00:00:66:66", &vlan }),
+	refused(send(func(cfg *lineratev1.SenderConfig) {
+		cfg.Device, cfg.SrcMac, cfg.VlanId = "eth0", "02:00:00:00:66:66", &vlan
+	}),
 		codes.InvalidArgument, `config.device "eth0": this agent owns only its --iface lra`, "configure on eth0, spoofed, VLAN 100")
 	refused(send(func(cfg *lineratev1.SenderConfig) { cfg.SrcMac = "02:00:00:00:66:66" }),
 		codes.PermissionDenied, "config.src_mac 02:00:00:00:66:66: not lra's own MAC "+p.A.MAC.String(), "a spoofed src_mac")
