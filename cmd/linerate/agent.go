@@ -64,7 +64,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
 	fl.StringVar(&f.root, "root", "/", "host root for the NIC topology")
-	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac not checked), repeatable")
+	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac any unicast MAC), repeatable")
 	fl.BoolVar(&f.allowDstAny, "allow-dst-any", false, "accept an --allow-dst prefix shorter than /8 (0.0.0.0/0, ::/0): a sender may then flood any host there (warned at every start)")
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
