@@ -97,7 +97,8 @@ type Config struct {
 	LeaseTTL, MinLeaseTTL, MaxLeaseTTL time.Duration
 	// AllowDst are destination ranges a sender may send to although no
 	// receiver of its cluster announces them (routed paths, sinks that run
-	// no agent); inside them dst_mac is not checked either.
+	// no agent); inside them dst_mac is not checked against a receiver's
+	// (a group MAC is still refused).
 	AllowDst []netip.Prefix
 	// AllowDstAny lets AllowDst hold a prefix shorter than
 	// MinAllowDstBits (0.0.0.0/0, ::/0): refused without it, warned at
