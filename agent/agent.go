@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -96,11 +97,23 @@ type Config struct {
 	LeaseTTL, MinLeaseTTL, MaxLeaseTTL time.Duration
 	// AllowDst are destination ranges a sender may send to although no
 	// receiver of its cluster announces them (routed paths, sinks that run
-	// no agent); inside them dst_mac is not checked either.
+	// no agent); inside them dst_mac is not checked against a receiver's
+	// (a group MAC is still refused).
 	AllowDst []netip.Prefix
-	// AllowMgmtIface lets a sender send from an interface that carries
-	// the default route or the control traffic (gRPC, gossip).
+	// AllowDstAny lets AllowDst hold a prefix shorter than
+	// MinAllowDstBits (0.0.0.0/0, ::/0): refused without it, warned at
+	// every start with it.
+	AllowDstAny bool
+	// AllowMgmtIface lets the agent send from, count on and tune an
+	// interface that carries the default route or the control traffic
+	// (gRPC, gossip).
 	AllowMgmtIface bool
+	// AllowSrcMACs are source MACs a sender may put in its frames besides
+	// its device's own (config.src_mac); none by default.
+	AllowSrcMACs []net.HardwareAddr
+	// AllowVLANs are the VLAN ids a sender may tag its frames with
+	// (config.vlan_id); none by default.
+	AllowVLANs []int
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
 	MetricsAddr string
@@ -192,6 +205,10 @@ func (c *Config) defaults() error {
 		}
 		c.AllowDst[i] = p.Masked()
 	}
+	c.AllowSrcMACs, c.AllowVLANs = slices.Clone(c.AllowSrcMACs), slices.Clone(c.AllowVLANs)
+	if err := checkRailsConfig(c); err != nil {
+		return err
+	}
 	if c.netOS == nil {
 		c.netOS = hostNetOS{}
 	}
@@ -237,6 +254,7 @@ func New(cfg Config) (*Agent, error) {
 	a.joinCtx, a.joinCancel = context.WithCancel(context.Background())
 	a.svc = newService(&a.cfg, root, cfg.Logger.Named("service"), a.Members)
 	a.svc.conf.refresh = a.refreshMembers
+	a.svc.mgmt.ctl = a.controlAddrs
 	return a, nil
 }
 
@@ -302,7 +320,7 @@ func (a *Agent) Members() []serf.Member {
 	return s.Members()
 }
 
-// Start refuses a sender on a management interface, inspects the NIC,
+// Start refuses a sender on a management interface (checkRails), inspects the NIC,
 // restores a crashed run's journals, serves metrics, serves gRPC with
 // health, and joins serf. On error everything started is stopped.
 func (a *Agent) Start(ctx context.Context) (err error) {
@@ -311,7 +329,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 			a.stopTransport(context.Background())
 		}
 	}()
-	if err := a.checkMgmtIface(ctx); err != nil {
+	if err := a.checkRails(ctx); err != nil {
 		return err
 	}
 	a.svc.inv.inspect()

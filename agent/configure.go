@@ -39,6 +39,7 @@ type configurer struct {
 	refresh  func()
 	gossip   bool
 	allowDst []netip.Prefix
+	frames   frameRails
 }
 
 // configured is a send ready to start.
@@ -53,20 +54,24 @@ type configured struct {
 // coordinator's choice, "" or "auto" for the best the host can run).
 func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured, error) {
 	var warnings []string
-	if cfg.Device == "" {
-		cfg.Device = c.iface
+	if err := checkIface("config.device", cfg.Device, c.iface); err != nil {
+		return nil, err
 	}
+	cfg.Device = c.iface
 	if !cfg.DstMin.IsValid() {
 		return nil, failf(ErrInvalid, "config.dst_min: missing: the receiver's address")
 	}
 	if len(cfg.DstMAC) == 0 {
 		return nil, failf(ErrInvalid, "config.dst_mac: missing: the receiver's MAC (Describe's nic.mac)")
 	}
+	link, err := c.inv.link(cfg.Device)
+	if err != nil {
+		return nil, failf(ErrHost, "config.device %s: %v", cfg.Device, err)
+	}
+	if err := c.frames.check(&cfg, link.mac); err != nil {
+		return nil, err
+	}
 	if !cfg.SrcMin.IsValid() {
-		link, err := c.inv.link(cfg.Device)
-		if err != nil {
-			return nil, failf(ErrHost, "config.device %s: %v", cfg.Device, err)
-		}
 		src, ok := topology.SourceAddr(link.addrs, cfg.DstMin)
 		if !ok {
 			return nil, failf(ErrInvalid, "config.src_min: missing, and %s has no address of the destination's family", cfg.Device)
@@ -75,7 +80,6 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	}
 	var be pktgen.Backend
 	var why string
-	var err error
 	if c.backend != nil {
 		be, why = c.backend, "the agent's configured generator"
 	} else {

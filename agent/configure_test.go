@@ -32,6 +32,8 @@ func TestConfigureDefaultSource(t *testing.T) {
 	} {
 		cfg := sendConfig()
 		cfg.Device, cfg.DstMin, cfg.PktSize = tc.dev, netip.MustParseAddr(tc.dst), 80 // room for IPv6
+		// An agent on that interface.
+		c.iface = tc.dev
 		got, err := c.prepare(cfg, "")
 		if err != nil {
 			t.Errorf("%s to %s: %v", tc.dev, tc.dst, err)
@@ -43,9 +45,10 @@ func TestConfigureDefaultSource(t *testing.T) {
 	}
 	cfg := sendConfig()
 	cfg.Device, cfg.DstMin = "v6ll", netip.MustParseAddr("2001:db8::2")
+	c.iface = "v6ll"
 	_, err := c.prepare(cfg, "")
 	wantKind(t, err, ErrInvalid, "config.src_min: missing, and v6ll has no address of the destination's family", "only a link-local IPv6 source")
-	cfg.Device = "nope"
+	cfg.Device, c.iface = "nope", "nope"
 	_, err = c.prepare(cfg, "")
 	wantKind(t, err, ErrHost, "config.device nope: no such interface", "no such interface")
 }

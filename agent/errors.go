@@ -30,7 +30,8 @@ var (
 	// interface or NIC topology, a backend it cannot run, irqbalance
 	// running).
 	ErrHost = errors.New("the host cannot")
-	// ErrRefused is a destination the safety rails refuse.
+	// ErrRefused is what the safety rails refuse: a destination, a source
+	// MAC or VLAN the agent does not allow, a management interface.
 	ErrRefused = errors.New("destination refused")
 	// ErrAborted is a send stopped before its start instant.
 	ErrAborted = errors.New("aborted")

@@ -69,8 +69,8 @@ func (s *service) Restore(ctx context.Context, req *lineratev1.RestoreRequest) (
 	return &lineratev1.RestoreResponse{Iface: s.cfg.Iface, Changes: changesToProto(changes), Warnings: warnings}, nil
 }
 
-func (s *service) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
-	a, err := s.arm(req.LeaseId, armOptionsFromProto(req))
+func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
+	a, err := s.arm(ctx, req.LeaseId, armOptionsFromProto(req))
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -30,7 +30,7 @@ func fixtureAgent(t *testing.T, minTTL time.Duration) (*Agent, lineratev1.AgentC
 		t.Fatal(err)
 	}
 	certs, state := testCerts(t), t.TempDir()
-	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, MinLeaseTTL: minTTL, MetricsAddr: "127.0.0.1:0"}, certs)
+	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", AllowMgmtIface: true, Root: root, StateDir: state, MinLeaseTTL: minTTL, MetricsAddr: "127.0.0.1:0"}, certs)
 	return a, dial(t, a, certs, "coord"), root, state
 }
 
@@ -190,7 +190,7 @@ func TestStartRestoresCrashedJournal(t *testing.T) {
 	}
 	certs, state := testCerts(t), t.TempDir()
 	// A first agent tunes and is abandoned without shutdown (a crash).
-	first, err := New(Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, GRPCAddr: "127.0.0.1:0", TLSDir: certs, Logger: testLog(t)})
+	first, err := New(Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", AllowMgmtIface: true, Root: root, StateDir: state, GRPCAddr: "127.0.0.1:0", TLSDir: certs, Logger: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"net/netip"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -37,9 +39,9 @@ func TestReceivingRefusals(t *testing.T) {
 	wantKind(t, s.mayConfigure(g.id), ErrRole, "configure: the agent's role is receiver, not a sender", "configure on a receiver")
 	snd := unitService(t, RoleSender, fakeNetOS{})
 	g, _ = snd.leases.acquire("c1", nil)
-	_, err = snd.arm(g.id, receiver.Options{})
+	_, err = snd.arm(context.Background(), g.id, receiver.Options{})
 	wantKind(t, err, ErrRole, "arm: the agent's role is sender, not a receiver", "arm on a sender")
-	_, err = snd.arm("nope", receiver.Options{})
+	_, err = snd.arm(context.Background(), "nope", receiver.Options{})
 	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "arm without the lease")
 }
 
@@ -48,7 +50,7 @@ func TestReceivingRefusals(t *testing.T) {
 // goes on to arm (and here fails only for the missing interface). Describe
 // announces the budget of a receiver, none of a sender.
 func TestArmOverBudget(t *testing.T) {
-	s := unitService(t, RoleReceiver, fakeNetOS{})
+	s := unitService(t, RoleReceiver, fakeNetOS{addrs: map[string][]netip.Addr{"data0": addrs("198.18.0.2")}})
 	if s.cfg.ReceiverMemory != DefaultReceiverMemory || s.describe().receiverMemory != DefaultReceiverMemory {
 		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe().receiverMemory, DefaultReceiverMemory)
 	}
@@ -59,20 +61,20 @@ func TestArmOverBudget(t *testing.T) {
 	}
 	// 34 streams × a window of 2^27 sequences (2^22 words × 8 bytes):
 	// 1088 MiB, whatever the run's length.
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, Window: 1 << 27})
+	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0", MaxStreams: 34, Window: 1 << 27})
 	wantKind(t, err, ErrBudget, "arm: 34 streams × a window of 134217728 sequences need 1088 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^27")
 	if got := grpcCode(err); got != codes.ResourceExhausted {
 		t.Errorf("code %v, want ResourceExhausted", got)
 	}
 	// The defaults count: 32 streams of 2^21 are 16 MiB.
 	s.cfg.ReceiverMemory = 16<<20 - 1
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
+	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences need 16 MiB", "the defaults")
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", Repeats: 2})
+	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0", Repeats: 2})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences need 16 MiB", "the defaults with repeats")
 	s.cfg.ReceiverMemory = 16 << 20
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
-	wantKind(t, err, ErrHost, "arm nope0: ", "exactly at the budget")
+	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
+	wantKind(t, err, ErrHost, "arm data0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})
 	if m := snd.describe().receiverMemory; m != 0 {
 		t.Errorf("a sender describes a receiver budget of %d", m)

@@ -12,6 +12,7 @@ import (
 
 	sockaddr "github.com/hashicorp/go-sockaddr"
 	"github.com/hashicorp/serf/serf"
+	"google.golang.org/grpc/peer"
 
 	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen"
@@ -20,11 +21,13 @@ import (
 // The safety rails: a sender sends only to the data addresses and MACs of
 // the receivers of its own cluster (or into --allow-dst), and never from
 // the interface that carries the default route or the control traffic
-// (unless --allow-mgmt-iface).
+// (unless --allow-mgmt-iface); nor does a receiver count on it or Tune
+// pin its IRQs. rails.go has the rails on the rest of a request.
 
-// ErrMgmtIface is Start's refusal of a sender whose data interface carries
-// the default route or the control traffic.
-var ErrMgmtIface = errors.New("sender on a management interface")
+// ErrMgmtIface is the refusal of a data interface that carries the
+// default route or the control traffic: Start's for a sender, every
+// send's, Arm's and Tune's.
+var ErrMgmtIface = errors.New("data interface is a management interface")
 
 // maxListed bounds the receivers an error lists.
 const maxListed = 8
@@ -219,35 +222,66 @@ func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	return as, err
 }
 
-// checkMgmtIface refuses a sender (or both) whose data interface carries
-// a default route or one of the control addresses, unless AllowMgmtIface.
-func (a *Agent) checkMgmtIface(ctx context.Context) error {
-	if !a.svc.sends() || a.cfg.AllowMgmtIface {
+// mgmtUse is what the agent would do with its interface, for a refusal.
+type mgmtUse struct{ risk, anyway string }
+
+// What the management rail guards: sending (Start of a sender, Configure,
+// Start), counting (Arm: XDP on the interface) and tuning (Tune: its
+// queue IRQs pinned).
+var (
+	useSend = mgmtUse{"test traffic from it would compete with or cut off the control traffic", "send from it"}
+	useArm  = mgmtUse{"a receiver counting on it (XDP attached, test packets dropped) could cut off the control traffic", "count on it"}
+	useTune = mgmtUse{"pinning its queue IRQs to the test's CPUs would move the interrupts of the control traffic", "tune it"}
+)
+
+// mgmtRail refuses the agent's interface when it carries a default route
+// or the control traffic, unless allow (--allow-mgmt-iface): checked at
+// start and at every request that sends, counts or tunes, since routes
+// and addresses change while the agent runs.
+type mgmtRail struct {
+	iface  string
+	allow  bool
+	netOS  netOS
+	thread nsThread
+	// ctl are the control addresses of the agent's configuration (nil:
+	// none but the request's own).
+	ctl func() []ctlAddr
+}
+
+// check refuses the interface for use, naming what it carries. A request
+// in ctx adds the local address it came in on to the control addresses.
+func (m *mgmtRail) check(ctx context.Context, use mgmtUse) error {
+	if m.allow {
 		return nil
 	}
-	iface := a.cfg.Iface
+	iface := m.iface
 	type resolved struct {
 		ctlAddr
 		ips []netip.Addr
 	}
 	var ctl []resolved
-	for _, c := range a.controlAddrs() {
-		ips, err := resolve(ctx, c.host)
-		if err != nil {
-			return fmt.Errorf("agent: check that --iface %s carries no control traffic: resolve %s %s: %w (give an address, or --allow-mgmt-iface to skip the check)", iface, c.what, c.host, err)
+	if m.ctl != nil {
+		for _, c := range m.ctl() {
+			ips, err := resolve(ctx, c.host)
+			if err != nil {
+				return fmt.Errorf("agent: check that --iface %s carries no control traffic: resolve %s %s: %w (give an address, or --allow-mgmt-iface to skip the check)", iface, c.what, c.host, err)
+			}
+			ctl = append(ctl, resolved{c, ips})
 		}
-		ctl = append(ctl, resolved{c, ips})
+	}
+	if local, ok := requestLocalAddr(ctx); ok {
+		ctl = append(ctl, resolved{ctlAddr{"the address this request came in on", local.String()}, []netip.Addr{local}})
 	}
 	var found []string
-	err := a.svc.inv.thread.do(func() error {
-		routes, err := a.cfg.netOS.defaultRouteIfaces()
+	err := m.thread.do(func() error {
+		routes, err := m.netOS.defaultRouteIfaces()
 		if err != nil {
 			return fmt.Errorf("read the default routes: %w", err)
 		}
 		if slices.Contains(routes, iface) {
 			found = append(found, "the default route")
 		}
-		link, err := a.cfg.netOS.iface(iface)
+		link, err := m.netOS.iface(iface)
 		if err != nil {
 			return fmt.Errorf("read the addresses of %s: %w", iface, err)
 		}
@@ -265,8 +299,36 @@ func (a *Agent) checkMgmtIface(ctx context.Context) error {
 		return fmt.Errorf("agent: check that --iface %s carries no management traffic: %w (give --allow-mgmt-iface to skip the check)", iface, err)
 	}
 	if len(found) > 0 {
-		return fmt.Errorf("agent: %w: --iface %s carries %s, and test traffic from it would compete with or cut off the control traffic: "+
-			"give a separate data interface, or --allow-mgmt-iface to send from it anyway", ErrMgmtIface, iface, strings.Join(found, " and "))
+		return fmt.Errorf("agent: %w: --iface %s carries %s, and %s: "+
+			"give a separate data interface, or --allow-mgmt-iface to %s anyway", ErrMgmtIface, iface, strings.Join(found, " and "), use.risk, use.anyway)
 	}
 	return nil
+}
+
+// requestLocalAddr is the local address of the gRPC connection a request
+// in ctx came in on.
+func requestLocalAddr(ctx context.Context) (netip.Addr, bool) {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.LocalAddr == nil {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(p.LocalAddr.String())
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap().WithZone(""), true
+}
+
+// checkRequest is the management rail at request op: a refusal is ErrRefused,
+// a check that could not be made ErrHost.
+func (m *mgmtRail) checkRequest(ctx context.Context, op string, use mgmtUse) error {
+	err := m.check(ctx, use)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrMgmtIface):
+		return failf(ErrRefused, "%s: %w", op, err)
+	default:
+		return failf(ErrHost, "%s: %w", op, err)
+	}
 }

@@ -116,7 +116,7 @@ func TestCheckMgmtIface(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.root.Close()
-			err = a.checkMgmtIface(context.Background())
+			err = a.checkRails(context.Background())
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)

@@ -31,6 +31,7 @@ type service struct {
 	inv     *inventory
 	leases  *leases
 	tuner   *tuner
+	mgmt    *mgmtRail
 	conf    *configurer
 	rx      *receiving
 	tx      *sending
@@ -49,7 +50,9 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
 		members: members, gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
+		frames: frameRails{srcMACs: cfg.AllowSrcMACs, vlans: cfg.AllowVLANs},
 	}
+	s.mgmt = &mgmtRail{iface: cfg.Iface, allow: cfg.AllowMgmtIface, netOS: cfg.netOS, thread: thread}
 	irqs := &irqVerifier{root: root, stateDir: cfg.StateDir, log: log}
 	s.rx = &receiving{base: ctx, iface: cfg.Iface, thread: thread, log: log, changes: s.changes, irqs: irqs}
 	s.tx = &sending{base: ctx, netOS: cfg.netOS, thread: thread, log: log, changes: s.changes, irqs: irqs}
@@ -104,7 +107,13 @@ func (s *service) expired(coordinator string) {
 // tune pins the queue IRQs for the holder of lease id.
 func (s *service) tune(ctx context.Context, id string, o tuneOptions) (t *tuning, err error) {
 	// Under hold: the lease cannot end (and restore) while IRQs are pinned.
-	err = s.leases.hold(id, func() (err error) { t, err = s.tuner.tune(ctx, o); return err })
+	err = s.leases.hold(id, func() (err error) {
+		if err := s.mgmt.checkRequest(ctx, "tune", useTune); err != nil {
+			return err
+		}
+		t, err = s.tuner.tune(ctx, o)
+		return err
+	})
 	return t, err
 }
 
@@ -115,12 +124,18 @@ func (s *service) restore(ctx context.Context, id string) (changes []topology.Ch
 }
 
 // arm arms the receiver for the holder of lease id.
-func (s *service) arm(id string, o receiver.Options) (info armedInfo, err error) {
+func (s *service) arm(ctx context.Context, id string, o receiver.Options) (info armedInfo, err error) {
 	err = s.leases.hold(id, func() error {
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
 		}
+		if err := checkIface("iface", o.Iface, s.cfg.Iface); err != nil {
+			return err
+		}
 		if err := withinBudget(o, s.cfg.ReceiverMemory); err != nil {
+			return err
+		}
+		if err := s.mgmt.checkRequest(ctx, "arm", useArm); err != nil {
 			return err
 		}
 		info, err = s.rx.arm(o)
@@ -155,6 +170,9 @@ func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, b
 	if err := s.mayConfigure(id); err != nil {
 		return nil, err
 	}
+	if err := s.mgmt.checkRequest(ctx, "configure", useSend); err != nil {
+		return nil, err
+	}
 	c, err := s.conf.prepare(cfg, backend)
 	if err != nil {
 		return nil, err
@@ -173,6 +191,9 @@ func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, b
 // instant at; it returns once the send started.
 func (s *service) start(ctx context.Context, id string, at time.Time) (time.Time, error) {
 	if err := checkStartAt(at); err != nil {
+		return time.Time{}, err
+	}
+	if err := s.mgmt.checkRequest(ctx, "start", useSend); err != nil {
 		return time.Time{}, err
 	}
 	var r *sendRun

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,8 +18,8 @@ import (
 
 type agentFlags struct {
 	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
-	join, allowDst                                                                           []string
-	insecure, allowMgmtIface                                                                 bool
+	join, allowDst, allowSrcMAC, allowVLAN                                                   []string
+	insecure, allowMgmtIface, allowDstAny                                                    bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
 }
@@ -35,11 +38,16 @@ link speed, backends, version; a receiver adds its data addresses and MAC).
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
 the cluster and stops.
 
-Safety rails: a sender sends only to a data address of an alive receiver of
-its own cluster, with that receiver's MAC as dst_mac, unless the whole
-destination range lies in an --allow-dst CIDR; and it refuses to start when
---iface carries the default route (IPv4 or IPv6) or one of its gRPC or gossip
-addresses, unless --allow-mgmt-iface.`,
+Safety rails, on every request: a sender sends only to a data address of an
+alive receiver of its own cluster, with that receiver's MAC as dst_mac, unless
+the whole destination range lies in an --allow-dst CIDR (one shorter than /8,
+such as 0.0.0.0/0, only with --allow-dst-any); never to a multicast or
+broadcast MAC; with its device's own source MAC (or an --allow-src-mac one)
+and a VLAN tag only from --allow-vlan. A request naming another interface
+than --iface is refused. A sender refuses to start, and Configure, Start, Arm
+and Tune are refused, while --iface carries the default route (IPv4 or IPv6),
+one of the agent's gRPC or gossip addresses or the address the request came
+in on, unless --allow-mgmt-iface.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.agent(cmd.Context(), f) },
 	}
@@ -56,8 +64,11 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
 	fl.StringVar(&f.root, "root", "/", "host root for the NIC topology")
-	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac not checked), repeatable")
-	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let a sender send from an interface that carries the default route or the gRPC/gossip traffic")
+	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac any unicast MAC), repeatable")
+	fl.BoolVar(&f.allowDstAny, "allow-dst-any", false, "accept an --allow-dst prefix shorter than /8 (0.0.0.0/0, ::/0): a sender may then flood any host there (warned at every start)")
+	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
+	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
+	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget for sequence state (streams × per-stream bitmap); a run that needs more is refused, naming the numbers")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
@@ -78,10 +89,18 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if err != nil {
 		return usagef("--allow-dst: %v", err)
 	}
+	srcMACs, err := parseMACs(f.allowSrcMAC)
+	if err != nil {
+		return usagef("--allow-src-mac: %v", err)
+	}
+	vlans, err := parseVLANs(f.allowVLAN)
+	if err != nil {
+		return usagef("--allow-vlan: %v", err)
+	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
-		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
+		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
@@ -119,6 +138,39 @@ func parseCIDRs(ss []string) ([]netip.Prefix, error) {
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
 		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// parseMACs parses MAC addresses.
+func parseMACs(ss []string) ([]net.HardwareAddr, error) {
+	var out []net.HardwareAddr
+	for _, s := range ss {
+		m, err := net.ParseMAC(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want a MAC such as 02:00:00:00:00:01: %w", s, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// parseVLANs parses VLAN ids and inclusive ranges (100-199) of them.
+func parseVLANs(ss []string) ([]int, error) {
+	var out []int
+	for _, s := range ss {
+		lo, hi, isRange := strings.Cut(s, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, aerr := strconv.Atoi(lo)
+		b, berr := strconv.Atoi(hi)
+		if aerr != nil || berr != nil || a < 0 || b > 4095 || a > b {
+			return nil, fmt.Errorf("%q: want a VLAN id 0-4095 or a range of them such as 100-199", s)
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, v)
+		}
 	}
 	return out, nil
 }

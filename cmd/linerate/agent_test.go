@@ -174,3 +174,16 @@ func TestAgentJoinFailureKeepsRunning(t *testing.T) {
 		t.Errorf("exit %d after the signal, want 0:\n%s", code, stderr.String())
 	}
 }
+
+// An --allow-dst covering everything is taken with --allow-dst-any, and
+// warned at start.
+func TestAgentAllowDstAnyWarns(t *testing.T) {
+	stderr, stop := startAgent(t, "serving the Agent service", "--role", "sender", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0",
+		"--bind", "", "--allow-mgmt-iface", "--state-dir", t.TempDir(), "--allow-dst", "0.0.0.0/0", "--allow-dst-any", "--allow-vlan", "100-102,200")
+	if !strings.Contains(stderr.String(), "--allow-dst-any: a sender of this agent may send to every host") || !strings.Contains(stderr.String(), "prefixes=0.0.0.0/0") {
+		t.Errorf("no --allow-dst-any warning:\n%s", stderr.String())
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+}

@@ -35,6 +35,16 @@ func TestCommandsBadInput(t *testing.T) {
 		{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 		{[]string{"lab", "campaign", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 		{[]string{"campaign", "run", "spec.yaml", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+		// The agent's rails: an --allow-dst covering everything only with
+		// --allow-dst-any, VLANs and source MACs well formed.
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "0.0.0.0/0"},
+			"--allow-dst 0.0.0.0/0: a prefix shorter than /8 covers so much that a sender could flood any host"},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "198.18.0.0/15,::/0"}, "add --allow-dst-any to allow it anyway"},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "4096"}, `--allow-vlan: "4096": want a VLAN id 0-4095 or a range`},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "200-100"}, `--allow-vlan: "200-100"`},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "ten"}, `--allow-vlan: "ten"`},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "02:00:00:00:00"}, `--allow-src-mac: "02:00:00:00:00": want a MAC`},
+		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "ff:ff:ff:ff:ff:ff"}, "--allow-src-mac ff:ff:ff:ff:ff:ff: a group MAC"},
 	} {
 		code, _, errOut := linerate(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -1644,7 +1644,9 @@ func (x *RestoreResponse) GetWarnings() []string {
 type ArmRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	LeaseId string                 `protobuf:"bytes,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
-	// Interface to count on; empty = the agent's --iface.
+	// Interface to count on: empty or the agent's --iface (another is
+	// INVALID_ARGUMENT). PERMISSION_DENIED while that interface carries the
+	// default route or the control traffic (unless --allow-mgmt-iface).
 	Iface string `protobuf:"bytes,2,opt,name=iface,proto3" json:"iface,omitempty"`
 	// Counting method: "xdp", "afpacket" or "auto"/empty (XDP first, then the
 	// AF_PACKET ring).
@@ -2644,7 +2646,8 @@ func (x *ConfigureRequest) GetConfig() *SenderConfig {
 // Every thread is its own sequence stream.
 type SenderConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Interface to send from; empty = the agent's --iface.
+	// Interface to send from: empty or the agent's --iface (another is
+	// INVALID_ARGUMENT).
 	Device string `protobuf:"bytes,1,opt,name=device,proto3" json:"device,omitempty"`
 	// One generator thread per CPU; empty = the CPUs Tune pinned the queues
 	// to, thread i on queue i's CPU.
@@ -2674,7 +2677,10 @@ type SenderConfig struct {
 	// Thread i sends from src_min+i, so the receiver tells the threads'
 	// streams apart.
 	SrcPerThread bool `protobuf:"varint,15,opt,name=src_per_thread,json=srcPerThread,proto3" json:"src_per_thread,omitempty"`
-	// Destination MAC, "02:00:00:00:00:02"; src_mac empty = the interface's.
+	// Destination MAC, "02:00:00:00:00:02": a unicast one (a multicast or
+	// broadcast MAC is INVALID_ARGUMENT). src_mac empty = the interface's;
+	// another than the interface's is PERMISSION_DENIED unless the agent's
+	// --allow-src-mac lists it.
 	DstMac string `protobuf:"bytes,16,opt,name=dst_mac,json=dstMac,proto3" json:"dst_mac,omitempty"`
 	SrcMac string `protobuf:"bytes,17,opt,name=src_mac,json=srcMac,proto3" json:"src_mac,omitempty"`
 	// UDP port ranges, inclusive; 0 = pktgen's default (9).
@@ -2682,13 +2688,16 @@ type SenderConfig struct {
 	UdpSrcMax uint32 `protobuf:"varint,19,opt,name=udp_src_max,json=udpSrcMax,proto3" json:"udp_src_max,omitempty"`
 	UdpDstMin uint32 `protobuf:"varint,20,opt,name=udp_dst_min,json=udpDstMin,proto3" json:"udp_dst_min,omitempty"`
 	UdpDstMax uint32 `protobuf:"varint,21,opt,name=udp_dst_max,json=udpDstMax,proto3" json:"udp_dst_max,omitempty"`
-	// 802.1Q tag, when vlan_id is set (0-4095).
+	// 802.1Q tag, when vlan_id is set (0-4095): only an id of the agent's
+	// --allow-vlan (none by default; another is PERMISSION_DENIED).
 	VlanId   *uint32 `protobuf:"varint,22,opt,name=vlan_id,json=vlanId,proto3,oneof" json:"vlan_id,omitempty"`
 	VlanPrio uint32  `protobuf:"varint,23,opt,name=vlan_prio,json=vlanPrio,proto3" json:"vlan_prio,omitempty"`
 	// Thread i sends on TX queue queues[i] (one per CPU); empty = the
 	// driver's choice.
 	Queues []int32 `protobuf:"varint,24,rep,packed,name=queues,proto3" json:"queues,omitempty"`
 	// pktgen flags, e.g. "UDPCSUM", "NO_TIMESTAMP"; "!NAME" clears one.
+	// MACSRC_RND, MACDST_RND, VID_RND and SVID_RND are INVALID_ARGUMENT (they
+	// would bypass the MAC and VLAN checks).
 	Flags []string `protobuf:"bytes,25,rep,name=flags,proto3" json:"flags,omitempty"`
 	// pktgen xmit_mode: "start_xmit" (default), "queue_xmit", "netif_receive".
 	XmitMode string `protobuf:"bytes,26,opt,name=xmit_mode,json=xmitMode,proto3" json:"xmit_mode,omitempty"`
@@ -3069,7 +3078,10 @@ type ConfigureResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when the agent will run this config. A config it cannot run is an
 	// error status (INVALID_ARGUMENT naming the field, PERMISSION_DENIED for
-	// a destination outside the cluster), never accepted false with OK.
+	// what the agent's safety rails refuse: a destination outside the
+	// cluster, a source MAC or VLAN it does not allow, a data interface that
+	// carries the default route or the control traffic), never accepted
+	// false with OK.
 	Accepted bool `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	// The backend chosen ("auto" resolved).
 	Backend string `protobuf:"bytes,2,opt,name=backend,proto3" json:"backend,omitempty"`
