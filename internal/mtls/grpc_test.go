@@ -58,6 +58,7 @@ func newCerts(t *testing.T) certs {
 		{Name: "agent1", Role: mtls.RoleAgent, Hosts: []string{"198.18.0.2"}},
 		{Name: "agent2", Role: mtls.RoleAgent},
 		{Name: "coord", Role: mtls.RoleCoordinator},
+		{Name: "coord2", Role: mtls.RoleCoordinator},
 	} {
 		if _, _, err := mtls.Issue(c.dir, o, false); err != nil {
 			t.Fatal(err)
