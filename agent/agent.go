@@ -84,6 +84,9 @@ type Config struct {
 	TLSDir   string
 	TLSName  string // default Name
 	Insecure bool
+	// AllowCAKey serves from a TLSDir that holds ca.key (the CA's own
+	// machine); otherwise that, like a key others can read, is refused.
+	AllowCAKey bool
 	// StateDir holds the tuning journals; default topology.DefaultStateDir.
 	StateDir string
 	// Root is the host root topology reads and tunes; default "/".
@@ -222,6 +225,8 @@ type Agent struct {
 	// joinCtx ends the background join retries at shutdown.
 	joinCtx    context.Context
 	joinCancel context.CancelFunc
+	// tls is the server's reloadable credentials (nil with Insecure).
+	tls *mtls.Reloader
 }
 
 // New checks cfg and opens the host root; nothing is started.
@@ -326,10 +331,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if a.cfg.Insecure {
 		a.log.Warn(mtls.InsecureWarning)
 	}
-	creds, err := mtls.ServerCredentials(mtls.Options{
-		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure,
-		PeerRoles: []mtls.Role{mtls.RoleCoordinator},
-	})
+	creds, err := a.serverCredentials()
 	if err != nil {
 		return fmt.Errorf("agent gRPC credentials: %w", err)
 	}
