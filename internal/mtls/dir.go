@@ -63,6 +63,9 @@ func Issue(dir string, o LeafOptions, force bool) (*Leaf, []string, error) {
 	if err := CheckName(o.Name); err != nil {
 		return nil, nil, err
 	}
+	if err := checkVerifiableName(o.Name, o.Role); err != nil {
+		return nil, nil, err
+	}
 	ca, err := LoadCA(dir)
 	if err != nil {
 		return nil, nil, err
