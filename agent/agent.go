@@ -234,6 +234,9 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, fmt.Errorf("agent config: %w", err)
 	}
+	if err := checkTLSDir(cfg); err != nil {
+		return nil, err
+	}
 	root, err := topology.OpenRoot(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("agent: host root %s: %w", cfg.Root, err)

@@ -10,6 +10,19 @@ import (
 	"github.com/linerate/linerate/internal/mtls"
 )
 
+// checkTLSDir refuses, before anything starts, a certificate directory
+// that holds ca.key or an exposed key (mtls.CheckServingDir); Start and
+// every reload check it again.
+func checkTLSDir(cfg Config) error {
+	if cfg.Insecure || cfg.TLSDir == "" {
+		return nil
+	}
+	if err := mtls.CheckServingDir(cfg.TLSDir, cfg.TLSName, cfg.AllowCAKey); err != nil {
+		return fmt.Errorf("agent certificates: %w", err)
+	}
+	return nil
+}
+
 // serverCredentials are the gRPC server's: plaintext with Insecure, or
 // certificates from TLSDir that ReloadTLS can replace.
 func (a *Agent) serverCredentials() (credentials.TransportCredentials, error) {

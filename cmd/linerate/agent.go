@@ -103,7 +103,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
 		_ = ag.Shutdown(sctx)
-		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, mtls.ErrUnsafe) {
+		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, mtls.ErrUnsafe) || errors.Is(err, mtls.ErrRevoked) {
 			return usageError{err}
 		}
 		return err
