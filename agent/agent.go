@@ -85,6 +85,9 @@ type Config struct {
 	TLSDir   string
 	TLSName  string // default Name
 	Insecure bool
+	// AllowCAKey serves from a TLSDir that holds ca.key (the CA's own
+	// machine); otherwise that, like a key others can read, is refused.
+	AllowCAKey bool
 	// StateDir holds the tuning journals; default topology.DefaultStateDir.
 	StateDir string
 	// Root is the host root topology reads and tunes; default "/".
@@ -239,12 +242,17 @@ type Agent struct {
 	// joinCtx ends the background join retries at shutdown.
 	joinCtx    context.Context
 	joinCancel context.CancelFunc
+	// tls is the server's reloadable credentials (nil with Insecure).
+	tls *mtls.Reloader
 }
 
 // New checks cfg and opens the host root; nothing is started.
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	if err := checkTLSDir(cfg); err != nil {
+		return nil, err
 	}
 	root, err := topology.OpenRoot(cfg.Root)
 	if err != nil {
@@ -344,10 +352,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if a.cfg.Insecure {
 		a.log.Warn(mtls.InsecureWarning)
 	}
-	creds, err := mtls.ServerCredentials(mtls.Options{
-		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure,
-		PeerRoles: []mtls.Role{mtls.RoleCoordinator},
-	})
+	creds, err := a.serverCredentials()
 	if err != nil {
 		return fmt.Errorf("agent gRPC credentials: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +49,10 @@ func testCerts(t testing.TB) string {
 		if _, _, err := mtls.Issue(dir, o, false); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// As on a real host, no CA key beside the served certificates.
+	if err := os.Remove(filepath.Join(dir, mtls.CAKeyFile)); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

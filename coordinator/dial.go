@@ -14,7 +14,9 @@ type Dialer func(m Member) (*grpc.ClientConn, error)
 // TLSDialer dials agents with the coordinator's certificate from
 // o.Dir/o.Name (or plaintext with o.Insecure). The agent's certificate
 // must name the member: serf's node name is who the coordinator expects
-// at the gRPC address the member announced.
+// at the gRPC address the member announced. The directory is read at
+// every dial, so a renewed certificate or a new ca.crl (an agent's
+// certificate revoked) applies from the next dial on.
 func TLSDialer(o mtls.Options) Dialer {
 	return func(m Member) (*grpc.ClientConn, error) {
 		if m.GRPC == "" {

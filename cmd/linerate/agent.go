@@ -13,13 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/topology"
 )
 
 type agentFlags struct {
 	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
 	join, allowDst, allowSrcMAC, allowVLAN                                                   []string
-	insecure, allowMgmtIface, allowDstAny                                                    bool
+	insecure, allowMgmtIface, allowDstAny, allowCAKey                                        bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
 }
@@ -36,7 +37,13 @@ certificates are accepted; plaintext only with --insecure) and joins the
 serf cluster with compact tags (role, gRPC address, iface, NUMA node, queues,
 link speed, backends, version; a receiver adds its data addresses and MAC).
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
-the cluster and stops.
+the cluster and stops. On SIGHUP it keeps serving and reloads its
+certificate, ca.crt and the CA's revocation list (ca.crl) from --tls-dir:
+new connections use them and coordinators the list revokes are cut off; a
+reload that fails is logged and keeps the previous certificate.
+
+It refuses a --tls-dir that holds ca.key (unless --allow-ca-key, on the CA's
+own machine) or whose key is readable by group or others.
 
 Safety rails, on every request: a sender sends only to a data address of an
 alive receiver of its own cluster, with that receiver's MAC as dst_mac, unless
@@ -62,6 +69,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs'")
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
+	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "serve even though --tls-dir holds ca.key (only on the machine that issues certificates)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
 	fl.StringVar(&f.root, "root", "/", "host root for the NIC topology")
 	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac any unicast MAC), repeatable")
@@ -99,23 +107,27 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
-		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
+		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
 		return usageError{err}
 	}
+	// SIGHUP is a reload, caught before the server starts so it never
+	// kills an agent that is serving.
+	hangup, stopHangup := hangups()
+	defer stopHangup()
 	if err := ag.Start(ctx); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
 		_ = ag.Shutdown(sctx)
-		if errors.Is(err, agent.ErrMgmtIface) {
+		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, mtls.ErrUnsafe) || errors.Is(err, mtls.ErrRevoked) {
 			return usageError{err}
 		}
 		return err
 	}
-	<-ctx.Done()
+	reloadOnHangup(ctx, a.log, hangup, ag.ReloadTLS)
 	a.log.Info("signal received: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()

@@ -25,10 +25,14 @@ func (a *app) certsCommand() *cobra.Command {
 		Long: `certs keeps a certificate directory: a CA (ca.crt, ca.key) and one certificate
 per agent or coordinator (NAME.crt, NAME.key), ECDSA P-256, keys mode 0600.
 Agents and coordinators load their own NAME.crt/NAME.key and ca.crt from it
-(--tls-dir) and accept only peers the CA signed. Copy ca.crt and a host's own
-pair to each host; ca.key is only needed where certificates are issued.`,
+(--tls-dir) and accept only peers the CA signed and its revocation list
+(ca.crl, from 'certs revoke') does not name. Copy ca.crt, ca.crl and a host's
+own pair to each host; ca.key stays where certificates are issued: agents and
+coordinators refuse a directory holding it, or a key group or others can read.
+Leaves last 90 days by default: 'certs renew' re-issues one, SIGHUP makes an
+agent load it.`,
 	})
-	cmd.AddCommand(a.certsInitCommand(), a.certsIssueCommand())
+	cmd.AddCommand(a.certsInitCommand(), a.certsIssueCommand(), a.certsRevokeCommand(), a.certsRenewCommand())
 	return cmd
 }
 
@@ -99,17 +103,7 @@ adds the DNS names and IP addresses the holder is reached at.`,
 			if err != nil {
 				return certsErr(err)
 			}
-			c := leaf.Cert
-			var sans []string
-			sans = append(sans, c.DNSNames...)
-			for _, ip := range c.IPAddresses {
-				sans = append(sans, ip.String())
-			}
-			fmt.Fprintf(a.stdout, "%s %q valid until %s, names: %s\n", role, f.name,
-				c.NotAfter.UTC().Format(time.DateOnly), orNone(strings.Join(sans, ", ")))
-			for _, p := range files {
-				fmt.Fprintf(a.stdout, "wrote %s\n", p)
-			}
+			a.printLeaf(leaf, files)
 			return nil
 		},
 	}
@@ -121,6 +115,22 @@ adds the DNS names and IP addresses the holder is reached at.`,
 	fl.IntVar(&f.days, "days", int(mtls.DefaultLeafValidity/(24*time.Hour)), "validity in days (never beyond the CA's)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")
 	return cmd
+}
+
+// printLeaf prints what issue and renew wrote.
+func (a *app) printLeaf(leaf *mtls.Leaf, files []string) {
+	c := leaf.Cert
+	var sans []string
+	sans = append(sans, c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		sans = append(sans, ip.String())
+	}
+	role, _ := mtls.RoleOf(c)
+	fmt.Fprintf(a.stdout, "%s %q valid until %s, names: %s, serial %s\n", role, c.Subject.CommonName,
+		c.NotAfter.UTC().Format(time.DateOnly), orNone(strings.Join(sans, ", ")), mtls.Serial(c.SerialNumber))
+	for _, p := range files {
+		fmt.Fprintf(a.stdout, "wrote %s\n", p)
+	}
 }
 
 // certsErr marks what is the caller's input (a name, a role, a host) as

@@ -179,7 +179,19 @@ func TestCertsBadInput(t *testing.T) {
 		{[]string{"certs", "issue", "--name", "x", "--role", "agent"}, []string{"--dir: required"}},
 		{[]string{"certs", "init"}, []string{"--dir: required"}},
 		{[]string{"certs", "init", "--dir", dir, "--days", "0"}, []string{"--days 0"}},
-		{[]string{"certs", "renew"}, []string{`unknown command "renew"`, "init, issue"}},
+		{[]string{"certs", "rotate"}, []string{`unknown command "rotate"`, "init, issue, renew, revoke"}},
+		// An agent's name is what the coordinator verifies its certificate
+		// against: it must be a DNS name.
+		{[]string{"certs", "issue", "--dir", dir, "--name", "sender_1", "--role", "agent"}, []string{`agent name "sender_1" is not a DNS name`, "no '_'", `e.g. "sender-1"`}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "-x", "--role", "agent"}, []string{`name "-x"`}},
+		{[]string{"certs", "renew", "--dir", dir}, []string{"give the NAME of one certificate to renew"}},
+		{[]string{"certs", "renew", "--dir", dir, "a", "b"}, []string{"got 2 arguments"}},
+		{[]string{"certs", "renew", "--dir", dir, "nosuch"}, []string{"renew \"nosuch\"", "nosuch.crt", "certs issue"}},
+		{[]string{"certs", "renew", "--dir", dir, "nosuch", "--days", "-1"}, []string{"--days -1"}},
+		{[]string{"certs", "renew", "nosuch"}, []string{"--dir: required"}},
+		{[]string{"certs", "revoke", "--dir", dir}, []string{"at least one certificate to revoke"}},
+		{[]string{"certs", "revoke", "--dir", dir, "nosuch"}, []string{`revoke "nosuch"`, "nosuch.crt", "not a serial"}},
+		{[]string{"certs", "revoke", "a1"}, []string{"--dir: required"}},
 	} {
 		code, out, errOut := linerate(t, tc.args...)
 		if code != 2 {
@@ -208,5 +220,76 @@ func TestCertsIssueWithoutCA(t *testing.T) {
 	code, _, errOut := linerate(t, "certs", "issue", "--dir", dir, "--name", "a", "--role", "agent")
 	if code != 1 || !strings.Contains(errOut, "linerate certs init --dir "+dir) {
 		t.Errorf("exit %d, stderr %q; want 1 pointing at certs init", code, errOut)
+	}
+}
+
+func TestCertsRenewAndRevoke(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"certs", "init", "--dir", dir},
+		{"certs", "issue", "--dir", dir, "--name", "a1", "--role", "agent", "--host", "198.18.0.2"},
+		{"certs", "issue", "--dir", dir, "--name", "c1", "--role", "coordinator"},
+		{"certs", "issue", "--dir", dir, "--name", "c2", "--role", "coordinator"},
+	} {
+		if code, _, errOut := linerate(t, args...); code != 0 {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+	}
+	ca := readCert(t, filepath.Join(dir, "ca.crt"))
+	old := readCert(t, filepath.Join(dir, "a1.crt"))
+	oldKey, _ := os.ReadFile(filepath.Join(dir, "a1.key"))
+	if got := time.Until(old.NotAfter); got < 89*24*time.Hour || got > 91*24*time.Hour {
+		t.Errorf("default leaf validity %v, want 90 days", got)
+	}
+
+	code, out, errOut := linerate(t, "certs", "renew", "--dir", dir, "a1", "--revoke-old")
+	if code != 0 {
+		t.Fatalf("renew: exit %d: %s", code, errOut)
+	}
+	renewed := readCert(t, filepath.Join(dir, "a1.crt"))
+	if renewed.SerialNumber.Cmp(old.SerialNumber) == 0 {
+		t.Error("renew kept the serial")
+	}
+	if !slices.Equal(renewed.DNSNames, old.DNSNames) || len(renewed.IPAddresses) != 1 || !renewed.IPAddresses[0].Equal(old.IPAddresses[0]) {
+		t.Errorf("renewed SANs %v %v, want %v %v", renewed.DNSNames, renewed.IPAddresses, old.DNSNames, old.IPAddresses)
+	}
+	if r, err := mtls.RoleOf(renewed); err != nil || r != mtls.RoleAgent {
+		t.Errorf("renewed role %q, %v", r, err)
+	}
+	if k, _ := os.ReadFile(filepath.Join(dir, "a1.key")); bytes.Equal(k, oldKey) {
+		t.Error("renew kept the key")
+	}
+	if m := perm(t, filepath.Join(dir, "a1.key")); m != 0o600 {
+		t.Errorf("renewed key mode %v", m)
+	}
+	for _, want := range []string{"serial " + mtls.Serial(renewed.SerialNumber), "revoked the old certificate (serial " + mtls.Serial(old.SerialNumber), "ca.crl"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("renew output does not say %q:\n%s", want, out)
+		}
+	}
+
+	c1 := readCert(t, filepath.Join(dir, "c1.crt")).SerialNumber
+	c2 := readCert(t, filepath.Join(dir, "c2.crt")).SerialNumber
+	code, out, errOut = linerate(t, "certs", "revoke", "--dir", dir, "c1")
+	if code != 0 || !strings.Contains(out, `revoked "c1" (serial `+mtls.Serial(c1)+")") || !strings.Contains(out, "SIGHUP") {
+		t.Fatalf("revoke c1: exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	// Again, and by serial as openssl prints it (colons): nothing new.
+	withColons := strings.ToUpper(c1.Text(16))
+	withColons = withColons[:2] + ":" + withColons[2:]
+	code, out, errOut = linerate(t, "certs", "revoke", "--dir", dir, withColons)
+	if code != 0 || !strings.Contains(out, "was revoked already") {
+		t.Errorf("revoke again: exit %d, out %q, stderr %q", code, out, errOut)
+	}
+	list, err := mtls.LoadRevocations(dir, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !list.Revoked(c1) || !list.Revoked(old.SerialNumber) || list.Revoked(c2) || list.Revoked(renewed.SerialNumber) || list.Len() != 2 {
+		t.Errorf("ca.crl: c1 %v, old a1 %v, c2 %v, renewed a1 %v, %d entries; want the first two of 2",
+			list.Revoked(c1), list.Revoked(old.SerialNumber), list.Revoked(c2), list.Revoked(renewed.SerialNumber), list.Len())
+	}
+	if m := perm(t, filepath.Join(dir, mtls.CRLFile)); m != 0o644 {
+		t.Errorf("ca.crl mode %v, want 0644", m)
 	}
 }

@@ -16,7 +16,7 @@ import (
 type clusterFlags struct {
 	join                                    []string
 	bind, advertise, gossipKey, tlsDir, crt string
-	insecure                                bool
+	insecure, allowCAKey                    bool
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet) {
@@ -27,6 +27,7 @@ func (f *clusterFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs' (holds the coordinator's certificate)")
 	fl.StringVar(&f.crt, "cert-name", "coordinator", "name of the coordinator's certificate in --tls-dir")
 	fl.BoolVar(&f.insecure, "insecure", false, "talk to agents without TLS (they must run with --insecure too)")
+	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "dial even though --tls-dir holds ca.key (only on the machine that issues certificates)")
 }
 
 // readGossipKey reads the --gossip-key file ("" → none).
@@ -50,6 +51,8 @@ func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, e
 		a.log.Warn(mtls.InsecureWarning)
 	} else if _, err := os.Stat(mtls.CertPath(f.tlsDir, f.crt)); err != nil {
 		return nil, nil, usagef("--tls-dir %s: no certificate %q (%v): issue one with 'linerate certs issue --name %s --role coordinator'", f.tlsDir, f.crt, err, f.crt)
+	} else if err := mtls.CheckServingDir(f.tlsDir, f.crt, f.allowCAKey); err != nil {
+		return nil, nil, usagef("--tls-dir: %w", err)
 	}
 	key, err := readGossipKey(f.gossipKey)
 	if err != nil {
@@ -61,6 +64,6 @@ func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("coordinator: %w", err)
 	}
-	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure})
+	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure, AllowCAKey: f.allowCAKey})
 	return cl, dial, nil
 }

@@ -104,6 +104,10 @@ func TestLabAgentKilled(t *testing.T) {
 		if _, _, err := mtls.Issue(other, mtls.LeafOptions{Name: lab.CoordinatorCert, Role: mtls.RoleCoordinator}, false); err != nil {
 			t.Fatal(err)
 		}
+		// As on a real host, no CA key beside the served certificates.
+		if err := os.Remove(filepath.Join(other, mtls.CAKeyFile)); err != nil {
+			t.Fatal(err)
+		}
 		for _, m := range coordinator.Check(context.Background(), cl.Members(), coordinator.TLSDialer(mtls.Options{Dir: other, Name: lab.CoordinatorCert}), 3*time.Second) {
 			if m.Health == "serving" {
 				t.Errorf("%s served a coordinator from another CA", m.Name)

@@ -186,6 +186,12 @@ func (l *Lab) issue(c *Cluster) error {
 			return fmt.Errorf("lab %s: certificate %s: %w", l.Spec.Name, lo.Name, err)
 		}
 	}
+	// The lab's CA is made afresh at every start and only needed here:
+	// its key goes, so the agents and coordinators serve and dial a
+	// directory without it, as on real hosts.
+	if err := os.Remove(filepath.Join(c.TLSDir, mtls.CAKeyFile)); err != nil {
+		return fmt.Errorf("lab %s: remove the CA key: %w", l.Spec.Name, err)
+	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return fmt.Errorf("lab %s: gossip key: %w", l.Spec.Name, err)

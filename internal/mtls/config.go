@@ -9,7 +9,9 @@ import (
 
 // ServerTLS loads name's certificate from dir and returns a server
 // configuration: TLS 1.3 only, and a client certificate signed by dir's CA
-// required and verified.
+// required and verified. It neither checks the directory
+// (CheckServingDir) nor the revocation list: processes serve with
+// ServerCredentials, which does both.
 func ServerTLS(dir, name string) (*tls.Config, error) {
 	id, err := Load(dir, name)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/linerate/linerate/internal/safefile"
 )
@@ -59,6 +61,9 @@ func Init(dir string, o CAOptions, force bool) (*CA, []string, error) {
 // error unless force. It returns the leaf and the files written.
 func Issue(dir string, o LeafOptions, force bool) (*Leaf, []string, error) {
 	if err := CheckName(o.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := checkVerifiableName(o.Name, o.Role); err != nil {
 		return nil, nil, err
 	}
 	ca, err := LoadCA(dir)
@@ -126,6 +131,7 @@ type Identity struct {
 	Role Role
 	Cert tls.Certificate // Leaf set
 	CAs  *x509.CertPool
+	CA   *x509.Certificate // the one certificate in CAs
 }
 
 // Load reads the certificate and key of name and the CA certificate from
@@ -135,10 +141,12 @@ func Load(dir, name string) (*Identity, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	pool, err := LoadPool(dir)
+	caCert, err := readCert(filepath.Join(dir, CACertFile))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load CA: %w", err)
 	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
 	certFile, keyFile := CertPath(dir, name), KeyPath(dir, name)
 	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -161,7 +169,42 @@ func Load(dir, name string) (*Identity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %q: %w", name, err)
 	}
-	return &Identity{Name: name, Role: role, Cert: pair, CAs: pool}, nil
+	return &Identity{Name: name, Role: role, Cert: pair, CAs: pool, CA: caCert}, nil
+}
+
+// Renew re-issues name's certificate in dir with the same role and names
+// (SANs) and a new key and serial, replacing NAME.crt and NAME.key. It
+// returns the new leaf, the certificate it replaced, and the files
+// written.
+func Renew(dir, name string, validity time.Duration) (*Leaf, *x509.Certificate, []string, error) {
+	if err := CheckName(name); err != nil {
+		return nil, nil, nil, err
+	}
+	old, err := readCert(CertPath(dir, name))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("renew %q: %w (issue it first with `linerate certs issue`)", name, err)
+	}
+	role, err := RoleOf(old)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("renew %q: %w", name, err)
+	}
+	hosts := slices.Clone(old.DNSNames)
+	for _, ip := range old.IPAddresses {
+		hosts = append(hosts, ip.String())
+	}
+	leaf, files, err := Issue(dir, LeafOptions{Name: name, Role: role, Hosts: hosts, Validity: validity}, true)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("renew: %w", err)
+	}
+	return leaf, old, files, nil
+}
+
+// ReadCertificate reads name's certificate from dir.
+func ReadCertificate(dir, name string) (*x509.Certificate, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	return readCert(CertPath(dir, name))
 }
 
 func readCert(path string) (*x509.Certificate, error) {

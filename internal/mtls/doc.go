@@ -13,4 +13,10 @@
 // (linerate://role/agent) and as the subject's OU. Servers require and
 // verify a client certificate signed by the directory's CA; plaintext is an
 // explicit choice (Options.Insecure) that callers must log.
+//
+// A directory served or dialed from must not hold ca.key nor a key others
+// can read (CheckServingDir). The CA revokes certificates in ca.crl, a CRL
+// it signs (Revoke), which both ends check for their peer. Credentials are
+// a Reloader: Reload re-reads certificate, CA and revocation list for new
+// handshakes (an agent's SIGHUP) and keeps the old ones when that fails.
 package mtls

@@ -26,6 +26,9 @@ type Options struct {
 	// PeerRoles, when set, refuse peers whose certificate carries another
 	// role: an agent accepts only coordinators, a coordinator only agents.
 	PeerRoles []Role
+	// AllowCAKey serves or dials from a directory that holds ca.key (the
+	// CA's own machine, a lab); otherwise that is refused (ErrUnsafe).
+	AllowCAKey bool
 	// Insecure serves or dials plaintext: no certificates, anyone who
 	// reaches the port is trusted. Only on explicit request; a caller that
 	// sets it logs InsecureWarning every time it starts.
@@ -52,7 +55,9 @@ func (o Options) check() error {
 }
 
 // ServerCredentials are the transport credentials of a gRPC server:
-// ServerTLS (with PeerRoles enforced) or, only with Insecure, plaintext.
+// ServerTLS with PeerRoles and the CA's revocation list enforced, from a
+// directory CheckServingDir accepts (a Reloader), or, only with
+// Insecure, plaintext.
 func ServerCredentials(o Options) (credentials.TransportCredentials, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -60,19 +65,15 @@ func ServerCredentials(o Options) (credentials.TransportCredentials, error) {
 	if o.Insecure {
 		return insecure.NewCredentials(), nil
 	}
-	cfg, err := ServerTLS(o.Dir, o.Name)
-	if err != nil {
-		return nil, err
-	}
-	if len(o.PeerRoles) > 0 {
-		cfg.VerifyConnection = RequirePeerRole(o.PeerRoles...)
-	}
-	return credentials.NewTLS(cfg), nil
+	return NewServerReloader(o)
 }
 
 // ClientCredentials are the transport credentials of a gRPC client:
-// ClientTLS for o.ServerName (with PeerRoles enforced) or, only with
-// Insecure, plaintext.
+// ClientTLS for o.ServerName with PeerRoles and the revocation list
+// enforced, from a directory CheckServingDir accepts, or, only with
+// Insecure, plaintext. They are read when called: a coordinator that
+// builds them per dial picks up a renewed certificate or a new ca.crl at
+// its next dial.
 func ClientCredentials(o Options) (credentials.TransportCredentials, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -83,14 +84,7 @@ func ClientCredentials(o Options) (credentials.TransportCredentials, error) {
 	if o.ServerName == "" {
 		return nil, fmt.Errorf("client of %s: no server name to verify the server's certificate against", o.Name)
 	}
-	cfg, err := ClientTLS(o.Dir, o.Name, o.ServerName)
-	if err != nil {
-		return nil, err
-	}
-	if len(o.PeerRoles) > 0 {
-		cfg.VerifyConnection = RequirePeerRole(o.PeerRoles...)
-	}
-	return credentials.NewTLS(cfg), nil
+	return NewClientReloader(o)
 }
 
 // These are the keepalive settings. Clients ping an idle connection every

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -41,8 +42,9 @@ func (a *countingAgent) Describe(ctx context.Context, _ *lineratev1.DescribeRequ
 }
 
 // certs is a cluster CA with an agent and two coordinators, and a foreign
-// CA with a coordinator of the same name.
-type certs struct{ dir, foreign string }
+// CA with a coordinator of the same name. As on real hosts, the served
+// directories hold no ca.key: the cluster's CA key is in ca (with ca.crt).
+type certs struct{ dir, foreign, ca string }
 
 func newCerts(t *testing.T) certs {
 	t.Helper()
@@ -56,6 +58,7 @@ func newCerts(t *testing.T) certs {
 		{Name: "agent1", Role: mtls.RoleAgent, Hosts: []string{"198.18.0.2"}},
 		{Name: "agent2", Role: mtls.RoleAgent},
 		{Name: "coord", Role: mtls.RoleCoordinator},
+		{Name: "coord2", Role: mtls.RoleCoordinator},
 	} {
 		if _, _, err := mtls.Issue(c.dir, o, false); err != nil {
 			t.Fatal(err)
@@ -64,7 +67,28 @@ func newCerts(t *testing.T) certs {
 	if _, _, err := mtls.Issue(c.foreign, mtls.LeafOptions{Name: "coord", Role: mtls.RoleCoordinator}, false); err != nil {
 		t.Fatal(err)
 	}
+	c.ca = moveCAKey(t, c.dir)
+	moveCAKey(t, c.foreign)
 	return c
+}
+
+// moveCAKey moves dir's ca.key into a new directory with a copy of
+// ca.crt, and returns that directory (where certificates are issued and
+// revoked from).
+func moveCAKey(t *testing.T, dir string) string {
+	t.Helper()
+	ca := t.TempDir()
+	crt, err := os.ReadFile(filepath.Join(dir, mtls.CACertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ca, mtls.CACertFile), crt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, mtls.CAKeyFile), filepath.Join(ca, mtls.CAKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }
 
 // serve runs an Agent (and health) server on a bufconn listener.
@@ -152,7 +176,7 @@ func TestMutualTLSRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := mtls.LoadCA(c.dir)
+	ca, err := mtls.LoadCA(c.ca)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,10 +92,15 @@ func RoleOf(cert *x509.Certificate) (Role, error) {
 	return found[0], nil
 }
 
-// Default validities.
+// Default validities. Leaves are short-lived (renew with `linerate certs
+// renew`, reload with SIGHUP); the CA, whose key stays off the hosts and
+// whose replacement means re-issuing everything, lives ten years.
 const (
 	DefaultCAValidity   = 10 * 365 * 24 * time.Hour
-	DefaultLeafValidity = 2 * 365 * 24 * time.Hour
+	DefaultLeafValidity = 90 * 24 * time.Hour
+	// ExpiryWarning is how close to its end a served certificate makes
+	// the agent warn at start and at every reload.
+	ExpiryWarning = 30 * 24 * time.Hour
 	// backdate covers clocks a little behind the issuer's.
 	backdate = time.Hour
 )
@@ -179,6 +184,9 @@ func (ca *CA) IssueLeaf(o LeafOptions) (*Leaf, error) {
 	}
 	if _, err := ParseRole(string(o.Role)); err != nil {
 		return nil, fmt.Errorf("issue %q: %w", o.Name, err)
+	}
+	if err := checkVerifiableName(o.Name, o.Role); err != nil {
+		return nil, err
 	}
 	if o.Validity <= 0 {
 		o.Validity = DefaultLeafValidity
@@ -304,6 +312,35 @@ func CheckName(name string) error {
 		return fmt.Errorf("name %q is the CA's own file name; pick another: %w", name, ErrName)
 	}
 	return nil
+}
+
+// checkVerifiableName refuses an agent name TLS could never verify: the
+// coordinator dials an agent with its node name as the TLS server name,
+// which must match a DNS name (or IP address) SAN of the agent's
+// certificate, and a name with '_' (or a label starting or ending with
+// '-') is no DNS name.
+func checkVerifiableName(name string, role Role) error {
+	if role != RoleAgent || isDNSName(name) || net.ParseIP(name) != nil {
+		return nil
+	}
+	return fmt.Errorf("agent name %q is not a DNS name (dot-separated labels of letters, digits and inner '-'; no '_'), so no certificate can carry it as a SAN and the coordinator, which verifies an agent's certificate against its node name, could never connect; rename the node (agent --name) to e.g. %q: %w",
+		name, suggestDNSName(name), ErrName)
+}
+
+// suggestDNSName is name with every character a DNS label cannot hold
+// replaced by '-'.
+func suggestDNSName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !alnum(c) && c != '.' && c != '-' {
+			b[i] = '-'
+		}
+	}
+	labels := strings.Split(string(b), ".")
+	for i, l := range labels {
+		labels[i] = strings.Trim(l, "-")
+	}
+	return strings.Join(labels, ".")
 }
 
 func validName(name string) bool {

@@ -120,6 +120,10 @@ func TestIssueLeafRefuses(t *testing.T) {
 		{"ca", LeafOptions{Name: "CA", Role: RoleAgent}, ErrName, "CA's own"},
 		{"long", LeafOptions{Name: strings.Repeat("a", 64), Role: RoleAgent}, ErrName, ""},
 		{"bad host", LeafOptions{Name: "a", Role: RoleAgent, Hosts: []string{"not a host"}}, ErrHost, `host "not a host"`},
+		// The coordinator verifies an agent against its node name: it must
+		// be a DNS name the certificate can carry.
+		{"agent with _", LeafOptions{Name: "sender_1", Role: RoleAgent}, ErrName, `agent name "sender_1" is not a DNS name`},
+		{"agent label ending in -", LeafOptions{Name: "sender-.lab", Role: RoleAgent}, ErrName, `e.g. "sender.lab"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ca.IssueLeaf(tc.o)
@@ -133,6 +137,24 @@ func TestIssueLeafRefuses(t *testing.T) {
 				t.Errorf("%q does not say %q", err, tc.msg)
 			}
 		})
+	}
+}
+
+// A coordinator is never dialed by name: '_' is fine in its name.
+func TestCoordinatorNameNeedNotBeDNS(t *testing.T) {
+	ca, err := IssueCA(CAOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.IssueLeaf(LeafOptions{Name: "team_a", Role: RoleCoordinator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaf.Cert.DNSNames) != 0 || leaf.Cert.Subject.CommonName != "team_a" {
+		t.Errorf("DNS SANs %v, CN %q", leaf.Cert.DNSNames, leaf.Cert.Subject.CommonName)
+	}
+	if got := time.Until(leaf.Cert.NotAfter); got < 89*24*time.Hour || got > 91*24*time.Hour {
+		t.Errorf("default leaf validity %v, want 90 days", got)
 	}
 }
 

@@ -102,6 +102,10 @@ func TestScale(t *testing.T) {
 	if _, _, err := mtls.Issue(certs, mtls.LeafOptions{Name: "coordinator", Role: mtls.RoleCoordinator}, false); err != nil {
 		t.Fatal(err)
 	}
+	// As on a real host, no CA key beside the served certificates.
+	if err := os.Remove(filepath.Join(certs, mtls.CAKeyFile)); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("scale: %d certificates issued in %s", agents+1, time.Since(tc).Round(time.Millisecond))
 
 	hosts := startHosts(t, agents, procs, senders, certs)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -302,6 +303,10 @@ func start(t *testing.T) *harness {
 		if _, _, err := mtls.Issue(dir, o, false); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// As on a real host, no CA key beside the served certificates.
+	if err := os.Remove(filepath.Join(dir, mtls.CAKeyFile)); err != nil {
+		t.Fatal(err)
 	}
 	screds, err := mtls.ServerCredentials(mtls.Options{Dir: dir, Name: "agent1", PeerRoles: []mtls.Role{mtls.RoleCoordinator}})
 	if err != nil {
