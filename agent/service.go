@@ -120,7 +120,7 @@ func (s *service) arm(id string, o receiver.Options) (info armedInfo, err error)
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
 		}
-		if err := withinBudget(o, s.cfg.ReceiverMemory); err != nil {
+		if err := withinBudget(o, s.cfg.ReceiverMemory, s.inv.cpuCount()); err != nil {
 			return err
 		}
 		info, err = s.rx.arm(o)
@@ -235,4 +235,9 @@ func (s *service) close(ctx context.Context) error {
 	s.leases.close()
 	_, _, err := s.endRun(ctx, true)
 	return err
+}
+
+// bounds are the limits every request is checked against (bounds.go).
+func (s *service) bounds() requestBounds {
+	return requestBounds{cpus: s.inv.hostCPUs, maxRun: s.cfg.MaxRunLength}
 }

@@ -19,6 +19,7 @@ type agentFlags struct {
 	insecure, allowMgmtIface                                                                 bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
+	maxRun                                                                                   time.Duration
 }
 
 func (a *app) agentCommand() *cobra.Command {
@@ -59,7 +60,8 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac not checked), repeatable")
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let a sender send from an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
-	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget for sequence state (streams × per-stream bitmap); a run that needs more is refused, naming the numbers")
+	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
+	fl.DurationVar(&f.maxRun, "max-run", agent.DefaultMaxRunLength, "the longest send accepted: its duration, or the length its per-thread count and rate derive; a longer one is refused, naming count, rate and the length")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
@@ -69,6 +71,9 @@ addresses, unless --allow-mgmt-iface.`,
 func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
+	}
+	if f.maxRun <= 0 {
+		return usagef("--max-run %s: want a positive duration such as 24h", f.maxRun)
 	}
 	key, err := readGossipKey(f.gossipKey)
 	if err != nil {
@@ -82,7 +87,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
-		Version: version, Logger: a.log.Named("agent"),
+		MaxRunLength: f.maxRun, Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
 		return usageError{err}
