@@ -178,22 +178,23 @@ func (b requestBounds) configure(c *lineratev1.SenderConfig) error {
 // longer than the maximum run length (and a duration that does not end it
 // sooner).
 func (b requestBounds) runLength(c *lineratev1.SenderConfig) error {
-	long, thread, count, rate := derivedRunLength(c)
-	if long <= b.maxRun {
+	secs, thread, count, rate := derivedRunLength(c)
+	if secs <= b.maxRun.Seconds() {
 		return nil
 	}
 	if c.Duration != nil && c.Duration.AsDuration() > 0 {
 		return nil // the duration (checked above) ends it first
 	}
 	return failf(ErrInvalid, "config.count %d at config.rate %d pps (thread %d) would send for %s, longer than the agent's maximum run length %s (--max-run): a lower count, a higher rate or a duration",
-		count, rate, thread, roundLength(long), b.maxRun)
+		count, rate, thread, lengthString(secs), b.maxRun)
 }
 
-// derivedRunLength is how long the slowest thread of a paced, count-based
-// send takes to send its count, with that thread, its count and its rate
-// (0 when the send is unpaced or has no count: its length cannot be
-// derived).
-func derivedRunLength(c *lineratev1.SenderConfig) (long time.Duration, thread int, count, rate uint64) {
+// derivedRunLength is how long, in seconds, the slowest thread of a
+// paced, count-based send takes to send its count, with that thread, its
+// count and its rate (0 when the send is unpaced or has no count: its
+// length cannot be derived). In seconds: a count of 1e10 at 1 pps is
+// longer than a time.Duration holds.
+func derivedRunLength(c *lineratev1.SenderConfig) (secs float64, thread int, count, rate uint64) {
 	threads := max(len(c.Cpus), len(c.Counts), len(c.RatesPps), 1)
 	for i := range threads {
 		n := c.Count
@@ -204,31 +205,26 @@ func derivedRunLength(c *lineratev1.SenderConfig) (long time.Duration, thread in
 		if i < len(c.RatesPps) {
 			pps = c.RatesPps[i]
 		}
-		if pps == 0 && c.DelayNs > 0 {
+		if pps == 0 && c.DelayNs > 0 { // delay_ns is between transmit calls of burst packets
 			pps = max(uint64(max(c.Burst, 1))*uint64(time.Second)/c.DelayNs, 1)
 		}
 		if n == 0 || pps == 0 {
 			continue
 		}
-		secs := float64(n) / float64(pps)
-		d := time.Duration(secs * float64(time.Second))
-		if secs >= float64(1<<63-1)/float64(time.Second) {
-			d = 1<<63 - 1
-		}
-		if d > long {
-			long, thread, count, rate = d, i, n, pps
+		if s := float64(n) / float64(pps); s > secs {
+			secs, thread, count, rate = s, i, n, pps
 		}
 	}
-	return long, thread, count, rate
+	return secs, thread, count, rate
 }
 
-// roundLength is d as a reader takes it in: in years beyond a year.
-func roundLength(d time.Duration) string {
-	const year = 365 * 24 * time.Hour
-	if d >= year {
-		return fmt.Sprintf("%.0f years", float64(d)/float64(year))
+// lengthString is secs as a reader takes it in: in years beyond a year.
+func lengthString(secs float64) string {
+	const year = 365 * 24 * 3600
+	if secs >= year {
+		return fmt.Sprintf("%.0f years", secs/year)
 	}
-	return d.Round(time.Second).String()
+	return time.Duration(secs * float64(time.Second)).Round(time.Second).String()
 }
 
 func (b requestBounds) watch(r *lineratev1.WatchRequest) error {
