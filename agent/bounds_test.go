@@ -163,3 +163,39 @@ func TestMessageOverLimit(t *testing.T) {
 		t.Errorf("a 512 KiB coordinator_id, under the limit: %v", err)
 	}
 }
+
+// TestBoundsOverMTLS: the bounds hold on a real agent over mutual TLS,
+// before the lease, role or host are looked at: a count-based send of 317
+// years, a stream table and a Watch interval beyond their limits are
+// INVALID_ARGUMENT naming the field; an Arm within the limits but over the
+// memory budget is RESOURCE_EXHAUSTED; the agent serves on.
+func TestBoundsOverMTLS(t *testing.T) {
+	_, c, _, _ := fixtureAgent(t, 0)
+	ctx := ctxT(t, 10*time.Second)
+	lease, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "coord"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMsg := func(err error, code codes.Code, msg, what string) {
+		t.Helper()
+		wantCode(t, err, code, what)
+		if got := status.Convert(err).Message(); !strings.Contains(got, msg) {
+			t.Errorf("%s: %q, want %q in it", what, got, msg)
+		}
+	}
+	_, err = c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: lease.LeaseId, Config: &lineratev1.SenderConfig{Count: 1e10, RatePps: 1, DstMin: "198.18.0.2"}})
+	wantMsg(err, codes.InvalidArgument, "config.count 10000000000 at config.rate 1 pps (thread 0) would send for 317 years, longer than the agent's maximum run length 24h0m0s (--max-run)", "count 1e10 at 1 pps")
+	_, err = c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease.LeaseId, MaxStreams: 1 << 17})
+	wantMsg(err, codes.InvalidArgument, "max_streams 131072", "max_streams 2^17")
+	_, err = c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease.LeaseId, MaxStreams: receiver.MaxStreamsLimit, Window: receiver.MaxWindow, Method: receiver.MethodAFPacket})
+	wantMsg(err, codes.ResourceExhausted, "65536 streams × a window of 134217728 sequences on", "AF_PACKET over the budget")
+	w, err := c.Watch(ctx, &lineratev1.WatchRequest{Interval: durationpb.New(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Recv()
+	wantMsg(err, codes.InvalidArgument, "interval 2h0m0s: at most 1h0m0s", "watch every 2 h")
+	if _, err := c.Describe(ctx, &lineratev1.DescribeRequest{}); err != nil {
+		t.Fatalf("describe after the refusals: %v", err)
+	}
+}

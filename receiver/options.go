@@ -179,7 +179,7 @@ func (o Options) withDefaults() (Options, error) {
 // runs of full words (16 bytes per stream per CPU) and 8 MiB eviction
 // ring, the lists of seen runs (up to (MaxRanges+65) × 16 bytes per
 // stream, only as long as its loss makes them) and the rings are apart
-// from it.
+// from it; MemoryBytes counts them too.
 func (o Options) SeqStateBytes() (uint64, error) {
 	o, err := o.withDefaults()
 	if err != nil {
