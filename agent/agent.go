@@ -45,9 +45,10 @@ const (
 )
 
 // DefaultReceiverMemory is the receiver's memory budget when
-// Config.ReceiverMemory is 0: 512 MiB, 1,024 streams at the receiver's
-// default window (2^21 sequences, 512 KiB each), whatever the run's
-// length.
+// Config.ReceiverMemory is 0 (`linerate agent --receiver-memory`): 512 MiB,
+// about 1,000 streams at the receiver's default window (2^21 sequences,
+// 512 KiB each, and their state on every CPU: receiver.Options.MemoryBytes),
+// whatever the run's length and whichever method counts.
 const DefaultReceiverMemory = 512 << 20
 
 // Config is one agent.
@@ -121,10 +122,15 @@ type Config struct {
 	// (host:port, port 0 = any).
 	MetricsAddr string
 	// ReceiverMemory is the receiver's memory budget in bytes: the most
-	// sequence state (receiver.Options.SeqStateBytes) an Arm may ask for;
+	// per-stream state (receiver.Options.MemoryBytes on this host's CPUs,
+	// whichever method, AF_PACKET or XDP, counts) an Arm may ask for;
 	// Describe announces it so a coordinator refuses a plan over it before
 	// leasing. Default DefaultReceiverMemory.
 	ReceiverMemory uint64
+	// MaxRunLength is the longest send Configure accepts: its duration,
+	// or the length its per-thread count and rate derive. Default
+	// DefaultMaxRunLength.
+	MaxRunLength time.Duration
 	// Backend, when set, is the generator every send uses instead of the
 	// one "auto" or the coordinator's choice would pick: an embedding
 	// program's own generator, or a stand-in in tests that time the
@@ -178,6 +184,9 @@ func (c *Config) defaults() error {
 	}
 	if c.ReceiverMemory == 0 {
 		c.ReceiverMemory = DefaultReceiverMemory
+	}
+	if c.MaxRunLength <= 0 {
+		c.MaxRunLength = DefaultMaxRunLength
 	}
 	if c.JoinRetry <= 0 {
 		c.JoinRetry = DefaultJoinRetry
@@ -360,7 +369,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
 	}
-	srv := grpc.NewServer(mtls.ServerOptions(creds)...)
+	// Recovery first, so a panic in any later interceptor is caught too;
+	// then every request's bounds (bounds.go), before any handler.
+	bounds := a.svc.bounds()
+	rec := recovery{log: a.log.Named("grpc")}
+	srv := grpc.NewServer(append(mtls.ServerOptions(creds),
+		grpc.ChainUnaryInterceptor(rec.unary, bounds.unary),
+		grpc.ChainStreamInterceptor(rec.stream, bounds.stream))...)
 	lineratev1.RegisterAgentServer(srv, a.svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

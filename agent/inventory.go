@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
 )
 
 // inventory is what the agent knows of its host: the data NIC's topology
@@ -42,6 +43,8 @@ type nicFacts struct {
 	speed  int64
 	err    error // why there is no NIC topology (a virtual device)
 	online []int // without a NIC topology: the online CPUs, reported as local
+	// cpus are the host's online CPUs (empty when they cannot be read).
+	cpus cpuset.Set
 }
 
 // description is everything Describe tells of the agent but its lease.
@@ -81,6 +84,9 @@ func (i *inventory) inspect() {
 	} else {
 		f.nic, f.report = nic, topology.ShowReport(nic)
 		f.numa, f.queues = nic.NUMANode, nic.Queues()
+	}
+	if online, err := topology.OnlineCPUs(i.root); err == nil {
+		f.cpus = online
 	}
 	f.speed = topology.LinkSpeedMbps(i.root, i.iface)
 	i.mu.Lock()
@@ -154,3 +160,10 @@ func (i *inventory) receiverMethods() []string {
 	}
 	return []string{receiver.MethodXDP, receiver.MethodAFPacket}
 }
+
+// hostCPUs are the host's online CPUs, as read at start (empty: unknown).
+func (i *inventory) hostCPUs() cpuset.Set { return i.facts().cpus }
+
+// cpuCount is how many CPUs per-CPU state is kept on: the online CPUs,
+// at least the CPUs Go sees.
+func (i *inventory) cpuCount() int { return max(i.hostCPUs().Len(), runtime.NumCPU()) }

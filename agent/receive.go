@@ -144,24 +144,27 @@ func (r *receiving) state() receiverState {
 	return receiverState{phase: phaseIdle}
 }
 
-// withinBudget refuses receiver options whose sequence state is more than
-// budget bytes, naming the numbers: the coordinator checks the same
-// before it leases (Describe announces the budget), this is the second
-// line for any other caller.
-func withinBudget(o receiver.Options, budget uint64) error {
+// withinBudget refuses receiver options whose per-stream state on a host
+// of cpus CPUs (receiver.Options.MemoryBytes: the windows, the seen runs
+// and every CPU's state, the most the data plane can make them) is more
+// than budget bytes, naming the numbers. It is the same whatever the
+// method: auto's fallback to AF_PACKET counts against it as XDP does. The
+// coordinator checks the sequence state before it leases (Describe
+// announces the budget); this is the line for every caller.
+func withinBudget(o receiver.Options, budget uint64, cpus int) error {
 	o, err := o.WithDefaults()
 	if err != nil {
 		return failf(ErrInvalid, "arm: %v", err)
 	}
-	need, err := o.SeqStateBytes()
+	need, err := o.MemoryBytes(cpus)
 	if err != nil {
 		return failf(ErrInvalid, "arm: %v", err)
 	}
 	if need <= budget {
 		return nil
 	}
-	return failf(ErrBudget, "arm: %d streams × a window of %d sequences need %d MiB of sequence state, the receiver's budget is %d MiB (--receiver-memory)",
-		o.MaxStreams, o.Window, mib(need), mib(budget))
+	return failf(ErrBudget, "arm: %d streams × a window of %d sequences on %d CPUs need %d MiB of receiver state, the receiver's budget is %d MiB (--receiver-memory)",
+		o.MaxStreams, o.Window, cpus, mib(need), mib(budget))
 }
 
 // mib is n bytes in MiB, rounded up.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -45,14 +46,24 @@ func TestReceivingRefusals(t *testing.T) {
 	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "arm without the lease")
 }
 
-// An Arm whose sequence state is over the receiver's memory budget is
-// refused with the numbers before any receiver starts; at the budget it
-// goes on to arm (and here fails only for the missing interface). Describe
-// announces the budget of a receiver, none of a sender.
+// An Arm whose receiver state (receiver.Options.MemoryBytes on the host's
+// CPUs) is over the receiver's memory budget is refused with the numbers
+// before any receiver starts, whatever the method (AF_PACKET, auto's
+// fallback, counts as XDP does); at the budget it goes on to arm (and here
+// fails only for the missing interface). Describe announces the budget of
+// a receiver, none of a sender.
 func TestArmOverBudget(t *testing.T) {
 	s := unitService(t, RoleReceiver, fakeNetOS{addrs: map[string][]netip.Addr{"data0": addrs("198.18.0.2")}})
 	if s.cfg.ReceiverMemory != DefaultReceiverMemory || s.describe().receiverMemory != DefaultReceiverMemory {
 		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe().receiverMemory, DefaultReceiverMemory)
+	}
+	cpus := s.inv.cpuCount()
+	need := func(o receiver.Options) uint64 {
+		n, err := o.MemoryBytes(cpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 	s.cfg.ReceiverMemory = 256 << 20
 	g, err := s.leases.acquire("c1", nil)
@@ -60,19 +71,24 @@ func TestArmOverBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 34 streams × a window of 2^27 sequences (2^22 words × 8 bytes):
-	// 1088 MiB, whatever the run's length.
-	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0", MaxStreams: 34, Window: 1 << 27})
-	wantKind(t, err, ErrBudget, "arm: 34 streams × a window of 134217728 sequences need 1088 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^27")
-	if got := grpcCode(err); got != codes.ResourceExhausted {
-		t.Errorf("code %v, want ResourceExhausted", got)
+	// over 1088 MiB, whatever the run's length, for every method.
+	for _, m := range []string{receiver.MethodAuto, receiver.MethodXDP, receiver.MethodAFPacket} {
+		o := receiver.Options{Iface: "data0", Method: m, MaxStreams: 34, Window: 1 << 27}
+		_, err = s.arm(context.Background(), g.id, o)
+		wantKind(t, err, ErrBudget, fmt.Sprintf("arm: 34 streams × a window of 134217728 sequences on %d CPUs need %d MiB of receiver state, the receiver's budget is 256 MiB (--receiver-memory)", cpus, mib(need(o))), "34 streams of 2^27, "+m)
+		if got := grpcCode(err); got != codes.ResourceExhausted {
+			t.Errorf("code %v, want ResourceExhausted", got)
+		}
 	}
-	// The defaults count: 32 streams of 2^21 are 16 MiB.
-	s.cfg.ReceiverMemory = 16<<20 - 1
+	// The defaults count: 32 streams of 2^21 are 16 MiB of windows and
+	// their state on every CPU.
+	def := need(receiver.Options{})
+	s.cfg.ReceiverMemory = def - 1
 	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
-	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences need 16 MiB", "the defaults")
+	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences on", "the defaults")
 	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0", Repeats: 2})
-	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences need 16 MiB", "the defaults with repeats")
-	s.cfg.ReceiverMemory = 16 << 20
+	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences on", "the defaults with repeats")
+	s.cfg.ReceiverMemory = def
 	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
 	wantKind(t, err, ErrHost, "arm data0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})

@@ -132,7 +132,7 @@ func (s *service) arm(ctx context.Context, id string, o receiver.Options) (info 
 		if err := checkIface("iface", o.Iface, s.cfg.Iface); err != nil {
 			return err
 		}
-		if err := withinBudget(o, s.cfg.ReceiverMemory); err != nil {
+		if err := withinBudget(o, s.cfg.ReceiverMemory, s.inv.cpuCount()); err != nil {
 			return err
 		}
 		if err := s.mgmt.checkRequest(ctx, "arm", useArm); err != nil {
@@ -256,4 +256,9 @@ func (s *service) close(ctx context.Context) error {
 	s.leases.close()
 	_, _, err := s.endRun(ctx, true)
 	return err
+}
+
+// bounds are the limits every request is checked against (bounds.go).
+func (s *service) bounds() requestBounds {
+	return requestBounds{cpus: s.inv.hostCPUs, maxRun: s.cfg.MaxRunLength}
 }

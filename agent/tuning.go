@@ -62,8 +62,8 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 	}
 	var exclude cpuset.Set
 	for _, c := range o.exclude {
-		if c < 0 {
-			return nil, failf(ErrInvalid, "exclude_cpus: %d is not a CPU", c)
+		if c < 0 || c > maxCPU {
+			return nil, failf(ErrInvalid, "exclude_cpus: %d is not a CPU, valid CPUs are 0-%d", c, maxCPU)
 		}
 		exclude = exclude.Union(cpuset.Of(c))
 	}

@@ -39,6 +39,25 @@ const (
 	// DefaultMaxRanges is how many missing ranges a stream reports when
 	// Options.MaxRanges is 0.
 	DefaultMaxRanges = 16
+	// MaxRangesLimit bounds Options.MaxRanges: every stream's list of seen
+	// runs grows with the loss the data plane shows it (anyone on the
+	// data network can forge it) up to MaxRanges + 65 runs, so the bound
+	// keeps that memory small beside the window (4,161 runs × 32 bytes,
+	// 130 KiB a stream at most) and a report's ranges a few MiB.
+	MaxRangesLimit = 1 << 12
+	// perCPUStreamBytes bounds the state of one stream on one CPU, apart
+	// from its window: the AF_PACKET method's stream entry in each ring's
+	// table (the struct, its index slot and its place in the table's list,
+	// with the slack of their doubling), the XDP method's per-CPU counters
+	// (72 bytes) and run of full words (16 bytes). TestPerCPUStreamBytes
+	// checks the struct against it.
+	perCPUStreamBytes = 256
+	// perStreamBytes bounds a stream's state outside the window and the
+	// per-CPU state: the window's struct and map entry.
+	perStreamBytes = 256
+	// seenRunBytes is one seen run (two uint64) with the slack of the
+	// slice's doubling.
+	seenRunBytes = 32
 	// maxXDPBytes bounds the XDP method's window array (a BPF array map
 	// is limited to about 4 GiB).
 	maxXDPBytes = 1 << 32
@@ -141,8 +160,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRanges == 0 {
 		o.MaxRanges = DefaultMaxRanges
 	}
-	if o.MaxRanges < 0 {
-		return o, fmt.Errorf("%w: MaxRanges %d (valid: 1 or more)", ErrOptions, o.MaxRanges)
+	if o.MaxRanges < 0 || o.MaxRanges > MaxRangesLimit {
+		return o, fmt.Errorf("%w: MaxRanges %d (valid: 1 to %d)", ErrOptions, o.MaxRanges, MaxRangesLimit)
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
@@ -160,11 +179,32 @@ func (o Options) withDefaults() (Options, error) {
 // runs of full words (16 bytes per stream per CPU) and 8 MiB eviction
 // ring, the lists of seen runs (up to (MaxRanges+65) × 16 bytes per
 // stream, only as long as its loss makes them) and the rings are apart
-// from it.
+// from it; MemoryBytes counts them too.
 func (o Options) SeqStateBytes() (uint64, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return 0, err
 	}
 	return uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes(), nil
+}
+
+// MemoryBytes is the most memory the receiver's per-stream state takes on
+// a host with cpus CPUs, its defaults filled, whichever method counts
+// (AF_PACKET's rings, one per CPU, or XDP's per-CPU maps) and whatever the
+// data plane sends: SeqStateBytes, plus for each of MaxStreams streams its
+// list of seen runs at its bound, its window's bookkeeping and its state
+// on every CPU. Nothing of it grows on packet arrival beyond this: a
+// stream beyond MaxStreams is only counted in Report.OverflowPackets, a
+// sequence (forged or not) only moves a stream's fixed window. It is what
+// an agent's receiver memory budget is checked against. The rings' and
+// the XDP eviction ring's buffers are apart from it (fixed per CPU).
+func (o Options) MemoryBytes(cpus int) (uint64, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return 0, err
+	}
+	seq := uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes()
+	runs := uint64(newRangeList(o.MaxRanges).limit) * seenRunBytes
+	per := runs + perStreamBytes + uint64(max(cpus, 1))*perCPUStreamBytes
+	return seq + uint64(o.MaxStreams)*per, nil
 }

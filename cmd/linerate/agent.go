@@ -23,6 +23,7 @@ type agentFlags struct {
 	insecure, allowMgmtIface, allowDstAny, allowCAKey                                        bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
+	maxRun                                                                                   time.Duration
 }
 
 func (a *app) agentCommand() *cobra.Command {
@@ -78,7 +79,8 @@ in on, unless --allow-mgmt-iface.`,
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
 	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
-	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget for sequence state (streams × per-stream bitmap); a run that needs more is refused, naming the numbers")
+	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
+	fl.DurationVar(&f.maxRun, "max-run", agent.DefaultMaxRunLength, "the longest send accepted: its duration, or the length its per-thread count and rate derive; a longer one is refused, naming count, rate and the length")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
@@ -88,6 +90,9 @@ in on, unless --allow-mgmt-iface.`,
 func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
+	}
+	if f.maxRun <= 0 {
+		return usagef("--max-run %s: want a positive duration such as 24h", f.maxRun)
 	}
 	key, err := readGossipKey(f.gossipKey)
 	if err != nil {
@@ -109,7 +114,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
-		Version: version, Logger: a.log.Named("agent"),
+		MaxRunLength: f.maxRun, Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
 		return usageError{err}

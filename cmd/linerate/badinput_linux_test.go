@@ -51,6 +51,8 @@ func TestCommandsBadInput(t *testing.T) {
 		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "ten"}, `--allow-vlan: "ten"`},
 		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "02:00:00:00:00"}, `--allow-src-mac: "02:00:00:00:00": want a MAC`},
 		{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "ff:ff:ff:ff:ff:ff"}, "--allow-src-mac ff:ff:ff:ff:ff:ff: a group MAC"},
+		{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "0s"}, "--max-run 0s: want a positive duration such as 24h"},
+		{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "-1h"}, "--max-run -1h0m0s: want a positive duration"},
 	} {
 		code, _, errOut := linerate(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -98,11 +98,35 @@ const (
 	serverMinPing      = 10 * time.Second
 )
 
-// ServerOptions are the options every linerate gRPC server uses: creds and
-// a keepalive policy that matches DialOptions.
+// Limits of every linerate gRPC server: what one client can make it hold.
+const (
+	// MaxRecvMsgSize is the largest request accepted (a larger one is
+	// answered ResourceExhausted before it is decoded): the largest
+	// legitimate one, a Configure with a destination per thread for
+	// thousands of threads, is a few hundred KiB.
+	MaxRecvMsgSize = 1 << 20
+	// MaxSendMsgSize is the largest answer sent: the clients' default
+	// receive limit (4 MiB), so an answer too large fails at the server
+	// with a status instead of after it was built and sent.
+	MaxSendMsgSize = 4 << 20
+	// MaxConcurrentStreams is how many calls one connection may have
+	// open at once: a coordinator has a Watch and a few calls per agent
+	// in flight.
+	MaxConcurrentStreams = 64
+	// ConnectionTimeout bounds a new connection's TLS handshake: a client
+	// that connects and says nothing is dropped.
+	ConnectionTimeout = 10 * time.Second
+)
+
+// ServerOptions are the options every linerate gRPC server uses: creds,
+// the limits above and a keepalive policy that matches DialOptions.
 func ServerOptions(creds credentials.TransportCredentials) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.Creds(creds),
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxSendMsgSize(MaxSendMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.ConnectionTimeout(ConnectionTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: serverMinPing, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: ClientPingInterval, Timeout: pingTimeout}),
 	}
