@@ -77,8 +77,12 @@ type Config struct {
 	// (default DefaultJoinRetry); JoinRetryMax the longest (default
 	// DefaultJoinRetryMax).
 	JoinRetry, JoinRetryMax time.Duration
-	// GossipKey encrypts gossip: 16, 24 or 32 bytes (AES); nil = plaintext.
-	GossipKey []byte
+	// GossipKey encrypts and authenticates gossip: 16, 24 or 32 bytes
+	// (AES-GCM). With gossip (Bind set) it is required unless
+	// InsecureGossip, which gossips in plaintext and is logged as a
+	// warning at every start.
+	GossipKey      []byte
+	InsecureGossip bool
 	// TLSDir is the certificate directory with TLSName.crt; Insecure
 	// serves plaintext instead (logged as a warning at every start).
 	TLSDir   string
@@ -184,6 +188,9 @@ func (c *Config) defaults() error {
 	}
 	if err := gossip.CheckKey(c.GossipKey); err != nil {
 		return err
+	}
+	if c.Bind != "" && len(c.GossipKey) == 0 && !c.InsecureGossip {
+		return gossip.NoKeyError(c.TLSDir)
 	}
 	c.AllowDst = append([]netip.Prefix(nil), c.AllowDst...) // masked below: not the caller's
 	for i, p := range c.AllowDst {

@@ -19,6 +19,9 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
+// testGossipKey is the gossip key of the tests' clusters.
+var testGossipKey = []byte("linerate agent test gossip key!!")
+
 // testLog sends hclog output to t.Log.
 func testLog(t testing.TB) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: testWriter{t}})
@@ -56,6 +59,9 @@ func testCerts(t testing.TB) string {
 func startAgent(t testing.TB, cfg Config, certs string) *Agent {
 	t.Helper()
 	cfg.TLSDir, cfg.TLSName = certs, "agent1"
+	if cfg.Bind != "" && cfg.GossipKey == nil && !cfg.InsecureGossip {
+		cfg.GossipKey = testGossipKey // the cluster's key, as every agent of a test shares it
+	}
 	if cfg.GRPCAddr == "" {
 		cfg.GRPCAddr = "127.0.0.1:0"
 	}

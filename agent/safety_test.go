@@ -107,7 +107,7 @@ func TestCheckMgmtIface(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.netOS, cfg.Logger = tc.os, testLog(t)
+			cfg.netOS, cfg.Logger, cfg.InsecureGossip = tc.os, testLog(t), true
 			if cfg.GRPCAddr == "" {
 				cfg.GRPCAddr = "127.0.0.1:7443"
 			}

@@ -65,7 +65,10 @@ type ClusterConfig struct {
 	Bind      string   // gossip address:port (default 0.0.0.0:0, any free port)
 	Advertise string   // address:port agents reach it on (default: Bind's)
 	Join      []string // members to join (host:port), at least one
-	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes), or none
+	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
+	// InsecureGossip gossips in plaintext, without a key (logged as a
+	// warning at every start).
+	InsecureGossip bool
 	Logger    hclog.Logger
 	// Tune adjusts serf's configuration before it starts (tests: shorter
 	// timers), as gossip.Config.Tune.
@@ -102,6 +105,12 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if len(cfg.GossipKey) == 0 {
+		if !cfg.InsecureGossip {
+			return nil, fmt.Errorf("join the cluster: %w", gossip.NoKeyError(""))
+		}
+		cfg.Logger.Warn(gossip.InsecureWarning)
 	}
 	if cfg.Name == "" {
 		cfg.Name = fmt.Sprintf("coordinator-%d-%d", os.Getpid(), time.Now().UnixNano()%100000)

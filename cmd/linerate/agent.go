@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/topology"
 )
 
 type agentFlags struct {
 	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
 	join, allowDst                                                                           []string
-	insecure, allowMgmtIface                                                                 bool
+	insecure, insecureGossip, allowMgmtIface                                                 bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
 }
@@ -51,7 +52,8 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")
 	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address")
 	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable: tried in a random order until one answers; when none does the agent keeps running and retries with backoff (1 s doubling to 30 s, jittered)")
-	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes)")
+	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes; default: --tls-dir's "+gossip.KeyFile+", which 'linerate certs init' writes)")
+	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge receivers; warned at every start)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs'")
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
@@ -70,9 +72,12 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
 	}
-	key, err := readGossipKey(f.gossipKey)
-	if err != nil {
-		return err
+	var key []byte
+	if f.bind != "" { // no gossip, no key; none at all is refused by agent.New
+		var err error
+		if key, err = gossipKey(f.gossipKey, f.tlsDir, f.insecureGossip); err != nil {
+			return err
+		}
 	}
 	allow, err := parseCIDRs(f.allowDst)
 	if err != nil {
@@ -80,7 +85,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
-		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
+		Join: f.join, GossipKey: key, InsecureGossip: f.insecureGossip, TLSDir: f.tlsDir, Insecure: f.insecure, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowMgmtIface: f.allowMgmtIface, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		Version: version, Logger: a.log.Named("agent"),
 	})
