@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -50,7 +49,7 @@ func (a *app) certsInitCommand() *cobra.Command {
 				return usagef("--days %d: want a positive number of days", f.days)
 			}
 			if _, err := os.Lstat(gossip.KeyPath(f.dir)); err == nil && !f.force {
-				return fmt.Errorf("init CA in %s: %s: %w (give --force to replace the CA and the key)", f.dir, gossip.KeyPath(f.dir), fs.ErrExist)
+				return fmt.Errorf("init CA in %s: %s: %w (pass --force to replace it, with the CA)", f.dir, gossip.KeyPath(f.dir), mtls.ErrExist)
 			}
 			ca, files, err := mtls.Init(f.dir, mtls.CAOptions{CommonName: f.name, Validity: days(f.days)}, f.force)
 			if err != nil {
