@@ -335,7 +335,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	}
 	creds, err := mtls.ServerCredentials(mtls.Options{
 		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure,
-		PeerRoles: []mtls.Role{mtls.RoleCoordinator},
+		PeerRoles: servedRoles, // another agent only for Describe (peers.go)
 	})
 	if err != nil {
 		return fmt.Errorf("agent gRPC credentials: %w", err)
@@ -344,7 +344,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
 	}
-	srv := grpc.NewServer(mtls.ServerOptions(creds)...)
+	srv := grpc.NewServer(append(mtls.ServerOptions(creds), callerInterceptors()...)...)
 	lineratev1.RegisterAgentServer(srv, a.svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

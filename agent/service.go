@@ -48,7 +48,8 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
-		members: members, gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
+		gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
+		targets: newTargetBook(members, targetDescriber(cfg), log),
 	}
 	irqs := &irqVerifier{root: root, stateDir: cfg.StateDir, log: log}
 	s.rx = &receiving{base: ctx, iface: cfg.Iface, thread: thread, log: log, changes: s.changes, irqs: irqs}
