@@ -58,14 +58,15 @@ type Config struct {
 	Role Role
 	// Iface is the data interface the agent owns.
 	Iface string
-	// Bind is the gossip address (host:port, port 0 = any); empty runs
-	// without serf (single host, tests).
+	// Bind is the gossip address (host:port, port 0 = any; no host = the
+	// management address, mgmtaddr.go); empty runs without serf (single
+	// host, tests).
 	Bind string
 	// Advertise is the gossip address others reach this agent on; default
 	// Bind's.
 	Advertise string
 	// GRPCAddr is where the Agent service listens (host:port, port 0 =
-	// any).
+	// any; no host = the management address); default ":7443".
 	GRPCAddr string
 	// Join are serf members to join at start (host:port): each attempt
 	// tries them in a random order until one answers, so give several
@@ -318,6 +319,9 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 			a.stopTransport(context.Background())
 		}
 	}()
+	if err := a.resolveListen(ctx); err != nil {
+		return err
+	}
 	if err := a.checkMgmtIface(ctx); err != nil {
 		return err
 	}

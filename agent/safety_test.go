@@ -25,6 +25,8 @@ type fakeNetOS struct {
 	err      error
 	// tx, when set, answers each read of tx_dropped in turn.
 	tx *txReads
+	// toward is the source address toward each seed (mgmtaddr_test.go).
+	toward map[string]netip.Addr
 }
 
 type txReads struct {

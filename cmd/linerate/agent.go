@@ -48,9 +48,9 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.name, "name", "", "node name (default: the host name); also the certificate name in --tls-dir")
 	fl.StringVar(&f.role, "role", "", "sender, receiver or both")
 	fl.StringVar(&f.iface, "iface", "", "data interface the agent owns")
-	fl.StringVar(&f.bind, "bind", "0.0.0.0:7946", "gossip address:port (empty: no gossip, the agent is only reachable by its gRPC address)")
+	fl.StringVar(&f.bind, "bind", ":7946", "gossip address:port (no host: the management address, see README; 0.0.0.0:PORT: every address; empty: no gossip, the agent is only reachable by its gRPC address)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")
-	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address")
+	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address:port (no host: the management address; 0.0.0.0:PORT: every address)")
 	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable: tried in a random order until one answers; when none does the agent keeps running and retries with backoff (1 s doubling to 30 s, jittered)")
 	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes; default: --tls-dir's "+gossip.KeyFile+", which 'linerate certs init' writes)")
 	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge receivers; warned at every start)")
@@ -96,7 +96,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
 		_ = ag.Shutdown(sctx)
-		if errors.Is(err, agent.ErrMgmtIface) {
+		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, agent.ErrNoMgmtAddr) {
 			return usageError{err}
 		}
 		return err

@@ -21,7 +21,7 @@ type clusterFlags struct {
 
 func (f *clusterFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.join, "join", nil, "gossip address (host:port) of any agent of the cluster, repeatable")
-	fl.StringVar(&f.bind, "bind", "0.0.0.0:0", "gossip address:port of the coordinator (port 0: any free port)")
+	fl.StringVar(&f.bind, "bind", ":0", "gossip address:port of the coordinator (port 0: any free port; no host: --advertise's, else the address the first --join seed is reached from)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port agents reach the coordinator on (default: --bind's)")
 	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the cluster's base64 gossip encryption key (default: --tls-dir's "+gossip.KeyFile+")")
 	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge members)")
