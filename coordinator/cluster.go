@@ -69,7 +69,7 @@ type ClusterConfig struct {
 	// InsecureGossip gossips in plaintext, without a key (logged as a
 	// warning at every start).
 	InsecureGossip bool
-	Logger    hclog.Logger
+	Logger         hclog.Logger
 	// Tune adjusts serf's configuration before it starts (tests: shorter
 	// timers), as gossip.Config.Tune.
 	Tune func(*serf.Config)
