@@ -29,15 +29,22 @@ func (a *app) agentCommand() *cobra.Command {
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
 		Long: `agent runs on every host under test. It inspects --iface, restores the IRQ
 affinities of a crashed run from --state-dir, serves the Agent gRPC service
-(mutual TLS with certificates from 'linerate certs'; only coordinator
-certificates are accepted; plaintext only with --insecure) and joins the
-serf cluster with compact tags (role, gRPC address, iface, NUMA node, queues,
-link speed, backends, version; a receiver adds its data addresses and MAC).
+(mutual TLS with certificates from 'linerate certs'; coordinator certificates
+may call everything, another agent's only Describe; plaintext only with
+--insecure) and joins the serf cluster with compact tags (role, gRPC address,
+iface, NUMA node, queues, link speed, backends, version; a receiver adds its
+data addresses and MAC). Gossip is encrypted with the cluster's key
+(--gossip-key, default --tls-dir's gossip.key from 'linerate certs init');
+without one the agent refuses to start unless --insecure-gossip. --bind and
+--grpc without a host listen on the management address: --advertise's host,
+else the source address toward the first --join seed, else the default
+route's source address.
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
 the cluster and stops.
 
 Safety rails: a sender sends only to a data address of an alive receiver of
-its own cluster, with that receiver's MAC as dst_mac, unless the whole
+its own cluster, with that receiver's MAC as dst_mac (both as the receiver's
+own Describe over mutual TLS says, not its gossip tags), unless the whole
 destination range lies in an --allow-dst CIDR; and it refuses to start when
 --iface carries the default route (IPv4 or IPv6) or one of its gRPC or gossip
 addresses, unless --allow-mgmt-iface.`,
