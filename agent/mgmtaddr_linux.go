@@ -8,7 +8,6 @@ import (
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // defaultSource is the preferred source address of the main table's
@@ -16,20 +15,11 @@ import (
 // is not link-local.
 func (h hostNetOS) defaultSource() (netip.Addr, error) {
 	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
-		var routes []netlink.Route
-		var err error
-		for range dumpTries {
-			if routes, err = netlink.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE); !errors.Is(err, netlink.ErrDumpInterrupted) {
-				break
-			}
-		}
+		routes, err := defaultRoutes(fam)
 		if err != nil {
-			return netip.Addr{}, fmt.Errorf("list routes: %w", err)
+			return netip.Addr{}, err
 		}
 		for _, r := range routes {
-			if r.Type != unix.RTN_UNICAST || r.Dst != nil && !isDefault(r.Dst.Mask) {
-				continue
-			}
 			if src, ok := netip.AddrFromSlice(r.Src); ok && !src.IsUnspecified() {
 				return src.Unmap(), nil
 			}
