@@ -30,11 +30,11 @@ type configurer struct {
 	backend    pktgen.Backend
 	threadInit func() error
 	log        hclog.Logger
-	// gossip tells whether the agent runs gossip at all.
 	// refresh, when set, pulls the whole member list from other members
 	// at once (serf's push-pull) instead of waiting for gossip to bring
 	// a receiver that joined a moment ago.
-	refresh  func()
+	refresh func()
+	// gossip tells whether the agent runs gossip at all.
 	gossip   bool
 	allowDst []netip.Prefix
 	// targets confirms the receivers a destination belongs to
