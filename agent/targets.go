@@ -135,12 +135,13 @@ func targetsOf(ms []serf.Member) []target {
 // says which members claimed an address and why they are no
 // destination ("" when none).
 func (b *targetBook) targets(ctx context.Context, c *pktgen.Config) (ts []target, refused string) {
+	all := b.members()
 	ms := map[string]serf.Member{}
-	var claims []target
-	for _, m := range b.members() {
+	for _, m := range all {
 		ms[m.Name] = m
 	}
-	for _, t := range targetsOf(b.members()) {
+	var claims []target
+	for _, t := range targetsOf(all) {
 		if slices.ContainsFunc(t.ips, func(a netip.Addr) bool { return destinedTo(c, a) }) {
 			claims = append(claims, t)
 		}
