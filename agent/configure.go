@@ -142,6 +142,9 @@ func tunedThreads(cpus, queues []int, perQueue bool) (threadCPUs, threadQueues [
 // gossip yet: with gossip it looks again for destinationSettle before
 // refusing.
 func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) error {
+	if checkDestinations(cfg, nil, c.allowDst, c.gossip) == nil {
+		return nil // inside --allow-dst: no receiver to ask
+	}
 	ts, refused := c.targets.targets(ctx, cfg)
 	err := checkDestinations(cfg, ts, c.allowDst, c.gossip)
 	var refreshing chan struct{} // closed when the refresh under way ends
