@@ -60,14 +60,15 @@ type Config struct {
 	Role Role
 	// Iface is the data interface the agent owns.
 	Iface string
-	// Bind is the gossip address (host:port, port 0 = any); empty runs
-	// without serf (single host, tests).
+	// Bind is the gossip address (host:port, port 0 = any; no host = the
+	// management address, mgmtaddr.go); empty runs without serf (single
+	// host, tests).
 	Bind string
 	// Advertise is the gossip address others reach this agent on; default
 	// Bind's.
 	Advertise string
 	// GRPCAddr is where the Agent service listens (host:port, port 0 =
-	// any).
+	// any; no host = the management address); default ":7443".
 	GRPCAddr string
 	// Join are serf members to join at start (host:port): each attempt
 	// tries them in a random order until one answers, so give several
@@ -79,8 +80,12 @@ type Config struct {
 	// (default DefaultJoinRetry); JoinRetryMax the longest (default
 	// DefaultJoinRetryMax).
 	JoinRetry, JoinRetryMax time.Duration
-	// GossipKey encrypts gossip: 16, 24 or 32 bytes (AES); nil = plaintext.
-	GossipKey []byte
+	// GossipKey encrypts and authenticates gossip: 16, 24 or 32 bytes
+	// (AES-GCM). With gossip (Bind set) it is required unless
+	// InsecureGossip, which gossips in plaintext and is logged as a
+	// warning at every start.
+	GossipKey      []byte
+	InsecureGossip bool
 	// TLSDir is the certificate directory with TLSName.crt; Insecure
 	// serves plaintext instead (logged as a warning at every start).
 	TLSDir   string
@@ -209,6 +214,9 @@ func (c *Config) defaults() error {
 	}
 	if err := gossip.CheckKey(c.GossipKey); err != nil {
 		return err
+	}
+	if c.Bind != "" && len(c.GossipKey) == 0 && !c.InsecureGossip {
+		return gossip.NoKeyError(c.TLSDir)
 	}
 	c.AllowDst = append([]netip.Prefix(nil), c.AllowDst...) // masked below: not the caller's
 	for i, p := range c.AllowDst {
@@ -346,6 +354,9 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 			a.stopTransport(context.Background())
 		}
 	}()
+	if err := a.resolveListen(ctx); err != nil {
+		return err
+	}
 	if err := a.checkRails(ctx); err != nil {
 		return err
 	}
@@ -370,12 +381,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
 	}
 	// Recovery first, so a panic in any later interceptor is caught too;
-	// then every request's bounds (bounds.go), before any handler.
+	// then who may call what (peers.go), then every request's bounds
+	// (bounds.go), before any handler.
 	bounds := a.svc.bounds()
 	rec := recovery{log: a.log.Named("grpc")}
 	srv := grpc.NewServer(append(mtls.ServerOptions(creds),
-		grpc.ChainUnaryInterceptor(rec.unary, bounds.unary),
-		grpc.ChainStreamInterceptor(rec.stream, bounds.stream))...)
+		grpc.ChainUnaryInterceptor(rec.unary, callerUnary, bounds.unary),
+		grpc.ChainStreamInterceptor(rec.stream, callerStream, bounds.stream))...)
 	lineratev1.RegisterAgentServer(srv, a.svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

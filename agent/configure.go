@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/serf/serf"
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
@@ -30,16 +30,17 @@ type configurer struct {
 	backend    pktgen.Backend
 	threadInit func() error
 	log        hclog.Logger
-	// members are the serf members the agent sees (none without gossip);
-	// gossip tells whether it runs gossip at all.
-	members func() []serf.Member
 	// refresh, when set, pulls the whole member list from other members
 	// at once (serf's push-pull) instead of waiting for gossip to bring
 	// a receiver that joined a moment ago.
-	refresh  func()
+	refresh func()
+	// gossip tells whether the agent runs gossip at all.
 	gossip   bool
 	allowDst []netip.Prefix
 	frames   frameRails
+	// targets confirms the receivers a destination belongs to
+	// (targets.go).
+	targets *targetBook
 }
 
 // configured is a send ready to start.
@@ -145,7 +146,11 @@ func tunedThreads(cpus, queues []int, perQueue bool) (threadCPUs, threadQueues [
 // gossip yet: with gossip it looks again for destinationSettle before
 // refusing.
 func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) error {
-	err := checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
+	if checkDestinations(cfg, nil, c.allowDst, c.gossip) == nil {
+		return nil // inside --allow-dst: no receiver to ask
+	}
+	ts, refused := c.targets.targets(ctx, cfg)
+	err := checkDestinations(cfg, ts, c.allowDst, c.gossip)
 	var refreshing chan struct{} // closed when the refresh under way ends
 	for deadline := time.Now().Add(destinationSettle); err != nil && c.gossip && time.Now().Before(deadline); {
 		if c.refresh != nil && refreshing == nil {
@@ -160,7 +165,11 @@ func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) 
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		err = checkDestinations(cfg, targetsOf(c.members()), c.allowDst, c.gossip)
+		ts, refused = c.targets.targets(ctx, cfg)
+		err = checkDestinations(cfg, ts, c.allowDst, c.gossip)
+	}
+	if err != nil && refused != "" {
+		err = fmt.Errorf("%w; %s", err, refused)
 	}
 	if err != nil {
 		c.log.Warn("configure refused", "error", err)

@@ -336,6 +336,36 @@ func roleToProto(r gossip.Role) lineratev1.Role {
 	return lineratev1.Role_ROLE_UNSPECIFIED
 }
 
+// describedTarget is the receiver name as its own Describe tells it: its
+// data addresses and MAC (a sender's destination check takes them from
+// here, not from gossip tags).
+func describedTarget(name string, d *lineratev1.DescribeResponse) (target, error) {
+	switch d.GetRole() {
+	case lineratev1.Role_ROLE_RECEIVER, lineratev1.Role_ROLE_BOTH:
+	default:
+		return target{}, fmt.Errorf("its Describe says role %s: not a receiver", d.GetRole())
+	}
+	t := target{name: name}
+	for _, s := range d.GetNic().GetDataIps() {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return target{}, fmt.Errorf("its Describe's nic.data_ips: %q: not an address", s)
+		}
+		t.ips = append(t.ips, a.Unmap().WithZone(""))
+	}
+	if len(t.ips) == 0 {
+		return target{}, fmt.Errorf("its Describe names no data address (nic.data_ips)")
+	}
+	if s := d.GetNic().GetMac(); s != "" {
+		mac, err := net.ParseMAC(s)
+		if err != nil {
+			return target{}, fmt.Errorf("its Describe's nic.mac: %q: not a MAC", s)
+		}
+		t.mac = mac
+	}
+	return t, nil
+}
+
 // phaseToProto is the proto's name of an agent phase.
 func phaseToProto(p phase) lineratev1.Phase {
 	switch p {

@@ -21,6 +21,9 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
+// testGossipKey is the gossip key of the tests' clusters.
+var testGossipKey = []byte("linerate agent test gossip key!!")
+
 // testLog sends hclog output to t.Log.
 func testLog(t testing.TB) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: testWriter{t}})
@@ -57,11 +60,35 @@ func testCerts(t testing.TB) string {
 	return dir
 }
 
+// certFor is the agent certificate of certs for the agent named name,
+// issued (for 127.0.0.1) when certs has none: the node name is the
+// certificate's, as a sender checks when it asks a receiver. An unnamed
+// agent gets agent1.
+func certFor(t testing.TB, certs, name string) string {
+	t.Helper()
+	if name == "" {
+		return "agent1"
+	}
+	if _, err := os.Stat(mtls.CertPath(certs, name)); err == nil {
+		return name
+	}
+	if _, _, err := mtls.Issue(certs, mtls.LeafOptions{Name: name, Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
 // startAgent starts an agent on 127.0.0.1 with mTLS from certs, shut down
 // at the end of the test.
 func startAgent(t testing.TB, cfg Config, certs string) *Agent {
 	t.Helper()
-	cfg.TLSDir, cfg.TLSName = certs, "agent1"
+	cfg.TLSDir = certs
+	if cfg.TLSName == "" {
+		cfg.TLSName = certFor(t, certs, cfg.Name)
+	}
+	if cfg.Bind != "" && cfg.GossipKey == nil && !cfg.InsecureGossip {
+		cfg.GossipKey = testGossipKey // the cluster's key, as every agent of a test shares it
+	}
 	if cfg.GRPCAddr == "" {
 		cfg.GRPCAddr = "127.0.0.1:0"
 	}
@@ -102,7 +129,7 @@ func dialConn(t testing.TB, a *Agent) *grpc.ClientConn {
 
 func dialAs(t testing.TB, a *Agent, certs, name string) *grpc.ClientConn {
 	t.Helper()
-	creds, err := mtls.ClientCredentials(mtls.Options{Dir: certs, Name: name, ServerName: "agent1", PeerRoles: []mtls.Role{mtls.RoleAgent}})
+	creds, err := mtls.ClientCredentials(mtls.Options{Dir: certs, Name: name, ServerName: a.cfg.TLSName, PeerRoles: []mtls.Role{mtls.RoleAgent}})
 	if err != nil {
 		t.Fatal(err)
 	}

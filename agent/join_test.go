@@ -98,6 +98,8 @@ func TestJoinRetriesUntilSeedComesUp(t *testing.T) {
 	a := startAgent(t, Config{Name: "seed", Role: RoleBoth, Iface: "lo", Bind: seedAddr, AllowMgmtIface: true, serfHook: fastSerf}, certs)
 	poll(t, 5*time.Second, "the late seed sees the agent", func() (ok bool) { _, ok = member(a, "late"); return ok })
 	poll(t, 3*time.Second, "the agent sees the seed", func() (ok bool) { _, ok = member(b, "seed"); return ok })
+	// The members know each other before the join that did it returns.
+	poll(t, 3*time.Second, "the join logged", func() bool { return logs.count("joined the cluster") > 0 })
 	if logs.count("joined the cluster") != 1 {
 		t.Errorf("want one join logged, log:\n%s", logs.b.String())
 	}

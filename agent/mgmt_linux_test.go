@@ -41,6 +41,7 @@ func TestMgmtIfaceNetns(t *testing.T) {
 		t.Helper()
 		cfg.Name, cfg.Role, cfg.Iface, cfg.ThreadInit = "snd", RoleSender, "lra", gentest.Enter(p.A.NS.Name)
 		cfg.GRPCAddr, cfg.TLSDir, cfg.TLSName, cfg.StateDir, cfg.Logger = "127.0.0.1:0", certs, "agent1", t.TempDir(), testLog(t)
+		cfg.GossipKey = testGossipKey
 		a, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

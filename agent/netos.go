@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -23,6 +24,11 @@ type netOS interface {
 	txDropped(name string) (uint64, error)
 	// driverInfo is what ethtool -i tells of the named device.
 	driverInfo(name string) (ethtool.DriverInfo, error)
+	// defaultSource is the default route's source address, and
+	// sourceToward the address a packet to hostport leaves from: the
+	// management address's candidates (mgmtaddr.go).
+	defaultSource() (netip.Addr, error)
+	sourceToward(ctx context.Context, hostport string) (netip.Addr, error)
 }
 
 // ifaceInfo is an interface's MAC, addresses and MTU.

@@ -21,20 +21,11 @@ func (hostNetOS) defaultRouteIfaces() ([]string, error) {
 	var names []string
 	seen := map[int]bool{}
 	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
-		var routes []netlink.Route
-		var err error
-		for range dumpTries {
-			if routes, err = netlink.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE); !errors.Is(err, netlink.ErrDumpInterrupted) {
-				break
-			}
-		}
+		routes, err := defaultRoutes(fam)
 		if err != nil {
-			return nil, fmt.Errorf("list routes: %w", err)
+			return nil, err
 		}
 		for _, r := range routes {
-			if r.Type != unix.RTN_UNICAST || r.Dst != nil && !isDefault(r.Dst.Mask) {
-				continue
-			}
 			idx := []int{r.LinkIndex}
 			for _, nh := range r.MultiPath {
 				idx = append(idx, nh.LinkIndex)
@@ -53,6 +44,28 @@ func (hostNetOS) defaultRouteIfaces() ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// defaultRoutes are the main table's unicast default routes of family
+// fam.
+func defaultRoutes(fam int) ([]netlink.Route, error) {
+	var routes []netlink.Route
+	var err error
+	for range dumpTries {
+		if routes, err = netlink.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	var out []netlink.Route
+	for _, r := range routes {
+		if r.Type == unix.RTN_UNICAST && (r.Dst == nil || isDefault(r.Dst.Mask)) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func isDefault(mask []byte) bool {

@@ -11,10 +11,8 @@ import (
 	"strings"
 
 	sockaddr "github.com/hashicorp/go-sockaddr"
-	"github.com/hashicorp/serf/serf"
 	"google.golang.org/grpc/peer"
 
-	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -32,7 +30,8 @@ var ErrMgmtIface = errors.New("data interface is a management interface")
 // maxListed bounds the receivers an error lists.
 const maxListed = 8
 
-// target is a receiver of the cluster as its serf tags announce it.
+// target is a receiver of the cluster: its data addresses and MAC
+// (targets.go says where they come from).
 type target struct {
 	name string
 	ips  []netip.Addr
@@ -49,19 +48,6 @@ func (t target) String() string {
 		mac = t.mac.String()
 	}
 	return fmt.Sprintf("%s %s at %s", t.name, strings.Join(ips, ","), mac)
-}
-
-// targetsOf are the alive receiver (and both) members with data tags.
-func targetsOf(ms []serf.Member) []target {
-	var out []target
-	for _, m := range ms {
-		t := gossip.DecodeTags(m.Tags)
-		if m.Status != serf.StatusAlive || !t.Role.Receives() || len(t.DataIPs) == 0 {
-			continue
-		}
-		out = append(out, target{name: m.Name, ips: t.DataIPs, mac: t.DataMAC})
-	}
-	return out
 }
 
 // checkDestinations checks every thread's destination (checkDestination).

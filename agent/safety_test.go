@@ -25,6 +25,8 @@ type fakeNetOS struct {
 	err      error
 	// tx, when set, answers each read of tx_dropped in turn.
 	tx *txReads
+	// toward is the source address toward each seed (mgmtaddr_test.go).
+	toward map[string]netip.Addr
 }
 
 type txReads struct {
@@ -107,7 +109,7 @@ func TestCheckMgmtIface(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.netOS, cfg.Logger = tc.os, testLog(t)
+			cfg.netOS, cfg.Logger, cfg.InsecureGossip = tc.os, testLog(t), true
 			if cfg.GRPCAddr == "" {
 				cfg.GRPCAddr = "127.0.0.1:7443"
 			}

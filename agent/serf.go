@@ -60,6 +60,9 @@ func (a *Agent) startSerf(grpcAddr net.Addr) error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	if len(a.cfg.GossipKey) == 0 {
+		a.log.Warn(gossip.InsecureWarning)
+	}
 	events := make(chan serf.Event, 256)
 	s, err := gossip.Start(gossip.Config{Name: a.cfg.Name, Tags: tags, Bind: a.cfg.Bind, Advertise: a.cfg.Advertise,
 		Key: a.cfg.GossipKey, Events: events, Logger: a.log, Tune: a.cfg.serfHook})

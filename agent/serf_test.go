@@ -81,7 +81,7 @@ func TestSerfWrongKeyNeverAppears(t *testing.T) {
 }
 
 func TestTags(t *testing.T) {
-	a, err := New(Config{Role: RoleReceiver, Iface: "lo", Bind: "127.0.0.1:7946", Logger: testLog(t)})
+	a, err := New(Config{Role: RoleReceiver, Iface: "lo", Bind: "127.0.0.1:7946", GossipKey: testGossipKey, Logger: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDataTags(t *testing.T) {
 		{RoleReceiver, ifaceInfo{}, map[string]string{}},
 		{RoleSender, ifaceInfo{mac: mustMAC("02:00:00:00:00:02"), addrs: addrs("198.18.0.2")}, map[string]string{}},
 	} {
-		a, err := New(Config{Role: tc.role, Iface: "data0", Bind: "127.0.0.1:7946", AllowMgmtIface: true, Logger: testLog(t),
+		a, err := New(Config{Role: tc.role, Iface: "data0", Bind: "127.0.0.1:7946", GossipKey: testGossipKey, AllowMgmtIface: true, Logger: testLog(t),
 			netOS: fakeNetOS{addrs: map[string][]netip.Addr{"data0": tc.link.addrs}, macs: map[string]net.HardwareAddr{"data0": tc.link.mac}}})
 		if err != nil {
 			t.Fatal(err)

@@ -49,8 +49,9 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
-		members: members, gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
-		frames: frameRails{srcMACs: cfg.AllowSrcMACs, vlans: cfg.AllowVLANs},
+		gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
+		frames:  frameRails{srcMACs: cfg.AllowSrcMACs, vlans: cfg.AllowVLANs},
+		targets: newTargetBook(members, targetDescriber(cfg), log),
 	}
 	s.mgmt = &mgmtRail{iface: cfg.Iface, allow: cfg.AllowMgmtIface, netOS: cfg.netOS, thread: thread}
 	irqs := &irqVerifier{root: root, stateDir: cfg.StateDir, log: log}

@@ -28,7 +28,7 @@ func checkTLSDir(cfg Config) error {
 func (a *Agent) serverCredentials() (credentials.TransportCredentials, error) {
 	o := mtls.Options{
 		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure, AllowCAKey: a.cfg.AllowCAKey,
-		PeerRoles: []mtls.Role{mtls.RoleCoordinator},
+		PeerRoles: servedRoles, // another agent only for Describe (peers.go)
 	}
 	if a.cfg.Insecure {
 		return mtls.ServerCredentials(o)

@@ -62,11 +62,14 @@ func memberOf(sm serf.Member) Member {
 // ClusterConfig joins the coordinator to the agents' serf cluster.
 type ClusterConfig struct {
 	Name      string   // node name (default: "coordinator-<pid>")
-	Bind      string   // gossip address:port (default 0.0.0.0:0, any free port)
+	Bind      string   // gossip address:port (default ":0"; no host: Advertise's, else the source address toward the first Join seed with a route)
 	Advertise string   // address:port agents reach it on (default: Bind's)
 	Join      []string // members to join (host:port), at least one
-	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes), or none
-	Logger    hclog.Logger
+	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
+	// InsecureGossip gossips in plaintext, without a key (logged as a
+	// warning at every start).
+	InsecureGossip bool
+	Logger         hclog.Logger
 	// Tune adjusts serf's configuration before it starts (tests: shorter
 	// timers), as gossip.Config.Tune.
 	Tune func(*serf.Config)
@@ -103,12 +106,23 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if len(cfg.GossipKey) == 0 {
+		if !cfg.InsecureGossip {
+			return nil, fmt.Errorf("join the cluster: %w", gossip.NoKeyError(""))
+		}
+		cfg.Logger.Warn(gossip.InsecureWarning)
+	}
 	if cfg.Name == "" {
 		cfg.Name = fmt.Sprintf("coordinator-%d-%d", os.Getpid(), time.Now().UnixNano()%100000)
 	}
 	if cfg.Bind == "" {
-		cfg.Bind = "0.0.0.0:0"
+		cfg.Bind = ":0"
 	}
+	bind, err := bindHost(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("join the cluster: %w", err)
+	}
+	cfg.Bind = bind
 	tags, err := gossip.CoordinatorTags().Encode()
 	if err != nil {
 		return nil, fmt.Errorf("join the cluster: %w", err)

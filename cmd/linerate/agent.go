@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/topology"
 )
@@ -20,7 +21,7 @@ import (
 type agentFlags struct {
 	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
 	join, allowDst, allowSrcMAC, allowVLAN                                                   []string
-	insecure, allowMgmtIface, allowDstAny, allowCAKey                                        bool
+	insecure, insecureGossip, allowMgmtIface, allowDstAny, allowCAKey                        bool
 	shutdownTimeout                                                                          time.Duration
 	receiverMemory                                                                           uint64
 	maxRun                                                                                   time.Duration
@@ -33,10 +34,16 @@ func (a *app) agentCommand() *cobra.Command {
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
 		Long: `agent runs on every host under test. It inspects --iface, restores the IRQ
 affinities of a crashed run from --state-dir, serves the Agent gRPC service
-(mutual TLS with certificates from 'linerate certs'; only coordinator
-certificates are accepted; plaintext only with --insecure) and joins the
-serf cluster with compact tags (role, gRPC address, iface, NUMA node, queues,
-link speed, backends, version; a receiver adds its data addresses and MAC).
+(mutual TLS with certificates from 'linerate certs'; coordinator certificates
+may call everything, another agent's only Describe; plaintext only with
+--insecure) and joins the serf cluster with compact tags (role, gRPC address,
+iface, NUMA node, queues, link speed, backends, version; a receiver adds its
+data addresses and MAC). Gossip is encrypted with the cluster's key
+(--gossip-key, default --tls-dir's gossip.key from 'linerate certs init');
+without one the agent refuses to start unless --insecure-gossip. --bind and
+--grpc without a host listen on the management address: --advertise's host,
+else the source address toward the first --join seed, else the default
+route's source address.
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
 the cluster and stops. On SIGHUP it keeps serving and reloads its
 certificate, ca.crt and the CA's revocation list (ca.crl) from --tls-dir:
@@ -47,7 +54,8 @@ It refuses a --tls-dir that holds ca.key (unless --allow-ca-key, on the CA's
 own machine) or whose key is readable by group or others.
 
 Safety rails, on every request: a sender sends only to a data address of an
-alive receiver of its own cluster, with that receiver's MAC as dst_mac, unless
+alive receiver of its own cluster, with that receiver's MAC as dst_mac (both
+as the receiver's own Describe over mutual TLS says, not its gossip tags), unless
 the whole destination range lies in an --allow-dst CIDR (one shorter than /8,
 such as 0.0.0.0/0, only with --allow-dst-any); never to a multicast or
 broadcast MAC; with its device's own source MAC (or an --allow-src-mac one)
@@ -63,11 +71,12 @@ in on, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.name, "name", "", "node name (default: the host name); also the certificate name in --tls-dir")
 	fl.StringVar(&f.role, "role", "", "sender, receiver or both")
 	fl.StringVar(&f.iface, "iface", "", "data interface the agent owns")
-	fl.StringVar(&f.bind, "bind", "0.0.0.0:7946", "gossip address:port (empty: no gossip, the agent is only reachable by its gRPC address)")
+	fl.StringVar(&f.bind, "bind", ":7946", "gossip address:port (no host: the management address, see README; 0.0.0.0:PORT: every address; empty: no gossip, the agent is only reachable by its gRPC address)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")
-	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address")
+	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address:port (no host: the management address; 0.0.0.0:PORT: every address)")
 	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable: tried in a random order until one answers; when none does the agent keeps running and retries with backoff (1 s doubling to 30 s, jittered)")
-	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes)")
+	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the base64 gossip encryption key (16, 24 or 32 bytes; default: --tls-dir's "+gossip.KeyFile+", which 'linerate certs init' writes)")
+	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge receivers; warned at every start)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs'")
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
 	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "serve even though --tls-dir holds ca.key (only on the machine that issues certificates)")
@@ -94,9 +103,12 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if f.maxRun <= 0 {
 		return usagef("--max-run %s: want a positive duration such as 24h", f.maxRun)
 	}
-	key, err := readGossipKey(f.gossipKey)
-	if err != nil {
-		return err
+	var key []byte
+	if f.bind != "" { // no gossip, no key; none at all is refused by agent.New
+		var err error
+		if key, err = gossipKey(f.gossipKey, f.tlsDir, f.insecureGossip); err != nil {
+			return err
+		}
 	}
 	allow, err := parseCIDRs(f.allowDst)
 	if err != nil {
@@ -112,7 +124,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
-		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
+		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, InsecureGossip: f.insecureGossip, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
 		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		MaxRunLength: f.maxRun, Version: version, Logger: a.log.Named("agent"),
 	})
@@ -127,7 +139,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
 		_ = ag.Shutdown(sctx)
-		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, mtls.ErrUnsafe) || errors.Is(err, mtls.ErrRevoked) {
+		if errors.Is(err, agent.ErrMgmtIface) || errors.Is(err, agent.ErrNoMgmtAddr) || errors.Is(err, mtls.ErrUnsafe) || errors.Is(err, mtls.ErrRevoked) {
 			return usageError{err}
 		}
 		return err

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 )
 
@@ -62,7 +63,7 @@ func TestAgentBadInput(t *testing.T) {
 		// lo holds the gRPC address: a sender may not send from it.
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", ""},
 			"--iface lo carries the gRPC address (--grpc) 127.0.0.1"},
-		{[]string{"--role", "both", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0"}, "--allow-mgmt-iface to send from it anyway"},
+		{[]string{"--role", "both", "--iface", "lo", "--insecure", "--insecure-gossip", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0"}, "--allow-mgmt-iface to send from it anyway"},
 	} {
 		code, _, errOut := linerate(t, append([]string{"agent"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
@@ -113,12 +114,15 @@ func TestAgentRunsUntilSignal(t *testing.T) {
 		t.Fatalf("apply: %s", errOut)
 	}
 	stderr, stop := startAgent(t, "gossip started", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
-		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--metrics", "127.0.0.1:0")
+		"--insecure", "--insecure-gossip", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--metrics", "127.0.0.1:0")
 	if treeSum(t, root) != sum {
 		t.Error("the crashed run's journal was not restored at start")
 	}
 	if !strings.Contains(stderr.String(), mtls.InsecureWarning) {
 		t.Errorf("no insecure warning:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), gossip.InsecureWarning) {
+		t.Errorf("no insecure-gossip warning:\n%s", stderr.String())
 	}
 	url := regexp.MustCompile(`serving metrics: url=(\S+)`).FindStringSubmatch(stderr.String())
 	if url == nil {
@@ -159,7 +163,7 @@ func TestAgentJoinFailureKeepsRunning(t *testing.T) {
 	dead := l.Addr().String()
 	_ = l.Close()
 	stderr, stop := startAgent(t, "no seed answered", "--role", "receiver", "--iface", "eth0", "--root", host(t), "--state-dir", t.TempDir(),
-		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--join", dead)
+		"--insecure", "--insecure-gossip", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--join", dead)
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(stderr.String(), "no seed answered") < 2 {
 		if time.Now().After(deadline) {

@@ -145,3 +145,33 @@ func TestCertDirBadInput(t *testing.T) {
 		t.Errorf("--allow-ca-key: exit %d:\n%s", code, stderr.String())
 	}
 }
+
+// Gossip without a key, and the key's flags given wrong, are refused
+// before anything starts (exit 2, the flags named), the host unchanged.
+func TestGossipBadInput(t *testing.T) {
+	root := host(t)
+	sum := treeSum(t, root)
+	key := t.TempDir() + "/gossip.key" // no such file
+	agent := []string{"agent", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", t.TempDir(), "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0"}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{append(agent, "--insecure"), []string{"no gossip key", "--gossip-key FILE", "--insecure-gossip", "linerate certs init"}},
+		{append(agent, "--insecure", "--insecure-gossip", "--gossip-key", key), []string{"give one of --gossip-key " + key + " and --insecure-gossip"}},
+		{append(agent, "--insecure", "--gossip-key", key), []string{"--gossip-key: gossip key: open " + key}},
+		{[]string{"members", "--join", "127.0.0.1:1", "--insecure"}, []string{"no gossip key", "--insecure-gossip"}},
+		{[]string{"run", "--join", "127.0.0.1:1", "--insecure", "--senders", "a", "--receivers", "b", "--count", "1"}, []string{"no gossip key", "--gossip-key FILE"}},
+		{[]string{"certs", "gossip-key"}, []string{"--dir: required"}},
+	} {
+		code, _, errOut := linerate(t, tc.args...)
+		for _, w := range tc.want {
+			if code != 2 || !strings.Contains(errOut, w) {
+				t.Errorf("%v: exit %d, stderr %q (want 2 and %q)", tc.args, code, errOut, w)
+			}
+		}
+	}
+	if treeSum(t, root) != sum {
+		t.Error("a refused agent changed the host")
+	}
+}

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/internal/mtls"
 )
 
@@ -22,17 +24,18 @@ func (a *app) certsCommand() *cobra.Command {
 	cmd := group(&cobra.Command{
 		Use:   "certs",
 		Short: "Create the CA and the certificates for mutual TLS between coordinator and agents",
-		Long: `certs keeps a certificate directory: a CA (ca.crt, ca.key) and one certificate
-per agent or coordinator (NAME.crt, NAME.key), ECDSA P-256, keys mode 0600.
-Agents and coordinators load their own NAME.crt/NAME.key and ca.crt from it
-(--tls-dir) and accept only peers the CA signed and its revocation list
-(ca.crl, from 'certs revoke') does not name. Copy ca.crt, ca.crl and a host's
+		Long: `certs keeps a certificate directory: a CA (ca.crt, ca.key), the cluster's
+gossip key (gossip.key) and one certificate per agent or coordinator
+(NAME.crt, NAME.key), ECDSA P-256, keys mode 0600. Agents and coordinators
+load their own NAME.crt/NAME.key, ca.crt and gossip.key from it (--tls-dir)
+and accept only peers the CA signed and its revocation list (ca.crl, from
+'certs revoke') does not name. Copy ca.crt, ca.crl, gossip.key and a host's
 own pair to each host; ca.key stays where certificates are issued: agents and
 coordinators refuse a directory holding it, or a key group or others can read.
 Leaves last 90 days by default: 'certs renew' re-issues one, SIGHUP makes an
 agent load it.`,
 	})
-	cmd.AddCommand(a.certsInitCommand(), a.certsIssueCommand(), a.certsRevokeCommand(), a.certsRenewCommand())
+	cmd.AddCommand(a.certsInitCommand(), a.certsIssueCommand(), a.certsRevokeCommand(), a.certsRenewCommand(), a.certsGossipKeyCommand())
 	return cmd
 }
 
@@ -40,7 +43,7 @@ func (a *app) certsInitCommand() *cobra.Command {
 	f := &certsFlags{}
 	cmd := &cobra.Command{
 		Use:   "init --dir DIR",
-		Short: "Create a CA in DIR (ca.crt, ca.key)",
+		Short: "Create a CA and the gossip key in DIR (ca.crt, ca.key, gossip.key)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dir == "" {
@@ -49,12 +52,20 @@ func (a *app) certsInitCommand() *cobra.Command {
 			if f.days <= 0 {
 				return usagef("--days %d: want a positive number of days", f.days)
 			}
+			if _, err := os.Lstat(gossip.KeyPath(f.dir)); err == nil && !f.force {
+				return fmt.Errorf("init CA in %s: %s: %w (pass --force to replace it, with the CA)", f.dir, gossip.KeyPath(f.dir), mtls.ErrExist)
+			}
 			ca, files, err := mtls.Init(f.dir, mtls.CAOptions{CommonName: f.name, Validity: days(f.days)}, f.force)
 			if err != nil {
 				return certsErr(err)
 			}
+			kp, err := gossip.InitKey(f.dir, f.force)
+			if err != nil {
+				return err
+			}
+			files = append(files, kp)
 			if f.force {
-				a.log.Warn("replaced the CA: certificates issued by the old one no longer verify", "dir", f.dir)
+				a.log.Warn("replaced the CA and the gossip key: certificates issued by the old CA no longer verify, and every member needs the new gossip key", "dir", f.dir)
 			}
 			fmt.Fprintf(a.stdout, "CA %q valid until %s\n", ca.Cert.Subject.CommonName, ca.Cert.NotAfter.UTC().Format(time.DateOnly))
 			for _, p := range files {
@@ -67,7 +78,37 @@ func (a *app) certsInitCommand() *cobra.Command {
 	fl.StringVar(&f.dir, "dir", "", "certificate directory (created with mode 0700 when missing)")
 	fl.StringVar(&f.name, "name", "linerate CA", "the CA's common name")
 	fl.IntVar(&f.days, "days", int(mtls.DefaultCAValidity/(24*time.Hour)), "validity in days")
-	fl.BoolVar(&f.force, "force", false, "replace an existing CA (every certificate it issued stops verifying)")
+	fl.BoolVar(&f.force, "force", false, "replace an existing CA and gossip key (every certificate it issued stops verifying)")
+	return cmd
+}
+
+func (a *app) certsGossipKeyCommand() *cobra.Command {
+	f := &certsFlags{}
+	cmd := &cobra.Command{
+		Use:   "gossip-key --dir DIR",
+		Short: "Write a fresh gossip key into DIR (gossip.key, mode 0600), for a directory made before 'certs init' wrote one",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dir == "" {
+				return usagef("--dir: required: the certificate directory to write %s into", gossip.KeyFile)
+			}
+			if fi, err := os.Stat(f.dir); err != nil || !fi.IsDir() {
+				return usagef("--dir %s: not a directory (create one with 'linerate certs init --dir %s')", f.dir, f.dir)
+			}
+			p, err := gossip.InitKey(f.dir, f.force)
+			if err != nil {
+				return err
+			}
+			if f.force {
+				a.log.Warn("replaced the gossip key: every agent and coordinator needs the new one", "file", p)
+			}
+			fmt.Fprintf(a.stdout, "wrote %s\n", p)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", "", "certificate directory")
+	fl.BoolVar(&f.force, "force", false, "replace an existing gossip key")
 	return cmd
 }
 

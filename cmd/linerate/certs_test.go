@@ -210,8 +210,8 @@ func TestCertsBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 {
-		t.Errorf("bad input left %d files in the directory, want the CA's 2", len(entries))
+	if len(entries) != 3 {
+		t.Errorf("bad input left %d files in the directory, want the CA's 2 and the gossip key", len(entries))
 	}
 }
 

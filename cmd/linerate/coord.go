@@ -16,23 +16,32 @@ import (
 type clusterFlags struct {
 	join                                    []string
 	bind, advertise, gossipKey, tlsDir, crt string
-	insecure, allowCAKey                    bool
+	insecure, insecureGossip, allowCAKey    bool
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.join, "join", nil, "gossip address (host:port) of any agent of the cluster, repeatable")
-	fl.StringVar(&f.bind, "bind", "0.0.0.0:0", "gossip address:port of the coordinator (port 0: any free port)")
+	fl.StringVar(&f.bind, "bind", ":0", "gossip address:port of the coordinator (port 0: any free port; no host: --advertise's, else the address the first --join seed is reached from)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port agents reach the coordinator on (default: --bind's)")
-	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the cluster's base64 gossip encryption key")
+	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the cluster's base64 gossip encryption key (default: --tls-dir's "+gossip.KeyFile+")")
+	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge members)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs' (holds the coordinator's certificate)")
 	fl.StringVar(&f.crt, "cert-name", "coordinator", "name of the coordinator's certificate in --tls-dir")
 	fl.BoolVar(&f.insecure, "insecure", false, "talk to agents without TLS (they must run with --insecure too)")
 	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "dial even though --tls-dir holds ca.key (only on the machine that issues certificates)")
 }
 
-// readGossipKey reads the --gossip-key file ("" → none).
-func readGossipKey(path string) ([]byte, error) {
-	key, err := gossip.ReadKey(path)
+// gossipKey is the key of --gossip-key, else of --tls-dir's key file, or
+// none (the agent and the cluster refuse to gossip without one unless
+// --insecure-gossip).
+func gossipKey(path, tlsDir string, insecure bool) ([]byte, error) {
+	if insecure {
+		if path != "" {
+			return nil, usagef("give one of --gossip-key %s and --insecure-gossip", path)
+		}
+		return nil, nil
+	}
+	key, _, err := gossip.FindKey(path, tlsDir)
 	if err != nil {
 		return nil, usagef("--gossip-key: %v", err)
 	}
@@ -54,12 +63,15 @@ func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, e
 	} else if err := mtls.CheckServingDir(f.tlsDir, f.crt, f.allowCAKey); err != nil {
 		return nil, nil, usagef("--tls-dir: %w", err)
 	}
-	key, err := readGossipKey(f.gossipKey)
+	key, err := gossipKey(f.gossipKey, f.tlsDir, f.insecureGossip)
 	if err != nil {
 		return nil, nil, err
 	}
+	if key == nil && !f.insecureGossip {
+		return nil, nil, usageError{gossip.NoKeyError(f.tlsDir)}
+	}
 	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{
-		Bind: f.bind, Advertise: f.advertise, Join: f.join, GossipKey: key, Logger: a.log.Named("cluster"),
+		Bind: f.bind, Advertise: f.advertise, Join: f.join, GossipKey: key, InsecureGossip: f.insecureGossip, Logger: a.log.Named("cluster"),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("coordinator: %w", err)

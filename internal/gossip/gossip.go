@@ -1,13 +1,10 @@
 package gossip
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -121,46 +118,6 @@ func (m *Member) Stop() error {
 		errs = append(errs, fmt.Errorf("stop gossip: %w", err))
 	}
 	return errors.Join(errs...)
-}
-
-// CheckKey accepts no key or an AES-128/192/256 key.
-func CheckKey(key []byte) error {
-	switch len(key) {
-	case 0, 16, 24, 32:
-		return nil
-	}
-	return fmt.Errorf("gossip key: %d bytes: want 16, 24 or 32 (AES-128/192/256)", len(key))
-}
-
-// ReadKey reads a key file written by WriteKey (base64, surrounding
-// white space ignored); "" is no key.
-func ReadKey(path string) ([]byte, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("gossip key: %w", err)
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil, fmt.Errorf("gossip key %s: not base64: %w", path, err)
-	}
-	if err := CheckKey(key); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return key, nil
-}
-
-// WriteKey writes key to path as ReadKey reads it, readable by root only.
-func WriteKey(path string, key []byte) error {
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
-		return fmt.Errorf("gossip key: %w", err)
-	}
-	return nil
 }
 
 // hostPort splits a gossip address; an empty host is every address.

@@ -64,6 +64,9 @@ func (nullBackend) Run(_ context.Context, cfg pktgen.Config, _ func(pktgen.Progr
 	return &pktgen.Summary{Backend: "null", Device: cfg.Device}, nil
 }
 
+// gossipKey is the fleet's gossip key, the same in every process.
+var gossipKey = []byte("linerate scale test gossip key!!")
+
 func agentName(i int) string { return fmt.Sprintf("a%04d", i) }
 
 // agentConfig is agent i of the fleet: a sender (null backend) when
@@ -71,7 +74,7 @@ func agentName(i int) string { return fmt.Sprintf("a%04d", i) }
 func agentConfig(i, senders int, certs, state string, join []string, log hclog.Logger) agent.Config {
 	cfg := agent.Config{
 		Name: agentName(i), Role: agent.RoleReceiver, Iface: "lo", Bind: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Join: join,
-		TLSDir: certs, StateDir: state, Version: "scale", Logger: log,
+		TLSDir: certs, StateDir: state, Version: "scale", Logger: log, GossipKey: gossipKey,
 	}
 	if i < senders {
 		cfg.Role, cfg.Backend, cfg.AllowMgmtIface = agent.RoleSender, nullBackend{}, true
