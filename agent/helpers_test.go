@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,11 +54,36 @@ func testCerts(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
-	// As on a real host, no CA key beside the served certificates.
-	if err := os.Remove(filepath.Join(dir, mtls.CAKeyFile)); err != nil {
+	// As on a real host, no CA key beside the served certificates: it
+	// moves to a CA directory of its own, where certFor issues more.
+	ca := t.TempDir()
+	for _, f := range []string{mtls.CACertFile, mtls.CAKeyFile} {
+		if err := os.Rename(filepath.Join(dir, f), filepath.Join(ca, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, filepath.Join(ca, mtls.CACertFile), filepath.Join(dir, mtls.CACertFile))
+	caDirs.Store(dir, ca)
+	return dir
+}
+
+// caDirs maps a testCerts directory to the directory holding its CA key.
+var caDirs sync.Map
+
+// copyFile copies from to to, keeping from's mode.
+func copyFile(t testing.TB, from, to string) {
+	t.Helper()
+	fi, err := os.Stat(from)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, fi.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // certFor is the agent certificate of certs for the agent named name,
@@ -72,10 +98,26 @@ func certFor(t testing.TB, certs, name string) string {
 	if _, err := os.Stat(mtls.CertPath(certs, name)); err == nil {
 		return name
 	}
-	if _, _, err := mtls.Issue(certs, mtls.LeafOptions{Name: name, Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1"}}, false); err != nil {
+	issueIn(t, certs, mtls.LeafOptions{Name: name, Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1"}})
+	return name
+}
+
+// issueIn issues o with the CA of the testCerts directory certs and puts
+// the pair in certs.
+func issueIn(t testing.TB, certs string, o mtls.LeafOptions) {
+	t.Helper()
+	ca := certs
+	if d, ok := caDirs.Load(certs); ok {
+		ca = d.(string)
+	}
+	if _, _, err := mtls.Issue(ca, o, false); err != nil {
 		t.Fatal(err)
 	}
-	return name
+	if ca != certs {
+		for _, f := range []string{o.Name + ".crt", o.Name + ".key"} {
+			copyFile(t, filepath.Join(ca, f), filepath.Join(certs, f))
+		}
+	}
 }
 
 // startAgent starts an agent on 127.0.0.1 with mTLS from certs, shut down

@@ -64,9 +64,7 @@ func TestSenderRefusesForgedReceiver(t *testing.T) {
 	forge(t, "twin", rcv.GRPCAddr(), "198.18.0.2", "02:00:00:00:00:97", rcv.GossipAddr())
 	// An agent whose certificate (imp) also names mallory among its SANs:
 	// the handshake passes for mallory, the common name does not.
-	if _, _, err := mtls.Issue(certs, mtls.LeafOptions{Name: "imp", Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1", "mallory"}}, false); err != nil {
-		t.Fatal(err)
-	}
+	issueIn(t, certs, mtls.LeafOptions{Name: "imp", Role: mtls.RoleAgent, Hosts: []string{"127.0.0.1", "mallory"}})
 	imp := startAgent(t, Config{Name: "imp", Role: RoleSender, Iface: "lo", Bind: "127.0.0.1:0", Join: []string{rcv.GossipAddr()},
 		AllowMgmtIface: true, Backend: countingBackend{}, netOS: fakeNetOS{addrs: loAddrs}, serfHook: fastSerf}, certs)
 	forge(t, "mallory", imp.GRPCAddr(), "198.18.0.96", "02:00:00:00:00:96", rcv.GossipAddr())

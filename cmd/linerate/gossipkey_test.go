@@ -78,6 +78,10 @@ func TestAgentGossipKeyRequired(t *testing.T) {
 	if _, _, err := mtls.Issue(tls, mtls.LeafOptions{Name: "t1", Role: mtls.RoleAgent}, false); err != nil {
 		t.Fatal(err)
 	}
+	// As on a real host, no CA key beside the served certificates.
+	if err := os.Remove(filepath.Join(tls, mtls.CAKeyFile)); err != nil {
+		t.Fatal(err)
+	}
 	code, _, errOut = linerate(t, append([]string{"agent", "--tls-dir", tls}, base...)...)
 	if code != 2 || !strings.Contains(errOut, "no gossip.key in --tls-dir "+tls) {
 		t.Errorf("agent with a certificate directory but no key: exit %d, stderr %q", code, errOut)
