@@ -45,7 +45,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s := &service{cfg: cfg, log: log, base: ctx, cancel: cancel, changes: newChanges()}
 	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
-	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, log: log}
+	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: topology.AgentOwner(cfg.Name, cfg.Iface), log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
 		members: members, gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
