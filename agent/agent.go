@@ -302,13 +302,19 @@ func (a *Agent) Members() []serf.Member {
 	return s.Members()
 }
 
+// startAbortTimeout bounds stopping what a failed Start started (the
+// gRPC server's graceful stop, then a hard one).
+const startAbortTimeout = 5 * time.Second
+
 // Start refuses a sender on a management interface, inspects the NIC,
 // restores a crashed run's journals, serves metrics, serves gRPC with
 // health, and joins serf. On error everything started is stopped.
 func (a *Agent) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
-			a.stopTransport(context.Background())
+			ctx, cancel := context.WithTimeout(context.Background(), startAbortTimeout)
+			defer cancel()
+			a.stopTransport(ctx)
 		}
 	}()
 	if err := a.checkMgmtIface(ctx); err != nil {

@@ -93,10 +93,17 @@ func (s *service) release(ctx context.Context, id string, keepTuning bool) ([]to
 	return changes, warnings, nil
 }
 
-// expired cleans up after a lease that expired.
+// expiryCleanup bounds the cleanup after an expired lease (the next
+// AcquireLease waits for it): a send is given up defaultStopGrace after
+// its stop (watchdog.go), the restore is file writes.
+const expiryCleanup = defaultStopGrace + 20*time.Second
+
+// expired cleans up after a lease that expired, within expiryCleanup.
 func (s *service) expired(coordinator string) {
 	s.log.Warn("lease expired: stopping, disarming and restoring the host", "coordinator", coordinator)
-	if _, _, err := s.endRun(context.Background(), true); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), expiryCleanup)
+	defer cancel()
+	if _, _, err := s.endRun(ctx, true); err != nil {
 		s.log.Error("cleaning up after an expired lease", "error", err)
 	}
 }
@@ -220,7 +227,9 @@ func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, 
 	if !restore {
 		return nil, nil, errors.Join(errs...)
 	}
-	changes, warnings, err := s.tuner.restore(ctx)
+	// Restored whatever the wait for the send took of ctx: the journal's
+	// writes are quick, and a host left tuned is worse than a late answer.
+	changes, warnings, err := s.tuner.restore(context.WithoutCancel(ctx))
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -122,3 +122,37 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 		t.Errorf("after the late return: %+v, want failed with the progress seen", st)
 	}
 }
+
+// The cleanup after an expired lease (which the next AcquireLease waits
+// for) does not wait on a stuck send: it is given up after the grace and
+// the cleanup goes on.
+func TestExpiryDoesNotWaitOnAStuckSend(t *testing.T) {
+	svc := unitService(t, RoleSender, fakeNetOS{})
+	s := svc.tx
+	s.watchdog = watchdogTimes{grace: 100 * time.Millisecond}
+	be := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
+	defer close(be.release)
+	cfg := sendConfig()
+	cfg.Count, cfg.Duration = 0, time.Hour
+	_ = s.configure(cfg, be)
+	r, _ := s.schedule()
+	if _, err := s.start(context.Background(), r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { svc.expired("c1"); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the expiry's cleanup waits on the stuck send")
+	}
+	select {
+	case <-r.done:
+	default:
+		t.Error("the cleanup returned before the run ended")
+	}
+	wantPhase(t, s, phaseIdle, "after the expiry")
+	if be.resets.Load() != 1 {
+		t.Errorf("%d resets, want 1", be.resets.Load())
+	}
+}
