@@ -21,9 +21,11 @@ var ErrOverrun = errors.New("stopped by the watchdog")
 
 // watchdogTimes are the watchdog's: the fixed part of every deadline's
 // margin (pktgen.Config.Deadline), and how long a stopped backend has to
-// return. Zero: the defaults.
+// return. Zero: the defaults. deadline, when set, replaces
+// pktgen.Config.Deadline (tests: a real send stopped in its midst).
 type watchdogTimes struct {
 	margin, grace time.Duration
+	deadline      func(*pktgen.Config) pktgen.Deadline
 }
 
 // ranSend is what a backend's Run returned, with the device's counters
@@ -51,6 +53,9 @@ type resetter interface{ Reset() error }
 // of a lease) go on; its late return is dropped.
 func (s *sending) supervise(r *sendRun, at time.Time, ran <-chan ranSend, record func(ranSend)) {
 	dl := r.cfg.Deadline(s.watchdog.margin)
+	if s.watchdog.deadline != nil {
+		dl = s.watchdog.deadline(&r.cfg)
+	}
 	grace := s.watchdog.grace
 	if grace <= 0 {
 		grace = defaultStopGrace
