@@ -69,6 +69,7 @@ type receiving struct {
 type armedInfo struct {
 	method, why string // the counting method and why it was chosen
 	at          time.Time
+	armed       *armed // the receiver armed (disarmIf)
 }
 
 // receiverState is the receiver as a watch sample shows it.
@@ -115,7 +116,7 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 	r.changes.notify()
 	m, why := rx.Method()
 	r.log.Info("receiver armed", "iface", o.Iface, "method", m, "why", why)
-	return armedInfo{method: m, why: why, at: a.at}, nil
+	return armedInfo{method: m, why: why, at: a.at, armed: a}, nil
 }
 
 // collect is what the receiver counted: a snapshot when keepArmed, else
@@ -157,6 +158,20 @@ func (r *receiving) collect(keepArmed bool) (*receiver.Report, *irqCheck, error)
 func (r *receiving) disarm() error {
 	r.op.Lock()
 	defer r.op.Unlock()
+	return r.disarmOp()
+}
+
+// disarmIf disarms a when it is still the armed receiver (an arm undone
+// leaves a later arm alone).
+func (r *receiving) disarmIf(a *armed) error {
+	r.op.Lock()
+	defer r.op.Unlock()
+	r.mu.Lock()
+	current := r.armed == a
+	r.mu.Unlock()
+	if !current {
+		return nil
+	}
 	return r.disarmOp()
 }
 

@@ -121,28 +121,40 @@ func (s *service) restore(ctx context.Context, id string) (changes []topology.Ch
 	return changes, warnings, err
 }
 
-// arm arms the receiver for the holder of lease id.
-func (s *service) arm(id string, o receiver.Options) (info armedInfo, err error) {
-	err = s.leases.hold(id, func() error {
+// arm arms the receiver for the holder of lease id. The receiver's start
+// (an XDP program load can take seconds) runs outside hold, so that the
+// end of a lease — and every call held up behind it — never waits for it;
+// an arm whose lease ended meanwhile is undone.
+func (s *service) arm(id string, o receiver.Options) (armedInfo, error) {
+	err := s.leases.hold(id, func() error {
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
 		}
-		if err := withinBudget(o, s.cfg.ReceiverMemory); err != nil {
-			return err
-		}
-		info, err = s.rx.arm(o)
-		return err
+		return withinBudget(o, s.cfg.ReceiverMemory)
 	})
-	return info, err
+	if err != nil {
+		return armedInfo{}, err
+	}
+	info, err := s.rx.arm(o)
+	if err != nil {
+		return armedInfo{}, err
+	}
+	if err := s.leases.check(id); err != nil {
+		if derr := s.rx.disarmIf(info.armed); derr != nil {
+			s.log.Warn("undo an arm whose lease ended during it", "error", derr)
+		}
+		return armedInfo{}, err
+	}
+	return info, nil
 }
 
-// collect reads the receiver for the holder of lease id.
-func (s *service) collect(id string, keepArmed bool) (rep *receiver.Report, irqs *irqCheck, err error) {
-	err = s.leases.hold(id, func() error {
-		rep, irqs, err = s.rx.collect(keepArmed)
-		return err
-	})
-	return rep, irqs, err
+// collect reads the receiver for the holder of lease id; the reading (the
+// final scans of the sequence bitmaps) runs outside hold, as arm's start.
+func (s *service) collect(id string, keepArmed bool) (*receiver.Report, *irqCheck, error) {
+	if err := s.leases.check(id); err != nil {
+		return nil, nil, err
+	}
+	return s.rx.collect(keepArmed)
 }
 
 // mayConfigure refuses a Configure that cannot succeed whatever its

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -155,5 +156,55 @@ func TestSlowArmAndCollectHoldUpNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for s := sample("collected"); s.Phase != lineratev1.Phase_PHASE_IDLE; s = sample("collected") {
+	}
+}
+
+// A lease released while its Arm is blocked in the load ends at once
+// (Describe shows no holder, a call with it is refused) rather than when
+// the load returns; the Arm, once loaded, is undone and refused.
+func TestReleaseDuringASlowArm(t *testing.T) {
+	certs := testCerts(t)
+	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "lo"}, certs)
+	loading, load := make(chan struct{}), newGate(t)
+	a.svc.rx.start = func(context.Context, receiver.Options) (counter, error) {
+		close(loading)
+		<-load.C
+		return slowCounter{stopping: make(chan struct{}), release: newGate(t)}, nil
+	}
+	c := dial(t, a, certs, "coord")
+	ctx := ctxT(t, 20*time.Second)
+	l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := make(chan error, 1)
+	go func() {
+		_, err := c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: l.LeaseId})
+		armed <- err
+	}()
+	<-loading
+	released := make(chan error, 1)
+	go func() {
+		_, err := c.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: l.LeaseId})
+		released <- err
+	}()
+	poll(t, 3*time.Second, "the lease ends while the arm loads", func() bool {
+		d, err := c.Describe(ctx, &lineratev1.DescribeRequest{})
+		return err == nil && d.Lease == nil
+	})
+	_, err = c.Stop(ctx, &lineratev1.StopRequest{LeaseId: l.LeaseId})
+	wantCode(t, err, codes.FailedPrecondition, "stop with the released lease")
+	select {
+	case err := <-armed:
+		t.Fatalf("the arm returned (%v) before its load: not a test of it", err)
+	default:
+	}
+	load.open()
+	wantCode(t, <-armed, codes.FailedPrecondition, "an arm whose lease ended during its load")
+	if err := <-released; err != nil {
+		t.Errorf("release: %v", err)
+	}
+	if st := a.svc.rx.state(); st.phase != phaseIdle {
+		t.Errorf("after the undone arm: %s, want idle", st.phase)
 	}
 }
