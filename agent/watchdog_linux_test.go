@@ -4,15 +4,18 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/linerate/linerate/internal/gentest"
-	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/xdp"
 )
 
 // packetSockets counts the AF_PACKET sockets open in the calling
@@ -25,25 +28,40 @@ func packetSockets() (int, error) {
 	return strings.Count(strings.TrimSpace(string(b)), "\n"), nil // the first line is the header
 }
 
-// The real AF_PACKET backend, unpaced, 10^9 frames over a veth pair,
-// stopped by the watchdog in its midst (its deadline cut to 500 ms here:
-// the formula is TestDeadline's): the result fails saying why, Watch
-// shows what it sent, and the backend closed its sockets as at the end of
-// any run.
+// The real userspace backends (AF_PACKET and XDP), unpaced, 10^9 frames
+// over a veth pair, stopped by the watchdog in their midst (the deadline
+// cut to 500 ms here: the formula is TestDeadline's): the result fails
+// saying why, Watch shows what was sent, and the backend closed its
+// sockets as at the end of any run.
 func TestWatchdogStopsARealSend(t *testing.T) {
-	p := nstest.NewPair(t, 1)
-	if err := p.A.WaitUp(3 * time.Second); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		be   func(enter func() error) pktgen.Backend
+	}{
+		{"afpacket", func(enter func() error) pktgen.Backend {
+			b := afpacket.New(testLog(t))
+			b.ThreadInit = enter
+			return b
+		}},
+		{"xdp", func(enter func() error) pktgen.Backend {
+			b := xdp.New(testLog(t))
+			b.ThreadInit = enter
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { watchdogRealSend(t, tc.be) })
 	}
+}
+
+func watchdogRealSend(t *testing.T, newBackend func(enter func() error) pktgen.Backend) {
+	bed := gentest.NewSetup(t, 1, []int{0}, 1<<16, func(c *pktgen.Config) { c.Count = 1e9 })
+	p := bed.Pair
 	s := unitService(t, RoleSender, fakeNetOS{}).tx
 	s.watchdog = watchdogTimes{deadline: func(c *pktgen.Config) pktgen.Deadline {
 		return pktgen.Deadline{Expected: 400 * time.Millisecond, Limit: 500 * time.Millisecond, Basis: "cut short for the test"}
 	}}
-	be := afpacket.New(testLog(t))
-	be.ThreadInit = gentest.Enter(p.A.NS.Name)
-	cfg := pktgen.Config{Device: p.A.Name, CPUs: []int{0}, Count: 1e9, PktSize: 60,
-		DstMin: p.B.Addr.Addr(), SrcMin: p.A.Addr.Addr(), DstMAC: p.B.MAC, UDPSrcMin: 9, UDPSrcMax: 9, UDPDstMin: 9, UDPDstMax: 9}
-	if err := s.configure(cfg, be); err != nil {
+	be := newBackend(gentest.Enter(p.A.NS.Name))
+	if err := s.configure(bed.Cfg, be); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := s.schedule()
@@ -68,5 +86,15 @@ func TestWatchdogStopsARealSend(t *testing.T) {
 	var open int
 	if err := p.A.NS.Do(func() (err error) { open, err = packetSockets(); return err }); err != nil || open != 0 {
 		t.Errorf("AF_PACKET sockets left open in the sender's namespace: %d (%v)", open, err)
+	}
+	err = p.A.NS.Do(func() error {
+		l, err := netlink.LinkByName(p.A.Name)
+		if err == nil && l.Attrs().Xdp != nil && l.Attrs().Xdp.Attached {
+			err = fmt.Errorf("an XDP program (id %d) is still attached", l.Attrs().Xdp.ProgId)
+		}
+		return err
+	})
+	if err != nil {
+		t.Errorf("the sending device after the stop: %v", err)
 	}
 }
