@@ -60,6 +60,10 @@ type sending struct {
 
 	mu  sync.Mutex
 	run *sendRun
+	// lingering is a run whose backend was given up (watchdog.go) and has
+	// not returned yet: no send starts until it has, so that its late end
+	// (kernel pktgen's reset) cannot cut the next one short.
+	lingering *sendRun
 }
 
 // sendResult is a finished run's outcome.
@@ -103,6 +107,10 @@ func (s *sending) idle() error {
 func (s *sending) idleLocked() error {
 	if r := s.run; r != nil && r.phase.sending() {
 		return failf(ErrBusy, "configure: a send is running (Stop it first)")
+	}
+	if r := s.lingering; r != nil {
+		return failf(ErrBusy, "configure: the %s backend of the send given up %s ago has not returned yet: no send until it has",
+			r.backend.Name(), time.Since(r.stopped).Round(time.Second))
 	}
 	return nil
 }

@@ -89,6 +89,7 @@ func (s *sending) supervise(r *sendRun, at time.Time, ran <-chan ranSend, record
 			giveUp = t.C
 		case <-giveUp:
 			s.finish(r, nil, s.giveUp(r, grace))
+			s.linger(r, ran)
 			return
 		}
 	}
@@ -113,4 +114,21 @@ func (s *sending) giveUp(r *sendRun, grace time.Duration) error {
 	}
 	s.log.Error("send given up", "error", err)
 	return err
+}
+
+// linger holds off new sends until the given-up run r's backend returns
+// (ran), however late.
+func (s *sending) linger(r *sendRun, ran <-chan ranSend) {
+	s.mu.Lock()
+	s.lingering = r
+	s.mu.Unlock()
+	go func() {
+		<-ran // unbounded by design: it is what the next send waits for, refused (not blocked) meanwhile
+		s.mu.Lock()
+		if s.lingering == r {
+			s.lingering = nil
+		}
+		s.mu.Unlock()
+		s.log.Info("the given-up send's backend returned: sends accepted again", "backend", r.backend.Name())
+	}()
 }

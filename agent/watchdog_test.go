@@ -80,7 +80,6 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 	cfg := sendConfig()
 	cfg.Count, cfg.RatePPS = 10, 100
 	be := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
-	defer close(be.release)
 	_ = s.configure(cfg, be)
 	r, _ := s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
@@ -94,6 +93,11 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 	if err := s.end(ctx); err != nil {
 		t.Errorf("end after giving up: %v", err)
 	}
+	// Until the given-up backend returns, no send is configured (its late
+	// end must not cut the next one short).
+	wantKind(t, s.configure(cfg, countingBackend{}), ErrBusy, "configure: the stuck backend of the send given up 0s ago has not returned yet", "configure while a backend lingers")
+	close(be.release)
+	poll(t, 3*time.Second, "sends accepted again", func() bool { return s.idle() == nil })
 
 	// Stopped by Stop, not by the watchdog: given up the same way.
 	be2 := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
@@ -117,7 +121,7 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 		t.Errorf("a stop is not the watchdog's: %v", err)
 	}
 	close(be2.release) // its late return is dropped
-	time.Sleep(50 * time.Millisecond)
+	poll(t, 3*time.Second, "sends accepted again", func() bool { return s.idle() == nil })
 	if st := s.state(); st.phase != phaseFailed || st.progress.Packets != 3 {
 		t.Errorf("after the late return: %+v, want failed with the progress seen", st)
 	}
