@@ -88,8 +88,9 @@ func (s *sending) supervise(r *sendRun, at time.Time, ran <-chan ranSend, record
 			defer t.Stop()
 			giveUp = t.C
 		case <-giveUp:
-			s.finish(r, nil, s.giveUp(r, grace))
-			s.linger(r, ran)
+			err := s.giveUp(r, grace)
+			s.linger(r, ran) // before finish lets a waiter configure the next send
+			s.finish(r, nil, err)
 			return
 		}
 	}
@@ -124,11 +125,11 @@ func (s *sending) linger(r *sendRun, ran <-chan ranSend) {
 	s.mu.Unlock()
 	go func() {
 		<-ran // unbounded by design: it is what the next send waits for, refused (not blocked) meanwhile
+		s.log.Info("the given-up send's backend returned: sends accepted again", "backend", r.backend.Name())
 		s.mu.Lock()
 		if s.lingering == r {
 			s.lingering = nil
 		}
 		s.mu.Unlock()
-		s.log.Info("the given-up send's backend returned: sends accepted again", "backend", r.backend.Name())
 	}()
 }

@@ -135,7 +135,6 @@ func TestExpiryDoesNotWaitOnAStuckSend(t *testing.T) {
 	s := svc.tx
 	s.watchdog = watchdogTimes{grace: 100 * time.Millisecond}
 	be := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
-	defer close(be.release)
 	cfg := sendConfig()
 	cfg.Count, cfg.Duration = 0, time.Hour
 	_ = s.configure(cfg, be)
@@ -159,4 +158,6 @@ func TestExpiryDoesNotWaitOnAStuckSend(t *testing.T) {
 	if be.resets.Load() != 1 {
 		t.Errorf("%d resets, want 1", be.resets.Load())
 	}
+	close(be.release)
+	poll(t, 3*time.Second, "the stuck backend returned", func() bool { return s.idle() == nil })
 }
