@@ -345,13 +345,19 @@ func (a *Agent) Members() []serf.Member {
 	return s.Members()
 }
 
+// startAbortTimeout bounds stopping what a failed Start started (the
+// gRPC server's graceful stop, then a hard one).
+const startAbortTimeout = 5 * time.Second
+
 // Start refuses a sender on a management interface (checkRails), inspects the NIC,
 // restores a crashed run's journals, serves metrics, serves gRPC with
 // health, and joins serf. On error everything started is stopped.
 func (a *Agent) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
-			a.stopTransport(context.Background())
+			ctx, cancel := context.WithTimeout(context.Background(), startAbortTimeout)
+			defer cancel()
+			a.stopTransport(ctx)
 		}
 	}()
 	if err := a.resolveListen(ctx); err != nil {
@@ -413,25 +419,9 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-// restoreJournals puts back what a crashed run left tuned.
-func (a *Agent) restoreJournals(ctx context.Context) {
-	paths, err := topology.ListJournals(a.cfg.StateDir)
-	if err != nil {
-		a.log.Warn("cannot list tuning journals", "state_dir", a.cfg.StateDir, "error", err)
-		return
-	}
-	if len(paths) == 0 {
-		return
-	}
-	a.log.Warn("tuning journals from an earlier run found: restoring", "journals", paths)
-	res, err := topology.Restore(ctx, a.root, topology.RestoreOptions{StateDir: a.cfg.StateDir, RootName: a.cfg.Root, Logger: a.log})
-	for _, r := range res {
-		a.log.Info("restored IRQ affinities", "iface", r.Iface, "journal", r.Journal, "changes", len(r.Changes), "warnings", r.Warnings)
-	}
-	if err != nil {
-		a.log.Error("restoring the earlier run's journals failed; they are kept for `linerate irq restore`", "error", err)
-	}
-}
+// restoreJournals puts back what a crashed run of this agent left tuned
+// (its own journal only: tuner.restoreAtStart).
+func (a *Agent) restoreJournals(ctx context.Context) { a.svc.tuner.restoreAtStart(ctx) }
 
 // Shutdown ends the agent: health NOT_SERVING, stop sending, disarm,
 // restore tuning from the journal, leave serf, stop gRPC (gracefully within

@@ -4,8 +4,8 @@
 // lease) and announces itself over serf with compact tags.
 //
 // Lifecycle: [New] checks the [Config]; [Agent.Start] refuses a sender on a
-// management interface, inspects the NIC, restores the journals a crashed
-// run left, serves metrics and gRPC with health, and joins serf;
+// management interface, inspects the NIC, restores the journal a crashed
+// run of its own left (other owners' journals are left alone), serves metrics and gRPC with health, and joins serf;
 // [Agent.Shutdown] reports NOT_SERVING, stops sending, disarms, restores the
 // tuning, leaves serf and stops gRPC.
 //
@@ -13,9 +13,10 @@
 //
 //	inventory.go  the NIC, backends and receiver methods the host offers (Describe)
 //	lease.go      the lease: one coordinator at a time, TTL clamped, expiry
-//	tuning.go     IRQ pinning through topology, restored from its journal
+//	tuning.go     IRQ pinning through topology, restored from its own journal
 //	receive.go    the receiver: arm (within its memory budget), collect, disarm
 //	send.go       the sender: configure, schedule, start, stop, result
+//	watchdog.go   every send's deadline, and a stopped backend given up
 //	configure.go  a send's configuration checked and its backend chosen
 //	safety.go     the safety rails: destinations only the cluster's receivers
 //	              announce (or --allow-dst), never the management interface

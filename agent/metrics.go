@@ -91,7 +91,7 @@ func (m *metrics) countSent(r *sendRun, packets, errs uint64) {
 }
 
 // countReceived adds what the armed receiver counted since it was last
-// collected. Callers hold the receiver's lock.
+// collected. Callers hold the receiver's op lock (receiving.op).
 func (m *metrics) countReceived(a *armed, packets uint64) {
 	if packets > a.counted {
 		m.received.Add(float64(packets - a.counted))

@@ -12,17 +12,43 @@ import (
 	"github.com/linerate/linerate/receiver"
 )
 
+// counter is a started receiver (receiver.Receiver; a fake in tests).
+type counter interface {
+	Method() (method, reason string)
+	Snapshot() receiver.Report
+	Stop() (*receiver.Report, error)
+	Close() error
+}
+
+// startReceiver starts counting with o: receiver.Start.
+func startReceiver(ctx context.Context, o receiver.Options) (counter, error) {
+	rx, err := receiver.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return rx, nil
+}
+
 // armed is the receiver while it counts.
 type armed struct {
-	rx      *receiver.Receiver
+	rx      counter
 	cancel  context.CancelFunc
 	at      time.Time
-	counted uint64   // test packets the metrics counted so far
+	counted uint64   // test packets the metrics counted so far (under receiving.op)
 	irqs    *irqSpan // the queue IRQs' counts at Arm
+	// ending is set (under receiving.mu) once a collect or disarm stops
+	// it: watchers then show last rather than wait for the stop.
+	ending bool
+	last   receiver.Report // the last snapshot a watcher read (under receiving.mu)
 }
 
 // receiving is the receiver's lifecycle: arm, collect (keeping it armed or
 // not), disarm.
+//
+// Two locks: op serialises the lifecycle, whose steps may take seconds
+// (an XDP program load, the final scans of the sequence bitmaps); mu only
+// guards armed and is never held across them, so that a watch sample (and
+// whatever else reads the state) answers during an Arm or a Collect.
 type receiving struct {
 	base    context.Context // ends every receiver at shutdown
 	iface   string          // the default interface
@@ -31,7 +57,10 @@ type receiving struct {
 	metrics *metrics
 	changes *changes
 	irqs    *irqVerifier
+	// start starts a receiver (nil: startReceiver; tests replace it).
+	start func(context.Context, receiver.Options) (counter, error)
 
+	op    sync.Mutex
 	mu    sync.Mutex
 	armed *armed
 }
@@ -40,6 +69,7 @@ type receiving struct {
 type armedInfo struct {
 	method, why string // the counting method and why it was chosen
 	at          time.Time
+	armed       *armed // the receiver armed (disarmIf)
 }
 
 // receiverState is the receiver as a watch sample shows it.
@@ -59,16 +89,18 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 		o.Method = receiver.MethodAuto
 	}
 	o.Logger = r.log.Named("receiver")
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old := r.armed; old != nil {
-		old.cancel()
-		r.metrics.runEnded(runReceiver, old.rx.Close())
-		r.armed = nil
+	r.op.Lock()
+	defer r.op.Unlock()
+	if err := r.disarmOp(); err != nil {
+		r.log.Warn("re-arm: the receiver armed before did not stop cleanly", "error", err)
+	}
+	start := r.start
+	if start == nil {
+		start = startReceiver
 	}
 	ctx, cancel := context.WithCancel(r.base)
-	var rx *receiver.Receiver
-	err := r.thread.do(func() (err error) { rx, err = receiver.Start(ctx, o); return err })
+	var rx counter
+	err := r.thread.do(func() (err error) { rx, err = start(ctx, o); return err })
 	if err != nil {
 		cancel()
 		if errors.Is(err, receiver.ErrOptions) {
@@ -77,21 +109,28 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 		return armedInfo{}, failf(ErrHost, "arm %s: %v", o.Iface, err)
 	}
 	a := &armed{rx: rx, cancel: cancel, at: time.Now(), irqs: r.irqs.begin(o.Iface)}
+	r.mu.Lock()
 	r.armed = a
+	r.mu.Unlock()
 	r.metrics.runsStarted.WithLabelValues(runReceiver).Inc()
 	r.changes.notify()
 	m, why := rx.Method()
 	r.log.Info("receiver armed", "iface", o.Iface, "method", m, "why", why)
-	return armedInfo{method: m, why: why, at: a.at}, nil
+	return armedInfo{method: m, why: why, at: a.at, armed: a}, nil
 }
 
 // collect is what the receiver counted: a snapshot when keepArmed, else
 // its final report (the receiver is disarmed) and where the NIC's queue
 // IRQs fired since Arm.
 func (r *receiving) collect(keepArmed bool) (*receiver.Report, *irqCheck, error) {
+	r.op.Lock()
+	defer r.op.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	a := r.armed
+	if a != nil && !keepArmed {
+		a.ending = true
+	}
+	r.mu.Unlock()
 	if a == nil {
 		return nil, nil, failf(ErrNotReady, "collect: the receiver is not armed (Arm first)")
 	}
@@ -103,8 +142,7 @@ func (r *receiving) collect(keepArmed bool) (*receiver.Report, *irqCheck, error)
 	rep, err := a.rx.Stop()
 	irqs := r.irqs.end(a.irqs)
 	a.cancel()
-	r.armed = nil
-	r.changes.notify()
+	r.forget(a)
 	r.metrics.runEnded(runReceiver, err)
 	if err != nil {
 		return nil, nil, failf(ErrFailed, "collect: stop the receiver: %v", err)
@@ -118,15 +156,39 @@ func (r *receiving) collect(keepArmed bool) (*receiver.Report, *irqCheck, error)
 // The receiver reads as armed until it is closed: a watcher that sees it
 // idle knows nothing of it runs any more.
 func (r *receiving) disarm() error {
+	r.op.Lock()
+	defer r.op.Unlock()
+	return r.disarmOp()
+}
+
+// disarmIf disarms a when it is still the armed receiver (an arm undone
+// leaves a later arm alone).
+func (r *receiving) disarmIf(a *armed) error {
+	r.op.Lock()
+	defer r.op.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	current := r.armed == a
+	r.mu.Unlock()
+	if !current {
+		return nil
+	}
+	return r.disarmOp()
+}
+
+// disarmOp is disarm; callers hold r.op.
+func (r *receiving) disarmOp() error {
+	r.mu.Lock()
 	a := r.armed
+	if a != nil {
+		a.ending = true
+	}
+	r.mu.Unlock()
 	if a == nil {
 		return nil
 	}
 	a.cancel()
 	err := a.rx.Close()
-	r.armed = nil
+	r.forget(a)
 	r.metrics.runEnded(runReceiver, err)
 	if err != nil {
 		return fmt.Errorf("disarm the receiver: %w", err)
@@ -134,14 +196,37 @@ func (r *receiving) disarm() error {
 	return nil
 }
 
-// state is the receiver now.
+// forget drops a, which has stopped; callers hold r.op.
+func (r *receiving) forget(a *armed) {
+	r.mu.Lock()
+	if r.armed == a {
+		r.armed = nil
+	}
+	r.mu.Unlock()
+	r.changes.notify()
+}
+
+// state is the receiver now. The snapshot is read outside r.mu; while a
+// collect or disarm stops the receiver, the last snapshot read stands for
+// it (the stop holds the receiver's own lock for its final scans).
 func (r *receiving) state() receiverState {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if a := r.armed; a != nil {
-		return receiverState{phase: phaseArmed, report: a.rx.Snapshot(), since: a.at}
+	a := r.armed
+	if a == nil {
+		r.mu.Unlock()
+		return receiverState{phase: phaseIdle}
 	}
-	return receiverState{phase: phaseIdle}
+	if a.ending {
+		st := receiverState{phase: phaseArmed, report: a.last, since: a.at}
+		r.mu.Unlock()
+		return st
+	}
+	r.mu.Unlock()
+	rep := a.rx.Snapshot()
+	r.mu.Lock()
+	a.last = rep
+	r.mu.Unlock()
+	return receiverState{phase: phaseArmed, report: rep, since: a.at}
 }
 
 // withinBudget refuses receiver options whose per-stream state on a host

@@ -31,6 +31,9 @@ type sendRun struct {
 	// aborted is why the run was ended before its instant by the
 	// caller's going (the run then failed with it)
 	aborted error
+	// overrun is why the watchdog stopped the run (it then failed with
+	// it): it ran past its deadline
+	overrun error
 	// what the metrics counted of this run so far
 	countedPackets, countedErrors uint64
 	// what the device's tx_dropped grew by over the run (txDroppedOK:
@@ -52,9 +55,15 @@ type sending struct {
 	metrics *metrics
 	changes *changes
 	irqs    *irqVerifier
+	// watchdog times every send (zero: the defaults)
+	watchdog watchdogTimes
 
 	mu  sync.Mutex
 	run *sendRun
+	// lingering is a run whose backend was given up (watchdog.go) and has
+	// not returned yet: no send starts until it has, so that its late end
+	// (kernel pktgen's reset) cannot cut the next one short.
+	lingering *sendRun
 }
 
 // sendResult is a finished run's outcome.
@@ -98,6 +107,10 @@ func (s *sending) idle() error {
 func (s *sending) idleLocked() error {
 	if r := s.run; r != nil && r.phase.sending() {
 		return failf(ErrBusy, "configure: a send is running (Stop it first)")
+	}
+	if r := s.lingering; r != nil {
+		return failf(ErrBusy, "configure: the %s backend of the send given up %s ago has not returned yet: no send until it has",
+			r.backend.Name(), time.Since(r.stopped).Round(time.Second))
 	}
 	return nil
 }
@@ -147,31 +160,33 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 	irqs := s.irqs.begin(r.cfg.Device)
 	cfg := r.cfg
 	cfg.StartAt = at
+	ran := make(chan ranSend, 1) // buffered: a backend given up on never blocks on it
 	go func() {
 		sum, err := r.backend.Run(runCtx, cfg, func(p pktgen.Progress) {
 			p.Threads = append([]pktgen.ThreadProgress(nil), p.Threads...) // the backend may reuse it
 			s.mu.Lock()
-			r.progress = p
-			s.metrics.countSent(r, p.Packets, p.Errors)
+			if r.stopped.IsZero() { // not after a watchdog gave the run up
+				r.progress = p
+				s.metrics.countSent(r, p.Packets, p.Errors)
+			}
 			s.mu.Unlock()
 		})
 		// Frames the host dropped after the backend counted them, on
 		// record before finish lets Result answer.
 		var tx1 uint64
 		tx1Err := s.thread.do(func() (err error) { tx1, err = s.netOS.txDropped(r.cfg.Device); return err })
-		check := s.irqs.end(irqs)
-		s.mu.Lock()
-		r.irqs = check
-		s.mu.Unlock()
-		if tx0Err != nil || tx1Err != nil {
-			s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", errors.Join(tx0Err, tx1Err))
-		} else {
-			s.mu.Lock()
-			r.txDropped, r.txDroppedOK = tx1-min(tx0, tx1), true
-			s.mu.Unlock()
-		}
-		s.finish(r, sum, err)
+		ran <- ranSend{sum: sum, err: err, irqs: s.irqs.end(irqs), tx1: tx1, txErr: errors.Join(tx0Err, tx1Err)}
 	}()
+	go s.supervise(r, at, ran, func(o ranSend) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		r.irqs = o.irqs
+		if o.txErr != nil {
+			s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", o.txErr)
+		} else {
+			r.txDropped, r.txDroppedOK = o.tx1-min(tx0, o.tx1), true
+		}
+	})
 	if err := s.awaitInstant(ctx, r, at); err != nil {
 		return time.Time{}, err
 	}
@@ -232,6 +247,9 @@ func (s *sending) finish(r *sendRun, sum *pktgen.Summary, err error) {
 	defer s.mu.Unlock()
 	if r.aborted != nil {
 		sum, err = nil, r.aborted
+	}
+	if r.overrun != nil && err == nil {
+		err = r.overrun // the summary is kept: Watch shows what it sent
 	}
 	r.stopped, r.summary, r.err = time.Now(), sum, err
 	if sum != nil {
@@ -309,7 +327,7 @@ func (s *sending) result(ctx context.Context, r *sendRun, wait bool) (*sendResul
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.err != nil {
-		return nil, failf(ErrFailed, "result: the run failed: %v", r.err)
+		return nil, failf(ErrFailed, "result: the run failed: %w", r.err)
 	}
 	return &sendResult{summary: r.summary, started: r.started, stopped: r.stopped, txDropped: r.txDropped, txDroppedOK: r.txDroppedOK, irqs: r.irqs}, nil
 }

@@ -46,7 +46,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s := &service{cfg: cfg, log: log, base: ctx, cancel: cancel, changes: newChanges()}
 	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
-	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, log: log}
+	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: topology.AgentOwner(cfg.Name, cfg.Iface), log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
 		gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
@@ -97,10 +97,17 @@ func (s *service) release(ctx context.Context, id string, keepTuning bool) ([]to
 	return changes, warnings, nil
 }
 
-// expired cleans up after a lease that expired.
+// expiryCleanup bounds the cleanup after an expired lease (the next
+// AcquireLease waits for it): a send is given up defaultStopGrace after
+// its stop (watchdog.go), the restore is file writes.
+const expiryCleanup = defaultStopGrace + 20*time.Second
+
+// expired cleans up after a lease that expired, within expiryCleanup.
 func (s *service) expired(coordinator string) {
 	s.log.Warn("lease expired: stopping, disarming and restoring the host", "coordinator", coordinator)
-	if _, _, err := s.endRun(context.Background(), true); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), expiryCleanup)
+	defer cancel()
+	if _, _, err := s.endRun(ctx, true); err != nil {
 		s.log.Error("cleaning up after an expired lease", "error", err)
 	}
 }
@@ -124,9 +131,12 @@ func (s *service) restore(ctx context.Context, id string) (changes []topology.Ch
 	return changes, warnings, err
 }
 
-// arm arms the receiver for the holder of lease id.
-func (s *service) arm(ctx context.Context, id string, o receiver.Options) (info armedInfo, err error) {
-	err = s.leases.hold(id, func() error {
+// arm arms the receiver for the holder of lease id. The receiver's start
+// (an XDP program load can take seconds) runs outside hold, so that the
+// end of a lease — and every call held up behind it — never waits for it;
+// an arm whose lease ended meanwhile is undone.
+func (s *service) arm(ctx context.Context, id string, o receiver.Options) (armedInfo, error) {
+	err := s.leases.hold(id, func() error {
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
 		}
@@ -136,22 +146,31 @@ func (s *service) arm(ctx context.Context, id string, o receiver.Options) (info 
 		if err := withinBudget(o, s.cfg.ReceiverMemory, s.inv.cpuCount()); err != nil {
 			return err
 		}
-		if err := s.mgmt.checkRequest(ctx, "arm", useArm); err != nil {
-			return err
-		}
-		info, err = s.rx.arm(o)
-		return err
+		return s.mgmt.checkRequest(ctx, "arm", useArm)
 	})
-	return info, err
+	if err != nil {
+		return armedInfo{}, err
+	}
+	info, err := s.rx.arm(o)
+	if err != nil {
+		return armedInfo{}, err
+	}
+	if err := s.leases.check(id); err != nil {
+		if derr := s.rx.disarmIf(info.armed); derr != nil {
+			s.log.Warn("undo an arm whose lease ended during it", "error", derr)
+		}
+		return armedInfo{}, err
+	}
+	return info, nil
 }
 
-// collect reads the receiver for the holder of lease id.
-func (s *service) collect(id string, keepArmed bool) (rep *receiver.Report, irqs *irqCheck, err error) {
-	err = s.leases.hold(id, func() error {
-		rep, irqs, err = s.rx.collect(keepArmed)
-		return err
-	})
-	return rep, irqs, err
+// collect reads the receiver for the holder of lease id; the reading (the
+// final scans of the sequence bitmaps) runs outside hold, as arm's start.
+func (s *service) collect(id string, keepArmed bool) (*receiver.Report, *irqCheck, error) {
+	if err := s.leases.check(id); err != nil {
+		return nil, nil, err
+	}
+	return s.rx.collect(keepArmed)
 }
 
 // mayConfigure refuses a Configure that cannot succeed whatever its
@@ -242,7 +261,9 @@ func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, 
 	if !restore {
 		return nil, nil, errors.Join(errs...)
 	}
-	changes, warnings, err := s.tuner.restore(ctx)
+	// Restored whatever the wait for the send took of ctx: the journal's
+	// writes are quick, and a host left tuned is worse than a late answer.
+	changes, warnings, err := s.tuner.restore(context.WithoutCancel(ctx))
 	if err != nil {
 		errs = append(errs, err)
 	}

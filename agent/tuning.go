@@ -18,7 +18,10 @@ type tuner struct {
 	iface    string
 	stateDir string
 	rootName string // the root as the journal records it
-	log      hclog.Logger
+	// owner is the journal's owner: topology.AgentOwner of the agent's
+	// name and iface. The agent restores and extends only its own.
+	owner string
+	log   hclog.Logger
 
 	mu     sync.Mutex
 	cpus   []int // CPUs tune pinned queues to, in queue order
@@ -74,9 +77,9 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		}
 		return nil, failf(ErrHost, "tune: plan %s: %v", t.iface, err)
 	}
-	res, err := topology.Apply(ctx, t.root, plan, topology.ApplyOptions{StateDir: t.stateDir, IRQBalance: o.irqbalance, RootName: t.rootName, Logger: t.log})
+	res, err := topology.Apply(ctx, t.root, plan, topology.ApplyOptions{StateDir: t.stateDir, IRQBalance: o.irqbalance, RootName: t.rootName, Owner: t.owner, Logger: t.log})
 	if err != nil {
-		if errors.Is(err, topology.ErrIRQBalance) {
+		if errors.Is(err, topology.ErrIRQBalance) || errors.Is(err, topology.ErrJournalOwner) {
 			return nil, failf(ErrHost, "tune: %v", err)
 		}
 		return nil, failf(ErrFailed, "tune: apply %s: %v", t.iface, err)
@@ -115,9 +118,12 @@ func pinnedQueues(rep *topology.Report) (cpus, queues []int, pinned int) {
 	return cpus, queues, pinned
 }
 
-// restore puts back the journal of the agent's interface.
+// restore puts back the journal of the agent's interface, when it is the
+// agent's own (or has no owner: written before journals had one); one of
+// another owner (an operator's `linerate irq apply`) is left alone with a
+// warning.
 func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error) {
-	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Logger: t.log})
+	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Owner: t.owner, Logger: t.log})
 	var changes []topology.Change
 	var warnings []string
 	for _, r := range res {
@@ -147,4 +153,39 @@ func (t *tuner) pinnedIRQs() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.pinned
+}
+
+// restoreAtStart puts back what a crashed run of this agent left tuned:
+// the journal of its interface when it is its own (or has no owner:
+// written before journals had one). Every other journal in the state
+// directory (another interface's, an operator's `linerate irq apply`,
+// another agent's) is left alone and logged.
+func (t *tuner) restoreAtStart(ctx context.Context) {
+	ifaces, err := topology.ListJournals(t.stateDir)
+	if err != nil {
+		t.log.Warn("cannot list tuning journals", "state_dir", t.stateDir, "error", err)
+		return
+	}
+	for _, iface := range ifaces {
+		path := topology.JournalPath(t.stateDir, iface)
+		j, err := topology.LoadJournal(t.stateDir, iface)
+		if err != nil {
+			t.log.Warn("tuning journal unreadable: left alone", "journal", path, "error", err)
+			continue
+		}
+		if j == nil {
+			continue
+		}
+		if iface != t.iface || (j.Owner != "" && j.Owner != t.owner) {
+			t.log.Info("tuning journal not this agent's: left alone (linerate irq restore restores it)", "journal", path, "owner", j.Owner, "agent", t.owner)
+			continue
+		}
+		t.log.Warn("tuning journal of an earlier run of this agent found: restoring it", "journal", path, "owner", j.Owner)
+		changes, warnings, err := t.restore(ctx)
+		if err != nil {
+			t.log.Error("restoring the earlier run's journal failed; it is kept for `linerate irq restore`", "error", err)
+			continue
+		}
+		t.log.Info("restored the earlier run's IRQ affinities", "iface", iface, "changes", len(changes), "warnings", warnings)
+	}
 }

@@ -7,25 +7,40 @@ import (
 	"time"
 
 	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
+
+// senderOverrun is how long past its own deadline a sender has before
+// the coordinator stops it: the agent's watchdog stops it first (its
+// deadline and a backend's 10 s to return), this is the backstop.
+const senderOverrun = 30 * time.Second
+
+// sendBound is how long after the start the senders may run before they
+// are stopped: the duration, or a flow's count at its rate as the agent's
+// watchdog reckons it (pktgen.Config.Deadline, one thread: never less
+// than the agent's), plus senderOverrun.
+func (st *runState) sendBound() time.Duration {
+	if st.spec.Duration > 0 {
+		return st.spec.Duration + senderOverrun
+	}
+	flow := pktgen.Config{CPUs: []int{0}, Count: st.spec.Count, RatePPS: st.spec.Rate}
+	return flow.Deadline(0).Limit + senderOverrun
+}
 
 // wait collects every sender's result: at the end of its count or
 // duration, or after Stop when the run is cut short.
 func (st *runState) wait(ctx context.Context) error {
 	senders := st.withRole(gossip.RoleSender)
-	var deadline <-chan time.Time
-	if st.spec.Duration > 0 {
-		// A sender that outlives its duration by far is stopped.
-		t := time.NewTimer(st.spec.Duration + 30*time.Second)
-		defer t.Stop()
-		deadline = t.C
-	}
+	bound := st.sendBound()
+	// A sender that outlives its count or duration by far is stopped.
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-deadline:
-			st.log.Warn("senders still running past their duration: stopping them")
+		case <-deadline.C:
+			st.log.Warn("senders still running past their count or duration: stopping them", "after", bound)
 			st.stopSenders(ctx)
 		case <-done:
 		case <-ctx.Done():
@@ -33,15 +48,10 @@ func (st *runState) wait(ctx context.Context) error {
 	}()
 	defer close(done)
 	return st.each(ctx, senders, func(ctx context.Context, n *node) error {
-		if st.spec.Duration > 0 {
-			// Stopped at duration + 30 s, a sender has a call's time to
-			// answer; one that never does fails the run there. (A run by
-			// count has no such bound: its lease renewals fail the run
-			// when the agent stops answering.)
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, st.spec.Duration+30*time.Second+st.r.CallTimeout)
-			defer cancel()
-		}
+		// Stopped at the bound, a sender has a call's time to answer;
+		// one that never does fails the run there.
+		ctx, cancel := context.WithTimeout(ctx, bound+st.r.CallTimeout)
+		defer cancel()
 		resp, err := n.c.Result(ctx, &lineratev1.ResultRequest{LeaseId: n.lease, Wait: true})
 		if err != nil {
 			return fmt.Errorf("result: %w", err)

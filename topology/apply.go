@@ -71,7 +71,11 @@ type ApplyOptions struct {
 	IRQBalance string
 	// RootName is recorded in the journal ("/" for the live host).
 	RootName string
-	Logger   hclog.Logger
+	// Owner is recorded in the journal (AgentOwner, OwnerIRQApply). A
+	// journal of another owner on the interface is refused
+	// (ErrJournalOwner); one without an owner is taken over.
+	Owner  string
+	Logger hclog.Logger
 	// Sleep waits between retries; tests replace it. Default honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -164,10 +168,15 @@ func Apply(ctx context.Context, r Root, p *Plan, opts ApplyOptions) (*ApplyResul
 	if err != nil {
 		return nil, fmt.Errorf("apply %s: %w", n.Iface, err)
 	}
-	j := &Journal{Version: journalVersion, Iface: n.Iface, PCI: n.PCI, Driver: n.Driver, Root: opts.RootName, Created: time.Now().UTC()}
+	if prev != nil && !prev.ownedBy(opts.Owner) {
+		return nil, fmt.Errorf("apply %s: journal %s was written by %s, not %q: %w (restore it first: linerate irq restore --iface %s)",
+			n.Iface, res.Journal, prev.ownerName(), opts.Owner, ErrJournalOwner, n.Iface)
+	}
+	j := &Journal{Version: journalVersion, Iface: n.Iface, PCI: n.PCI, Driver: n.Driver, Root: opts.RootName, Owner: opts.Owner, Created: time.Now().UTC()}
 	if prev != nil {
 		cp := *prev
 		cp.Entries = append([]JournalEntry(nil), prev.Entries...)
+		cp.Owner = opts.Owner
 		j = &cp
 	}
 	for _, a := range p.Assignments {

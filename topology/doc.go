@@ -26,6 +26,10 @@
 //   - [Restore] writes the journals' affinities back and removes them. It
 //     is idempotent, so it also undoes what a crashed run left (the agent
 //     calls it at start).
+//   - A [Journal] records its owner ([AgentOwner], [OwnerIRQApply]): an
+//     Apply or a Restore given an owner leaves another owner's journal
+//     alone ([ErrJournalOwner]); one without an owner (written before
+//     journals had one) counts as the asker's.
 //
 // [NewRecorder] wraps a Root and keeps every file read through it, so a
 // host's view can be written out with [Recorder.WriteTarGz] and replayed

@@ -21,11 +21,15 @@ const journalVersion = 1
 // one interface, written before the first change so that a restore works
 // after a crash of whatever applied.
 type Journal struct {
-	Version int            `json:"version"`
-	Iface   string         `json:"iface"`
-	PCI     string         `json:"pci,omitempty"`
-	Driver  string         `json:"driver,omitempty"`
-	Root    string         `json:"root,omitempty"` // host root the journal applies to ("/" for the live host)
+	Version int    `json:"version"`
+	Iface   string `json:"iface"`
+	PCI     string `json:"pci,omitempty"`
+	Driver  string `json:"driver,omitempty"`
+	Root    string `json:"root,omitempty"` // host root the journal applies to ("/" for the live host)
+	// Owner is who wrote it: AgentOwner(name, iface) for an agent,
+	// OwnerIRQApply for `linerate irq apply`; "" in journals written
+	// before journals had one. An agent restores only its own (owner.go).
+	Owner   string         `json:"owner,omitempty"`
 	Created time.Time      `json:"created"`
 	Entries []JournalEntry `json:"entries"`
 }

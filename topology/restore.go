@@ -14,6 +14,7 @@ import (
 type RestoreResult struct {
 	Iface    string   `json:"iface"`
 	Journal  string   `json:"journal"`
+	Owner    string   `json:"owner,omitempty"` // who wrote the journal
 	Changes  []Change `json:"changes"`
 	Warnings []string `json:"warnings"`
 }
@@ -26,7 +27,12 @@ type RestoreOptions struct {
 	// journal written for another root is refused, so that a journal made
 	// against a fixture never writes to the live host's IRQs.
 	RootName string
-	Logger   hclog.Logger
+	// Owner, when set, restores only the journals that owner wrote (and
+	// those without an owner, written before journals had one); another
+	// owner's journal is left alone, reported in its result's Warnings.
+	// Empty: every journal (an operator's `linerate irq restore`).
+	Owner  string
+	Logger hclog.Logger
 }
 
 // Restore puts back every affinity recorded in the journals of the state
@@ -63,13 +69,20 @@ func Restore(ctx context.Context, r Root, opts RestoreOptions) ([]RestoreResult,
 		if j == nil {
 			continue
 		}
+		if !j.ownedBy(opts.Owner) {
+			note := fmt.Sprintf("journal %s was written by %s, not %q: left alone (linerate irq restore --iface %s restores it)",
+				JournalPath(stateDir, name), j.ownerName(), opts.Owner, name)
+			log.Named("topology").Info("journal of another owner left alone", "iface", name, "owner", j.Owner)
+			out = append(out, RestoreResult{Iface: name, Journal: JournalPath(stateDir, name), Owner: j.Owner, Changes: []Change{}, Warnings: []string{note}})
+			continue
+		}
 		if j.Root != "" && opts.RootName != "" && filepath.Clean(j.Root) != filepath.Clean(opts.RootName) {
 			errs = append(errs, fmt.Errorf("restore %s: journal %s was written for host root %s, not %s: pass --root %s (journal kept)",
 				name, JournalPath(stateDir, name), j.Root, opts.RootName, j.Root))
 			continue
 		}
 		res, err := restoreJournal(r, j)
-		res.Journal = JournalPath(stateDir, name)
+		res.Journal, res.Owner = JournalPath(stateDir, name), j.Owner
 		if err == nil {
 			err = removeJournal(stateDir, name)
 		}

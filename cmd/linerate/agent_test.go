@@ -104,19 +104,39 @@ func startAgent(t *testing.T, until string, args ...string) (stderr *syncBuffer,
 	return stderr, stop
 }
 
-// TestAgentRunsUntilSignal checks that an insecure agent warns, restores a
-// journal a crashed run left, serves gRPC and metrics, and on the signal
-// context shuts down cleanly.
+// TestAgentRunsUntilSignal checks that an insecure agent leaves an
+// operator's `irq apply` alone, restores a journal a crashed run of its
+// own left, serves gRPC and metrics, and on the signal context shuts down
+// cleanly.
 func TestAgentRunsUntilSignal(t *testing.T) {
 	root, state := host(t), t.TempDir()
 	sum := treeSum(t, root)
 	if code, _, errOut := linerate(t, "irq", "apply", "--iface", "eth0", "--root", root, "--state-dir", state); code != 0 {
 		t.Fatalf("apply: %s", errOut)
 	}
-	stderr, stop := startAgent(t, "gossip started", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
-		"--insecure", "--insecure-gossip", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--metrics", "127.0.0.1:0")
+	applied := treeSum(t, root)
+	args := []string{"--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
+		"--insecure", "--insecure-gossip", "--grpc", "127.0.0.1:0", "--bind", "127.0.0.1:0", "--name", "t1", "--metrics", "127.0.0.1:0"}
+	stderr, stop := startAgent(t, "gossip started", args...)
+	if treeSum(t, root) != applied || !strings.Contains(stderr.String(), `tuning journal not this agent's: left alone`) ||
+		!strings.Contains(stderr.String(), `owner="irq apply"`) {
+		t.Errorf("the operator's irq apply was not left alone:\n%s", stderr.String())
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+	// The same journal as the agent's own crashed run leaves it.
+	journal := filepath.Join(state, "irq-eth0.json")
+	b, err := os.ReadFile(journal)
+	if err != nil || !bytes.Contains(b, []byte(`"owner": "irq apply"`)) {
+		t.Fatalf("the journal of irq apply (%v):\n%s", err, b)
+	}
+	if err := os.WriteFile(journal, bytes.Replace(b, []byte(`"irq apply"`), []byte(`"agent:t1:eth0"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr, stop = startAgent(t, "gossip started", args...)
 	if treeSum(t, root) != sum {
-		t.Error("the crashed run's journal was not restored at start")
+		t.Errorf("the crashed run's journal was not restored at start:\n%s", stderr.String())
 	}
 	if !strings.Contains(stderr.String(), mtls.InsecureWarning) {
 		t.Errorf("no insecure warning:\n%s", stderr.String())
@@ -132,7 +152,7 @@ func TestAgentRunsUntilSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := io.ReadAll(resp.Body)
+	b, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if want := `linerate_agent_info{backend="",iface="eth0",role="receiver",version="` + version + `"} 1`; err != nil || !strings.Contains(string(b), want) {
 		t.Errorf("metrics (%v): no %s in\n%s", err, want, b)

@@ -148,7 +148,7 @@ func (a *app) irqApply() *cobra.Command {
 				return err
 			}
 			res, err := topology.Apply(cmd.Context(), r, p, topology.ApplyOptions{
-				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: absPath(f.root), Logger: a.log,
+				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: absPath(f.root), Owner: topology.OwnerIRQApply, Logger: a.log,
 			})
 			if res != nil {
 				if f.json {
@@ -192,7 +192,11 @@ func (a *app) irqRestore() *cobra.Command {
 				fmt.Fprintf(a.stdout, "nothing to restore: no journal in %s\n", f.stateDir)
 			}
 			for _, rr := range res {
-				_ = topology.WriteChanges(a.stdout, fmt.Sprintf("%s: restored from %s", rr.Iface, rr.Journal), rr.Changes, rr.Warnings)
+				title := fmt.Sprintf("%s: restored from %s", rr.Iface, rr.Journal)
+				if rr.Owner != "" {
+					title += fmt.Sprintf(" (written by %s)", rr.Owner)
+				}
+				_ = topology.WriteChanges(a.stdout, title, rr.Changes, rr.Warnings)
 			}
 			return err
 		},
