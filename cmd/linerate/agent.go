@@ -33,7 +33,7 @@ certificates are accepted; plaintext only with --insecure) and joins the
 serf cluster with compact tags (role, gRPC address, iface, NUMA node, queues,
 link speed, backends, version; a receiver adds its data addresses and MAC).
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
-the cluster and stops.
+the cluster and stops; SIGHUP does not stop it.
 
 Safety rails: a sender sends only to a data address of an alive receiver of
 its own cluster, with that receiver's MAC as dst_mac, unless the whole
@@ -67,6 +67,8 @@ addresses, unless --allow-mgmt-iface.`,
 }
 
 func (a *app) agent(ctx context.Context, f *agentFlags) error {
+	// SIGHUP is the agent's own (it keeps serving), not a stop.
+	hup := hangups(ctx)
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
 	}
@@ -96,7 +98,13 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		}
 		return err
 	}
-	<-ctx.Done()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-hup:
+			a.log.Info("SIGHUP received: the agent keeps serving")
+		}
+	}
 	a.log.Info("signal received: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()

@@ -1,0 +1,260 @@
+//go:build linux && traffic
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/netns/nstest"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// The reliability suite (make reliability, bench/reliability.sh): real
+// linerate agents in a lab's namespaces, killed, partitioned, fuzzed and
+// signalled. Each test prints its figures as lines starting with
+// "FIGURE " (the script copies them into docs/reliability.md);
+// LINERATE_RELIABILITY_N sizes the repeated parts (the full pass: 20;
+// make test's traffic pass: the small default).
+
+// relN is how many times a repeated part runs: LINERATE_RELIABILITY_N,
+// else def.
+func relN(t *testing.T, def int) int {
+	t.Helper()
+	s := os.Getenv("LINERATE_RELIABILITY_N")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("LINERATE_RELIABILITY_N=%q: want a positive count", s)
+	}
+	return n
+}
+
+// relFull reports whether this is the full pass (LINERATE_RELIABILITY_N set).
+func relFull() bool { return os.Getenv("LINERATE_RELIABILITY_N") != "" }
+
+// figure logs one figure line for the script to collect.
+func figure(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("FIGURE %s: %s", t.Name(), fmt.Sprintf(format, args...))
+}
+
+// relLab is a lab whose agents run, each receiver tuning (and
+// journaling) a fixture root's IRQ files, with a coordinator joined.
+type relLab struct {
+	t     *testing.T
+	bin   string
+	name  string
+	lab   *lab.Lab
+	c     *lab.Cluster
+	opts  lab.AgentOptions
+	cl    *coordinator.Cluster
+	dial  coordinator.Dialer
+	log   hclog.Logger
+	roots map[string]func() string // receiver → its fixture IRQ files
+}
+
+// startRelLab brings up a lab of senders × receivers with agents; it is
+// taken down (and checked to leave nothing behind) when the test ends.
+func startRelLab(t *testing.T, prefix string, senders, receivers int) *relLab {
+	t.Helper()
+	nstest.SkipUnlessRoot(t)
+	r := &relLab{t: t, bin: nstest.BuildLinerate(t), name: fmt.Sprintf("%s%d", prefix, os.Getpid()%10000), roots: map[string]func() string{}}
+	l, err := lab.Up(lab.Spec{Name: r.name, Senders: senders, Receivers: receivers, Mgmt: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.lab = l
+	dir := filepath.Join(t.TempDir(), "lab")
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Error(err)
+		}
+		assertNoLab(t, r.name, dir)
+	})
+	hostArgs := map[string][]string{}
+	for _, h := range l.Receivers {
+		root, now := virtioData0(t)
+		r.roots[h.Name] = now
+		hostArgs[h.Name] = []string{"--root", root}
+	}
+	r.opts = lab.AgentOptions{Binary: r.bin, Dir: dir, LogLevel: "debug", HostArgs: hostArgs}
+	if r.c, err = l.StartAgents(context.Background(), r.opts); err != nil {
+		t.Fatal(err)
+	}
+	key, err := readGossipKey(r.c.GossipKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.log = hclog.New(&hclog.LoggerOptions{Name: "coordinator", Level: hclog.Warn, Output: testWriter{t}})
+	if r.cl, err = coordinator.JoinCluster(coordinator.ClusterConfig{Bind: r.c.Bind, Join: r.c.Join[:1], GossipKey: key, Logger: r.log}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.cl.Close() })
+	r.waitAlive()
+	r.dial = coordinator.TLSDialer(mtls.Options{Dir: r.c.TLSDir, Name: lab.CoordinatorCert})
+	return r
+}
+
+func (r *relLab) waitAlive() {
+	r.t.Helper()
+	if _, err := r.cl.WaitAlive(context.Background(), len(r.lab.Hosts()), 20*time.Second); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// runner is an in-process coordinator over the lab's cluster.
+func (r *relLab) runner(onPhase func(coordinator.PhaseEvent)) *coordinator.Runner {
+	return &coordinator.Runner{Cluster: r.cl, Dial: r.dial, Log: r.log, OnPhase: onPhase}
+}
+
+// runSucceeds runs a short count-based run until it succeeds, within
+// 20 s (a restarted agent learns the others' tags by gossip first); it
+// returns how long that took.
+func (r *relLab) runSucceeds(senders, receivers []string, pattern string) time.Duration {
+	r.t.Helper()
+	var last string
+	took, ok := waitFor(20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := r.runner(nil).Run(ctx, coordinator.Spec{Senders: senders, Receivers: receivers, Pattern: pattern, Count: 500, Rate: 5000, Drain: 100 * time.Millisecond})
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = res.Status + ": " + res.Error
+		return res.Status == coordinator.StatusOK
+	})
+	if !ok {
+		r.t.Fatalf("no run succeeded within %s: %s", took.Round(time.Millisecond), last)
+	}
+	return took
+}
+
+// hostNames are the lab's hosts by role.
+func (r *relLab) hostNames() (senders, receivers []string) {
+	for _, h := range r.lab.Senders {
+		senders = append(senders, h.Name)
+	}
+	for _, h := range r.lab.Receivers {
+		receivers = append(receivers, h.Name)
+	}
+	return senders, receivers
+}
+
+// client is a mutual-TLS Agent client of host (the lab's coordinator
+// certificate), closed when the test ends.
+func (r *relLab) client(host string) lineratev1.AgentClient {
+	r.t.Helper()
+	h := r.host(host)
+	conn, err := r.dial(coordinator.Member{Name: host, GRPC: net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(lab.GRPCPort))})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { conn.Close() })
+	return lineratev1.NewAgentClient(conn)
+}
+
+func (r *relLab) host(name string) *lab.Host {
+	for _, h := range r.lab.Hosts() {
+		if h.Name == name {
+			return h
+		}
+	}
+	r.t.Fatalf("no host %s in lab %s", name, r.name)
+	return nil
+}
+
+// free reports whether host's agent answers Describe with no lease.
+func (r *relLab) free(c lineratev1.AgentClient) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	d, err := c.Describe(ctx, &lineratev1.DescribeRequest{})
+	return err == nil && d.GetLease() == nil
+}
+
+// state is what a run may change on the hosts, as text to compare: each
+// receiver's fixture IRQ files, XDP programs and pktgen devices in every
+// host's namespace, the namespaces of the machine and what lies in
+// /run/linerate.
+func (r *relLab) state() string {
+	var b strings.Builder
+	var names []string
+	for n := range r.roots {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		// The masks only: a fixture's smp_affinity_list does not follow
+		// a write of smp_affinity as the kernel's does.
+		var masks []string
+		for _, l := range strings.Split(r.roots[n](), "\n") {
+			if !strings.Contains(l, "smp_affinity_list") {
+				masks = append(masks, l)
+			}
+		}
+		fmt.Fprintf(&b, "irq %s: %s\n", n, strings.Join(masks, " "))
+	}
+	for _, h := range r.lab.Hosts() {
+		fmt.Fprintf(&b, "ns %s: %s\n", h.Name, nsState(h))
+	}
+	b.WriteString(machineState(r.name))
+	return b.String()
+}
+
+// nsState is the XDP programs and the pktgen devices in a host's namespace.
+func nsState(h *lab.Host) string {
+	out, err := h.NS.Command(context.Background(), "sh", "-c",
+		"ip -d link show | grep -o 'prog/xdp id [0-9]*' ; cat /proc/net/pktgen/kpktgend_* 2>/dev/null | grep -i 'running\\|stopped' ; true").CombinedOutput()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
+}
+
+// machineState is what of lab name the machine holds outside its
+// hosts: its network namespaces and /run/linerate entries (other labs,
+// other tests' included, are left out: they come and go meanwhile).
+func machineState(name string) string {
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	var ns []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], lab.Prefix(name)) {
+			ns = append(ns, f[0])
+		}
+	}
+	sort.Strings(ns)
+	runDir, _ := filepath.Glob(lab.DefaultDir(name) + "*")
+	return fmt.Sprintf("netns: %s\n/run/linerate: %s\n", strings.Join(ns, " "), strings.Join(runDir, " "))
+}
+
+// waitFor polls cond every 50 ms until it holds or within passes; it
+// returns how long it took and whether it held.
+func waitFor(within time.Duration, cond func() bool) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		if cond() {
+			return time.Since(start), true
+		}
+		if time.Since(start) > within {
+			return time.Since(start), false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
