@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,4 +260,124 @@ func waitFor(within time.Duration, cond func() bool) (time.Duration, bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// proc is a linerate process of the suite whose output lines (stdout and
+// stderr) are watched as they come.
+type proc struct {
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	lines []string
+	more  chan struct{} // closed and replaced at every new line
+	done  chan struct{} // closed when the process has ended
+	err   error
+}
+
+// startProc starts bin with args; it is killed when the test ends.
+func startProc(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), more: make(chan struct{}), done: make(chan struct{})}
+	pr, pw := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			close(p.more)
+			p.more = make(chan struct{})
+			p.mu.Unlock()
+		}
+	}()
+	go func() {
+		p.err = p.cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// waitLine waits until an output line contains s, within d.
+func (p *proc) waitLine(s string, d time.Duration) bool {
+	deadline := time.After(d)
+	for i := 0; ; {
+		p.mu.Lock()
+		for ; i < len(p.lines); i++ {
+			if strings.Contains(p.lines[i], s) {
+				p.mu.Unlock()
+				return true
+			}
+		}
+		more := p.more
+		p.mu.Unlock()
+		select {
+		case <-more:
+		case <-p.done:
+			return p.has(s)
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+func (p *proc) has(s string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// output is the last n lines, for failures.
+func (p *proc) output(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines[max(0, len(p.lines)-n):], "\n")
+}
+
+// wait waits for the process to end within d; it returns its exit code
+// (-1: still running after d, then killed).
+func (p *proc) wait(d time.Duration) int {
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// coordArgs are the flags that join a coordinator process to the lab.
+func (r *relLab) coordArgs() []string {
+	host, _, _ := net.SplitHostPort(r.c.Bind)
+	return []string{"--join", r.c.Join[0], "--bind", net.JoinHostPort(host, "0"), "--gossip-key", r.c.GossipKey,
+		"--tls-dir", r.c.TLSDir, "--results-dir", r.t.TempDir()}
+}
+
+// sending reports whether host's data0 transmits: its tx_packets counter
+// moves within 300 ms.
+func (r *relLab) sending(host string) bool {
+	r.t.Helper()
+	read := func() string {
+		out, err := r.host(host).NS.Command(context.Background(), "cat", "/sys/class/net/data0/statistics/tx_packets").Output()
+		if err != nil {
+			r.t.Fatalf("%s: tx_packets: %v", host, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	a := read()
+	time.Sleep(300 * time.Millisecond)
+	return read() != a
 }
