@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/lab"
@@ -161,9 +162,9 @@ func (r *relLab) hostNames() (senders, receivers []string) {
 	return senders, receivers
 }
 
-// client is a mutual-TLS Agent client of host (the lab's coordinator
-// certificate), closed when the test ends.
-func (r *relLab) client(host string) lineratev1.AgentClient {
+// conn is a mutual-TLS connection to host's agent (the lab's
+// coordinator certificate), closed when the test ends.
+func (r *relLab) conn(host string) *grpc.ClientConn {
 	r.t.Helper()
 	h := r.host(host)
 	conn, err := r.dial(coordinator.Member{Name: host, GRPC: net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(lab.GRPCPort))})
@@ -171,7 +172,12 @@ func (r *relLab) client(host string) lineratev1.AgentClient {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { conn.Close() })
-	return lineratev1.NewAgentClient(conn)
+	return conn
+}
+
+// client is an Agent client of host over conn.
+func (r *relLab) client(host string) lineratev1.AgentClient {
+	return lineratev1.NewAgentClient(r.conn(host))
 }
 
 func (r *relLab) host(name string) *lab.Host {
@@ -380,4 +386,14 @@ func (r *relLab) sending(host string) bool {
 	a := read()
 	time.Sleep(300 * time.Millisecond)
 	return read() != a
+}
+
+// tail is the last n lines of file (an agent's log), for failures.
+func tail(file string, n int) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
