@@ -45,6 +45,7 @@ func TestReliabilityFuzzRequests(t *testing.T) {
 		clients[h] = lineratev1.NewAgentClient(conns[h])
 	}
 	leases := leaseKeeper{}
+	unnamed := 0 // InvalidArgument or OutOfRange naming no field
 	before := r.state()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	t.Logf("seed time %d", time.Now().UnixNano())
@@ -91,6 +92,7 @@ func TestReliabilityFuzzRequests(t *testing.T) {
 			case namesField(st.Message(), m.Input()):
 				tl.named++
 			case st.Code() == codes.InvalidArgument || st.Code() == codes.OutOfRange:
+				unnamed++
 				t.Errorf("%s to %s: %s: the message names no field of %s: %q\nrequest %v", m.Name(), host, st.Code(), m.Input().Name(), st.Message(), req)
 			}
 			tl.codes[st.Code()]++
@@ -132,7 +134,7 @@ func TestReliabilityFuzzRequests(t *testing.T) {
 		crashes += tl.crashes
 		figure(t, "%-12s %4d calls: %4d accepted, %d crashed the agent, refused: %s (%d naming a field)", n, tl.calls, tl.ok, tl.crashes, strings.Join(cs, ", "), tl.named)
 	}
-	figure(t, "%d fuzzed requests over %d request types (mutual TLS, the lab's coordinator certificate, sender and receiver agents): %d crashed an agent; every InvalidArgument/OutOfRange refusal names a field (failures above otherwise); agents serving and hosts as before at the end", total, len(names), crashes)
+	figure(t, "%d fuzzed requests over %d request types (mutual TLS, the lab's coordinator certificate, sender and receiver agents): %d crashed an agent, %d InvalidArgument/OutOfRange refusals named no field of the request; agents serving and hosts as before at the end", total, len(names), crashes, unnamed)
 }
 
 // leaseKeeper holds the fuzzer's lease on each agent, acquired again
