@@ -250,7 +250,7 @@ func TestReliabilityBadInput(t *testing.T) {
 	if total < 40 {
 		t.Errorf("%d bad inputs checked, want at least 40", total)
 	}
-	figure(t, "%d bad inputs (%s): %d refused clearly with the host (IRQ masks, pktgen, XDP, namespaces) and the lab's hosts unchanged, %d not (failures above)", total, strings.Join(kinds, ", "), total-failed, failed)
+	figure(t, "%d bad inputs (%s): %d refused clearly with the host (IRQ masks, pktgen, XDP, namespaces) and the lab's hosts unchanged, %d not (the test fails naming them)", total, strings.Join(kinds, ", "), total-failed, failed)
 }
 
 // substitute replaces FILE and DIR in args.
