@@ -189,7 +189,7 @@ traffic:
 # request type fuzzed, every long-running command signalled at every
 # phase, bad input of every kind (docs/reliability.md); prints the figures
 # and writes them into docs/reliability.md. make test runs the same tests
-# at their small default size in traffic (about 2.5 minutes).
+# at their small default size in traffic (about 2 minutes on 2 CPUs).
 RELIABILITY_N ?= 20
 reliability: deps
 	@if [ "$$(id -u)" != 0 ]; then echo "make reliability: needs root (namespaces, XDP): sudo make reliability" >&2; exit 1; fi
