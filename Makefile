@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: bench-start bench-scale bench-vm all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-scale bench-vm all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -183,6 +183,17 @@ traffic:
 	tests=$$(sed -nE 's/^func (Test[A-Za-z0-9_]*)\(.*/\1/p' $$files | sort -u | paste -sd'|'); \
 	echo "$(GO) test -race -count=1 -timeout 30m -tags traffic -p 1 -run '^($$tests)\$$'" $$pkgs; \
 	$(GO) test -race -count=1 -timeout 30m -tags traffic -p 1 -run "^($$tests)\$$" $$pkgs
+
+# reliability: the reliability suite at full size (root): agents and
+# coordinators SIGKILLed mid-run, a management link cut, every gRPC
+# request type fuzzed, every long-running command signalled at every
+# phase, bad input of every kind (docs/reliability.md); prints the figures
+# and writes them into docs/reliability.md. make test runs the same tests
+# at their small default size in traffic (about 2 minutes on 2 CPUs).
+RELIABILITY_N ?= 20
+reliability: deps
+	@if [ "$$(id -u)" != 0 ]; then echo "make reliability: needs root (namespaces, XDP): sudo make reliability" >&2; exit 1; fi
+	N=$(RELIABILITY_N) GO=$(GO) ./bench/reliability.sh
 
 # fuzz: a target that ends with the engine's own "context deadline
 # exceeded" and no failing input (the workers missed the end of the run;

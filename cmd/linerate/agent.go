@@ -97,6 +97,9 @@ in on, unless --allow-mgmt-iface.`,
 }
 
 func (a *app) agent(ctx context.Context, f *agentFlags) error {
+	// SIGHUP is the agent's own (a certificate reload), not a stop:
+	// claimed before anything starts.
+	hup := hangups(ctx)
 	if f.insecure == (f.tlsDir != "") {
 		return usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
 	}
@@ -131,10 +134,6 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	// SIGHUP is a reload, caught before the server starts so it never
-	// kills an agent that is serving.
-	hangup, stopHangup := hangups()
-	defer stopHangup()
 	if err := ag.Start(ctx); err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 		defer cancel()
@@ -144,7 +143,7 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 		}
 		return err
 	}
-	reloadOnHangup(ctx, a.log, hangup, ag.ReloadTLS)
+	reloadOnHangup(ctx, a.log, hup, ag.ReloadTLS)
 	a.log.Info("signal received: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()

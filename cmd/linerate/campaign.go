@@ -62,7 +62,7 @@ between trials), runs one coordinator run per trial, stores the campaign as
 one JSON document in --results-dir and prints the summary per frame size.
 Errors in the spec name the line and the field. The document is saved
 when the campaign starts and after every trial (atomically), as
-"running"; Ctrl-C or SIGTERM stops it as "interrupted", and a killed
+"running"; Ctrl-C, SIGTERM or SIGHUP stops it as "interrupted", and a killed
 one keeps every finished trial: continue either with 'campaign resume
 ID'. Exit status 1 when the campaign did not end ok or could not be
 stored (the error names the file).`,
@@ -83,7 +83,7 @@ func (a *app) campaignResumeCommand() *cobra.Command {
 		Use:   "resume ID --join HOST:PORT (--tls-dir DIR | --insecure) [--json | --json-stream] [--html FILE]",
 		Short: "Continue an interrupted campaign from its stored trials",
 		Long: `campaign resume continues the campaign ID stored in --results-dir that did not
-finish: interrupted (Ctrl-C, SIGTERM, or its process killed or gone: a
+finish: interrupted (Ctrl-C, SIGTERM, SIGHUP, or its process killed or gone: a
 stored campaign says "running" until its end, and one whose process no
 longer runs on this host reads as interrupted), failed or partial. It
 reads the campaign's stored spec and trials, replays the trials in order

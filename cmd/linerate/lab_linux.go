@@ -131,7 +131,8 @@ func (a *app) labRunCommand() *cobra.Command {
 		Long: `lab run builds the lab, starts its agents, runs as 'linerate run' does
 (every sender of the lab to the receivers in --pattern), adds the switch's
 own counters to the report ("lab": {"switch_ports": …}) and removes the lab:
-no namespace, link, process or journal is left, also after Ctrl-C.`,
+no namespace, link, process or journal is left, also after Ctrl-C, SIGTERM
+or SIGHUP (a closed terminal).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("count") && !cmd.Flags().Changed("duration") {

@@ -11,35 +11,12 @@ func main() {
 	// A closed output pipe (`linerate … | head`) must not kill the
 	// process before it restores what it changed: writes fail instead.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals(os.Args[1:])...)
+	// SIGINT, SIGTERM and SIGHUP stop every command the same way (SIGHUP
+	// unless the command claims it: hangup.go).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopHangup := withHangup(ctx)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopHangup()
 	stop()
 	os.Exit(code)
-}
-
-// shutdownSignals are the signals that end the command through its
-// context, so it cleans up: SIGINT, SIGTERM and, but for the agent, which
-// reloads its certificates on it (hangupIsReload), SIGHUP (a closed
-// terminal).
-func shutdownSignals(args []string) []os.Signal {
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !hangupIsReload(args) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	return sigs
-}
-
-// hangupIsReload reports whether args run the agent, which handles SIGHUP
-// itself (hangups) as a certificate reload.
-func hangupIsReload(args []string) bool {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--log-level" || a == "--log-format":
-			i++ // the flag's value
-		case len(a) > 0 && a[0] == '-':
-		default:
-			return a == "agent"
-		}
-	}
-	return false
 }

@@ -36,7 +36,7 @@ else generic) and drops the test packets after counting unless --pass;
 afpacket reads TPACKET_V3 rings, one per CPU, and only taps; auto (default)
 uses XDP and falls back to AF_PACKET, saying why. It stops after --duration,
 after --until-idle without new test packets (once one has arrived), or on
-Ctrl-C / SIGTERM, and always detaches what it attached.`,
+Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.recv(cmd, f) },
 	}

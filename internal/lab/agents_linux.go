@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -283,8 +284,9 @@ func (l *Lab) Agent(host string) *Agent {
 	return nil
 }
 
-// Restart starts host's agent again after it ended (same arguments), as
-// an operator restarts a crashed agent; it restores a journal it finds.
+// Restart starts host's agent again after it ended (same arguments, and
+// --join of other hosts when it had none), as an operator restarts a
+// crashed agent; it restores a journal it finds.
 func (l *Lab) Restart(ctx context.Context, host string, o AgentOptions) (*Agent, error) {
 	old := l.Agent(host)
 	if old == nil {
@@ -300,7 +302,19 @@ func (l *Lab) Restart(ctx context.Context, host string, o AgentOptions) (*Agent,
 		o.Ready = 20 * time.Second
 	}
 	o.Binary = old.binary
-	a, err := l.startAgent(old.Host, o, old.args)
+	args := old.args
+	if !slices.Contains(args, "--join") {
+		// The first host joined nobody; started again alone it would
+		// form a cluster of its own: it joins the others.
+		var seeds []string
+		for _, h := range l.Hosts() {
+			if h != old.Host && len(seeds) < joinSeeds {
+				seeds = append(seeds, net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)))
+			}
+		}
+		args = append(slices.Clone(args), "--join", strings.Join(seeds, ","))
+	}
+	a, err := l.startAgent(old.Host, o, args)
 	if err != nil {
 		return nil, err
 	}
