@@ -84,7 +84,7 @@ func TestStartRestoresOwnJournalsOnly(t *testing.T) {
 			other, _ := os.ReadFile(topology.JournalPath(state, "eth1"))
 			eth0, _ := os.ReadFile(topology.JournalPath(state, "eth0"))
 			certs := testCerts(t)
-			a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state}, certs)
+			a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, AllowMgmtIface: true}, certs)
 			if got, _ := os.ReadFile(topology.JournalPath(state, "eth1")); string(got) != string(other) {
 				t.Errorf("another interface's journal changed:\n%s", got)
 			}

@@ -52,7 +52,7 @@ func (slowCounter) Close() error { return nil }
 // still blocked.
 func TestSlowArmAndCollectHoldUpNothing(t *testing.T) {
 	certs := testCerts(t)
-	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "lo"}, certs)
+	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "lo", AllowMgmtIface: true}, certs)
 	loading, load := make(chan struct{}), newGate(t)
 	rx := slowCounter{stopping: make(chan struct{}), release: newGate(t)}
 	a.svc.rx.start = func(context.Context, receiver.Options) (counter, error) {
@@ -164,7 +164,7 @@ func TestSlowArmAndCollectHoldUpNothing(t *testing.T) {
 // the load returns; the Arm, once loaded, is undone and refused.
 func TestReleaseDuringASlowArm(t *testing.T) {
 	certs := testCerts(t)
-	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "lo"}, certs)
+	a := startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "lo", AllowMgmtIface: true}, certs)
 	loading, load := make(chan struct{}), newGate(t)
 	a.svc.rx.start = func(context.Context, receiver.Options) (counter, error) {
 		close(loading)

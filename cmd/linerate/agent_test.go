@@ -81,9 +81,12 @@ func startAgent(t *testing.T, until string, args ...string) (stderr *syncBuffer,
 	var stdout syncBuffer
 	stderr = &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"agent"}, args...), &stdout, stderr) }()
+	// As main does: SIGHUP is routed to the command that claims it.
+	hctx, stopHangup := withHangup(ctx)
+	go func() { done <- run(hctx, append([]string{"agent"}, args...), &stdout, stderr) }()
 	stop = func() int {
 		cancel()
+		defer stopHangup()
 		select {
 		case code := <-done:
 			return code
@@ -92,7 +95,7 @@ func startAgent(t *testing.T, until string, args ...string) (stderr *syncBuffer,
 			return -1
 		}
 	}
-	t.Cleanup(func() { cancel() })
+	t.Cleanup(func() { cancel(); stopHangup() })
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(stderr.String(), until) {
 		if time.Now().After(deadline) {
