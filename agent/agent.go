@@ -325,6 +325,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 
 	if a.cfg.Insecure {
 		a.log.Warn(mtls.InsecureWarning)
+		a.log.Warn(insecureLeaseWarning)
 	}
 	creds, err := mtls.ServerCredentials(mtls.Options{
 		Dir: a.cfg.TLSDir, Name: a.cfg.TLSName, Insecure: a.cfg.Insecure,
@@ -337,7 +338,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
 	}
-	srv := grpc.NewServer(mtls.ServerOptions(creds)...)
+	srv := grpc.NewServer(append(mtls.ServerOptions(creds), grpc.ChainUnaryInterceptor(auditInterceptor(a.log.Named("audit"), a.cfg.Insecure)))...)
 	lineratev1.RegisterAgentServer(srv, a.svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
