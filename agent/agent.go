@@ -218,6 +218,7 @@ type Agent struct {
 	metrics  *http.Server
 	mlis     net.Listener
 	mserved  chan struct{}
+	admin    *adminEndpoint // the force-release socket (admin.go)
 	shutdown bool
 	// joinCtx ends the background join retries at shutdown.
 	joinCtx    context.Context
@@ -317,6 +318,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	a.svc.inv.inspect()
 	a.restoreJournals(ctx)
 	a.svc.metrics.setInfo(a.cfg, a.svc.inv.backends())
+	admin, err := startAdmin(AdminSocket(a.cfg.StateDir, a.cfg.Name), a.svc, a.log)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.admin = admin
+	a.mu.Unlock()
 	if a.cfg.MetricsAddr != "" {
 		if err := a.startMetrics(); err != nil {
 			return err
@@ -416,8 +424,12 @@ func (a *Agent) stopTransport(ctx context.Context) {
 	a.joinCancel()
 	s, srv, served := a.serf, a.grpc, a.served
 	msrv, mserved := a.metrics, a.mserved
-	a.serf, a.grpc, a.metrics = nil, nil, nil
+	admin := a.admin
+	a.serf, a.grpc, a.metrics, a.admin = nil, nil, nil, nil
 	a.mu.Unlock()
+	if admin != nil {
+		admin.stop(ctx)
+	}
 	if msrv != nil {
 		if err := msrv.Shutdown(ctx); err != nil {
 			_ = msrv.Close()

@@ -30,16 +30,16 @@ func TestReceivingRefusals(t *testing.T) {
 	}
 
 	// The role decides before anything else is tried.
-	g, err := s.leases.acquire("c1", nil)
+	g, err := s.leases.acquire(bg, nobody, "c1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKind(t, s.mayConfigure(g.id), ErrRole, "configure: the agent's role is receiver, not a sender", "configure on a receiver")
+	wantKind(t, s.mayConfigure(bg, g.id), ErrRole, "configure: the agent's role is receiver, not a sender", "configure on a receiver")
 	snd := unitService(t, RoleSender, fakeNetOS{})
-	g, _ = snd.leases.acquire("c1", nil)
-	_, err = snd.arm(g.id, receiver.Options{})
+	g, _ = snd.leases.acquire(bg, nobody, "c1", nil)
+	_, err = snd.arm(bg, g.id, receiver.Options{})
 	wantKind(t, err, ErrRole, "arm: the agent's role is sender, not a receiver", "arm on a sender")
-	_, err = snd.arm("nope", receiver.Options{})
+	_, err = snd.arm(bg, "nope", receiver.Options{})
 	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "arm without the lease")
 }
 
@@ -53,25 +53,25 @@ func TestArmOverBudget(t *testing.T) {
 		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe().receiverMemory, DefaultReceiverMemory)
 	}
 	s.cfg.ReceiverMemory = 256 << 20
-	g, err := s.leases.acquire("c1", nil)
+	g, err := s.leases.acquire(bg, nobody, "c1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 34 streams × a window of 2^27 sequences (2^22 words × 8 bytes):
 	// 1088 MiB, whatever the run's length.
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, Window: 1 << 27})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "nope0", MaxStreams: 34, Window: 1 << 27})
 	wantKind(t, err, ErrBudget, "arm: 34 streams × a window of 134217728 sequences need 1088 MiB of sequence state, the receiver's budget is 256 MiB (--receiver-memory)", "34 streams of 2^27")
 	if got := grpcCode(err); got != codes.ResourceExhausted {
 		t.Errorf("code %v, want ResourceExhausted", got)
 	}
 	// The defaults count: 32 streams of 2^21 are 16 MiB.
 	s.cfg.ReceiverMemory = 16<<20 - 1
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "nope0"})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences need 16 MiB", "the defaults")
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0", Repeats: 2})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "nope0", Repeats: 2})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences need 16 MiB", "the defaults with repeats")
 	s.cfg.ReceiverMemory = 16 << 20
-	_, err = s.arm(g.id, receiver.Options{Iface: "nope0"})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "nope0"})
 	wantKind(t, err, ErrHost, "arm nope0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})
 	if m := snd.describe().receiverMemory; m != 0 {

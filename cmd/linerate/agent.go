@@ -63,6 +63,7 @@ addresses, unless --allow-mgmt-iface.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
+	cmd.AddCommand(a.agentReleaseCommand())
 	return cmd
 }
 
