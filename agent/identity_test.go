@@ -146,16 +146,22 @@ func TestLeaseBoundToCertificate(t *testing.T) {
 	id := l.LeaseId
 	at := timestamppb.New(time.Now())
 	calls := map[string]func() error{
-		"RenewLease":   func() error { _, err := teamB.RenewLease(ctx, &lineratev1.RenewLeaseRequest{LeaseId: id}); return err },
-		"ReleaseLease": func() error { _, err := teamB.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: id}); return err },
-		"Tune":         func() error { _, err := teamB.Tune(ctx, &lineratev1.TuneRequest{LeaseId: id, Irqbalance: "ignore", ExcludeCpus: []int32{0}}); return err },
-		"Restore":      func() error { _, err := teamB.Restore(ctx, &lineratev1.RestoreRequest{LeaseId: id}); return err },
-		"Arm":          func() error { _, err := teamB.Arm(ctx, &lineratev1.ArmRequest{LeaseId: id}); return err },
-		"Collect":      func() error { _, err := teamB.Collect(ctx, &lineratev1.CollectRequest{LeaseId: id}); return err },
-		"Configure":    func() error { _, err := teamB.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: id}); return err },
-		"Start":        func() error { _, err := teamB.Start(ctx, &lineratev1.StartRequest{LeaseId: id, At: at}); return err },
-		"Stop":         func() error { _, err := teamB.Stop(ctx, &lineratev1.StopRequest{LeaseId: id}); return err },
-		"Result":       func() error { _, err := teamB.Result(ctx, &lineratev1.ResultRequest{LeaseId: id}); return err },
+		"RenewLease": func() error { _, err := teamB.RenewLease(ctx, &lineratev1.RenewLeaseRequest{LeaseId: id}); return err },
+		"ReleaseLease": func() error {
+			_, err := teamB.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: id})
+			return err
+		},
+		"Tune": func() error {
+			_, err := teamB.Tune(ctx, &lineratev1.TuneRequest{LeaseId: id, Irqbalance: "ignore", ExcludeCpus: []int32{0}})
+			return err
+		},
+		"Restore":   func() error { _, err := teamB.Restore(ctx, &lineratev1.RestoreRequest{LeaseId: id}); return err },
+		"Arm":       func() error { _, err := teamB.Arm(ctx, &lineratev1.ArmRequest{LeaseId: id}); return err },
+		"Collect":   func() error { _, err := teamB.Collect(ctx, &lineratev1.CollectRequest{LeaseId: id}); return err },
+		"Configure": func() error { _, err := teamB.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: id}); return err },
+		"Start":     func() error { _, err := teamB.Start(ctx, &lineratev1.StartRequest{LeaseId: id, At: at}); return err },
+		"Stop":      func() error { _, err := teamB.Stop(ctx, &lineratev1.StopRequest{LeaseId: id}); return err },
+		"Result":    func() error { _, err := teamB.Result(ctx, &lineratev1.ResultRequest{LeaseId: id}); return err },
 	}
 	for name, call := range calls {
 		err := call()
