@@ -1,0 +1,62 @@
+package coordinator
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRenewInParallel checks that leases are renewed one goroutine per
+// agent: a sender whose RenewLease never answers (first in the run's
+// order) does not hold up the receiver's renewal, and it fails the run,
+// naming it, once its call's own timeout ends it.
+func TestRenewInParallel(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	s1.hangResult = true // a run that would never end by itself
+	s1.hangIn = "RenewLease"
+	r1 := receiver("r1", "198.18.0.101")
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Duration: time.Hour, Drain: time.Millisecond, LeaseTTL: 3 * time.Second}
+	wire(spec, c)
+	t0 := time.Now()
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "agent s1") || !strings.Contains(res.Error, "renew lease") {
+		t.Fatalf("status %s phase %q error %q", res.Status, res.FailedPhase, res.Error)
+	}
+	if !r1.called("RenewLease") {
+		t.Error("r1's lease was not renewed while s1's renewal hung")
+	}
+	// One tick (1 s) plus s1's call's own timeout (1 s).
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the run took %s to fail on s1's renewal", d)
+	}
+	if !s1.released || !r1.released {
+		t.Errorf("released: s1 %t, r1 %t", s1.released, r1.released)
+	}
+}
+
+// TestRenewRefusedFailsRun checks that a renewal the agent refuses fails
+// the run naming the agent.
+func TestRenewRefusedFailsRun(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	s1.hangResult = true
+	r1 := receiver("r1", "198.18.0.101")
+	r1.failIn = "RenewLease"
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Duration: time.Hour, Drain: time.Millisecond, LeaseTTL: 3 * time.Second}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || !strings.Contains(res.Error, "agent r1") || !strings.Contains(res.Error, "renew lease") || !strings.Contains(res.Error, "scripted failure") {
+		t.Fatalf("status %s phase %q error %q", res.Status, res.FailedPhase, res.Error)
+	}
+	if !s1.released || !r1.released {
+		t.Errorf("released: s1 %t, r1 %t", s1.released, r1.released)
+	}
+}
