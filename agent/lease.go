@@ -256,8 +256,7 @@ func (l *leases) forceRelease() (*lease, func()) {
 // the lease it ended, or nil. An ended lease's cleanup is under way (it
 // counts in cleanups, and acquire waits for it) until cleaned is called.
 func (l *leases) end(id string, ends func(c *lease) bool) *lease {
-	l.life.Lock()
-	defer l.life.Unlock()
+	defer l.lockLife()()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cur
@@ -363,7 +362,7 @@ func (l *leases) latest() uint64 {
 // cleanups under way (each bounded by the cleanup's bound), so nothing of
 // the agent runs on after its shutdown.
 func (l *leases) close() {
-	l.life.Lock()
+	unlock := l.lockLife()
 	l.mu.Lock()
 	l.closed = true
 	if l.cur != nil {
@@ -371,8 +370,28 @@ func (l *leases) close() {
 		l.cur = nil
 	}
 	l.mu.Unlock()
-	l.life.Unlock()
+	unlock()
 	l.cleanups.Wait()
+}
+
+// lockLife takes life for writing, waiting for the operations under hold
+// at most the cleanup's bound: past it the lease ends anyway (a wedged
+// operation cannot keep an agent leased), the operation finishing under
+// an ended lease, and life is released once it has been taken. It returns
+// the unlock.
+func (l *leases) lockLife() (unlock func()) {
+	got := make(chan struct{})
+	go func() { l.life.Lock(); close(got) }()
+	t := time.NewTimer(l.cleanupBound())
+	defer t.Stop()
+	select {
+	case <-got:
+		return l.life.Unlock
+	case <-t.C:
+		l.log.Warn("an operation under the lease outran the cleanup's bound: ending the lease without waiting for it", "bound", l.cleanupBound())
+		go func() { <-got; l.life.Unlock() }()
+		return func() {}
+	}
 }
 
 // armTimer (re)starts the expiry timer of c. Callers hold l.mu.

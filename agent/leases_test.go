@@ -384,3 +384,38 @@ func TestLeasesAcquireWaitsForCleanup(t *testing.T) {
 		t.Fatal("acquire did not go ahead after the cleanup ended")
 	}
 }
+
+// TestLeasesEndIsBounded checks that no wait of a lease's end is
+// unbounded: an operation under hold that never returns holds up a
+// release only for the cleanup's bound, and an acquire waits for a
+// cleanup that never ends only as long.
+func TestLeasesEndIsBounded(t *testing.T) {
+	l, _ := newLeases(time.Millisecond)
+	l.cleanupTimeout = 100 * time.Millisecond
+	g, err := l.acquire(bg, coordA, "c1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, wedged := make(chan struct{}), make(chan struct{})
+	defer close(wedged)
+	go func() { _ = l.hold(coordA, g.id, func(uint64) error { close(inside); <-wedged; return nil }) }()
+	<-inside
+	t0 := time.Now()
+	c, done, err := l.release(coordA, g.id)
+	if err != nil || c == nil {
+		t.Fatalf("release past a wedged operation: %v %v", c, err)
+	}
+	if d := time.Since(t0); d < 100*time.Millisecond || d > 3*time.Second {
+		t.Errorf("release took %s, want the cleanup's bound (100ms)", d)
+	}
+	// Its cleanup never reports done: the next acquire waits the bound,
+	// then goes ahead.
+	_ = done
+	t0 = time.Now()
+	if _, err := l.acquire(bg, coordB, "c2", nil); err != nil {
+		t.Fatalf("acquire past a cleanup that never ends: %v", err)
+	}
+	if d := time.Since(t0); d < 50*time.Millisecond || d > 3*time.Second {
+		t.Errorf("acquire took %s, want about the cleanup's bound (100ms)", d)
+	}
+}
