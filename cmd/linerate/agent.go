@@ -35,6 +35,11 @@ link speed, backends, version; a receiver adds its data addresses and MAC).
 On SIGTERM or SIGINT it stops sending, disarms, restores the tuning, leaves
 the cluster and stops.
 
+Leases: one coordinator certificate at a time holds the agent; calls from
+any other certificate are refused and every state-changing call is logged
+as an audit line. 'linerate agent release' force-releases the lease from
+this host, through the agent's admin socket in --state-dir.
+
 Safety rails: a sender sends only to a data address of an alive receiver of
 its own cluster, with that receiver's MAC as dst_mac, unless the whole
 destination range lies in an --allow-dst CIDR; and it refuses to start when
