@@ -40,6 +40,10 @@ type ForceReleased struct {
 	Error         string   `json:"error,omitempty"` // the cleanup failed (the lease is ended anyway)
 }
 
+// maxSocketPath is the size of a unix socket address's path (Linux
+// sun_path, its terminating NUL included).
+const maxSocketPath = 108
+
 // adminEndpoint serves the admin socket.
 type adminEndpoint struct {
 	path   string
@@ -50,6 +54,9 @@ type adminEndpoint struct {
 // startAdmin serves the admin socket of a; a socket left by an agent that
 // died is replaced, one another live agent serves is an error.
 func startAdmin(path string, svc *service, log hclog.Logger) (*adminEndpoint, error) {
+	if len(path) >= maxSocketPath {
+		return nil, fmt.Errorf("agent admin socket %s: %d bytes, over the %d a unix socket path may have: use a shorter --state-dir", path, len(path), maxSocketPath-1)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent admin socket: create %s: %w", dir, err)
