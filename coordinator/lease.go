@@ -24,6 +24,21 @@ func (st *runState) acquire(ctx context.Context, n *node) error {
 	return nil
 }
 
+// leasedElsewhere refuses, at describe, an agent another coordinator
+// holds (l, as Describe shows it: nil when free), naming the holder's
+// certificate and the lease's expiry, before this run leases any agent.
+func leasedElsewhere(l *lineratev1.LeaseInfo) error {
+	if l == nil {
+		return nil
+	}
+	who := fmt.Sprintf("certificate %q", l.Holder)
+	if l.Holder == "" {
+		who = "a coordinator with no certificate identity (--insecure)"
+	}
+	return fmt.Errorf("describe: leased to %s (coordinator_id %q) until %s: wait for that run to end; the agent host's operator can end it with `linerate agent release`",
+		who, l.CoordinatorId, l.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
+}
+
 // renew keeps every lease alive: one goroutine per agent renews its lease
 // at a third of its TTL, each call bounded by a third of the TTL, so a
 // slow or silent agent holds up no other's renewal. A refused or failed

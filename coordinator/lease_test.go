@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
 // TestRenewInParallel checks that leases are renewed one goroutine per
@@ -58,5 +62,29 @@ func TestRenewRefusedFailsRun(t *testing.T) {
 	}
 	if !s1.released || !r1.released {
 		t.Errorf("released: s1 %t, r1 %t", s1.released, r1.released)
+	}
+}
+
+// TestRunRefusesAgentLeasedElsewhere checks that an agent whose Describe
+// shows another coordinator's lease fails the run in describe, naming the
+// holder's certificate and the expiry, before any agent is leased.
+func TestRunRefusesAgentLeasedElsewhere(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	until := time.Date(2026, 12, 2, 20, 0, 0, 0, time.UTC)
+	r1.leasedTo = &lineratev1.LeaseInfo{Holder: "team-b", CoordinatorId: "team-b/run7", ExpiresAt: timestamppb.New(until)}
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `agent r1, phase describe: describe: leased to certificate "team-b" (coordinator_id "team-b/run7") until 2026-12-02T20:00:00Z`
+	if res.Status != StatusFailed || !strings.Contains(res.Error, want) {
+		t.Fatalf("status %s error %q, want %q", res.Status, res.Error, want)
+	}
+	if s1.called("AcquireLease") || r1.called("AcquireLease") {
+		t.Error("an agent was leased although r1 is another's")
 	}
 }
