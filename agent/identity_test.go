@@ -88,6 +88,24 @@ func affinities(t *testing.T, root string) []string {
 	return out
 }
 
+// leaseAndTune acquires the lease as coordinator (ttl 0: the default) and
+// tunes every queue; it returns the lease id.
+func leaseAndTune(t *testing.T, ctx context.Context, c lineratev1.AgentClient, coordinator string, ttl time.Duration) string {
+	t.Helper()
+	req := &lineratev1.AcquireLeaseRequest{CoordinatorId: coordinator}
+	if ttl > 0 {
+		req.Ttl = durationpb.New(ttl)
+	}
+	l, err := c.AcquireLease(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, Irqbalance: "ignore"}); err != nil {
+		t.Fatal(err)
+	}
+	return l.LeaseId
+}
+
 // TestLeaseBoundToCertificate checks, against a real agent over mutual
 // TLS, that a second coordinator certificate of the same CA can neither
 // take, renew nor release the first's lease, nor drive the agent with its
@@ -97,17 +115,11 @@ func TestLeaseBoundToCertificate(t *testing.T) {
 	_, teamA, teamB, root, _, logs := twoTeams(t, 0)
 	ctx := ctxT(t, 20*time.Second)
 
-	l, err := teamA.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "teamA/run1", Ttl: durationpb.New(time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := teamA.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, Irqbalance: "ignore"}); err != nil {
-		t.Fatal(err)
-	}
+	leaseID := leaseAndTune(t, ctx, teamA, "teamA/run1", time.Minute)
 	tuned := affinities(t, root)
 	noLeaseID := func(what string, text string) {
 		t.Helper()
-		if strings.Contains(text, l.LeaseId) {
+		if strings.Contains(text, leaseID) {
 			t.Errorf("%s shows the lease id: %s", what, text)
 		}
 	}
@@ -143,7 +155,7 @@ func TestLeaseBoundToCertificate(t *testing.T) {
 	}
 
 	// Nor renew, release or drive it with team A's lease id.
-	id := l.LeaseId
+	id := leaseID
 	at := timestamppb.New(time.Now())
 	calls := map[string]func() error{
 		"RenewLease": func() error { _, err := teamB.RenewLease(ctx, &lineratev1.RenewLeaseRequest{LeaseId: id}); return err },
@@ -237,13 +249,7 @@ func TestLeaseForceRelease(t *testing.T) {
 	if res, err := ForceRelease(ctx, state, ""); err != nil || res.Released {
 		t.Fatalf("force-release of a free agent: %+v %v", res, err)
 	}
-	l, err := teamA.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "teamA/run1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := teamA.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, Irqbalance: "ignore"}); err != nil {
-		t.Fatal(err)
-	}
+	leaseID := leaseAndTune(t, ctx, teamA, "teamA/run1", 0)
 	if got := affinity(t, root, 42); got != "1\n" {
 		t.Fatalf("irq 42 after tune: %q", got)
 	}
@@ -267,7 +273,7 @@ func TestLeaseForceRelease(t *testing.T) {
 	if j, _ := topology.LoadJournal(state, "eth0"); j != nil {
 		t.Error("journal left after force-release")
 	}
-	_, err = teamA.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, Irqbalance: "ignore"})
+	_, err = teamA.Tune(ctx, &lineratev1.TuneRequest{LeaseId: leaseID, Irqbalance: "ignore"})
 	wantCode(t, err, codes.FailedPrecondition, "team A's tune after the force-release")
 	if _, err := teamB.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "teamB/run1"}); err != nil {
 		t.Errorf("team B after the force-release: %v", err)
@@ -308,13 +314,7 @@ func TestLeaseLateCleanupSparesNextHolder(t *testing.T) {
 		close(finished)
 	}
 
-	la, err := teamA.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "teamA/run1", Ttl: durationpb.New(300 * time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := teamA.Tune(ctx, &lineratev1.TuneRequest{LeaseId: la.LeaseId, Irqbalance: "ignore"}); err != nil {
-		t.Fatal(err)
-	}
+	leaseAndTune(t, ctx, teamA, "teamA/run1", 300*time.Millisecond)
 	pinsA := affinities(t, root)
 	select {
 	case <-blocked:
