@@ -255,6 +255,7 @@ type Agent struct {
 	metrics  *http.Server
 	mlis     net.Listener
 	mserved  chan struct{}
+	admin    *adminEndpoint // the force-release socket (admin.go)
 	shutdown bool
 	// joinCtx ends the background join retries at shutdown.
 	joinCtx    context.Context
@@ -369,6 +370,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	a.svc.inv.inspect()
 	a.restoreJournals(ctx)
 	a.svc.metrics.setInfo(a.cfg, a.svc.inv.backends())
+	admin, err := startAdmin(AdminSocket(a.cfg.StateDir, a.cfg.Name), a.svc, a.log)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.admin = admin
+	a.mu.Unlock()
 	if a.cfg.MetricsAddr != "" {
 		if err := a.startMetrics(); err != nil {
 			return err
@@ -377,6 +385,7 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 
 	if a.cfg.Insecure {
 		a.log.Warn(mtls.InsecureWarning)
+		a.log.Warn(insecureLeaseWarning)
 	}
 	creds, err := a.serverCredentials()
 	if err != nil {
@@ -387,12 +396,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
 	}
 	// Recovery first, so a panic in any later interceptor is caught too;
-	// then who may call what (peers.go), then every request's bounds
+	// then the audit line of every call (audit.go: it sees every later
+	// refusal), who may call what (peers.go), then every request's bounds
 	// (bounds.go), before any handler.
 	bounds := a.svc.bounds()
 	rec := recovery{log: a.log.Named("grpc")}
 	srv := grpc.NewServer(append(mtls.ServerOptions(creds),
-		grpc.ChainUnaryInterceptor(rec.unary, callerUnary, bounds.unary),
+		grpc.ChainUnaryInterceptor(rec.unary, auditInterceptor(a.log.Named("audit"), a.cfg.Insecure), callerUnary, bounds.unary),
 		grpc.ChainStreamInterceptor(rec.stream, callerStream, bounds.stream))...)
 	lineratev1.RegisterAgentServer(srv, a.svc)
 	hs := health.NewServer()
@@ -455,8 +465,12 @@ func (a *Agent) stopTransport(ctx context.Context) {
 	a.joinCancel()
 	s, srv, served := a.serf, a.grpc, a.served
 	msrv, mserved := a.metrics, a.mserved
-	a.serf, a.grpc, a.metrics = nil, nil, nil
+	admin := a.admin
+	a.serf, a.grpc, a.metrics, a.admin = nil, nil, nil, nil
 	a.mu.Unlock()
+	if admin != nil {
+		admin.stop(ctx)
+	}
 	if msrv != nil {
 		if err := msrv.Shutdown(ctx); err != nil {
 			_ = msrv.Close()

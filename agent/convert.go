@@ -448,7 +448,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 		Clock: clockToProto(d.clock),
 	}
 	if d.leased {
-		resp.Lease = &lineratev1.LeaseInfo{CoordinatorId: d.leaseHolder, ExpiresAt: ts(d.leaseExpires)}
+		resp.Lease = leaseToProto(d.lease)
 	}
 	return resp
 }

@@ -16,6 +16,9 @@ var (
 	ErrNoLease = errors.New("no such lease")
 	// ErrLeaseHeld is a lease another coordinator holds.
 	ErrLeaseHeld = errors.New("lease held by another coordinator")
+	// ErrNotHolder is a call from an identity (client certificate) other
+	// than the lease holder's, whatever lease id it carries.
+	ErrNotHolder = errors.New("not the lease holder")
 	// ErrShuttingDown is a call that reached an agent that is shutting down.
 	ErrShuttingDown = errors.New("agent shutting down")
 	// ErrRole is a call the agent's role does not serve (Configure on a
@@ -47,7 +50,7 @@ var (
 
 // errorKinds are every kind above, for the gRPC mapping and its test.
 var errorKinds = []error{
-	ErrInvalid, ErrNoLease, ErrLeaseHeld, ErrShuttingDown, ErrRole, ErrBusy,
+	ErrInvalid, ErrNoLease, ErrLeaseHeld, ErrNotHolder, ErrShuttingDown, ErrRole, ErrBusy,
 	ErrNotReady, ErrHost, ErrRefused, ErrAborted, ErrCanceled, ErrBudget, ErrFailed,
 }
 

@@ -19,7 +19,7 @@ func TestGRPCCodeOfEveryKind(t *testing.T) {
 		codes.FailedPrecondition: {ErrNoLease, ErrRole, ErrBusy, ErrNotReady, ErrHost},
 		codes.AlreadyExists:      {ErrLeaseHeld},
 		codes.Unavailable:        {ErrShuttingDown},
-		codes.PermissionDenied:   {ErrRefused},
+		codes.PermissionDenied:   {ErrRefused, ErrNotHolder},
 		codes.Aborted:            {ErrAborted},
 		codes.Canceled:           {ErrCanceled},
 		codes.Internal:           {ErrFailed},

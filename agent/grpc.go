@@ -18,7 +18,7 @@ func (s *service) Describe(context.Context, *lineratev1.DescribeRequest) (*liner
 	return describeToProto(s.describe()), nil
 }
 
-func (s *service) AcquireLease(_ context.Context, req *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
+func (s *service) AcquireLease(ctx context.Context, req *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
 	var ttl *time.Duration
 	if req.CoordinatorId != "" { // a missing coordinator is told first (acquire)
 		var err error
@@ -26,19 +26,19 @@ func (s *service) AcquireLease(_ context.Context, req *lineratev1.AcquireLeaseRe
 			return nil, toStatus(err)
 		}
 	}
-	g, err := s.leases.acquire(req.CoordinatorId, ttl)
+	g, err := s.acquire(ctx, req.CoordinatorId, ttl)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &lineratev1.AcquireLeaseResponse{LeaseId: g.id, ExpiresAt: ts(g.expires), Ttl: durationpb.New(g.ttl)}, nil
 }
 
-func (s *service) RenewLease(_ context.Context, req *lineratev1.RenewLeaseRequest) (*lineratev1.RenewLeaseResponse, error) {
+func (s *service) RenewLease(ctx context.Context, req *lineratev1.RenewLeaseRequest) (*lineratev1.RenewLeaseResponse, error) {
 	ttl, err := optDuration(req.Ttl, "ttl")
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	g, err := s.leases.renew(req.LeaseId, ttl)
+	g, err := s.renew(ctx, req.LeaseId, ttl)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -77,8 +77,8 @@ func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*linerat
 	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, ArmedAt: ts(a.at)}, nil
 }
 
-func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
-	rep, irqs, err := s.collect(req.LeaseId, req.KeepArmed)
+func (s *service) Collect(ctx context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
+	rep, irqs, err := s.collect(ctx, req.LeaseId, req.KeepArmed)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -88,7 +88,7 @@ func (s *service) Collect(_ context.Context, req *lineratev1.CollectRequest) (*l
 func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureRequest) (*lineratev1.ConfigureResponse, error) {
 	// The lease, the role and a running send are refused before the
 	// configuration is read, as they always were.
-	if err := s.mayConfigure(req.LeaseId); err != nil {
+	if err := s.mayConfigure(ctx, req.LeaseId); err != nil {
 		return nil, toStatus(err)
 	}
 	cfg, err := senderConfigFromProto(req.Config)
@@ -137,6 +137,10 @@ func (s *service) Watch(req *lineratev1.WatchRequest, stream grpc.ServerStreamin
 		return toStatus(err)
 	}
 	return toStatus(s.watcher.watch(stream.Context(), interval, func(smp sample) error {
-		return stream.Send(sampleToProto(smp))
+		resp := sampleToProto(smp)
+		if h, ok := s.leases.holder(); ok {
+			resp.Lease = leaseToProto(h)
+		}
+		return stream.Send(resp)
 	}))
 }

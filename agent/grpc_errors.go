@@ -13,6 +13,7 @@ var grpcCodes = map[error]codes.Code{
 	ErrInvalid:      codes.InvalidArgument,
 	ErrNoLease:      codes.FailedPrecondition,
 	ErrLeaseHeld:    codes.AlreadyExists,
+	ErrNotHolder:    codes.PermissionDenied,
 	ErrShuttingDown: codes.Unavailable,
 	ErrRole:         codes.FailedPrecondition,
 	ErrBusy:         codes.FailedPrecondition,

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -62,10 +61,9 @@ type description struct {
 	// receiverMemory is the receiver's memory budget in bytes (0: not a
 	// receiver).
 	receiverMemory uint64
-	// leaseHolder holds a current lease until leaseExpires (leased).
-	leaseHolder  string
-	leaseExpires time.Time
-	leased       bool
+	// lease is who holds a current lease (leased).
+	lease  holderInfo
+	leased bool
 	// clock is the host's clock discipline now.
 	clock clockInfo
 }

@@ -69,11 +69,15 @@ func TestLeaseTuneRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The holder's certificate with another coordinator_id is another run:
+	// refused. Another certificate is refused whatever it gives
+	// (TestLeaseBoundToCertificate).
 	_, err = c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c2"})
-	wantCode(t, err, codes.AlreadyExists, "second coordinator")
+	wantCode(t, err, codes.AlreadyExists, "the holder's certificate, another coordinator_id")
+	// The same certificate and coordinator_id is a retry: its lease back.
 	again, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1", Ttl: durationpb.New(time.Minute)})
 	if err != nil || again.LeaseId != l.LeaseId || again.Ttl.AsDuration() != time.Minute {
-		t.Errorf("re-acquire by the holder: %v, %v (want lease %s, ttl 1m)", again, err, l.LeaseId)
+		t.Errorf("re-acquire by the holder's certificate and coordinator_id: %v, %v (want lease %s, ttl 1m)", again, err, l.LeaseId)
 	}
 	_, err = c.Tune(ctx, &lineratev1.TuneRequest{})
 	wantCode(t, err, codes.FailedPrecondition, "tune without lease")
@@ -101,7 +105,7 @@ func TestLeaseTuneRelease(t *testing.T) {
 		t.Fatal("no journal after tune")
 	}
 	d, err = c.Describe(ctx, &lineratev1.DescribeRequest{})
-	if err != nil || d.Lease.GetCoordinatorId() != "c1" {
+	if err != nil || d.Lease.GetCoordinatorId() != "c1" || d.Lease.GetHolder() != "coord" {
 		t.Errorf("describe lease: %v %v", d.GetLease(), err)
 	}
 	wantMetrics(t, "tuned", scrape(t, a), map[string]float64{

@@ -109,7 +109,7 @@ func (m *metrics) runEnded(role string, err error) {
 }
 
 func (s *service) leaseHeld() float64 {
-	if _, _, ok := s.leases.holder(); ok {
+	if _, ok := s.leases.holder(); ok {
 		return 1
 	}
 	return 0

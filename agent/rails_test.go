@@ -177,7 +177,7 @@ var mgmtHost = fakeNetOS{defaults: []string{"data0"}, addrs: map[string][]netip.
 func TestRequestRails(t *testing.T) {
 	ctx := context.Background()
 	rx := unitService(t, RoleReceiver, mgmtHost)
-	g, err := rx.leases.acquire("c1", nil)
+	g, err := rx.leases.acquire(bg, nobody, "c1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRequestRails(t *testing.T) {
 	// to count on or topology to tune here).
 	ok := unitService(t, RoleReceiver, mgmtHost)
 	ok.mgmt.allow = true
-	g, _ = ok.leases.acquire("c1", nil)
+	g, _ = ok.leases.acquire(bg, nobody, "c1", nil)
 	_, err = ok.arm(ctx, g.id, receiver.Options{})
 	wantKind(t, err, ErrHost, "arm data0: ", "arm allowed")
 	_, err = ok.tune(ctx, g.id, tuneOptions{irqbalance: "ignore"})
@@ -208,7 +208,7 @@ func TestRequestRails(t *testing.T) {
 
 	tx := unitService(t, RoleSender, mgmtHost)
 	tx.conf.backend = countingBackend{}
-	g, _ = tx.leases.acquire("c1", nil)
+	g, _ = tx.leases.acquire(bg, nobody, "c1", nil)
 	_, err = tx.configure(ctx, g.id, sendConfig(), "")
 	wantCodeOf(t, err, ErrRefused, codes.PermissionDenied, "configure: agent: data interface is a management interface: --iface data0 carries the default route, and test traffic from it", "configure")
 	_, err = tx.start(ctx, g.id, time.Time{})
@@ -235,7 +235,7 @@ func TestRequestRails(t *testing.T) {
 // the control traffic is on it, whatever the agent's flags named.
 func TestRequestLocalAddrRail(t *testing.T) {
 	rx := unitService(t, RoleReceiver, fakeNetOS{addrs: map[string][]netip.Addr{"data0": addrs("198.18.0.2")}})
-	g, _ := rx.leases.acquire("c1", nil)
+	g, _ := rx.leases.acquire(bg, nobody, "c1", nil)
 	on := func(addr string) context.Context {
 		return peer.NewContext(context.Background(), &peer.Peer{
 			Addr:      &net.TCPAddr{IP: net.ParseIP("198.18.0.1"), Port: 40000},

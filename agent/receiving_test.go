@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -33,16 +32,16 @@ func TestReceivingRefusals(t *testing.T) {
 	}
 
 	// The role decides before anything else is tried.
-	g, err := s.leases.acquire("c1", nil)
+	g, err := s.leases.acquire(bg, nobody, "c1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKind(t, s.mayConfigure(g.id), ErrRole, "configure: the agent's role is receiver, not a sender", "configure on a receiver")
+	wantKind(t, s.mayConfigure(bg, g.id), ErrRole, "configure: the agent's role is receiver, not a sender", "configure on a receiver")
 	snd := unitService(t, RoleSender, fakeNetOS{})
-	g, _ = snd.leases.acquire("c1", nil)
-	_, err = snd.arm(context.Background(), g.id, receiver.Options{})
+	g, _ = snd.leases.acquire(bg, nobody, "c1", nil)
+	_, err = snd.arm(bg, g.id, receiver.Options{})
 	wantKind(t, err, ErrRole, "arm: the agent's role is sender, not a receiver", "arm on a sender")
-	_, err = snd.arm(context.Background(), "nope", receiver.Options{})
+	_, err = snd.arm(bg, "nope", receiver.Options{})
 	wantKind(t, err, ErrNoLease, "lease_id: not the agent's current lease", "arm without the lease")
 }
 
@@ -66,7 +65,7 @@ func TestArmOverBudget(t *testing.T) {
 		return n
 	}
 	s.cfg.ReceiverMemory = 256 << 20
-	g, err := s.leases.acquire("c1", nil)
+	g, err := s.leases.acquire(bg, nobody, "c1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestArmOverBudget(t *testing.T) {
 	// over 1088 MiB, whatever the run's length, for every method.
 	for _, m := range []string{receiver.MethodAuto, receiver.MethodXDP, receiver.MethodAFPacket} {
 		o := receiver.Options{Iface: "data0", Method: m, MaxStreams: 34, Window: 1 << 27}
-		_, err = s.arm(context.Background(), g.id, o)
+		_, err = s.arm(bg, g.id, o)
 		wantKind(t, err, ErrBudget, fmt.Sprintf("arm: 34 streams × a window of 134217728 sequences on %d CPUs need %d MiB of receiver state, the receiver's budget is 256 MiB (--receiver-memory)", cpus, mib(need(o))), "34 streams of 2^27, "+m)
 		if got := grpcCode(err); got != codes.ResourceExhausted {
 			t.Errorf("code %v, want ResourceExhausted", got)
@@ -84,12 +83,12 @@ func TestArmOverBudget(t *testing.T) {
 	// their state on every CPU.
 	def := need(receiver.Options{})
 	s.cfg.ReceiverMemory = def - 1
-	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "data0"})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 2097152 sequences on", "the defaults")
-	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0", Repeats: 2})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "data0", Repeats: 2})
 	wantKind(t, err, ErrBudget, "arm: 32 streams × a window of 131072 sequences on", "the defaults with repeats")
 	s.cfg.ReceiverMemory = def
-	_, err = s.arm(context.Background(), g.id, receiver.Options{Iface: "data0"})
+	_, err = s.arm(bg, g.id, receiver.Options{Iface: "data0"})
 	wantKind(t, err, ErrHost, "arm data0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})
 	if m := snd.describe().receiverMemory; m != 0 {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
@@ -48,17 +47,7 @@ func (p *panicky) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingS
 	return stream.Send(&lineratev1.WatchResponse{})
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
+// String is what the agent logged so far (syncBuffer: identity_test.go).
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,6 +33,7 @@ type service struct {
 	leases  *leases
 	tuner   *tuner
 	mgmt    *mgmtRail
+	gate    *tuneGate // serialises tune and restore
 	conf    *configurer
 	rx      *receiving
 	tx      *sending
@@ -46,6 +48,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s := &service{cfg: cfg, log: log, base: ctx, cancel: cancel, changes: newChanges()}
 	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
+	s.gate = newTuneGate()
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: topology.AgentOwner(cfg.Name, cfg.Iface), log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
@@ -75,59 +78,98 @@ func (s *service) receives() bool { return s.cfg.Role.Receives() }
 // describe is what Describe tells: the inventory and the lease's holder.
 func (s *service) describe() description {
 	d := s.inv.describe(s.cfg.Version)
-	d.leaseHolder, d.leaseExpires, d.leased = s.leases.holder()
+	d.lease, d.leased = s.leases.holder()
 	if s.receives() {
 		d.receiverMemory = s.cfg.ReceiverMemory
 	}
 	return d
 }
 
-// release ends lease id: stops a send, disarms the receiver and, unless
-// keepTuning, restores the tuning. A lease already gone is no error.
-func (s *service) release(ctx context.Context, id string, keepTuning bool) ([]topology.Change, []string, error) {
-	coordinator, ok := s.leases.release(id)
-	if !ok {
-		return nil, nil, nil
+// hold runs fn while lease id of the caller of ctx is current (see
+// leases.hold), and notes the lease's outcome for the call's audit line.
+func (s *service) hold(ctx context.Context, id string, fn func(gen uint64) error) error {
+	accepted := false
+	err := s.leases.hold(callerOf(ctx), id, func(gen uint64) error {
+		accepted = true
+		noteLease(ctx, nil)
+		return fn(gen)
+	})
+	if !accepted {
+		noteLease(ctx, err)
 	}
-	s.log.Info("lease released", "coordinator", coordinator, "keep_tuning", keepTuning)
-	changes, warnings, err := s.endRun(ctx, !keepTuning)
+	return err
+}
+
+// acquire grants the caller of ctx the lease for coordinator.
+func (s *service) acquire(ctx context.Context, coordinator string, ttl *time.Duration) (grant, error) {
+	g, err := s.leases.acquire(ctx, callerOf(ctx), coordinator, ttl)
+	noteLease(ctx, err)
+	return g, err
+}
+
+// renew extends lease id of the caller of ctx.
+func (s *service) renew(ctx context.Context, id string, ttl *time.Duration) (grant, error) {
+	g, err := s.leases.renew(callerOf(ctx), id, ttl)
+	noteLease(ctx, err)
+	return g, err
+}
+
+// release ends lease id of the caller of ctx: stops a send, disarms the
+// receiver and, unless keepTuning, restores the tuning. A lease already
+// gone is no error; another identity's lease is refused.
+func (s *service) release(ctx context.Context, id string, keepTuning bool) ([]topology.Change, []string, error) {
+	c, done, err := s.leases.release(callerOf(ctx), id)
+	noteLease(ctx, err)
+	if err != nil || c == nil {
+		return nil, nil, err
+	}
+	defer done()
+	s.log.Info("lease released", "holder", caller{name: c.holder}.display(), "coordinator", c.coordinator, "generation", c.gen, "keep_tuning", keepTuning)
+	ctx, cancel := context.WithTimeout(ctx, s.leases.cleanupBound())
+	defer cancel()
+	changes, warnings, err := s.endRun(ctx, c.gen, !keepTuning)
 	if err != nil {
 		return nil, nil, failf(ErrFailed, "release: %v", err)
 	}
 	return changes, warnings, nil
 }
 
-// expiryCleanup bounds the cleanup after an expired lease (the next
-// AcquireLease waits for it): a send is given up defaultStopGrace after
-// its stop (watchdog.go), the restore is file writes.
-const expiryCleanup = defaultStopGrace + 20*time.Second
-
-// expired cleans up after a lease that expired, within expiryCleanup.
-func (s *service) expired(coordinator string) {
-	s.log.Warn("lease expired: stopping, disarming and restoring the host", "coordinator", coordinator)
-	ctx, cancel := context.WithTimeout(context.Background(), expiryCleanup)
-	defer cancel()
-	if _, _, err := s.endRun(ctx, true); err != nil {
-		s.log.Error("cleaning up after an expired lease", "error", err)
+// expired cleans up after lease c that expired (ctx bounds the cleanup).
+func (s *service) expired(ctx context.Context, c *lease) {
+	s.log.Warn("lease expired: stopping, disarming and restoring the host", "holder", caller{name: c.holder}.display(), "coordinator", c.coordinator, "generation", c.gen)
+	if _, _, err := s.endRun(ctx, c.gen, true); err != nil {
+		s.log.Error("cleaning up after an expired lease", "generation", c.gen, "error", err)
 	}
 }
 
 // tune pins the queue IRQs for the holder of lease id.
 func (s *service) tune(ctx context.Context, id string, o tuneOptions) (t *tuning, err error) {
 	// Under hold: the lease cannot end (and restore) while IRQs are pinned.
-	err = s.leases.hold(id, func() (err error) {
+	err = s.hold(ctx, id, func(gen uint64) error {
 		if err := s.mgmt.checkRequest(ctx, "tune", useTune); err != nil {
 			return err
 		}
-		t, err = s.tuner.tune(ctx, o)
-		return err
+		return s.gate.tune(ctx, gen, func() (err error) { t, err = s.tuner.tune(ctx, o); return err })
 	})
 	return t, err
 }
 
 // restore puts back the tuning for the holder of lease id.
 func (s *service) restore(ctx context.Context, id string) (changes []topology.Change, warnings []string, err error) {
-	err = s.leases.hold(id, func() (err error) { changes, warnings, err = s.tuner.restore(ctx); return err })
+	err = s.hold(ctx, id, func(gen uint64) error {
+		changes, warnings, err = s.restoreFor(ctx, gen)
+		return err
+	})
+	return changes, warnings, err
+}
+
+// restoreFor restores the tuning on behalf of lease generation gen,
+// unless a later lease tuned the host meanwhile.
+func (s *service) restoreFor(ctx context.Context, gen uint64) (changes []topology.Change, warnings []string, err error) {
+	skipped, err := s.gate.restore(ctx, gen, func() (err error) { changes, warnings, err = s.tuner.restore(ctx); return err })
+	if skipped {
+		s.log.Warn("not restoring: a later lease tuned the host since", "generation", gen)
+	}
 	return changes, warnings, err
 }
 
@@ -136,7 +178,7 @@ func (s *service) restore(ctx context.Context, id string) (changes []topology.Ch
 // end of a lease — and every call held up behind it — never waits for it;
 // an arm whose lease ended meanwhile is undone.
 func (s *service) arm(ctx context.Context, id string, o receiver.Options) (armedInfo, error) {
-	err := s.leases.hold(id, func() error {
+	err := s.hold(ctx, id, func(uint64) error {
 		if !s.receives() {
 			return failf(ErrRole, "arm: the agent's role is %s, not a receiver", s.cfg.Role)
 		}
@@ -155,7 +197,7 @@ func (s *service) arm(ctx context.Context, id string, o receiver.Options) (armed
 	if err != nil {
 		return armedInfo{}, err
 	}
-	if err := s.leases.check(id); err != nil {
+	if err := s.leases.check(callerOf(ctx), id); err != nil {
 		if derr := s.rx.disarmIf(info.armed); derr != nil {
 			s.log.Warn("undo an arm whose lease ended during it", "error", derr)
 		}
@@ -166,8 +208,8 @@ func (s *service) arm(ctx context.Context, id string, o receiver.Options) (armed
 
 // collect reads the receiver for the holder of lease id; the reading (the
 // final scans of the sequence bitmaps) runs outside hold, as arm's start.
-func (s *service) collect(id string, keepArmed bool) (*receiver.Report, *irqCheck, error) {
-	if err := s.leases.check(id); err != nil {
+func (s *service) collect(ctx context.Context, id string, keepArmed bool) (*receiver.Report, *irqCheck, error) {
+	if err := s.hold(ctx, id, func(uint64) error { return nil }); err != nil {
 		return nil, nil, err
 	}
 	return s.rx.collect(keepArmed)
@@ -175,8 +217,8 @@ func (s *service) collect(id string, keepArmed bool) (*receiver.Report, *irqChec
 
 // mayConfigure refuses a Configure that cannot succeed whatever its
 // configuration: the lease, the role, a send under way.
-func (s *service) mayConfigure(id string) error {
-	return s.leases.hold(id, func() error {
+func (s *service) mayConfigure(ctx context.Context, id string) error {
+	return s.hold(ctx, id, func(uint64) error {
 		if !s.sends() {
 			return failf(ErrRole, "configure: the agent's role is %s, not a sender", s.cfg.Role)
 		}
@@ -187,7 +229,7 @@ func (s *service) mayConfigure(id string) error {
 // configure makes cfg (sent by the backend named, "" for the best) the
 // next send of the holder of lease id, once the safety rails allow it.
 func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, backend string) (*configured, error) {
-	if err := s.mayConfigure(id); err != nil {
+	if err := s.mayConfigure(ctx, id); err != nil {
 		return nil, err
 	}
 	if err := s.mgmt.checkRequest(ctx, "configure", useSend); err != nil {
@@ -200,7 +242,7 @@ func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, b
 	if err := s.conf.checkDestinations(ctx, &c.cfg); err != nil {
 		return nil, err
 	}
-	if err := s.leases.hold(id, func() error { return s.tx.configure(c.cfg, c.backend) }); err != nil {
+	if err := s.hold(ctx, id, func(uint64) error { return s.tx.configure(c.cfg, c.backend) }); err != nil {
 		return nil, err
 	}
 	s.log.Info("sender configured", "backend", c.backend.Name(), "device", c.cfg.Device, "cpus", c.cfg.CPUs, "dst", c.cfg.DstMin)
@@ -217,21 +259,21 @@ func (s *service) start(ctx context.Context, id string, at time.Time) (time.Time
 		return time.Time{}, err
 	}
 	var r *sendRun
-	if err := s.leases.hold(id, func() (err error) { r, err = s.tx.schedule(); return err }); err != nil {
+	if err := s.hold(ctx, id, func(uint64) (err error) { r, err = s.tx.schedule(); return err }); err != nil {
 		return time.Time{}, err
 	}
 	return s.tx.start(ctx, r, at)
 }
 
 // startedRun is the send the holder of lease id started (nil: none).
-func (s *service) startedRun(id string) (r *sendRun, err error) {
-	err = s.leases.hold(id, func() error { r = s.tx.started(); return nil })
+func (s *service) startedRun(ctx context.Context, id string) (r *sendRun, err error) {
+	err = s.hold(ctx, id, func(uint64) error { r = s.tx.started(); return nil })
 	return r, err
 }
 
 // stop stops the send of the holder of lease id.
 func (s *service) stop(ctx context.Context, id string) (bool, time.Time, error) {
-	r, err := s.startedRun(id)
+	r, err := s.startedRun(ctx, id)
 	if err != nil {
 		return false, time.Time{}, err
 	}
@@ -240,7 +282,7 @@ func (s *service) stop(ctx context.Context, id string) (bool, time.Time, error) 
 
 // result is the outcome of the send of the holder of lease id.
 func (s *service) result(ctx context.Context, id string, wait bool) (*sendResult, error) {
-	r, err := s.startedRun(id)
+	r, err := s.startedRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +290,17 @@ func (s *service) result(ctx context.Context, id string, wait bool) (*sendResult
 }
 
 // endRun stops a send, disarms the receiver and, with restore, restores
-// the journal: what the end of a lease does.
-func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, []string, error) {
+// the journal: what the end of lease generation gen does. A cleanup that
+// overran its bound (a later lease holds the agent by now) leaves the
+// later lease's run alone, and its tuning (restoreFor).
+func (s *service) endRun(ctx context.Context, gen uint64, restore bool) ([]topology.Change, []string, error) {
+	if later := s.leases.latest(); later > gen {
+		s.log.Warn("late cleanup: a later lease holds the agent, leaving its run alone", "generation", gen, "later", later)
+		if !restore {
+			return nil, nil, nil
+		}
+		return s.restoreFor(ctx, gen)
+	}
 	var errs []error
 	if err := s.tx.end(ctx); err != nil {
 		errs = append(errs, err)
@@ -263,7 +314,7 @@ func (s *service) endRun(ctx context.Context, restore bool) ([]topology.Change, 
 	}
 	// Restored whatever the wait for the send took of ctx: the journal's
 	// writes are quick, and a host left tuned is worse than a late answer.
-	changes, warnings, err := s.tuner.restore(context.WithoutCancel(ctx))
+	changes, warnings, err := s.restoreFor(context.WithoutCancel(ctx), gen)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -276,7 +327,7 @@ func (s *service) close(ctx context.Context) error {
 	// rather than holding up the wait in leases.close.
 	s.cancel()
 	s.leases.close()
-	_, _, err := s.endRun(ctx, true)
+	_, _, err := s.endRun(ctx, math.MaxUint64, true)
 	return err
 }
 

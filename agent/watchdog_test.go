@@ -143,7 +143,7 @@ func TestExpiryDoesNotWaitOnAStuckSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { svc.expired("c1"); close(done) }()
+	go func() { svc.expired(context.Background(), &lease{coordinator: "c1"}); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):

@@ -71,6 +71,9 @@ func (st *runState) describe(ctx context.Context, n *node) error {
 		return err
 	}
 	n.nic = describeInto(n.host, d)
+	if err := leasedElsewhere(d.GetLease()); err != nil {
+		return err
+	}
 	if n.role == gossip.RoleReceiver {
 		if !n.nic.present || n.nic.mac == "" {
 			return fmt.Errorf("describe: no MAC for its data interface %s", n.m.Iface)

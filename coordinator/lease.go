@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -23,25 +24,52 @@ func (st *runState) acquire(ctx context.Context, n *node) error {
 	return nil
 }
 
-// renew keeps every lease alive at a third of its TTL; a refused renewal
-// fails the run (the agent has restored itself by then).
+// leasedElsewhere refuses, at describe, an agent another coordinator
+// holds (l, as Describe shows it: nil when free), naming the holder's
+// certificate and the lease's expiry, before this run leases any agent.
+func leasedElsewhere(l *lineratev1.LeaseInfo) error {
+	if l == nil {
+		return nil
+	}
+	who := fmt.Sprintf("certificate %q", l.Holder)
+	if l.Holder == "" {
+		who = "a coordinator with no certificate identity (--insecure)"
+	}
+	return fmt.Errorf("describe: leased to %s (coordinator_id %q) until %s: wait for that run to end; the agent host's operator can end it with `linerate agent release`",
+		who, l.CoordinatorId, l.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
+}
+
+// renew keeps every lease alive: one goroutine per agent renews its lease
+// at a third of its TTL, each call bounded by a third of the TTL, so a
+// slow or silent agent holds up no other's renewal. A refused or failed
+// renewal fails the run naming the agent (which restores itself once its
+// lease runs out).
 func (st *runState) renew(ctx context.Context) {
-	t := time.NewTicker(st.spec.LeaseTTL / 3)
+	var wg sync.WaitGroup
+	for _, n := range st.order {
+		wg.Go(func() { st.renewOne(ctx, n) })
+	}
+	wg.Wait()
+}
+
+// renewOne renews n's lease until ctx ends or a renewal fails.
+func (st *runState) renewOne(ctx context.Context, n *node) {
+	every := st.spec.LeaseTTL / 3
+	t := time.NewTicker(every)
 	defer t.Stop()
+	lease := st.leaseOf(n)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		for _, n := range st.order {
-			cctx, cancel := context.WithTimeout(ctx, st.spec.LeaseTTL/3)
-			_, err := n.c.RenewLease(cctx, &lineratev1.RenewLeaseRequest{LeaseId: n.lease, Ttl: durationpb.New(st.spec.LeaseTTL)})
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				st.fail(n.m.Name, fmt.Errorf("renew lease: %w", err))
-				return
-			}
+		cctx, cancel := context.WithTimeout(ctx, every)
+		_, err := n.c.RenewLease(cctx, &lineratev1.RenewLeaseRequest{LeaseId: lease, Ttl: durationpb.New(st.spec.LeaseTTL)})
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			st.fail(n.m.Name, fmt.Errorf("renew lease: %w", err))
+			return
 		}
 	}
 }

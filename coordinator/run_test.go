@@ -53,6 +53,8 @@ type fakeAgent struct {
 	// watchSilent: its Watch stream sends one sample and then nothing,
 	// never breaking (a host that vanished without a reset).
 	watchSilent bool
+	// leasedTo is the lease Describe shows (nil: free).
+	leasedTo *lineratev1.LeaseInfo
 
 	mu        sync.Mutex
 	calls     []string
@@ -95,7 +97,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends,
-		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}}, nil
+		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo}, nil
 }
 
 func (f *fakeAgent) Tune(context.Context, *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {

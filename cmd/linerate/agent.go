@@ -50,6 +50,11 @@ certificate, ca.crt and the CA's revocation list (ca.crl) from --tls-dir:
 new connections use them and coordinators the list revokes are cut off; a
 reload that fails is logged and keeps the previous certificate.
 
+Leases: one coordinator certificate at a time holds the agent; calls from
+any other certificate are refused and every state-changing call is logged
+as an audit line. 'linerate agent release' force-releases the lease from
+this host, through the agent's admin socket in --state-dir.
+
 It refuses a --tls-dir that holds ca.key (unless --allow-ca-key, on the CA's
 own machine) or whose key is readable by group or others.
 
@@ -93,6 +98,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
+	cmd.AddCommand(a.agentReleaseCommand())
 	return cmd
 }
 

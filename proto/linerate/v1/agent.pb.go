@@ -25,18 +25,24 @@
 // "linerate.v1.Agent" report SERVING while the agent accepts runs and
 // NOT_SERVING while it drains on shutdown; health needs no lease.
 //
-// Leases. An agent serves one coordinator at a time. Every RPC that changes
-// or reads back the state of a run (Tune, Restore, Arm, Collect, Configure,
-// Start, Stop, Result) carries the lease_id of the current lease; a missing,
-// unknown, released or expired lease_id is refused with FAILED_PRECONDITION
-// and changes nothing. Describe and Watch need no lease.
+// Leases. An agent serves one coordinator at a time. A lease is bound to the
+// identity of the caller that acquired it: the common name of its verified
+// client certificate (under --insecure there is none, and the coordinator_id
+// stands in). Every RPC that changes or reads back the state of a run (Tune,
+// Restore, Arm, Collect, Configure, Start, Stop, Result, RenewLease,
+// ReleaseLease) carries the lease_id of the current lease; a call from
+// another identity is refused with PERMISSION_DENIED naming the holder,
+// whatever lease_id it carries; a missing, unknown, released or expired
+// lease_id is refused with FAILED_PRECONDITION and changes nothing. Describe
+// and Watch need no lease and show the holder, never a lease_id. The agent
+// logs an audit line for every call but Describe and Watch.
 //
 // Errors are gRPC status codes: INVALID_ARGUMENT for a request that can never
 // work (the message names the field and what would be valid),
 // FAILED_PRECONDITION for one that cannot work in the agent's present state
 // (no lease, not tuned, not configured, pktgen module or NIC missing, wrong
 // role), ALREADY_EXISTS when another coordinator holds the lease,
-// PERMISSION_DENIED when a safety rail refuses (a destination that no
+// PERMISSION_DENIED when the caller does not hold the lease or a safety rail refuses (a destination that no
 // receiver of this cluster owns, the management interface), UNAVAILABLE
 // while the agent drains.
 //
@@ -779,10 +785,20 @@ func (x *SkippedIrq) GetReason() string {
 	return ""
 }
 
+// LeaseInfo is who holds the agent, as anyone may read it (Describe,
+// Watch): never the lease id.
 type LeaseInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The coordinator_id the holder gave at AcquireLease.
 	CoordinatorId string                 `protobuf:"bytes,1,opt,name=coordinator_id,json=coordinatorId,proto3" json:"coordinator_id,omitempty"`
 	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The holder's identity: the common name of the client certificate that
+	// acquired the lease. Empty from an agent serving --insecure (no
+	// identity) or one that predates the field.
+	Holder string `protobuf:"bytes,3,opt,name=holder,proto3" json:"holder,omitempty"`
+	// The lease's generation: 1, 2, … in the order the agent granted
+	// leases since it started.
+	Generation    uint64 `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -829,6 +845,20 @@ func (x *LeaseInfo) GetExpiresAt() *timestamppb.Timestamp {
 		return x.ExpiresAt
 	}
 	return nil
+}
+
+func (x *LeaseInfo) GetHolder() string {
+	if x != nil {
+		return x.Holder
+	}
+	return ""
+}
+
+func (x *LeaseInfo) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 type AcquireLeaseRequest struct {
@@ -3790,7 +3820,10 @@ type WatchResponse struct {
 	// Present on agents that send (role sender or both).
 	Sender *SenderSample `protobuf:"bytes,2,opt,name=sender,proto3" json:"sender,omitempty"`
 	// Present on agents that receive (role receiver or both).
-	Receiver      *ReceiverSample `protobuf:"bytes,3,opt,name=receiver,proto3" json:"receiver,omitempty"`
+	Receiver *ReceiverSample `protobuf:"bytes,3,opt,name=receiver,proto3" json:"receiver,omitempty"`
+	// The current lease, absent while the agent is free (as Describe shows
+	// it: the holder, never the lease id).
+	Lease         *LeaseInfo `protobuf:"bytes,4,opt,name=lease,proto3" json:"lease,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3842,6 +3875,13 @@ func (x *WatchResponse) GetSender() *SenderSample {
 func (x *WatchResponse) GetReceiver() *ReceiverSample {
 	if x != nil {
 		return x.Receiver
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetLease() *LeaseInfo {
+	if x != nil {
+		return x.Lease
 	}
 	return nil
 }
@@ -4237,11 +4277,15 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"SkippedIrq\x12\x10\n" +
 	"\x03irq\x18\x01 \x01(\x05R\x03irq\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"m\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xa5\x01\n" +
 	"\tLeaseInfo\x12%\n" +
 	"\x0ecoordinator_id\x18\x01 \x01(\tR\rcoordinatorId\x129\n" +
 	"\n" +
-	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"i\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x16\n" +
+	"\x06holder\x18\x03 \x01(\tR\x06holder\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x04 \x01(\x04R\n" +
+	"generation\"i\n" +
 	"\x13AcquireLeaseRequest\x12%\n" +
 	"\x0ecoordinator_id\x18\x01 \x01(\tR\rcoordinatorId\x12+\n" +
 	"\x03ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"\x99\x01\n" +
@@ -4497,11 +4541,12 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03pps\x18\a \x01(\x01R\x03pps\x12-\n" +
 	"\x13first_frame_unix_ns\x18\b \x01(\x04R\x10firstFrameUnixNs\"E\n" +
 	"\fWatchRequest\x125\n" +
-	"\binterval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\binterval\"\xab\x01\n" +
+	"\binterval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\binterval\"\xd9\x01\n" +
 	"\rWatchResponse\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x121\n" +
 	"\x06sender\x18\x02 \x01(\v2\x19.linerate.v1.SenderSampleR\x06sender\x127\n" +
-	"\breceiver\x18\x03 \x01(\v2\x1b.linerate.v1.ReceiverSampleR\breceiver\"\x82\x02\n" +
+	"\breceiver\x18\x03 \x01(\v2\x1b.linerate.v1.ReceiverSampleR\breceiver\x12,\n" +
+	"\x05lease\x18\x04 \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\"\x82\x02\n" +
 	"\fSenderSample\x12(\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x12.linerate.v1.PhaseR\x05phase\x123\n" +
 	"\aelapsed\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\aelapsed\x12\x18\n" +
@@ -4675,43 +4720,44 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	51, // 42: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
 	46, // 43: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
 	47, // 44: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	1,  // 45: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	52, // 46: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	48, // 47: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 48: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	52, // 49: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	49, // 50: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 51: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	9,  // 52: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	11, // 53: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	13, // 54: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	15, // 55: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	19, // 56: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	21, // 57: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	23, // 58: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	31, // 59: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	36, // 60: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	38, // 61: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	40, // 62: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	44, // 63: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 64: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	10, // 65: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	12, // 66: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	14, // 67: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	16, // 68: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	20, // 69: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	22, // 70: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	24, // 71: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	35, // 72: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	37, // 73: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	39, // 74: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	41, // 75: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	45, // 76: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	64, // [64:77] is the sub-list for method output_type
-	51, // [51:64] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	8,  // 45: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 46: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	52, // 47: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	48, // 48: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 49: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	52, // 50: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	49, // 51: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	2,  // 52: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	9,  // 53: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	11, // 54: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	13, // 55: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	15, // 56: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	19, // 57: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	21, // 58: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	23, // 59: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	31, // 60: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	36, // 61: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	38, // 62: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	40, // 63: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	44, // 64: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	3,  // 65: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	10, // 66: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	12, // 67: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	14, // 68: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	16, // 69: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	20, // 70: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	22, // 71: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	24, // 72: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	35, // 73: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	37, // 74: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	39, // 75: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	41, // 76: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	45, // 77: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	65, // [65:78] is the sub-list for method output_type
+	52, // [52:65] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }

@@ -25,18 +25,24 @@
 // "linerate.v1.Agent" report SERVING while the agent accepts runs and
 // NOT_SERVING while it drains on shutdown; health needs no lease.
 //
-// Leases. An agent serves one coordinator at a time. Every RPC that changes
-// or reads back the state of a run (Tune, Restore, Arm, Collect, Configure,
-// Start, Stop, Result) carries the lease_id of the current lease; a missing,
-// unknown, released or expired lease_id is refused with FAILED_PRECONDITION
-// and changes nothing. Describe and Watch need no lease.
+// Leases. An agent serves one coordinator at a time. A lease is bound to the
+// identity of the caller that acquired it: the common name of its verified
+// client certificate (under --insecure there is none, and the coordinator_id
+// stands in). Every RPC that changes or reads back the state of a run (Tune,
+// Restore, Arm, Collect, Configure, Start, Stop, Result, RenewLease,
+// ReleaseLease) carries the lease_id of the current lease; a call from
+// another identity is refused with PERMISSION_DENIED naming the holder,
+// whatever lease_id it carries; a missing, unknown, released or expired
+// lease_id is refused with FAILED_PRECONDITION and changes nothing. Describe
+// and Watch need no lease and show the holder, never a lease_id. The agent
+// logs an audit line for every call but Describe and Watch.
 //
 // Errors are gRPC status codes: INVALID_ARGUMENT for a request that can never
 // work (the message names the field and what would be valid),
 // FAILED_PRECONDITION for one that cannot work in the agent's present state
 // (no lease, not tuned, not configured, pktgen module or NIC missing, wrong
 // role), ALREADY_EXISTS when another coordinator holds the lease,
-// PERMISSION_DENIED when a safety rail refuses (a destination that no
+// PERMISSION_DENIED when the caller does not hold the lease or a safety rail refuses (a destination that no
 // receiver of this cluster owns, the management interface), UNAVAILABLE
 // while the agent drains.
 //
@@ -86,10 +92,11 @@ type AgentClient interface {
 	// changes nothing and needs no lease.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// AcquireLease makes the caller the agent's only coordinator until the
-	// lease expires or is released. While another coordinator_id holds an
-	// unexpired lease the call fails with ALREADY_EXISTS naming the holder and
-	// its expiry. The same coordinator_id acquiring again gets its current
-	// lease back with a new expiry.
+	// lease expires or is released. While another identity holds an unexpired
+	// lease the call fails with ALREADY_EXISTS naming the holder's certificate
+	// and its expiry. The holder's own identity acquiring again with the same
+	// coordinator_id (a retry) gets its current lease back with a new expiry;
+	// with another coordinator_id (another run) it is refused the same way.
 	//
 	// A lease that expires (no RenewLease before expires_at) ends the way a
 	// ReleaseLease without keep_tuning does: the agent stops any sender run,
@@ -299,10 +306,11 @@ type AgentServer interface {
 	// changes nothing and needs no lease.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// AcquireLease makes the caller the agent's only coordinator until the
-	// lease expires or is released. While another coordinator_id holds an
-	// unexpired lease the call fails with ALREADY_EXISTS naming the holder and
-	// its expiry. The same coordinator_id acquiring again gets its current
-	// lease back with a new expiry.
+	// lease expires or is released. While another identity holds an unexpired
+	// lease the call fails with ALREADY_EXISTS naming the holder's certificate
+	// and its expiry. The holder's own identity acquiring again with the same
+	// coordinator_id (a retry) gets its current lease back with a new expiry;
+	// with another coordinator_id (another run) it is refused the same way.
 	//
 	// A lease that expires (no RenewLease before expires_at) ends the way a
 	// ReleaseLease without keep_tuning does: the agent stops any sender run,
