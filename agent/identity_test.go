@@ -70,12 +70,10 @@ func twoTeams(t *testing.T, minTTL time.Duration) (a *Agent, teamA, teamB linera
 		t.Fatal(err)
 	}
 	certs, state := testCerts(t), t.TempDir()
-	if _, _, err := mtls.Issue(certs, mtls.LeafOptions{Name: "coord2", Role: mtls.RoleCoordinator}, false); err != nil {
-		t.Fatal(err)
-	}
+	issueIn(t, certs, mtls.LeafOptions{Name: "coord2", Role: mtls.RoleCoordinator})
 	logs = &syncBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, JSONFormat: true, Output: io.MultiWriter(logs, testWriter{t})})
-	a = startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, MinLeaseTTL: minTTL, Logger: log}, certs)
+	a = startAgent(t, Config{Name: "agent1", Role: RoleReceiver, Iface: "eth0", Root: root, StateDir: state, MinLeaseTTL: minTTL, AllowMgmtIface: true, Logger: log}, certs)
 	return a, dial(t, a, certs, "coord"), dial(t, a, certs, "coord2"), root, state, logs
 }
 

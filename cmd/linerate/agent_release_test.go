@@ -19,7 +19,7 @@ func TestAgentRelease(t *testing.T) {
 	root, state := host(t), t.TempDir()
 	sum := treeSum(t, root)
 	stderr, stop := startAgent(t, "serving the Agent service", "--role", "receiver", "--iface", "eth0", "--root", root, "--state-dir", state,
-		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "", "--name", "t1")
+		"--insecure", "--grpc", "127.0.0.1:0", "--bind", "", "--name", "t1", "--allow-mgmt-iface")
 	defer stop()
 	if !strings.Contains(stderr.String(), "leases have no identity under --insecure") {
 		t.Errorf("no warning that insecure leases have no identity:\n%s", stderr.String())
