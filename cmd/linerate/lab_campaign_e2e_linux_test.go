@@ -91,8 +91,12 @@ func TestLabCampaign(t *testing.T) {
 // find the rate, in 3 trials at least.
 func checkShaped(t *testing.T, shape float64, size int, throughput float64, trials int) {
 	t.Helper()
+	// Within -10 %/+5 %: where the host kernel's veth path does not push
+	// back (6.18), a paced sender's bursts near the rate overflow the
+	// shaper's queue now and then, and a zero-loss search settles a step
+	// below it.
 	want := shape / 8 / float64(size-4)
-	if throughput < 0.95*want || throughput > 1.05*want || trials < 3 {
+	if throughput < 0.90*want || throughput > 1.05*want || trials < 3 {
 		t.Errorf("%d B: throughput %.0f pps, shaping rate %.0f pps (%d trials)", size, throughput, want, trials)
 	}
 }

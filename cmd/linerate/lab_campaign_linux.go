@@ -48,10 +48,13 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 		// Short pauses: the lab's queues drain in milliseconds.
 		Pause: 200 * time.Millisecond, Drain: 300 * time.Millisecond,
 	}
-	// Behind a shaper, a veth pushes back on its sender: the netns lab
-	// slows the senders and loses nothing, so a trial the sender fell
-	// short of is the shaper's verdict. A VM host's tap does not push back
-	// into its guest: the switch port drops, and loss alone decides.
+	// Behind a shaper, a veth path pushes back on its sender where the
+	// host kernel keeps the socket's accounting across it: the netns lab
+	// then slows the senders and loses nothing, so a trial the sender fell
+	// short of is the shaper's verdict (where the kernel does not, the
+	// port drops and the loss decides as well). A VM host's tap never
+	// pushes back into its guest: the switch port drops, and loss alone
+	// decides.
 	if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM {
 		o.Shortfall = "fail"
 	}
