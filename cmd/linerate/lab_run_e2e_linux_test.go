@@ -148,7 +148,10 @@ func TestLabRun(t *testing.T) {
 		assertStartSpread(t, res)
 	})
 	t.Run("fan-in-3to1", func(t *testing.T) {
-		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000", "--json-stream")
+		// Paced, as mesh-2x2: three unpaced senders into one receiver on
+		// two CPUs overflow its veth ring now and then (826 link drops
+		// seen), which is loss, not what this test is about.
+		res := labRun(t, bin, fmt.Sprintf("f%d", id), "--senders", "3", "--receivers", "1", "--pattern", "fan-in", "--count", "15000", "--rate", "20000", "--json-stream")
 		exact(t, res, 3, 15000)
 	})
 	t.Run("mesh-2x2", func(t *testing.T) {
