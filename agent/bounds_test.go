@@ -46,6 +46,7 @@ func TestRequestBounds(t *testing.T) {
 		{"tune exclude list 8193", unknown, &lineratev1.TuneRequest{ExcludeCpus: n(8193)}, "exclude_cpus: 8193 CPUs, at most 8192"},
 
 		// Arm: the receiver's limits, by their proto names.
+		//lint:ignore SA1019 the deprecated field is still accepted (and ignored): its largest value is part of the API's edge
 		{"arm max", b, &lineratev1.ArmRequest{Repeats: receiver.MaxRepeats, MaxStreams: receiver.MaxStreamsLimit, MaxRanges: receiver.MaxRangesLimit, Window: receiver.MaxWindow, SeqCapacity: 1 << 32, Iface: "abcdefghijklmno"}, ""},
 		{"arm repeats", b, &lineratev1.ArmRequest{Repeats: receiver.MaxRepeats + 1}, "repeats 32769"},
 		{"arm max_streams", b, &lineratev1.ArmRequest{MaxStreams: receiver.MaxStreamsLimit + 1}, "max_streams 65537"},

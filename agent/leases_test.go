@@ -40,12 +40,11 @@ func ttlOf(d time.Duration) *time.Duration { return &d }
 // Two identities of the same CA, as the leases see them, and a caller of
 // an insecure agent (no identity).
 var (
-	coordA   = caller{name: "coordA", addr: "127.0.0.1:1"}
-	coordB   = caller{name: "coordB", addr: "127.0.0.1:2"}
-	nobody   = caller{addr: "127.0.0.1:3"}
-	bg       = context.Background()
-	noop     = func(uint64) error { return nil }
-	endsNone = func(*lease) bool { return false }
+	coordA = caller{name: "coordA", addr: "127.0.0.1:1"}
+	coordB = caller{name: "coordB", addr: "127.0.0.1:2"}
+	nobody = caller{addr: "127.0.0.1:3"}
+	bg     = context.Background()
+	noop   = func(uint64) error { return nil }
 )
 
 func wantKind(t *testing.T, err, kind error, msg, what string) {
