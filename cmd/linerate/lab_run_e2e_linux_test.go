@@ -217,8 +217,11 @@ func TestLabRun(t *testing.T) {
 					t.Errorf("flow %s→%s: sent %d received %d lost %d not sent %d duplicates %d; want received + lost = sent, nothing unsent",
 						f.Sender, f.Receiver, f.Sent, f.Received, f.Lost, f.NotSent, f.Duplicates)
 				}
-				if f.Lost != drops || f.LostNetwork != f.Lost {
-					t.Errorf("flow %s→%s: lost %d (network %d), the switch dropped %d: want them equal, all in the network", f.Sender, f.Receiver, f.Lost, f.LostNetwork, drops)
+				// The port's qdisc drops count every frame: a few of them
+				// may be the host's own (CI: 2 of 267,543), never test
+				// packets the books miss.
+				if f.Lost > drops || drops-f.Lost > 16 || f.LostNetwork != f.Lost {
+					t.Errorf("flow %s→%s: lost %d (network %d), the switch dropped %d: want them equal (up to a few frames not of the test), all in the network", f.Sender, f.Receiver, f.Lost, f.LostNetwork, drops)
 				}
 				arrived := float64(f.Received) / seconds
 				if drops == 0 {

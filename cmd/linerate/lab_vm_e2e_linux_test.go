@@ -531,6 +531,7 @@ func TestLabVMShaped(t *testing.T) {
 			Trials []struct {
 				LossRatio        float64 `json:"loss_ratio"`
 				GeneratorLimited bool    `json:"generator_limited"`
+				OfferedPPS       float64 `json:"offered_pps"`
 			} `json:"trials"`
 		}
 		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
@@ -547,8 +548,11 @@ func TestLabVMShaped(t *testing.T) {
 		}
 		lossy := false
 		for _, tr := range doc.Trials {
-			if tr.GeneratorLimited {
-				t.Errorf("a trial short of its offered rate: want every trial decided by its loss")
+			// A TCG guest's pktgen can fall short of a rate well over the
+			// shaper's (CI: 3 of 9 trials); at or below the shaper a trial
+			// short of its rate would decide nothing by loss.
+			if tr.GeneratorLimited && tr.OfferedPPS <= 1.05*want {
+				t.Errorf("a trial at %.0f pps (shaper %.0f) short of its offered rate: want every trial up to the shaper decided by its loss", tr.OfferedPPS, want)
 			}
 			lossy = lossy || tr.LossRatio > 0
 		}
