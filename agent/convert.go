@@ -218,7 +218,7 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 		return nil
 	}
 	p := &lineratev1.ReceiverReport{
-		Method: r.Method, MethodReason: r.MethodReason, Packets: r.Packets, OtherPackets: r.OtherPackets,
+		Method: r.Method, MethodReason: r.MethodReason, XdpMode: r.XDPMode, Packets: r.Packets, OtherPackets: r.OtherPackets,
 		RingDrops: r.RingDrops, OverflowPackets: r.OverflowPackets, Window: r.Window,
 		Link: &lineratev1.LinkCounters{
 			RxPackets: r.Link.RxPackets, RxDropped: r.Link.RxDropped, RxMissed: r.Link.RxMissed,

@@ -74,7 +74,7 @@ func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*linerat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, ArmedAt: ts(a.at)}, nil
+	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}, nil
 }
 
 func (s *service) Collect(ctx context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {

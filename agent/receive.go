@@ -15,6 +15,7 @@ import (
 // counter is a started receiver (receiver.Receiver; a fake in tests).
 type counter interface {
 	Method() (method, reason string)
+	XDPMode() string
 	Snapshot() receiver.Report
 	Stop() (*receiver.Report, error)
 	Close() error
@@ -68,6 +69,7 @@ type receiving struct {
 // armedInfo is what arm tells of the armed receiver.
 type armedInfo struct {
 	method, why string // the counting method and why it was chosen
+	xdpMode     string // receiver.XDPNative or XDPGeneric for xdp
 	at          time.Time
 	armed       *armed // the receiver armed (disarmIf)
 }
@@ -115,8 +117,8 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 	r.metrics.runsStarted.WithLabelValues(runReceiver).Inc()
 	r.changes.notify()
 	m, why := rx.Method()
-	r.log.Info("receiver armed", "iface", o.Iface, "method", m, "why", why)
-	return armedInfo{method: m, why: why, at: a.at, armed: a}, nil
+	r.log.Info("receiver armed", "iface", o.Iface, "method", m, "xdp_mode", rx.XDPMode(), "why", why)
+	return armedInfo{method: m, why: why, xdpMode: rx.XDPMode(), at: a.at, armed: a}, nil
 }
 
 // collect is what the receiver counted: a snapshot when keepArmed, else

@@ -103,7 +103,7 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 		n.host.OtherFrames = rp.OtherPackets
 		n.host.HostDrops = rp.HostDrops
 		if n.host.Method == "" {
-			n.host.Method = rp.Method
+			n.host.Method, n.host.XDPMode = rp.Method, rp.XDPMode
 		}
 	}
 	return nil

@@ -116,7 +116,7 @@ func irqVerifyOf(p *lineratev1.IrqVerify) *topology.VerifyResult {
 
 // armedInto records the receiver method an agent armed.
 func armedInto(h *Host, a *lineratev1.ArmResponse) {
-	h.Method, h.MethodReason = a.Method, a.MethodReason
+	h.Method, h.MethodReason, h.XDPMode = a.Method, a.MethodReason, a.XdpMode
 }
 
 // configuredInto records what an agent made of its sender configuration.
@@ -196,7 +196,7 @@ func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
 	if rp == nil {
 		return nil
 	}
-	r := &receiverReport{Method: rp.Method, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops, Overflow: rp.OverflowPackets}
+	r := &receiverReport{Method: rp.Method, XDPMode: rp.XdpMode, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops, Overflow: rp.OverflowPackets}
 	if l := rp.Link; l != nil {
 		r.HostDrops += l.RxDropped + l.RxMissed + l.RxFifo
 	}

@@ -25,6 +25,7 @@ type senderThread struct {
 // (Sent unknown) and what its host dropped before counting.
 type receiverReport struct {
 	Method       string
+	XDPMode      string // receiver.XDPNative or XDPGeneric for xdp
 	Packets      uint64 // every frame counted, test packets or not
 	OtherPackets uint64 // frames without the pktgen header (ARP, ND, …)
 	// HostDrops are the receiving host's drops before the receiver

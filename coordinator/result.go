@@ -70,7 +70,8 @@ type Host struct {
 	Backend       string       `json:"backend,omitempty"`
 	Method        string       `json:"method,omitempty"`
 	MethodReason  string       `json:"method_reason,omitempty"`
-	CPUs          []int        `json:"cpus,omitempty"` // sender threads' CPUs
+	XDPMode       string       `json:"xdp_mode,omitempty"` // receiver.XDPNative or XDPGeneric
+	CPUs          []int        `json:"cpus,omitempty"`     // sender threads' CPUs
 	StartedAt     *time.Time   `json:"started_at,omitempty"`
 	// Clock is the host's clock discipline (absent from an agent that
 	// predates it).

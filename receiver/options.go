@@ -14,6 +14,12 @@ const (
 	MethodAFPacket = "afpacket" // TPACKET_V3 rings with fanout, counted in Go
 )
 
+// How the xdp method's program is attached (Report.XDPMode).
+const (
+	XDPNative  = "native"  // in the driver, before an skb exists
+	XDPGeneric = "generic" // after the stack has built the skb (SKB mode)
+)
+
 // Limits and defaults of Options.
 const (
 	// DefaultWindow is the sequences per stream the window holds when

@@ -16,12 +16,13 @@ type linkReader interface {
 // Receiver counts the test traffic arriving on one interface, from Start
 // until Stop (or until Start's context is cancelled).
 type Receiver struct {
-	o      Options
-	m      method
-	links  linkReader
-	base   LinkCounters
-	method string
-	reason string
+	o       Options
+	m       method
+	links   linkReader
+	base    LinkCounters
+	method  string
+	reason  string
+	xdpMode string // XDPNative or XDPGeneric for the xdp method
 
 	mu       sync.Mutex // serialises Snapshot and finishing
 	finished bool
@@ -73,6 +74,9 @@ func Start(ctx context.Context, o Options) (*Receiver, error) {
 
 // Method is "xdp" or "afpacket"; MethodReason says why.
 func (r *Receiver) Method() (method, reason string) { return r.method, r.reason }
+
+// XDPMode is XDPNative or XDPGeneric for the xdp method, else "".
+func (r *Receiver) XDPMode() string { return r.xdpMode }
 
 // Snapshot returns the counts so far, for progress: streams without
 // missing ranges (Missing itself is exact),
@@ -136,7 +140,7 @@ func (r *Receiver) finish() (rep *Report, err error) {
 
 func (r *Receiver) build(c counts, link LinkCounters) Report {
 	rep := Report{
-		Method: r.method, MethodReason: r.reason,
+		Method: r.method, MethodReason: r.reason, XDPMode: r.xdpMode,
 		OtherPackets: c.other, OverflowPackets: c.overflow,
 		Streams: c.streams, Link: link, RingDrops: c.ringDrops, Window: r.o.Window,
 	}

@@ -30,10 +30,10 @@ func start(o Options) (_ *Receiver, err error) {
 				x.close()
 				return nil, err
 			}
-			var mode string
-			if mode, xerr = x.attach(links.index); xerr == nil {
-				r.m, r.method = x, MethodXDP
-				r.reason = fmt.Sprintf("XDP program attached to %s (driver %s) in %s", o.Iface, driver, mode)
+			var mode, detail string
+			if mode, detail, xerr = x.attach(links.index); xerr == nil {
+				r.m, r.method, r.xdpMode = x, MethodXDP, mode
+				r.reason = fmt.Sprintf("XDP program attached to %s (driver %s) in %s", o.Iface, driver, detail)
 				if o.Method == MethodAuto {
 					r.reason = "auto: " + r.reason
 				}

@@ -9,6 +9,10 @@ type Report struct {
 	// whether it attached native or generic).
 	Method       string `json:"method"`
 	MethodReason string `json:"method_reason"`
+	// XDPMode is how the XDP program is attached: XDPNative (in the
+	// driver) or XDPGeneric (after the skb is built, slower); absent for
+	// afpacket.
+	XDPMode string `json:"xdp_mode,omitempty"`
 	// Packets is every frame the method saw: the streams' received, plus
 	// OverflowPackets, plus OtherPackets.
 	Packets uint64 `json:"packets"`

@@ -205,16 +205,17 @@ func (x *xdpMethod) drain() bool {
 }
 
 // attach attaches the program to ifindex, native (driver) mode first,
-// else generic (SKB) mode, and says which.
-func (x *xdpMethod) attach(ifindex int) (mode string, err error) {
+// else generic (SKB) mode, and says which (XDPNative or XDPGeneric) and,
+// in words, why.
+func (x *xdpMethod) attach(ifindex int) (mode, detail string, err error) {
 	l, nerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPDriverMode})
 	if nerr == nil {
 		x.lnk = l
-		return "native (driver) mode", nil
+		return XDPNative, "native (driver) mode", nil
 	}
 	l, gerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPGenericMode})
 	if gerr != nil {
-		return "", fmt.Errorf("xdp: attach to ifindex %d: native mode: %v; generic mode: %w", ifindex, nerr, gerr)
+		return "", "", fmt.Errorf("xdp: attach to ifindex %d: native mode: %v; generic mode: %w", ifindex, nerr, gerr)
 	}
 	x.lnk = l
 	why := nerr
@@ -222,7 +223,7 @@ func (x *xdpMethod) attach(ifindex int) (mode string, err error) {
 	if errors.As(nerr, &errno) {
 		why = errno // "operation not supported" says it all
 	}
-	return fmt.Sprintf("generic (SKB) mode (native mode refused: %v)", why), nil
+	return XDPGeneric, fmt.Sprintf("generic (SKB) mode (native mode refused: %v)", why), nil
 }
 
 // detach removes the program from the interface (idempotent).

@@ -29,8 +29,10 @@ import (
 var vmNode1 = []int{2, 3}
 
 // vmRate is each flow's rate in the VM-host tests: well within what a
-// TCG guest sends and counts, so that any loss is a defect.
-const vmRate = "10000"
+// TCG guest sends and counts with three guests' 12 vCPUs on this
+// machine's 2 CPUs (a 2×10 kpps fan-in fell short and lost frames in
+// CI), so that any loss is a defect.
+const vmRate = "5000"
 
 // TestLabVMHosts is the mission on VM hosts, through `lab up --hosts vm`
 // and `linerate run` as on real hosts: three qemu guests (4 vCPUs in two
@@ -241,8 +243,10 @@ func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, sende
 		if h.Role == "sender" && (len(h.CPUs) != len(queues) || slices.ContainsFunc(h.CPUs, func(c int) bool { return !slices.Contains(vmNode1, c) })) {
 			t.Errorf("%s: pktgen devices on CPUs %v for %d tuned queues: want one per queue on node 1's %v", h.Name, h.CPUs, len(queues), vmNode1)
 		}
-		if h.Role == "receiver" && h.Method != "xdp" {
-			t.Errorf("%s: method %q (%s), want xdp", h.Name, h.Method, h.MethodReason)
+		// virtio_net has native XDP: the program runs in the guest's
+		// driver, and the report says so.
+		if h.Role == "receiver" && (h.Method != "xdp" || h.XDPMode != "native") {
+			t.Errorf("%s: method %q, xdp_mode %q (%s), want xdp in native mode", h.Name, h.Method, h.XDPMode, h.MethodReason)
 		}
 		var v map[string]any
 		if i < len(rawHosts) {
@@ -432,13 +436,15 @@ func TestLabVMShaped(t *testing.T) {
 	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
 	bin := nstest.BuildLinerate(t)
 	id := os.Getpid() % 10000
-	// 5 Mbit/s: 10 417 pps of 64-byte frames (tbf counts 60 bytes), well
-	// within what kernel pktgen sends from a TCG guest (about 37 kpps
-	// here) even at the search's 150 %.
-	const shape = 5e6
+	// 2 Mbit/s: 4 167 pps of 64-byte frames (tbf counts 60 bytes). Kernel
+	// pktgen paced in a TCG guest falls short from about 16 kpps here
+	// (less under CI's load: 5 Mbit/s searches up to 150 % saw trials
+	// short of their rate), so the search's 150 % (6 250 pps) stays far
+	// below that and every trial is decided by its loss.
+	const shape = 2e6
 	t.Run("run", func(t *testing.T) {
 		res := labRun(t, bin, fmt.Sprintf("w%d", id), "--hosts", "vm", "--senders", "1", "--receivers", "1",
-			"--shape", "5mbit", "--rate", "20000", "--duration", "2s")
+			"--shape", "2mbit", "--rate", "8000", "--duration", "2s")
 		if len(res.Flows) != 1 {
 			t.Fatalf("%d flows, want 1", len(res.Flows))
 		}
@@ -466,7 +472,7 @@ func TestLabVMShaped(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
-			"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "5mbit", "--trial-duration", "2s", "--max-rate", "150%",
+			"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "2mbit", "--trial-duration", "2s", "--max-rate", "150%",
 			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -474,16 +480,12 @@ func TestLabVMShaped(t *testing.T) {
 		var doc struct {
 			Status  string `json:"status"`
 			Summary []struct {
-				Size          int     `json:"size"`
-				ThroughputPPS float64 `json:"throughput_pps"`
-				Trials        int     `json:"trials"`
-			} `json:"summary"`
-			Trials []struct {
 				Size             int     `json:"size"`
-				LossRatio        float64 `json:"loss_ratio"`
+				ThroughputPPS    float64 `json:"throughput_pps"`
+				Trials           int     `json:"trials"`
 				GeneratorLimited bool    `json:"generator_limited"`
-				Valid            bool    `json:"valid"`
-			} `json:"trials"`
+			} `json:"summary"`
+			Trials []vmTrial `json:"trials"`
 		}
 		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
 			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
@@ -493,21 +495,11 @@ func TestLabVMShaped(t *testing.T) {
 			t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
 		}
 		for _, s := range doc.Summary {
-			checkShaped(t, shape, s.Size, s.ThroughputPPS, s.Trials)
-		}
-		lossy := map[int]bool{}
-		for _, tr := range doc.Trials {
-			if tr.GeneratorLimited || !tr.Valid {
-				t.Errorf("%d B trial: generator limited %v, valid %v: want every trial decided by its loss", tr.Size, tr.GeneratorLimited, tr.Valid)
+			checkShapedWithin(t, 0.95, shape, s.Size, s.ThroughputPPS, s.Trials)
+			if s.GeneratorLimited {
+				t.Errorf("%d B: throughput generator-limited: want it measured by loss", s.Size)
 			}
-			if tr.LossRatio > 0 {
-				lossy[tr.Size] = true
-			}
-		}
-		for _, s := range doc.Summary {
-			if !lossy[s.Size] {
-				t.Errorf("%d B: no trial lost a packet: the search was not decided by the switch's drops", s.Size)
-			}
+			checkDecidedByLoss(t, s.Size, doc.Trials)
 		}
 		t.Logf("summary %+v", doc.Summary)
 	})
@@ -516,7 +508,7 @@ func TestLabVMShaped(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
-			"--sizes", "64", "--search", "ndr-pdr", "--shape", "5mbit", "--trial-duration", "2s", "--max-rate", "150%",
+			"--sizes", "64", "--search", "ndr-pdr", "--shape", "2mbit", "--trial-duration", "2s", "--max-rate", "150%",
 			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -528,11 +520,7 @@ func TestLabVMShaped(t *testing.T) {
 				PDRPPS  float64 `json:"pdr_pps"`
 				PDRGoal float64 `json:"pdr_goal"`
 			} `json:"summary"`
-			Trials []struct {
-				LossRatio        float64 `json:"loss_ratio"`
-				GeneratorLimited bool    `json:"generator_limited"`
-				OfferedPPS       float64 `json:"offered_pps"`
-			} `json:"trials"`
+			Trials []vmTrial `json:"trials"`
 		}
 		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
 			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
@@ -546,19 +534,48 @@ func TestLabVMShaped(t *testing.T) {
 		if s.NDRPPS < 0.95*want || s.NDRPPS > 1.05*want || s.PDRPPS < s.NDRPPS || s.PDRPPS > 1.05*want/(1-s.PDRGoal) {
 			t.Errorf("NDR %.0f pps, PDR %.0f pps (goal %g): want NDR within 5 %% of the shaping rate %.0f pps, PDR from NDR to 5 %% over it less the goal", s.NDRPPS, s.PDRPPS, s.PDRGoal, want)
 		}
-		lossy := false
-		for _, tr := range doc.Trials {
-			// A TCG guest's pktgen can fall short of a rate well over the
-			// shaper's (CI: 3 of 9 trials); at or below the shaper a trial
-			// short of its rate would decide nothing by loss.
-			if tr.GeneratorLimited && tr.OfferedPPS <= 1.05*want {
-				t.Errorf("a trial at %.0f pps (shaper %.0f) short of its offered rate: want every trial up to the shaper decided by its loss", tr.OfferedPPS, want)
-			}
-			lossy = lossy || tr.LossRatio > 0
-		}
-		if !lossy {
-			t.Error("no trial lost a packet")
-		}
+		checkDecidedByLoss(t, 64, doc.Trials)
 		t.Logf("NDR %.0f pps, PDR %.0f pps (goal %g), shaping rate %.0f pps, %d trials", s.NDRPPS, s.PDRPPS, s.PDRGoal, want, len(doc.Trials))
 	})
+}
+
+// vmTrial is a campaign trial as the shaped VM tests read it.
+type vmTrial struct {
+	Size             int     `json:"size"`
+	OfferedPPS       float64 `json:"offered_pps"`
+	AchievedPPS      float64 `json:"achieved_pps"`
+	LossRatio        float64 `json:"loss_ratio"`
+	GeneratorLimited bool    `json:"generator_limited"`
+	Valid            bool    `json:"valid"`
+}
+
+// checkDecidedByLoss fails t unless size's search was decided by loss
+// with no shortfall rule: every trial that ran valid (the senders reached
+// the rate) was judged on its loss and some lost packets at the switch,
+// and every trial short of its rate is invalid, never counted as loss —
+// a paced kernel pktgen in a TCG guest falls 1-2 % short now and then,
+// and the search then lowers its ceiling (coordinator/search).
+func checkDecidedByLoss(t *testing.T, size int, trials []vmTrial) {
+	t.Helper()
+	var valid, lossy, short int
+	for _, tr := range trials {
+		if tr.Size != size {
+			continue
+		}
+		switch {
+		case tr.GeneratorLimited && tr.Valid:
+			t.Errorf("%d B trial at %.0f pps: short of its rate (%.0f pps) yet valid: a shortfall rule decided it", size, tr.OfferedPPS, tr.AchievedPPS)
+		case tr.GeneratorLimited:
+			short++
+		case tr.Valid:
+			valid++
+			if tr.LossRatio > 0 {
+				lossy++
+			}
+		}
+	}
+	if valid < 3 || lossy == 0 {
+		t.Errorf("%d B: %d valid trials, %d of them lossy: want the search decided by the switch's drops", size, valid, lossy)
+	}
+	t.Logf("%d B: %d trials decided by loss (%d lossy), %d short of their rate (invalid)", size, valid, lossy, short)
 }

@@ -70,6 +70,15 @@ func formatSpeed(mbps int64) string {
 	return strconv.FormatInt(mbps, 10) + "M"
 }
 
+// receiverEngine is a receiver's counting method as the reports show it:
+// "xdp (native)", "xdp (generic)", "afpacket"; "-" when unknown.
+func receiverEngine(method, xdpMode string) string {
+	if xdpMode != "" {
+		return method + " (" + xdpMode + ")"
+	}
+	return orDash(method)
+}
+
 // orDash is s, or "-" when empty.
 func orDash(s string) string {
 	if s == "" {

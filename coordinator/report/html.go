@@ -40,6 +40,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"speed": formatSpeed,
 	"dash":  orDash,
+	"rcv":   receiverEngine,
 	"pdr":   pdr,
 	"opt":   optPPS,
 	"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },

@@ -51,7 +51,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		}
 		engine := h.Backend
 		if h.Role == "receiver" {
-			engine = h.Method
+			engine = receiverEngine(h.Method, h.XDPMode)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/coordinator/results/resultstest"
 )
 
 // The run table names both start spreads with their percentiles, the
@@ -33,5 +35,39 @@ func TestRunTableStartSpread(t *testing.T) {
 	_ = RunTable(&b, res)
 	if strings.Contains(b.String(), "start spread") {
 		t.Errorf("a run without first-frame times shows a spread:\n%s", b.String())
+	}
+}
+
+// Every report names how a receiver's XDP program is attached — native in
+// the driver or generic after the skb — where the agent said so.
+func TestReportsShowXDPMode(t *testing.T) {
+	hosts := []coordinator.Host{
+		{Name: "r1", Role: "receiver", Method: "xdp", XDPMode: "native"},
+		{Name: "r2", Role: "receiver", Method: "xdp", XDPMode: "generic"},
+		{Name: "r3", Role: "receiver", Method: "afpacket"},
+	}
+	res := &coordinator.Result{RunID: "r", Status: coordinator.StatusOK, FrameSize: 64, Pattern: "pairs", Hosts: hosts}
+	var b strings.Builder
+	if err := RunTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	doc := resultstest.Run()
+	doc.Hosts = nil
+	for _, h := range hosts {
+		doc.Hosts = append(doc.Hosts, results.Fingerprint{Name: h.Name, Role: h.Role, Method: h.Method, XDPMode: h.XDPMode})
+	}
+	var tb, hb strings.Builder
+	if err := Table(&tb, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&hb, doc); err != nil {
+		t.Fatal(err)
+	}
+	for what, out := range map[string]string{"run table": b.String(), "document table": tb.String(), "HTML": hb.String()} {
+		for _, want := range []string{"xdp (native)", "xdp (generic)", "afpacket"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, out)
+			}
+		}
 	}
 }

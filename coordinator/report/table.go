@@ -107,7 +107,7 @@ func Table(out io.Writer, doc *results.Document) error {
 	for _, h := range doc.Hosts {
 		engine := h.Backend
 		if h.Role == "receiver" || engine == "" {
-			engine = orDash(h.Method)
+			engine = receiverEngine(h.Method, h.XDPMode)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, h.Role, orDash(h.Kernel), orDash(h.Driver), orDash(h.Firmware),
 			orDash(h.Iface), formatSpeed(h.LinkSpeedMbps), h.NUMANode, engine, irqCPUs(h))

@@ -162,6 +162,7 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 		IRQMap:        irqs,
 		Backend:       h.Backend,
 		Method:        h.Method,
+		XDPMode:       h.XDPMode,
 	}
 }
 

@@ -115,5 +115,6 @@ type Fingerprint struct {
 	IRQMap        []coordinator.IRQPin `json:"irq_map"`
 	Backend       string               `json:"backend,omitempty"`
 	Method        string               `json:"method,omitempty"`
+	XDPMode       string               `json:"xdp_mode,omitempty"` // the receiver's XDP attach: native or generic
 	Version       string               `json:"tool_version,omitempty"`
 }

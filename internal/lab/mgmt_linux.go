@@ -61,7 +61,10 @@ func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 	if rate < 1000 {
 		return fmt.Errorf("shape %s: %d bit/s: want at least 8 kbit/s", iface, bps)
 	}
-	burst := max(rate/200, 16<<10)
+	// The bucket holds 5 ms of the rate, at least 4 KiB (two full-size
+	// frames): a larger floor lets a slow shaper pass well over its
+	// rate in a short trial (16 KiB at 2 Mbit/s is 65 ms of it).
+	burst := max(rate/200, 4<<10)
 	limit := rate*3/100 + burst
 	// tbf's buffer is the time to send the burst at the rate, in the
 	// packet scheduler's 64 ns ticks.

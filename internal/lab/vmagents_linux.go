@@ -74,8 +74,13 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		l.machines = append(l.machines, &machine{host: h, run: run, dir: dir, started: start})
 	}
 	for _, m := range l.machines {
-		if err := l.waitListening(ctx, m.host, GRPCPort, o.Ready, filepath.Join(m.dir, vm.AgentLog), m.ended); err != nil {
-			return err
+		// Both ports: the agent opens its gRPC port before it binds
+		// gossip, and a coordinator joining in between is refused (seen
+		// under TCG: "connect: connection refused" at 7946).
+		for _, port := range []int{GRPCPort, GossipPort} {
+			if err := l.waitListening(ctx, m.host, port, o.Ready, filepath.Join(m.dir, vm.AgentLog), m.ended); err != nil {
+				return err
+			}
 		}
 		// Boot to agent ready: what bench/vm-figures.sh reads.
 		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", m.run.Accel())

@@ -1808,9 +1808,13 @@ type ArmResponse struct {
 	Armed bool                   `protobuf:"varint,1,opt,name=armed,proto3" json:"armed,omitempty"`
 	// The method in use, and why it was chosen (or why the preferred one was
 	// not available).
-	Method        string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
-	MethodReason  string                 `protobuf:"bytes,3,opt,name=method_reason,json=methodReason,proto3" json:"method_reason,omitempty"`
-	ArmedAt       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=armed_at,json=armedAt,proto3" json:"armed_at,omitempty"`
+	Method       string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	MethodReason string                 `protobuf:"bytes,3,opt,name=method_reason,json=methodReason,proto3" json:"method_reason,omitempty"`
+	ArmedAt      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=armed_at,json=armedAt,proto3" json:"armed_at,omitempty"`
+	// How the xdp method's program is attached: "native" (in the driver) or
+	// "generic" (SKB mode, after the stack built the skb); empty for
+	// afpacket and from an agent that predates it.
+	XdpMode       string `protobuf:"bytes,5,opt,name=xdp_mode,json=xdpMode,proto3" json:"xdp_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1871,6 +1875,13 @@ func (x *ArmResponse) GetArmedAt() *timestamppb.Timestamp {
 		return x.ArmedAt
 	}
 	return nil
+}
+
+func (x *ArmResponse) GetXdpMode() string {
+	if x != nil {
+		return x.XdpMode
+	}
+	return ""
 }
 
 type CollectRequest struct {
@@ -2203,7 +2214,9 @@ type ReceiverReport struct {
 	// Test packets of streams beyond max_streams, counted only here.
 	OverflowPackets uint64 `protobuf:"varint,8,opt,name=overflow_packets,json=overflowPackets,proto3" json:"overflow_packets,omitempty"`
 	// The window the streams were counted with (ArmRequest.window).
-	Window        uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
+	Window uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
+	// How the xdp method's program is attached (ArmResponse.xdp_mode).
+	XdpMode       string `protobuf:"bytes,10,opt,name=xdp_mode,json=xdpMode,proto3" json:"xdp_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2299,6 +2312,13 @@ func (x *ReceiverReport) GetWindow() uint64 {
 		return x.Window
 	}
 	return 0
+}
+
+func (x *ReceiverReport) GetXdpMode() string {
+	if x != nil {
+		return x.XdpMode
+	}
+	return ""
 }
 
 // StreamReport is one sequence stream: one sender thread's packets to one
@@ -4360,12 +4380,13 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"maxStreams\x12\x1d\n" +
 	"\n" +
 	"max_ranges\x18\b \x01(\rR\tmaxRanges\x12\x16\n" +
-	"\x06window\x18\t \x01(\x04R\x06window\"\x97\x01\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\"\xb2\x01\n" +
 	"\vArmResponse\x12\x14\n" +
 	"\x05armed\x18\x01 \x01(\bR\x05armed\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12#\n" +
 	"\rmethod_reason\x18\x03 \x01(\tR\fmethodReason\x125\n" +
-	"\barmed_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aarmedAt\"J\n" +
+	"\barmed_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aarmedAt\x12\x19\n" +
+	"\bxdp_mode\x18\x05 \x01(\tR\axdpMode\"J\n" +
 	"\x0eCollectRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x1d\n" +
 	"\n" +
@@ -4394,7 +4415,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"FiredEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xd2\x02\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xed\x02\n" +
 	"\x0eReceiverReport\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12#\n" +
 	"\rmethod_reason\x18\x02 \x01(\tR\fmethodReason\x12\x18\n" +
@@ -4405,7 +4426,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"ring_drops\x18\a \x01(\x04R\tringDrops\x12)\n" +
 	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
-	"\x06window\x18\t \x01(\x04R\x06window\"\xd8\x03\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\x12\x19\n" +
+	"\bxdp_mode\x18\n" +
+	" \x01(\tR\axdpMode\"\xd8\x03\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
