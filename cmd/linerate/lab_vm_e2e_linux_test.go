@@ -579,3 +579,61 @@ func checkDecidedByLoss(t *testing.T, size int, trials []vmTrial) {
 	}
 	t.Logf("%d B: %d trials decided by loss (%d lossy), %d short of their rate (invalid)", size, valid, lossy, short)
 }
+
+// TestLabVMInterrupted: Ctrl-C (SIGINT) to `lab run --hosts vm` in the
+// midst of its traffic ends it non-zero and removes the whole lab — the
+// qemu processes, the taps and bridges with the switch namespace, the
+// management link and the lab directory — as a run's own end does.
+func TestLabVMInterrupted(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
+	bin := nstest.BuildLinerate(t)
+	name := fmt.Sprintf("c%d", os.Getpid()%10000)
+	dir := lab.DefaultDir(name)
+	t.Cleanup(func() { _ = exec.Command(bin, "lab", "down", "--name", name).Run() })
+	cmd := exec.Command(bin, "lab", "run", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
+		"--duration", "60s", "--rate", vmRate, "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stream := &lines{c: make(chan string, 1024)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			stream.c <- sc.Text()
+		}
+		close(stream.c)
+	}()
+	waitPhase(t, stream, coordinator.PhaseRun, 4*time.Minute)
+	guests := lab.Processes(dir)
+	if len(guests) != 2 {
+		t.Errorf("%d lab processes in the run phase, want the 2 guests' qemu: %+v", len(guests), guests)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	interrupted := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("lab run went on 90 s after SIGINT")
+	}
+	if err == nil {
+		t.Errorf("lab run exited 0 after SIGINT mid-run; last line: %s", stream.last())
+	}
+	t.Logf("lab run ended %s after SIGINT (%v)", time.Since(interrupted).Round(time.Millisecond), err)
+	for _, g := range guests {
+		if syscall.Kill(g.PID, 0) == nil {
+			t.Errorf("qemu %d still runs after lab run ended", g.PID)
+		}
+	}
+	assertNoLab(t, name, dir)
+}
