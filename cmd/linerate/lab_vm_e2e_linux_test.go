@@ -382,7 +382,13 @@ func (l *lines) last() string {
 // flags.
 func startStreamingRun(t *testing.T, bin string, flags []string, args ...string) (*exec.Cmd, *lines) {
 	t.Helper()
-	cmd := exec.Command(bin, append(append([]string{"run", "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...)
+	return startStreaming(t, exec.Command(bin, append(append([]string{"run", "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...))
+}
+
+// startStreaming starts cmd, a command printing JSON lines, and hands
+// its lines over as they arrive.
+func startStreaming(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *lines) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -591,24 +597,8 @@ func TestLabVMInterrupted(t *testing.T) {
 	name := fmt.Sprintf("c%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Cleanup(func() { _ = exec.Command(bin, "lab", "down", "--name", name).Run() })
-	cmd := exec.Command(bin, "lab", "run", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
-		"--duration", "60s", "--rate", vmRate, "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stream := &lines{c: make(chan string, 1024)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			stream.c <- sc.Text()
-		}
-		close(stream.c)
-	}()
+	cmd, stream := startStreaming(t, exec.Command(bin, "lab", "run", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
+		"--duration", "60s", "--rate", vmRate, "--json-stream", "--log-level", "warn", "--results-dir", t.TempDir()))
 	waitPhase(t, stream, coordinator.PhaseRun, 4*time.Minute)
 	guests := lab.Processes(dir)
 	if len(guests) != 2 {
@@ -620,6 +610,7 @@ func TestLabVMInterrupted(t *testing.T) {
 	interrupted := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(90 * time.Second):
