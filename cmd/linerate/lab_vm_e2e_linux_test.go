@@ -240,6 +240,11 @@ func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, sende
 		for _, p := range h.IRQMap {
 			queues[p.Queue] = true
 		}
+		// The default layout's 4 queue pairs: an input and an output
+		// vector each, 8 queue IRQs.
+		if len(queues) != lab.DefaultVMQueues || len(h.IRQMap) != 2*lab.DefaultVMQueues {
+			t.Errorf("%s: %d queue IRQs over %d queues pinned, want %d over %d", h.Name, len(h.IRQMap), len(queues), 2*lab.DefaultVMQueues, lab.DefaultVMQueues)
+		}
 		if h.Role == "sender" && (len(h.CPUs) != len(queues) || slices.ContainsFunc(h.CPUs, func(c int) bool { return !slices.Contains(vmNode1, c) })) {
 			t.Errorf("%s: pktgen devices on CPUs %v for %d tuned queues: want one per queue on node 1's %v", h.Name, h.CPUs, len(queues), vmNode1)
 		}

@@ -44,6 +44,7 @@ var badYAML = []badFile{
 	{"duration syntax", campaignSpec + "warmup: forever\n", nil, `duration "forever": want a Go duration`},
 	{"repetitions", campaignSpec + "repetitions: -1\n", nil, "repetitions: -1: want 1-100"},
 	{"loss goal", campaignSpec + "search: {loss_goal: 2}\n", nil, "search.loss_goal: 2: want a loss ratio"},
+	{"resolution over the span", campaignSpec + "search: {resolution: 200%}\n", nil, "search.resolution: 200% is not below the span from min_rate 1% to max_rate 100%"},
 	{"backend", campaignSpec + "backend: warp\n", nil, `backend: "warp": valid backends`},
 	{"method", campaignSpec + "method: magic\n", nil, `method: "magic": valid receiver methods`},
 	{"threads", campaignSpec + "threads: -3\n", nil, "threads: -3: want 0"},
@@ -130,6 +131,14 @@ func badRequests(sender, receiver, mac string) []badRequest {
 			_, err := a.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease, MaxStreams: 1 << 17})
 			return err
 		}, codes.InvalidArgument, "max_streams"},
+		{"Watch interval -1s", receiver, func(ctx context.Context, a lineratev1.AgentClient, _ string) error {
+			w, err := a.Watch(ctx, &lineratev1.WatchRequest{Interval: durationpb.New(-time.Second)})
+			if err != nil {
+				return err
+			}
+			_, err = w.Recv()
+			return err
+		}, codes.InvalidArgument, "interval"},
 		// Lease identity (item 1) needs a second coordinator certificate:
 		// agent/identity_test.go drives those refusals over mutual TLS.
 	}

@@ -285,6 +285,10 @@ func (s *Spec) validate() error {
 	if sr.Min.Percent > 0 && sr.Max.Percent > 0 && sr.Min.Percent >= sr.Max.Percent || sr.Min.PPS > 0 && sr.Max.PPS > 0 && sr.Min.PPS >= sr.Max.PPS {
 		return s.errf("search.min_rate", "%s is not below max_rate %s", sr.Min, sr.Max)
 	}
+	if r, lo, hi := sr.Resolution, sr.Min, sr.Max; r.Percent > 0 && lo.Percent > 0 && hi.Percent > 0 && r.Percent >= hi.Percent-lo.Percent ||
+		r.PPS > 0 && lo.PPS > 0 && hi.PPS > 0 && r.PPS >= hi.PPS-lo.PPS {
+		return s.errf("search.resolution", "%s is not below the span from min_rate %s to max_rate %s: the search would have nothing to find", r, lo, hi)
+	}
 	if sr.MaxTrials < 0 || sr.MaxTrials > 1000 {
 		return s.errf("search.max_trials", "%d: want 1-1000 (0 or none: the search's own budget)", sr.MaxTrials)
 	}

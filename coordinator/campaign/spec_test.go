@@ -88,6 +88,8 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nsearch:\n  max_rate: inf\n", "campaign spec: line 4: search.max_rate: inf: not a finite rate"},
 		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 0.5\n  max_rate: 100\n", "campaign spec: line 4: search.min_rate: 0.5pps: below 1 pps"},
 		{base + "frame_sizes: [64]\nsearch:\n  resolution: nan\n", "campaign spec: line 4: search.resolution: nan: not a number"},
+		{base + "frame_sizes: [64]\nsearch:\n  resolution: 200%\n", "search.resolution: 200% is not below the span from min_rate 1% to max_rate 100%"},
+		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 1000\n  max_rate: 5000\n  resolution: 4000\n", "search.resolution: 4000pps is not below the span from min_rate 1000pps to max_rate 5000pps"},
 		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid`},
 		{"frame_sizes: [64]\n", "agents: name senders and receivers, or give a tag selector"},
 		{base, "frame_sizes: missing"},
