@@ -169,11 +169,12 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	keys := slices.Sorted(maps.Keys(raw))
-	if want := []string{"link", "method", "method_reason", "other_packets", "packets", "ring_drops", "streams", "window"}; !slices.Equal(keys, want) {
+	if want := []string{"link", "method", "method_reason", "other_packets", "packets", "ring_drops", "streams", "window", "xdp_mode"}; !slices.Equal(keys, want) {
 		t.Errorf("report keys %v, want %v", keys, want)
 	}
 	var rep struct {
 		Method  string                       `json:"method"`
+		XDPMode string                       `json:"xdp_mode"`
 		Packets uint64                       `json:"packets"`
 		Streams []map[string]json.RawMessage `json:"streams"`
 		Link    map[string]uint64            `json:"link"`
@@ -181,7 +182,8 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Method != "xdp" || rep.Packets != uint64(len(frames)) || len(rep.Streams) != 1 {
+	// veth runs XDP in its driver: native.
+	if rep.Method != "xdp" || rep.XDPMode != "native" || rep.Packets != uint64(len(frames)) || len(rep.Streams) != 1 {
 		t.Fatalf("report %s", out)
 	}
 	s := rep.Streams[0]
