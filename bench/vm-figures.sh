@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Figures of the VM-host lab (run by hand as root: `make bench-vm`):
 #   1. boot to agent ready, per guest: from qemu's start to its agent's
-#      gRPC port answering on the management network (the lab's
+#      gRPC and gossip ports answering on the management network (the lab's
 #      "VM host ready" log lines), for a lab of SENDERS + 1 guests;
 #   2. the packet rates the guests reach: ROUNDS unpaced 1×1 runs of
 #      DURATION with kernel pktgen, sent and received pps per run, and
