@@ -19,9 +19,11 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/internal/vm"
 	"github.com/linerate/linerate/internal/vmtest"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
 // vmNode1 are the CPUs of NUMA node 1 in a VM host of the default
@@ -134,7 +136,8 @@ func TestLabVMHosts(t *testing.T) {
 		within := coordinator.DefaultLeaseTTL + 3*time.Second
 		restored(t, within, "s1", "r1")
 		waitIdlePktgen(t, dir, "s1", within-time.Since(killed))
-		t.Logf("restored %s after the coordinator was killed", time.Since(killed).Round(time.Millisecond))
+		waitFreeAndIdle(t, bin, flags, []string{"s1", "r1"}, within-time.Since(killed))
+		t.Logf("restored, stopped, disarmed and free %s after the coordinator was killed", time.Since(killed).Round(time.Millisecond))
 		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 1)
 	})
@@ -632,4 +635,79 @@ func TestLabVMInterrupted(t *testing.T) {
 		}
 	}
 	assertNoLab(t, name, dir)
+}
+
+// waitFreeAndIdle waits until every host's agent, asked over mutual TLS
+// with the lab's coordinator certificate, holds no lease and shows its
+// sender and receiver idle: a receiver disarmed (its XDP program off the
+// NIC), a sender stopped.
+func waitFreeAndIdle(t *testing.T, bin string, flags, hosts []string, within time.Duration) {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"members", "--json", "--log-level", "warn"}, flags...)...).Output()
+	var members []coordinator.Member
+	if jerr := json.Unmarshal(out, &members); err != nil || jerr != nil {
+		t.Fatalf("members: %v / %v\n%s", err, jerr, out)
+	}
+	tlsDir := ""
+	for i, f := range flags {
+		if f == "--tls-dir" && i+1 < len(flags) {
+			tlsDir = flags[i+1]
+		}
+	}
+	dial := coordinator.TLSDialer(mtls.Options{Dir: tlsDir, Name: lab.CoordinatorCert})
+	deadline := time.Now().Add(within)
+	for _, h := range hosts {
+		i := slices.IndexFunc(members, func(m coordinator.Member) bool { return m.Name == h })
+		if i < 0 {
+			t.Fatalf("%s is not among the members %+v", h, members)
+		}
+		conn, err := dial(members[i])
+		if err != nil {
+			t.Fatalf("dial %s: %v", h, err)
+		}
+		defer conn.Close()
+		c := lineratev1.NewAgentClient(conn)
+		for {
+			state, ok := agentState(c)
+			if ok {
+				t.Logf("%s: %s", h, state)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: not free and idle within %s: %s", h, within, state)
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+}
+
+// agentState says whether c's agent is free (no lease) with its sender
+// and receiver idle, and what it showed.
+func agentState(c lineratev1.AgentClient) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := c.Describe(ctx, &lineratev1.DescribeRequest{})
+	if err != nil {
+		return fmt.Sprintf("describe: %v", err), false
+	}
+	w, err := c.Watch(ctx, &lineratev1.WatchRequest{})
+	if err != nil {
+		return fmt.Sprintf("watch: %v", err), false
+	}
+	s, err := w.Recv()
+	if err != nil {
+		return fmt.Sprintf("watch: %v", err), false
+	}
+	// A sender whose run the lease's end stopped may show that run as
+	// done or failed; it is generating only while configured, scheduled
+	// or running. A receiver is disarmed when idle.
+	sending := func(p lineratev1.Phase) bool {
+		return p == lineratev1.Phase_PHASE_CONFIGURED || p == lineratev1.Phase_PHASE_SCHEDULED || p == lineratev1.Phase_PHASE_RUNNING
+	}
+	armed := func(p lineratev1.Phase) bool {
+		return p != lineratev1.Phase_PHASE_UNSPECIFIED && p != lineratev1.Phase_PHASE_IDLE
+	}
+	state := fmt.Sprintf("lease %v, sender %v, receiver %v", d.GetLease(), s.GetSender().GetPhase(), s.GetReceiver().GetPhase())
+	return state, d.GetLease() == nil && !sending(s.GetSender().GetPhase()) && !armed(s.GetReceiver().GetPhase())
 }
