@@ -72,6 +72,9 @@ type device struct {
 	gen, shortfall float64
 	// failAt makes the trials with these 1-based numbers fail to run.
 	failAt map[int]bool
+	// stallAt makes the generator reach only half the rate in the
+	// trials with these numbers (a stall on a busy host).
+	stallAt map[int]bool
 	// abortAt makes the trial with this number return an error.
 	abortAt int
 	calls   []call
@@ -87,6 +90,9 @@ func (dv *device) trial(_ context.Context, rate float64, d time.Duration, phase 
 	}
 	if dv.failAt[n] {
 		return Outcome{OfferedPPS: rate, Err: errAgentDied}, nil
+	}
+	if dv.stallAt[n] {
+		return Outcome{OfferedPPS: rate, AchievedPPS: rate / 2, GeneratorLimited: true}, nil
 	}
 	if dv.gen > 0 && rate > dv.gen*(1+1e-9) {
 		f := dv.shortfall

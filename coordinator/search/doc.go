@@ -39,8 +39,11 @@
 // Only valid trials count, as passing (loss ratio ≤ goal) or failing.
 //
 // Generator-limited (Outcome.GeneratorLimited: the senders could not offer
-// the rate) is never loss: the trial says nothing about the device. It
-// says the generator cannot offer that rate, so the search lowers its
+// the rate) is never loss: the trial says nothing about the device. It is
+// run again once, same rate and duration (Trial.Retry): a generator on a
+// busy or virtual host stalls now and then, and one short trial must not
+// cap the search. A second short trial in a row says the generator
+// cannot offer that rate, so the search lowers its
 // ceiling, the highest rate it will still offer, to what the senders
 // reached, and at least one resolution step below the rate tried (so that
 // a generator that keeps falling a little short cannot hold the search at

@@ -120,7 +120,11 @@ func TestRFC2544GeneratorLimited(t *testing.T) {
 		maxTrials int
 	}{
 		{name: "generator below the device", dv: device{loss: cliff(0.8 * max), gen: 0.3 * max},
-			truth: 0.3 * max, limited: true, maxTrials: 2},
+			truth: 0.3 * max, limited: true, maxTrials: 3},
+		// One stall (trial 3 reaches half its rate) is run again at the
+		// same rate and caps nothing: the device's own rate is found.
+		{name: "generator stalls once", dv: device{loss: cliff(0.5 * max), gen: 0.9 * max, stallAt: map[int]bool{3: true}},
+			truth: 0.5 * max},
 		{name: "generator reaches a little less each time", dv: device{loss: cliff(0.8 * max), gen: 0.3 * max, shortfall: 0.999},
 			truth: 0.3 * max, limited: true, maxTrials: 3},
 		{name: "generator above the device", dv: device{loss: cliff(0.5 * max), gen: 0.9 * max},

@@ -250,8 +250,8 @@ func (x *searcher) eps() float64 { return 1e-9 * x.s.max }
 func (x *searcher) lowest() float64 { return min(x.s.min, x.ceiling) }
 
 // run performs one trial at rate for d, retrying once a trial that failed
-// to run. It records every attempt and lowers the ceiling after a
-// generator-limited one.
+// to run or fell short of its rate. It records every attempt and lowers
+// the ceiling after two generator-limited ones in a row.
 func (x *searcher) run(ctx context.Context, rate float64, d time.Duration, phase string, goal float64) (Trial, error) {
 	for attempt := 0; ; attempt++ {
 		n := len(x.trials) + 1
@@ -282,6 +282,11 @@ func (x *searcher) run(ctx context.Context, rate float64, d time.Duration, phase
 			continue
 		case out.Err != nil:
 			return t, fmt.Errorf("%s search: trials %d and %d at %s pps (%s, %s) %w: %w", x.name, n-1, n, pps(rate), phase, d, ErrTrialFailed, out.Err)
+		case out.GeneratorLimited && attempt == 0:
+			// Once more at the same rate: a generator on a busy or
+			// virtual host falls short now and then (a stall), and one
+			// such trial must not cap the search.
+			continue
 		case out.GeneratorLimited:
 			x.limit(rate, out.AchievedPPS)
 		}
