@@ -27,7 +27,7 @@ FUZZ_TARGETS := \
 	./topology/interrupts:FuzzParse \
 	./topology/irqname:FuzzMatchName \
 	./topology:FuzzParseARP \
-	./internal/vm:FuzzParseModulesDep \
+	./cmd/linerate/internal/vm:FuzzParseModulesDep \
 	./pktgen:FuzzParseDeviceFile \
 	./pktgen:FuzzDecodeHeader \
 	./receiver:FuzzParseFrame \
@@ -47,15 +47,15 @@ deps:
 	fi
 	@$(GO) mod download
 
-# vmtest-deps: what the real-kernel guests of internal/vm and internal/vmtest need:
+# vmtest-deps: what the real-kernel guests of cmd/linerate/internal/vm and .../vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
 # writer, and apt package lists that offer the pinned kernel and
-# busybox-static (internal/vm/pins.txt; the tests fetch them
+# busybox-static (cmd/linerate/internal/vm/pins.txt; the tests fetch them
 # themselves with `apt-get download package=version` into .cache/vmtest
 # and check their sha256). Not root and something missing: the guest
 # tests skip (outside CI) and this says so.
 VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
-VMTEST_PINS  := internal/vm/pins.txt
+VMTEST_PINS  := cmd/linerate/internal/vm/pins.txt
 vmtest-deps:
 	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
 	missing=; for t in $(VMTEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
@@ -223,7 +223,7 @@ crossbuild:
 # by a shell loop (as samples/pktgen does) and by `linerate send`,
 # alternately; prints the pps of each and the ratio (target >= 0.98).
 bench-pktgen: deps vmtest-deps
-	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./internal/vmtest/
+	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./cmd/linerate/internal/vmtest/
 
 # bench-scale: a fleet on loopback — SCALE_AGENTS agents (serf + mutual-TLS
 # gRPC, each its own certificate) in SCALE_PROCS processes, as hosts would
@@ -235,7 +235,7 @@ SCALE_PROCS ?= 8
 SCALE_SENDERS ?= 256
 bench-scale: deps
 	set -o pipefail; LINERATE_SCALE_AGENTS=$(SCALE_AGENTS) LINERATE_SCALE_PROCS=$(SCALE_PROCS) LINERATE_SCALE_SENDERS=$(SCALE_SENDERS) \
-		$(GO) test -count=1 -timeout 20m -tags traffic -run '^TestScale$$' -v ./internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
+		$(GO) test -count=1 -timeout 20m -tags traffic -run '^TestScale$$' -v ./cmd/linerate/internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
 
 # bench-start: the scheduled start measured at the traffic in the 2x2 lab
 # (root): first-frame and first-arrival spread per round, medians and the

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/linerate/linerate/internal/gentest"
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -28,9 +28,9 @@ func TestSendReceiveFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	certs := testCerts(t)
-	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name),
+	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name),
 		Bind: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
-	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: gentest.Enter(p.B.NS.Name),
+	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: pktgentest.Enter(p.B.NS.Name),
 		Bind: "127.0.0.1:0", Join: []string{snd.GossipAddr()}, MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
 	sc, rc := dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)
@@ -175,7 +175,7 @@ func TestExpiryDisarmsAndStops(t *testing.T) {
 	}
 	certs := testCerts(t)
 	// lrb runs no agent: its address is allowed by CIDR.
-	ag := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name), MinLeaseTTL: 10 * time.Millisecond,
+	ag := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name), MinLeaseTTL: 10 * time.Millisecond,
 		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}}, certs)
 	c := dial(t, ag, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)

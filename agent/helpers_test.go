@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

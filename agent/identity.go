@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // caller is who makes a call: the verified client certificate's name,

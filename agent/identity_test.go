@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/fsfixture"
-	"github.com/linerate/linerate/internal/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
 )

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/ethtool"
-	"github.com/linerate/linerate/internal/gossip"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/receiver"

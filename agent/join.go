@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 // Join retry bounds used when Config leaves them zero: the first retry

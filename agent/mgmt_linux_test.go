@@ -13,8 +13,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // TestMgmtIfaceNetns checks that netlink reads a namespace's default routes
@@ -39,7 +39,7 @@ func TestMgmtIfaceNetns(t *testing.T) {
 	}
 	start := func(cfg Config) error {
 		t.Helper()
-		cfg.Name, cfg.Role, cfg.Iface, cfg.ThreadInit = "snd", RoleSender, "lra", gentest.Enter(p.A.NS.Name)
+		cfg.Name, cfg.Role, cfg.Iface, cfg.ThreadInit = "snd", RoleSender, "lra", pktgentest.Enter(p.A.NS.Name)
 		cfg.GRPCAddr, cfg.TLSDir, cfg.TLSName, cfg.StateDir, cfg.Logger = "127.0.0.1:0", certs, "agent1", t.TempDir(), testLog(t)
 		cfg.GossipKey = testGossipKey
 		a, err := New(cfg)

@@ -10,7 +10,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/internal/netns"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -33,7 +33,7 @@ func TestRailsOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	certs := testCerts(t)
-	a := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: gentest.Enter(p.A.NS.Name),
+	a := startAgent(t, Config{Name: "both", Role: RoleBoth, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name),
 		AllowDst: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}}, certs)
 	c := dial(t, a, certs, "coord")
 	ctx := ctxT(t, 20*time.Second)

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // recovery turns a handler's panic into codes.Internal and an error log

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/serf/serf"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 func member(a *Agent, name string) (serf.Member, bool) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 	"github.com/linerate/linerate/pktgen/xdp"
 )
 
@@ -54,13 +54,13 @@ func TestWatchdogStopsARealSend(t *testing.T) {
 }
 
 func watchdogRealSend(t *testing.T, newBackend func(enter func() error) pktgen.Backend) {
-	bed := gentest.NewSetup(t, 1, []int{0}, 1<<16, func(c *pktgen.Config) { c.Count = 1e9 })
+	bed := pktgentest.NewSetup(t, 1, []int{0}, 1<<16, func(c *pktgen.Config) { c.Count = 1e9 })
 	p := bed.Pair
 	s := unitService(t, RoleSender, fakeNetOS{}).tx
 	s.watchdog = watchdogTimes{deadline: func(c *pktgen.Config) pktgen.Deadline {
 		return pktgen.Deadline{Expected: 400 * time.Millisecond, Limit: 500 * time.Millisecond, Basis: "cut short for the test"}
 	}}
-	be := newBackend(gentest.Enter(p.A.NS.Name))
+	be := newBackend(pktgentest.Enter(p.A.NS.Name))
 	if err := s.configure(bed.Cfg, be); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 // reconcile balances the run's flows (reconcileRun) from what its

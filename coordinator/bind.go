@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 // bindHost is cfg.Bind with a host: its own, else the management

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 // The coordinator's gossip address without a host is the management

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/serf/serf"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
 // A member reads its tags through gossip.DecodeTags, and its JSON

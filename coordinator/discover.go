@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

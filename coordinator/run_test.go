@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
-	"github.com/linerate/linerate/internal/gossip"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

@@ -17,7 +17,7 @@ import (
 // fakePktgen simulates /proc/net/pktgen as kernel 6.1 behaves (ENOTSUPP
 // for burst/clone_skb on veth, "successful" writes of unknown flags), so
 // the driver's logic can be tested without the module. The real thing is
-// tested in the qemu guest (internal/vmtest).
+// tested in the qemu guest (cmd/linerate/internal/vmtest).
 type fakePktgen struct {
 	mu      sync.Mutex
 	cpus    int

@@ -18,12 +18,12 @@ import (
 )
 
 // These tests need the real kernel pktgen. They run inside the qemu guest
-// that internal/vmtest boots (LINERATE_VMTEST_GUEST=1, pktgen and veth
+// that cmd/linerate/internal/vmtest boots (LINERATE_VMTEST_GUEST=1, pktgen and veth
 // loaded); anywhere else they skip.
 func guestOnly(t *testing.T) {
 	t.Helper()
 	if os.Getenv("LINERATE_VMTEST_GUEST") != "1" {
-		t.Skip("needs the real pktgen module: runs inside the qemu guest of internal/vmtest")
+		t.Skip("needs the real pktgen module: runs inside the qemu guest of cmd/linerate/internal/vmtest")
 	}
 }
 

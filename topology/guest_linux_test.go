@@ -26,7 +26,7 @@ import (
 )
 
 // Tests named TestGuest* run inside a throwaway qemu guest booted by
-// internal/vmtest (see internal/vmtest/topology_test.go), where they may
+// cmd/linerate/internal/vmtest (see cmd/linerate/internal/vmtest/topology_test.go), where they may
 // change real IRQ affinities. The host test says what the guest looks like:
 //
 //	LINERATE_VMTEST_GUEST=1        run at all

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/topology"
 )
 

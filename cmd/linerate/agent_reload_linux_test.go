@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a poller.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // badCommandInputs are command lines the coordinator's and the lab's

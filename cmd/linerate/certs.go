@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 type certsFlags struct {

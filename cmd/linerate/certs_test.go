@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 func readCert(t *testing.T, path string) *x509.Certificate {

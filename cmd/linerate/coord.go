@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // clusterFlags are how a coordinator command reaches the agents: gossip

@@ -5,13 +5,13 @@
 //	members, run       the cluster's agents; one run over them (package coordinator)
 //	campaign run       sweeps and throughput searches (coordinator/campaign)
 //	results, report    stored result documents, compared and rendered
-//	lab run|up|down    the one-machine testbed of namespaces (internal/lab)
+//	lab run|up|down    the one-machine testbed of namespaces (cmd/linerate/internal/lab)
 //	lab campaign       a campaign against a lab
 //	send, recv         one sender or receiver on this host (pktgen, receiver)
 //	pktgen             parse, probe and reset the kernel's pktgen
 //	irq                show, plan, apply, restore and verify queue IRQ pins,
 //	                   and snapshot what they read (package topology)
-//	certs              the mutual-TLS certificate directory (internal/mtls)
+//	certs              the mutual-TLS certificate directory (internal/cluster/mtls)
 //
 // This package holds flags and wiring only: each command parses its flags
 // into a package's options, calls it, and renders what it returns. The

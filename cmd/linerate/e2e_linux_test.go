@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"

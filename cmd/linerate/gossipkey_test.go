@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
 // certs init writes the gossip key beside the CA, mode 0600, as

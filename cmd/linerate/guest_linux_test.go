@@ -14,11 +14,11 @@ import (
 )
 
 // These run `linerate send` end to end against the real pktgen, inside the
-// qemu guest of internal/vmtest (LINERATE_VMTEST_GUEST=1); elsewhere they skip.
+// qemu guest of cmd/linerate/internal/vmtest (LINERATE_VMTEST_GUEST=1); elsewhere they skip.
 func guestVeth(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("LINERATE_VMTEST_GUEST") != "1" {
-		t.Skip("needs the real pktgen module: runs inside the qemu guest of internal/vmtest")
+		t.Skip("needs the real pktgen module: runs inside the qemu guest of cmd/linerate/internal/vmtest")
 	}
 	la := netlink.NewLinkAttrs()
 	la.Name = "lrsd0"

@@ -15,11 +15,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/fsfixture"
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/lab"
-	"github.com/linerate/linerate/internal/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/topology"
 )

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator/results"
-	"github.com/linerate/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 

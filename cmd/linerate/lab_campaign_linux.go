@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
-	"github.com/linerate/linerate/internal/lab"
 )
 
 // labCampaignFlags describe a campaign without a spec file.

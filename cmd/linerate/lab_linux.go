@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/internal/lab"
 )
 
 // labFlags shape a lab.

@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
+	"github.com/linerate/linerate/cmd/linerate/internal/vm"
+	"github.com/linerate/linerate/cmd/linerate/internal/vmtest"
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/internal/lab"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
-	"github.com/linerate/linerate/internal/vm"
-	"github.com/linerate/linerate/internal/vmtest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

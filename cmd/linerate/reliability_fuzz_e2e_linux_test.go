@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 

@@ -21,10 +21,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/internal/gossip"
-	"github.com/linerate/linerate/internal/lab"
-	"github.com/linerate/linerate/internal/mtls"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )

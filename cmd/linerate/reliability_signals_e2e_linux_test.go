@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/lab"
+	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 

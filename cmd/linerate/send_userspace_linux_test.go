@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // TestSendUserspaceBackends runs the real binary inside a sender
@@ -38,7 +38,7 @@ func TestSendUserspaceBackends(t *testing.T) {
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			const total = 20_001
-			s := gentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags, c.SrcMin = []string{"UDPCSUM"}, netip.MustParseAddr("198.18.0.11") })
+			s := pktgentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags, c.SrcMin = []string{"UDPCSUM"}, netip.MustParseAddr("198.18.0.11") })
 			cmd := exec.Command("ip", "netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
 				"--count", "20001", "--cpus", "0-1", "--udp-src", "1000-1006", "--udp-csum", "--backend", tc.backend, "--json")
 			var stderr strings.Builder

@@ -112,12 +112,12 @@ func TestCheckReportsTopologyImportingCoordinator(t *testing.T) {
 // message names the way.
 func TestCheckReportsTransitiveImport(t *testing.T) {
 	vs := checkFake(t, map[string][]string{
-		"pktgen":          {"internal/helper"},
-		"internal/helper": {"internal/gossip"},
-		"internal/gossip": nil,
+		"pktgen":                  {"internal/helper"},
+		"internal/helper":         {"internal/cluster/gossip"},
+		"internal/cluster/gossip": nil,
 	})
-	if len(vs) != 1 || vs[0].From != "pktgen" || vs[0].To != "internal/gossip" || !slices.Equal(vs[0].Via, []string{"internal/helper"}) {
-		t.Fatalf("violations %q, want pktgen → internal/gossip via internal/helper", vs)
+	if len(vs) != 1 || vs[0].From != "pktgen" || vs[0].To != "internal/cluster/gossip" || !slices.Equal(vs[0].Via, []string{"internal/helper"}) {
+		t.Fatalf("violations %q, want pktgen → internal/cluster/gossip via internal/helper", vs)
 	}
 	if !strings.Contains(vs[0].String(), "(via internal/helper)") {
 		t.Errorf("message %q does not name the way", vs[0])
@@ -167,21 +167,21 @@ func TestCheckOtherRules(t *testing.T) {
 	}
 }
 
-// internal/vm may not take the lab (or anything of the project but
+// cmd/linerate/internal/vm may not take the lab (or anything of the project but
 // safefile) into its code; its tests may use the vmtest harness.
 func TestCheckVMStaysALeaf(t *testing.T) {
 	vs := checkFake(t, map[string][]string{
-		"internal/vm":       {"internal/lab", "internal/safefile"},
-		"internal/vm_test":  {"internal/vmtest"},
-		"internal/vmtest":   nil,
-		"internal/lab":      nil,
-		"internal/safefile": nil,
+		"cmd/linerate/internal/vm":      {"cmd/linerate/internal/lab", "internal/safefile"},
+		"cmd/linerate/internal/vm_test": {"cmd/linerate/internal/vmtest"},
+		"cmd/linerate/internal/vmtest":  nil,
+		"cmd/linerate/internal/lab":     nil,
+		"internal/safefile":             nil,
 	})
 	var got []string
 	for _, v := range vs {
 		got = append(got, v.From+" → "+v.To)
 	}
-	if want := []string{"internal/vm → internal/lab"}; !slices.Equal(got, want) {
+	if want := []string{"cmd/linerate/internal/vm → cmd/linerate/internal/lab"}; !slices.Equal(got, want) {
 		t.Errorf("violations %q, want %q", got, want)
 	}
 }

@@ -1,7 +1,7 @@
 // Package deprules checks the import rules of the package table in
 // docs/ARCHITECTURE.md: the data plane (topology, pktgen, receiver) never reaches the
 // control plane, nothing imports cmd, receiver takes only pktgen's wire
-// format, topology stays on std, x/sys and hclog, internal/vm stays a
+// format, topology stays on std, x/sys and hclog, cmd/linerate/internal/vm stays a
 // leaf, and the coordinator never imports the agent. Check runs `go list` over a module and reports
 // every import that breaks a rule; the package's test runs it on this
 // tree, so `make unit` fails on a forbidden import.
@@ -31,8 +31,7 @@ type Rule struct {
 
 // controlPlane is what the data plane must never reach.
 var controlPlane = []string{
-	"agent/...", "coordinator/...", "proto/...", "cmd/...",
-	"internal/lab/...", "internal/gossip/...", "internal/mtls/...",
+	"agent/...", "coordinator/...", "proto/...", "cmd/...", "internal/cluster/...",
 	"github.com/hashicorp/serf/...", "google.golang.org/grpc/...",
 }
 
@@ -53,7 +52,7 @@ var Rules = []Rule{
 	},
 	{
 		// Its tests neither: the scale test, which runs real agents
-		// against it, is internal/scaletest.
+		// against it, is cmd/linerate/internal/scaletest.
 		Name: "the coordinator never imports the agent",
 		From: []string{"coordinator/..."},
 		Deny: []string{"agent/..."},
@@ -76,9 +75,9 @@ var Rules = []Rule{
 	{
 		// The lab (and so the binary) runs guests with it: it stays a
 		// leaf, never the control plane nor a test harness.
-		Name:      "internal/vm imports only std, x/sys, hclog and internal/safefile",
-		From:      []string{"internal/vm"},
+		Name:      "cmd/linerate/internal/vm imports only std, x/sys, hclog and internal/safefile",
+		From:      []string{"cmd/linerate/internal/vm"},
 		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "internal/safefile"},
-		AllowTest: []string{"github.com/google/go-cmp/...", "internal/vmtest"},
+		AllowTest: []string{"github.com/google/go-cmp/...", "cmd/linerate/internal/vmtest"},
 	},
 }

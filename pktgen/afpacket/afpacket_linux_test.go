@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 func testLog(t testing.TB) hclog.Logger {
@@ -26,7 +26,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newBackend(t testing.TB, s *gentest.Setup) *Backend {
+func newBackend(t testing.TB, s *pktgentest.Setup) *Backend {
 	b := New(testLog(t))
 	b.ThreadInit = s.EnterA()
 	return b
@@ -34,7 +34,7 @@ func newBackend(t testing.TB, s *gentest.Setup) *Backend {
 
 func TestExactCountTwoThreads(t *testing.T) {
 	const total = 100_001
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 60_000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 60_000, func(c *pktgen.Config) {
 		c.Counts = pktgen.SplitCount(total, 2)
 		c.Flags = []string{"UDPCSUM"}
 	})
@@ -57,7 +57,7 @@ func TestExactCountTwoThreads(t *testing.T) {
 }
 
 func TestNoTimestampVLANBigFrame(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
 		c.Count, c.Flags, c.PktSize, c.UDPSrcMax = 3001, []string{"NO_TIMESTAMP", "UDPCSUM"}, 1000, 0
 	})
 	from := time.Now()
@@ -72,7 +72,7 @@ func TestNoTimestampVLANBigFrame(t *testing.T) {
 
 func TestRateControl(t *testing.T) {
 	const rate = 20_000
-	s := gentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
 		c.RatePPS, c.Duration = rate, time.Second
 	})
 	from := time.Now()
@@ -81,14 +81,14 @@ func TestRateControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Verify(t, sum, from, time.Now())
-	gentest.CheckRate(t, fmt.Sprintf("paced at %d pps: %d packets in %d µs", rate, sum.Packets, sum.USec), sum.PPS, float64(rate))
+	pktgentest.CheckRate(t, fmt.Sprintf("paced at %d pps: %d packets in %d µs", rate, sum.Packets, sum.USec), sum.PPS, float64(rate))
 	t.Logf("paced at %d pps: %d packets in %d µs = %.1f pps", rate, sum.Packets, sum.USec, sum.PPS)
 }
 
 func TestDelayAcrossThreads(t *testing.T) {
 	// 5 kpps per thread as pktgen's delay (200 µs: the sleeping path),
 	// two threads, 2500 packets each.
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 6000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 6000, func(c *pktgen.Config) {
 		c.DelayNS, c.Count = 200_000, 2500
 	})
 	from := time.Now()
@@ -98,12 +98,12 @@ func TestDelayAcrossThreads(t *testing.T) {
 	}
 	s.Verify(t, sum, from, time.Now())
 	for _, th := range sum.Threads {
-		gentest.CheckRate(t, fmt.Sprintf("thread on cpu %d", th.CPU), th.PPS, 5000)
+		pktgentest.CheckRate(t, fmt.Sprintf("thread on cpu %d", th.CPU), th.PPS, 5000)
 	}
 }
 
 func TestDurationStop(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{0}, 1<<20, func(c *pktgen.Config) { c.Duration = 300 * time.Millisecond })
+	s := pktgentest.NewSetup(t, 1, []int{0}, 1<<20, func(c *pktgen.Config) { c.Duration = 300 * time.Millisecond })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	took := time.Since(from)
@@ -117,7 +117,7 @@ func TestDurationStop(t *testing.T) {
 }
 
 func TestCancelStops(t *testing.T) {
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<20, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 1<<20, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	from := time.Now()

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/internal/engine"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // BenchmarkVeth64: one thread, 64-byte frames (60 without FCS) over a
@@ -23,7 +23,7 @@ import (
 func BenchmarkVeth64(b *testing.B) {
 	for _, batch := range []int{1, 16, 64, 256} {
 		b.Run(fmt.Sprintf("sendmmsg/batch%d", batch), func(b *testing.B) {
-			s := gentest.NewSetup(b, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration, c.UDPSrcMax = 2*time.Second, 0 })
+			s := pktgentest.NewSetup(b, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration, c.UDPSrcMax = 2*time.Second, 0 })
 			be := newBackend(b, s)
 			be.Log, be.Batch = nil, batch
 			for b.Loop() {
@@ -41,7 +41,7 @@ func BenchmarkVeth64(b *testing.B) {
 	// comparison; not a backend.
 	for _, batch := range []int{64, 256} {
 		b.Run(fmt.Sprintf("txring/batch%d", batch), func(b *testing.B) {
-			s := gentest.NewSetup(b, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.UDPSrcMax = 0 })
+			s := pktgentest.NewSetup(b, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.UDPSrcMax = 0 })
 			for b.Loop() {
 				var pps float64
 				var sent uint64
@@ -68,7 +68,7 @@ func BenchmarkVeth64(b *testing.B) {
 
 // txRing sends for d through a TPACKET_V2 TX ring, batch frames per
 // send(2).
-func txRing(s *gentest.Setup, batch int, d time.Duration) (uint64, float64, error) {
+func txRing(s *pktgentest.Setup, batch int, d time.Duration) (uint64, float64, error) {
 	ifi, err := lookup(s.Cfg.Device)
 	if err != nil {
 		return 0, 0, err

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // BenchmarkVeth64 sends with one thread, 64-byte frames (60 without FCS),
@@ -21,7 +21,7 @@ func BenchmarkVeth64(b *testing.B) {
 	for _, v := range []struct{ batch, repeat uint32 }{{64, 1 << 20}, {64, 1 << 22}, {64, 1 << 24}, {128, 1 << 22}, {256, 1 << 22}, {16, 1 << 22}} {
 		for _, ts := range []bool{true, false} {
 			b.Run(fmt.Sprintf("batch%d/repeat%d/timestamp=%v", v.batch, v.repeat, ts), func(b *testing.B) {
-				s := gentest.NewSetup(b, 1, []int{0}, 1<<25, func(c *pktgen.Config) {
+				s := pktgentest.NewSetup(b, 1, []int{0}, 1<<25, func(c *pktgen.Config) {
 					c.Duration, c.UDPSrcMax = time.Second, 0
 					if !ts {
 						c.Flags = []string{"NO_TIMESTAMP"}

@@ -13,10 +13,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/linerate/linerate/internal/gentest"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/internal/engine"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 func testLog(t testing.TB) hclog.Logger {
@@ -30,7 +30,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newBackend(t testing.TB, s *gentest.Setup) *Backend {
+func newBackend(t testing.TB, s *pktgentest.Setup) *Backend {
 	b := New(testLog(t))
 	b.ThreadInit = s.EnterA()
 	return b
@@ -38,7 +38,7 @@ func newBackend(t testing.TB, s *gentest.Setup) *Backend {
 
 func TestExactCountTwoThreads(t *testing.T) {
 	const total = 200_003
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) {
 		c.Counts = pktgen.SplitCount(total, 2)
 		c.Flags = []string{"UDPCSUM"}
 	})
@@ -62,7 +62,7 @@ func TestExactCountTwoThreads(t *testing.T) {
 }
 
 func TestNoTimestampIPv4MinFrame(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
 		c.Count, c.Flags, c.UDPSrcMax = 4099, []string{"NO_TIMESTAMP"}, 0
 	})
 	from := time.Now()
@@ -76,7 +76,7 @@ func TestNoTimestampIPv4MinFrame(t *testing.T) {
 // TestRunsOnCallingCPU checks that BPF_PROG_RUN runs the program on the
 // CPU the thread is pinned to, so the counter moves in that CPU's slot only.
 func TestRunsOnCallingCPU(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{1}, 1000, func(c *pktgen.Config) { c.Count = 1000 })
+	s := pktgentest.NewSetup(t, 1, []int{1}, 1000, func(c *pktgen.Config) { c.Count = 1000 })
 	r := &run{cfg: &s.Cfg, batch: DefaultBatchSize, repeat: 1000}
 	defer r.close()
 	var slot0, slot1 uint64
@@ -110,7 +110,7 @@ func TestRunsOnCallingCPU(t *testing.T) {
 
 func TestRateControl(t *testing.T) {
 	const rate = 20_000
-	s := gentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
+	s := pktgentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
 		c.RatePPS, c.Duration = rate, time.Second
 	})
 	from := time.Now()
@@ -119,13 +119,13 @@ func TestRateControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Verify(t, sum, from, time.Now())
-	gentest.CheckRate(t, fmt.Sprintf("paced at %d pps: %d packets in %d µs", rate, sum.Packets, sum.USec), sum.PPS, float64(rate))
+	pktgentest.CheckRate(t, fmt.Sprintf("paced at %d pps: %d packets in %d µs", rate, sum.Packets, sum.USec), sum.PPS, float64(rate))
 	t.Logf("paced at %d pps: %d packets in %d µs = %.1f pps", rate, sum.Packets, sum.USec, sum.PPS)
 }
 
 func TestDurationStop(t *testing.T) {
 	// 150 ms: at up to 20 Mpps the sink's 4 Mi sequences hold it.
-	s := gentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 150 * time.Millisecond })
+	s := pktgentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 150 * time.Millisecond })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	took := time.Since(from)
@@ -143,7 +143,7 @@ func TestDurationStop(t *testing.T) {
 func TestCancelStops(t *testing.T) {
 	// Paced at 4 Mpps a thread, so that 500 ms fit the sink's 4 Mi
 	// sequences; the call is as long as the kernel takes all the same.
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count, c.RatePPS = 5_000_000_000, 8_000_000 })
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count, c.RatePPS = 5_000_000_000, 8_000_000 })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	from := time.Now()
@@ -166,7 +166,7 @@ func TestCancelStops(t *testing.T) {
 func TestProbeVethWithoutPeerProgram(t *testing.T) {
 	p := nstest.NewPair(t, 1)
 	b := New(testLog(t))
-	b.ThreadInit = gentest.Enter(p.A.NS.Name)
+	b.ThreadInit = pktgentest.Enter(p.A.NS.Name)
 	err := b.Probe("lra")
 	if !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "peer") {
 		t.Fatalf("probe of a veth whose peer has no XDP program: %v", err)
@@ -177,7 +177,7 @@ func TestProbeVethWithoutPeerProgram(t *testing.T) {
 }
 
 func TestRefusesWhatItCannotSend(t *testing.T) {
-	s := gentest.NewSetup(t, 1, []int{0}, 10, func(c *pktgen.Config) { c.Count = 10 })
+	s := pktgentest.NewSetup(t, 1, []int{0}, 10, func(c *pktgen.Config) { c.Count = 10 })
 	b := newBackend(t, s)
 	c := s.Cfg
 	c.PktSize = 4000
@@ -198,7 +198,7 @@ func TestRefusesWhatItCannotSend(t *testing.T) {
 // TestPacedCount checks that a paced run with a count ends when the count
 // is reached (the program drops after the limit; the run is interrupted).
 func TestPacedCount(t *testing.T) {
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 3000, func(c *pktgen.Config) { c.Count, c.DelayNS = 2000, 50_000 })
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 3000, func(c *pktgen.Config) { c.Count, c.DelayNS = 2000, 50_000 })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	took := time.Since(from)
@@ -210,7 +210,7 @@ func TestPacedCount(t *testing.T) {
 		if th.Packets != 2000 {
 			t.Errorf("thread on cpu %d: %d packets, want 2000", th.CPU, th.Packets)
 		}
-		gentest.CheckRate(t, fmt.Sprintf("thread on cpu %d", th.CPU), th.PPS, 20_000)
+		pktgentest.CheckRate(t, fmt.Sprintf("thread on cpu %d", th.CPU), th.PPS, 20_000)
 	}
 	if took > time.Second {
 		t.Errorf("2000 packets at 20 kpps took %v", took)
@@ -222,7 +222,7 @@ func TestPacedCount(t *testing.T) {
 // frames' header times in µs, in sequence order.
 func sendStamped(t *testing.T, n int, edit func(*pktgen.Config)) (*pktgen.Summary, []int64) {
 	t.Helper()
-	s := gentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = uint64(n); edit(c) })
+	s := pktgentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = uint64(n); edit(c) })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	if err != nil {
@@ -282,7 +282,7 @@ func TestTimestampPerFramePaced(t *testing.T) {
 // first goes just after it, and the count is exact.
 func TestStartAtGate(t *testing.T) {
 	const total = 50_000
-	s := gentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) { c.Counts = pktgen.SplitCount(total, 2) })
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) { c.Counts = pktgen.SplitCount(total, 2) })
 	s.Cfg.StartAt = time.Now().Add(200 * time.Millisecond).Round(0)
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
 	if err != nil {

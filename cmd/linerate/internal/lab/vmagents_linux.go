@@ -1,0 +1,139 @@
+//go:build linux
+
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/cmd/linerate/internal/vm"
+	"github.com/linerate/linerate/internal/cluster/mtls"
+)
+
+// Where a VM host's agent finds what the lab gives it, in the guest.
+const (
+	guestBinary   = "/bin/linerate"
+	guestTLSDir   = "/etc/linerate/tls"
+	guestKey      = "/etc/linerate/gossip.key"
+	guestStateDir = "/var/lib/linerate/state"
+)
+
+// vmModules are loaded in every VM host before its agent starts: the
+// kernel's packet generator (senders use it) and the qdiscs and
+// helpers a real host would have.
+var vmModules = []string{"pktgen"}
+
+// bootVMHosts boots one qemu guest per host, each starting its agent as
+// a real host would, and waits until every agent's gRPC port answers on
+// the management network. A guest gets only its own certificate and
+// key, the CA's certificate and the gossip key.
+func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error {
+	k := o.Kernel
+	if k == nil {
+		var err error
+		if k, err = vmPrerequisites(ctx, o, l.log); err != nil {
+			return fmt.Errorf("lab %s: %w", l.Spec.Name, err)
+		}
+	}
+	for i, h := range l.Hosts() {
+		dir := filepath.Join(o.Dir, h.Name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
+		}
+		args := agentArgs(h, i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel)
+		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
+		m := &vm.Machine{
+			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
+			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Name: h.Data.Name},
+			Mgmt:    vm.NIC{Tap: "m" + h.Name, MAC: h.Mgmt.MAC, Addr: h.Mgmt.Addr, Name: h.Mgmt.Name},
+			Modules: vmModules,
+			Files: map[string]string{
+				guestBinary:                             o.Binary,
+				guestKey:                                c.GossipKey,
+				path.Join(guestTLSDir, mtls.CACertFile): filepath.Join(c.TLSDir, mtls.CACertFile),
+				path.Join(guestTLSDir, h.Name+".crt"):   filepath.Join(c.TLSDir, h.Name+".crt"),
+				path.Join(guestTLSDir, h.Name+".key"):   filepath.Join(c.TLSDir, h.Name+".key"),
+			},
+			Script:  "mkdir -p " + guestStateDir + "\nexec " + guestBinary + " " + shellJoin(args...) + "\n",
+			Dir:     dir,
+			Command: l.Switch.Command,
+			Log:     l.log.Named(h.Name),
+		}
+		start := time.Now()
+		run, err := m.Start(ctx)
+		if err != nil {
+			return fmt.Errorf("lab %s: boot VM host %s: %w", l.Spec.Name, h.Name, err)
+		}
+		l.machines = append(l.machines, &machine{host: h, run: run, dir: dir, started: start})
+	}
+	for _, m := range l.machines {
+		// Both ports: the agent opens its gRPC port before it binds
+		// gossip, and a coordinator joining in between is refused (seen
+		// under TCG: "connect: connection refused" at 7946).
+		for _, port := range []int{GRPCPort, GossipPort} {
+			if err := l.waitListening(ctx, m.host, port, o.Ready, filepath.Join(m.dir, vm.AgentLog), m.ended); err != nil {
+				return err
+			}
+		}
+		// Boot to agent ready: what bench/vm-figures.sh reads.
+		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", m.run.Accel())
+	}
+	l.log.Info("VM hosts up", "hosts", len(l.machines), "vcpus", l.Spec.Layout().VCPUs, "queues", l.Spec.Layout().Queues, "dir", o.Dir)
+	return nil
+}
+
+// vmPrerequisites checks what VM hosts need — qemu, a static linerate
+// binary for the guests — and returns the guest kernel o names or, when
+// it names none, the pinned one from vm's cache (fetched there first).
+func vmPrerequisites(ctx context.Context, o AgentOptions, log hclog.Logger) (*vm.Kernel, error) {
+	if err := vm.Available(); err != nil {
+		return nil, fmt.Errorf("VM hosts need qemu: %w (or run make vmtest-deps as root)", err)
+	}
+	if err := vm.CheckStatic(o.Binary); err != nil {
+		return nil, fmt.Errorf("the VM hosts' agents run %s: %w (build it with CGO_ENABLED=0, as make build does)", o.Binary, err)
+	}
+	if o.Kernel != nil {
+		return o.Kernel, nil
+	}
+	k, err := vm.FetchKernel(ctx, "", log)
+	if err != nil {
+		return nil, fmt.Errorf("guest kernel: %w", err)
+	}
+	return k, nil
+}
+
+// ended says why m's agent will never listen: its guest stopped.
+func (m *machine) ended() string {
+	select {
+	case <-m.run.Done():
+		return fmt.Sprintf("stopped: its guest ended (qemu: %v); console:\n%s\nagent log", m.run.Err(), tail(filepath.Join(m.dir, vm.ConsoleLog), 20))
+	default:
+		return ""
+	}
+}
+
+// Machine is the running guest of a VM host (nil for another host).
+func (l *Lab) Machine(host string) *vm.Running {
+	for _, m := range l.machines {
+		if m.host.Name == host {
+			return m.run
+		}
+	}
+	return nil
+}
+
+// shellJoin quotes words for /bin/sh.
+func shellJoin(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
