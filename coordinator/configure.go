@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -48,7 +49,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 	}
 	p := sendPlan{
 		threads:  planThreads(flows, perFlow, slots, st.spec.Count, st.spec.Rate),
-		frame:    st.spec.FrameSize - FCSBytes,
+		frame:    st.spec.FrameSize - pktgen.FCSBytes,
 		imix:     st.spec.IMIX,
 		duration: st.spec.Duration,
 		port:     uint32(st.portOf(n.m.Name)),

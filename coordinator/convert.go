@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
 )
@@ -153,7 +154,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 	pkt := int32(p.frame)
 	var imix []*lineratev1.ImixEntry
 	for _, e := range p.imix {
-		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - FCSBytes), Weight: int32(e.Weight)}), 0
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - pktgen.FCSBytes), Weight: int32(e.Weight)}), 0
 	}
 	cfg := &lineratev1.SenderConfig{
 		Imix:         imix,

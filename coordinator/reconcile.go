@@ -1,23 +1,6 @@
 package coordinator
 
-// FCSBytes is the frame check sequence, which RFC 2544 frame sizes count
-// and pktgen's and MaxPPS's do not; wireExtra is the wire overhead per
-// frame beyond the frame without FCS: FCS (4), preamble and SFD (8),
-// inter-frame gap (12).
-const (
-	FCSBytes  = 4
-	wireExtra = 24
-)
-
-// MaxPPS is the line rate in frames per second of a link of speedMbps
-// carrying frames of frameBytes (without FCS): 64-byte frames (60 + FCS)
-// at 10 Gb/s are 14 880 952 pps.
-func MaxPPS(speedMbps, frameBytes float64) float64 {
-	if speedMbps <= 0 || frameBytes <= 0 {
-		return 0
-	}
-	return speedMbps * 1e6 / ((frameBytes + wireExtra) * 8)
-}
+import "github.com/linerate/linerate/pktgen"
 
 // Stream is one sequence stream of a flow (one sender thread) as both
 // ends saw it: the sender's count and the receiver's account, with the
@@ -174,8 +157,8 @@ func Reconcile(in FlowInput) Flow {
 	if in.DurationSec > 0 {
 		f.PPS = float64(f.Received-min(f.Duplicates, f.Received)) / in.DurationSec
 	}
-	f.L2BPS = f.PPS * (in.FrameBytes + FCSBytes) * 8
-	f.L1BPS = f.PPS * (in.FrameBytes + wireExtra) * 8
+	f.L2BPS = pktgen.L2Bits(f.PPS, in.FrameBytes)
+	f.L1BPS = pktgen.L1Bits(f.PPS, in.FrameBytes)
 	if in.LinkSpeedMbps > 0 {
 		f.LineRatePct = 100 * f.L1BPS / (in.LinkSpeedMbps * 1e6)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 func TestMaxPPS(t *testing.T) {
@@ -13,8 +15,8 @@ func TestMaxPPS(t *testing.T) {
 	}{
 		{10_000, 60, 14_880_952.38}, {100_000, 60, 148_809_523.8}, {10_000, 1514, 812_743.8}, {1_000, 60, 1_488_095.2}, {0, 60, 0},
 	} {
-		if got := MaxPPS(tt.speed, tt.frame); math.Abs(got-tt.want) > 1 {
-			t.Errorf("MaxPPS(%v Mb/s, %v B) = %.1f, want %.1f", tt.speed, tt.frame, got, tt.want)
+		if got := pktgen.LinePPS(tt.speed, tt.frame); math.Abs(got-tt.want) > 1 {
+			t.Errorf("pktgen.LinePPS(%v Mb/s, %v B) = %.1f, want %.1f", tt.speed, tt.frame, got, tt.want)
 		}
 	}
 }
@@ -114,7 +116,7 @@ func TestReconcile(t *testing.T) {
 
 // At line rate the report says 100 %.
 func TestLineRatePct(t *testing.T) {
-	pps := MaxPPS(10_000, 60)
+	pps := pktgen.LinePPS(10_000, 60)
 	f := Reconcile(FlowInput{Streams: []Stream{{Sent: uint64(pps), Received: uint64(pps)}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
 	if math.Abs(f.LineRatePct-100) > 0.001 {
 		t.Errorf("line rate %% = %v at %v pps of 64-byte frames on 10G", f.LineRatePct, pps)

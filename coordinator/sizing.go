@@ -111,7 +111,7 @@ func streamWindow(spec Spec, threads int, linkMbps int64) (uint64, string) {
 	case spec.Rate > 0:
 		pps, from = float64(pktgen.SplitRate(spec.Rate, threads)[0]), "rate"
 	case linkMbps > 0:
-		line := MaxPPS(float64(linkMbps), spec.MeanFrame())
+		line := pktgen.LinePPS(float64(linkMbps), spec.MeanFrame())
 		pps, from = min(line, 2*line/float64(threads)), "line rate"
 	}
 	need := pps * windowSpan.Seconds()

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Spec is one run: who sends to whom, what, and for how long.
@@ -160,11 +162,11 @@ type IMIXEntry struct {
 // weighted mean of an imix, or FrameSize − 4.
 func (s *Spec) MeanFrame() float64 {
 	if len(s.IMIX) == 0 {
-		return float64(s.FrameSize - FCSBytes)
+		return float64(s.FrameSize - pktgen.FCSBytes)
 	}
 	var sum, w float64
 	for _, e := range s.IMIX {
-		sum += float64((e.Size - FCSBytes) * e.Weight)
+		sum += float64((e.Size - pktgen.FCSBytes) * e.Weight)
 		w += float64(e.Weight)
 	}
 	return sum / w

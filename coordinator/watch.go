@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -32,7 +33,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 	})
 	defer quiet.Stop()
 	var last *Sample
-	frame := st.spec.MeanFrame() + FCSBytes
+	frame := st.spec.MeanFrame() + pktgen.FCSBytes
 	for {
 		resp, err := stream.Recv()
 		if err != nil {

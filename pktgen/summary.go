@@ -43,13 +43,6 @@ type ThreadSummary struct {
 	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
 }
 
-// L2Bits is the bit rate of pps frames of frameBytes (without FCS),
-// counting the FCS.
-func L2Bits(pps, frameBytes float64) float64 { return pps * (frameBytes + 4) * 8 }
-
-// L1Bits is the wire bit rate: frame, FCS, preamble+SFD (8) and IFG (12).
-func L1Bits(pps, frameBytes float64) float64 { return pps * (frameBytes + 24) * 8 }
-
 // rate is packets per second over usec microseconds.
 func rate(packets, usec uint64) float64 {
 	if usec == 0 {

@@ -145,7 +145,7 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 		return nil, err
 	}
 	cfg := &pktgen.Config{
-		Device: f.iface, CPUs: cpus, Queues: queues, PktSize: f.frameSize - 4, Duration: f.duration,
+		Device: f.iface, CPUs: cpus, Queues: queues, PktSize: f.frameSize - pktgen.FCSBytes, Duration: f.duration,
 		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: f.xmitMode, AllowFallback: f.allowFallback,
 		SrcPerThread: true,
 	}

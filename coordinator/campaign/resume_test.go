@@ -12,6 +12,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // gone is a process table in which every writer has died.
@@ -45,7 +46,7 @@ between_trials: {pause: 1ms}
 }
 
 // limit60 carries 60 % of the 1 Gb/s line rate.
-func limit60(size int) float64 { return 0.6 * coordinator.MaxPPS(1000, float64(size-4)) }
+func limit60(size int) float64 { return 0.6 * pktgen.LinePPS(1000, float64(size-4)) }
 
 // stopping is a dut whose trial k+1 never ends as a trial: stop is
 // called in its place (the campaign killed, or Ctrl-C).

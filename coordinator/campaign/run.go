@@ -230,7 +230,7 @@ func (c *campaignRun) label(size int) string {
 // lineRate is the line rate per flow for a frame size (incl. FCS; 0 is
 // the imix) and what sets it.
 func (c *campaignRun) lineRate(size int) (perFlow float64, basis string, err error) {
-	frame := c.frame(size) + coordinator.FCSBytes
+	frame := c.frame(size) + pktgen.FCSBytes
 	if c.r.LineRate != nil {
 		perFlow, basis = c.r.LineRate(frame)
 		return perFlow, basis, nil

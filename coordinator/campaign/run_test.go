@@ -10,6 +10,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/pktgen"
 )
 
 type members []coordinator.Member
@@ -91,7 +92,7 @@ func runCampaign(t *testing.T, d *dut, y string, line func(float64) (float64, st
 
 func TestCampaignRFC2544(t *testing.T) {
 	// 60 % of the 1 Gb/s line rate for every size (r1 is the slowest link).
-	limit := func(size int) float64 { return 0.6 * coordinator.MaxPPS(1000, float64(size-4)) }
+	limit := func(size int) float64 { return 0.6 * pktgen.LinePPS(1000, float64(size-4)) }
 	d := &dut{limit: limit}
 	doc, events := runCampaign(t, d, `name: q
 agents: {senders: [s1, s2], receivers: [r1, r2]}
@@ -105,7 +106,7 @@ search: {resolution: 0.5%}
 	}
 	// The summary sums the two flows; the searches and trials are per flow.
 	for _, s := range doc.Summary {
-		line := coordinator.MaxPPS(1000, float64(s.Size-4))
+		line := pktgen.LinePPS(1000, float64(s.Size-4))
 		if math.Abs(s.ThroughputPPS-2*limit(s.Size)) > 2*0.005*line || s.LineRatePct < 59 || s.LineRatePct > 61 || s.Trials < 3 || s.Trials > 12 {
 			t.Errorf("size %d: throughput %.0f (want %.0f ± %.0f), %.1f %% of line, %d trials", s.Size, s.ThroughputPPS, 2*limit(s.Size), 2*0.005*line, s.LineRatePct, s.Trials)
 		}
@@ -126,7 +127,7 @@ search: {resolution: 0.5%}
 		t.Errorf("%d trials recorded, summary counts %d", n, doc.Summary[0].Trials+doc.Summary[1].Trials)
 	}
 	first := d.specs[0]
-	if first.FrameSize != 64 || first.Rate != uint64(coordinator.MaxPPS(1000, 60)+0.5) || first.Pattern != "pairwise" || len(first.Senders) != 2 {
+	if first.FrameSize != 64 || first.Rate != uint64(pktgen.LinePPS(1000, 60)+0.5) || first.Pattern != "pairwise" || len(first.Senders) != 2 {
 		t.Errorf("first trial %+v", first)
 	}
 	if len(doc.Hosts) != 4 || doc.Hosts[0].Version != "test" || !strings.Contains(string(doc.Spec), `"frame_sizes":[64,1518]`) {
@@ -239,7 +240,7 @@ between_trials: {pause: 1ms}
 `, nil)
 	s := doc.Summary[0]
 	mean := (64*7 + 570*4 + 1518*1) / 12.0
-	wantRate := 0.1 * coordinator.MaxPPS(10000, mean-4)
+	wantRate := 0.1 * pktgen.LinePPS(10000, mean-4)
 	if s.Size != 0 || s.Label != "imix 64:7 570:4 1518:1" || math.Abs(s.ThroughputPPS-wantRate) > 1 {
 		t.Errorf("imix summary %+v, want %.0f pps", s, wantRate)
 	}
@@ -259,7 +260,7 @@ frame_sizes: [64]
 rates: [100%]
 trial_duration: 100ms
 `, nil)
-	perFlow := coordinator.MaxPPS(10000, 60) / 2
+	perFlow := pktgen.LinePPS(10000, 60) / 2
 	if got := float64(d.specs[0].Rate); math.Abs(got-perFlow) > 1 {
 		t.Errorf("offered %.0f pps per flow, want %.0f (r2's link shared by two flows)", got, perFlow)
 	}
@@ -286,7 +287,7 @@ func TestCampaignSelectorRefusesBoth(t *testing.T) {
 // loss) is not read by the search as a lossy trial: it is retried, and
 // its record stays invalid.
 func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
-	limit := func(size int) float64 { return 0.6 * coordinator.MaxPPS(1000, float64(size-4)) }
+	limit := func(size int) float64 { return 0.6 * pktgen.LinePPS(1000, float64(size-4)) }
 	d := &dut{limit: limit}
 	var calls int
 	run := func(ctx context.Context, s coordinator.Spec) (*coordinator.Result, error) {
@@ -314,7 +315,7 @@ func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
 	if len(doc.Trials) < 2 || doc.Trials[1].OfferedPPS != first.OfferedPPS {
 		t.Fatalf("the partial trial at %.0f pps was not run again: trials %+v", first.OfferedPPS, doc.Trials)
 	}
-	line := coordinator.MaxPPS(1000, 60)
+	line := pktgen.LinePPS(1000, 60)
 	if s := doc.Summary[0]; math.Abs(s.ThroughputPPS-limit(64)) > 0.005*line {
 		t.Errorf("throughput %.0f, want %.0f: the partial trial counted as loss", s.ThroughputPPS, limit(64))
 	}

@@ -24,7 +24,7 @@
 // The theoretical maximum is results.LineRatePPS: coordinator.MaxPPS of
 // each host's link speed for the frame without FCS, shared by the flows
 // on that link, times the number of flows (pairwise over equal links:
-// MaxPPS(slowest link) × flows).
+// pktgen.LinePPS(slowest link) × flows).
 //
 // Comparison and List print `results compare` and `results list`;
 // RunTable and PathTruthTable a `linerate run` and the lab's truth;

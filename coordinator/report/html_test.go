@@ -138,7 +138,7 @@ func TestReportHTMLCampaign(t *testing.T) {
 		if got := value(t, thr[key][0]); !near(got, s.ThroughputPPS/1e6) {
 			t.Errorf("size %s: throughput point %v Mpps, want %v", key, got, s.ThroughputPPS/1e6)
 		}
-		// The theoretical maximum: MaxPPS(10G, size − FCS) × 2 flows.
+		// The theoretical maximum: pktgen.LinePPS(10G, size − FCS) × 2 flows.
 		wantLine := 2 * 1e10 / (float64(s.Size+20) * 8) / 1e6
 		if got := value(t, line[key][0]); !near(got, wantLine) {
 			t.Errorf("size %s: line-rate point %v Mpps, want %v", key, got, wantLine)

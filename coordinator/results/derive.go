@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Key names a summary row: its frame size ("64"), or for a mix its
@@ -71,9 +72,9 @@ func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
 // over flows, for frames of frameBytes (Ethernet frame with FCS, as the
 // summary counts it) sent as equal-rate flows between hosts: each
 // host's link carries the flows that start or end there, so a flow can
-// go no faster than MaxPPS(link) / flows on its busiest link, and the
+// go no faster than pktgen.LinePPS(link) / flows on its busiest link, and the
 // total is that times the number of flows. For pairwise flows over equal
-// links this is coordinator.MaxPPS(slowest link) × flows; fan-in and
+// links this is pktgen.LinePPS(slowest link) × flows; fan-in and
 // fan-out are bound by the shared link. Without flows it is the slowest
 // link times the number of sender hosts (at least one). 0 when no host
 // knows its link speed.
@@ -86,10 +87,10 @@ func LineRatePPS(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float
 // "s1's 10 Gb/s link, shared by 2 flows" (the busiest link), or "the
 // slowest link (1 Gb/s)". 0 and "" when no host knows its link speed.
 func LinkLineRate(hosts []Fingerprint, flows []coordinator.Flow, frameBytes float64) (pps float64, basis string) {
-	if frameBytes <= coordinator.FCSBytes {
+	if frameBytes <= pktgen.FCSBytes {
 		return 0, ""
 	}
-	frame := frameBytes - coordinator.FCSBytes
+	frame := frameBytes - pktgen.FCSBytes
 	speed := make(map[string]int64, len(hosts))
 	slowest := int64(0)
 	senders := 0
@@ -110,7 +111,7 @@ func LinkLineRate(hosts []Fingerprint, flows []coordinator.Flow, frameBytes floa
 	slowestBasis := fmt.Sprintf("the slowest link (%s)", FormatSI(float64(slowest)*1e6, "b/s"))
 	if len(flows) == 0 {
 		n := max(senders, 1)
-		return coordinator.MaxPPS(float64(slowest), frame) * float64(n), fmt.Sprintf("%s × %d sender(s)", slowestBasis, n)
+		return pktgen.LinePPS(float64(slowest), frame) * float64(n), fmt.Sprintf("%s × %d sender(s)", slowestBasis, n)
 	}
 	count := map[string]int{}
 	for _, f := range flows {
@@ -126,7 +127,7 @@ func LinkLineRate(hosts []Fingerprint, flows []coordinator.Flow, frameBytes floa
 	for _, name := range names {
 		n := count[name]
 		if s, ok := speed[name]; ok {
-			if p := coordinator.MaxPPS(float64(s), frame) / float64(n); p < perFlow {
+			if p := pktgen.LinePPS(float64(s), frame) / float64(n); p < perFlow {
 				perFlow = p
 				basis = fmt.Sprintf("%s's %s link", name, FormatSI(float64(s)*1e6, "b/s"))
 				if n > 1 {
@@ -137,7 +138,7 @@ func LinkLineRate(hosts []Fingerprint, flows []coordinator.Flow, frameBytes floa
 	}
 	if math.IsInf(perFlow, 1) {
 		// No flow's host knows its speed: the slowest link per flow.
-		perFlow, basis = coordinator.MaxPPS(float64(slowest), frame), slowestBasis+" per flow"
+		perFlow, basis = pktgen.LinePPS(float64(slowest), frame), slowestBasis+" per flow"
 	}
 	return perFlow * float64(len(flows)), basis
 }
@@ -213,7 +214,7 @@ func RunSummary(res *coordinator.Result) SizeResult {
 		hosts = append(hosts, FingerprintOf(h))
 	}
 	mix := coordinator.Spec{FrameSize: res.FrameSize, IMIX: res.IMIX}
-	if top := LineRatePPS(hosts, res.Flows, mix.MeanFrame()+coordinator.FCSBytes); top > 0 {
+	if top := LineRatePPS(hosts, res.Flows, mix.MeanFrame()+pktgen.FCSBytes); top > 0 {
 		r.LineRatePct = 100 * r.ThroughputPPS / top
 	}
 	if res.RatePPS > 0 {

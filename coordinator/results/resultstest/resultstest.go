@@ -14,6 +14,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -105,7 +106,7 @@ func Campaign() *results.Document {
 	}
 	n := 0
 	for _, size := range []int{64, 512, 1518} {
-		line := coordinator.MaxPPS(LinkMbps, float64(size-4))
+		line := pktgen.LinePPS(LinkMbps, float64(size-4))
 		capacity := Capacity[size] * line
 		steps := []struct {
 			phase string

@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Options open a Session.
@@ -187,6 +188,6 @@ func (spec Spec) LineRate() func(frame float64) (float64, string) {
 	shape := spec.ShapeBPS
 	basis := fmt.Sprintf("the lab switch port's shaper (%s, tbf: frames without FCS)", results.FormatSI(float64(shape), "b/s"))
 	return func(frame float64) (float64, string) {
-		return float64(shape) / 8 / (frame - coordinator.FCSBytes), basis
+		return float64(shape) / 8 / (frame - pktgen.FCSBytes), basis
 	}
 }
