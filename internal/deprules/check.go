@@ -46,13 +46,44 @@ type pkg struct {
 }
 
 // Check runs `go list -deps -test` over every package of the module in
-// dir (with the build tags given) and returns the imports that break
-// rules, module-relative, at most one per (from, to) edge: the first rule
-// it breaks.
-func Check(ctx context.Context, dir string, tags []string, rules []Rule) ([]Violation, error) {
-	module, err := goList(ctx, dir, "-m")
+// dir (with the build tags given) and returns the imports that break the
+// package table rows: the Cross rules, each row's may-import and the
+// floors. Violations are module-relative, at most one per (from, to)
+// edge: the first rule it breaks.
+func Check(ctx context.Context, dir string, tags []string, rows []Row) ([]Violation, error) {
+	mod, pkgs, err := load(ctx, dir, tags)
 	if err != nil {
 		return nil, err
+	}
+	out := check(mod, pkgs, RulesOf(rows))
+	reported := map[[2]string]bool{}
+	for _, v := range out {
+		reported[[2]string{v.From, v.To}] = true
+	}
+	for _, v := range floors(mod, pkgs, rows) {
+		if !reported[[2]string{v.From, v.To}] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// Packages are the import paths of the module's own packages in dir,
+// with the build tags given.
+func Packages(ctx context.Context, dir string, tags []string) (mod string, paths []string, err error) {
+	mod, pkgs, err := load(ctx, dir, tags)
+	if err != nil {
+		return "", nil, err
+	}
+	return mod, sortedModulePackages(mod, pkgs), nil
+}
+
+// load is the module path of dir and every package `go list -deps -test`
+// finds there, by import path.
+func load(ctx context.Context, dir string, tags []string) (string, map[string]*pkg, error) {
+	module, err := goList(ctx, dir, "-m")
+	if err != nil {
+		return "", nil, err
 	}
 	mod := strings.TrimSpace(string(module))
 	args := []string{"-deps", "-test", "-json"}
@@ -61,13 +92,13 @@ func Check(ctx context.Context, dir string, tags []string, rules []Rule) ([]Viol
 	}
 	out, err := goList(ctx, dir, append(args, "./...")...)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	pkgs, err := decode(out)
 	if err != nil {
-		return nil, fmt.Errorf("check imports of %s: %w", dir, err)
+		return "", nil, fmt.Errorf("check imports of %s: %w", dir, err)
 	}
-	return check(mod, pkgs, rules), nil
+	return mod, pkgs, nil
 }
 
 // goList runs `go list args...` in dir.
@@ -105,15 +136,8 @@ func decode(out []byte) (map[string]*pkg, error) {
 }
 
 func check(mod string, pkgs map[string]*pkg, rules []Rule) []Violation {
-	var paths []string
-	for path := range pkgs {
-		if inModule(mod, path) {
-			paths = append(paths, path)
-		}
-	}
-	slices.Sort(paths)
 	var out []Violation
-	for _, path := range paths {
+	for _, path := range sortedModulePackages(mod, pkgs) {
 		p := pkgs[path]
 		seen := map[string]bool{}
 		add := func(v Violation) {
