@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Package is the import path of the binary the harness builds.
-const Package = "github.com/linerate/linerate/cmd/linerate"
+// binaryPackage is the import path of the binary the harness builds.
+const binaryPackage = "github.com/linerate/linerate/cmd/linerate"
 
 // inMain says Main is running the tests, so the binary will be removed
 // when they end.
@@ -24,7 +24,6 @@ var build struct {
 	once sync.Once
 	dir  string
 	bin  string
-	took time.Duration
 	err  error
 }
 
@@ -66,9 +65,8 @@ func Binary(t testing.TB) string {
 	build.once.Do(func() {
 		start := time.Now()
 		build.dir, build.bin, build.err = buildBinary()
-		build.took = time.Since(start)
 		if build.err == nil {
-			t.Logf("e2e: built %s in %s (shared by every test of this process)", Package, build.took.Round(time.Millisecond))
+			t.Logf("e2e: built %s in %s (shared by every test of this process)", binaryPackage, time.Since(start).Round(time.Millisecond))
 		}
 	})
 	if build.err != nil {
@@ -85,10 +83,10 @@ func buildBinary() (dir, bin string, err error) {
 		return "", "", fmt.Errorf("e2e: a directory for the linerate binary: %w", err)
 	}
 	bin = filepath.Join(dir, "linerate")
-	cmd := exec.Command("go", "build", "-o", bin, Package)
+	cmd := exec.Command("go", "build", "-o", bin, binaryPackage)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return dir, "", fmt.Errorf("e2e: go build %s: %w\n%s", Package, err, out)
+		return dir, "", fmt.Errorf("e2e: go build %s: %w\n%s", binaryPackage, err, out)
 	}
 	return dir, bin, nil
 }
