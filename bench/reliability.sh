@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The reliability suite (run as root: `make reliability`): the
-# TestReliability* tests of cmd/linerate — real agents in a lab's
+# TestReliability* tests of cmd/linerate/internal/e2e — real agents in a lab's
 # namespaces SIGKILLed, their coordinators SIGKILLed, a management link
 # cut, every gRPC request type fuzzed, every long-running command sent
 # SIGHUP/SIGINT/SIGTERM at each phase, bad input of every kind — at size
@@ -26,7 +26,7 @@ log=${LOG:-/tmp/linerate-reliability.log}
 
 start=$(date -u +%s)
 echo "reliability: N=${N:-default} on $(nproc) CPUs, $(uname -r); log $log"
-(cd "$root" && LINERATE_RELIABILITY_N=$N $GO test -count=1 -timeout 90m -tags traffic -p 1 -run "$RUN" -v ./cmd/linerate) >"$log" 2>&1
+(cd "$root" && LINERATE_RELIABILITY_N=$N $GO test -count=1 -timeout 90m -tags traffic -p 1 -run "$RUN" -v ./cmd/linerate/internal/e2e) >"$log" 2>&1
 status=$?
 took=$(( $(date -u +%s) - start ))
 figures=$(sed -nE 's/.*FIGURE (TestReliability[A-Za-z]*): (.*)$/\1\t\2/p' "$log")

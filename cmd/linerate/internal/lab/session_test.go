@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/cmd/linerate/internal/e2e"
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
@@ -20,7 +21,7 @@ import (
 // Close leaves nothing.
 func TestSessionMeasure(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := e2e.Binary(t)
 	name := fmt.Sprintf("ss%d", os.Getpid()%10000)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -5,10 +5,11 @@ package vmtest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/linerate/linerate/cmd/linerate/internal/e2e"
 )
 
 // TestBenchPktgenDriver boots a guest with the real pktgen and runs
@@ -20,12 +21,7 @@ func TestBenchPktgenDriver(t *testing.T) {
 		t.Skip("benchmark: run with make bench-pktgen (LINERATE_BENCH=1)")
 	}
 	k := SkipUnlessAvailable(t)
-	bin := filepath.Join(t.TempDir(), "linerate")
-	build := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build linerate: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(t)
 	script, err := filepath.Abs("../../../../bench/pktgen-driver.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -6,11 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerate/linerate/cmd/linerate/internal/e2e"
 )
 
 // nsExecShim stands in for iproute2's `ip netns exec` in the guest, whose
@@ -35,12 +36,7 @@ func TestLabRealPktgen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a guest and runs a lab of four agents in it")
 	}
-	bin := filepath.Join(t.TempDir(), "linerate")
-	build := exec.Command("go", "build", "-o", bin, "github.com/linerate/linerate/cmd/linerate")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build linerate: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(t)
 	shim := filepath.Join(t.TempDir(), "ip")
 	if err := os.WriteFile(shim, []byte(nsExecShim), 0o755); err != nil {
 		t.Fatal(err)

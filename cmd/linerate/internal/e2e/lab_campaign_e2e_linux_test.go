@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // results show and compare, and that the HTML report is written.
 func TestLabCampaign(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("c%d", os.Getpid()%10000)
 	dir, html := t.TempDir(), filepath.Join(t.TempDir(), "report.html")
 	const shape = 20e6
@@ -116,7 +116,7 @@ func checkShapedWithin(t *testing.T, low, shape float64, size int, throughput fl
 // shaping rate found for every size, in the same document.
 func TestLabCampaignKilledAndResumed(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("k%d", os.Getpid()%10000)
 	dir := t.TempDir()
 	const shape = 20e6

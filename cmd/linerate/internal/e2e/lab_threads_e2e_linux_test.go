@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // the limit, not one error per surplus thread, and leaves nothing behind.
 func TestLabRunThreadsBeyondCPUs(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("t%d", os.Getpid()%10000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ const vmRate = "5000"
 func TestLabVMHosts(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	cache := vmKernelCache(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Setenv("LINERATE_VM_CACHE", cache)
@@ -457,7 +457,7 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 func TestLabVMShaped(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	id := os.Getpid() % 10000
 	// 2 Mbit/s: 4 167 pps of 64-byte frames (tbf counts 60 bytes). Kernel
 	// pktgen paced in a TCG guest falls short from about 16 kpps here
@@ -611,7 +611,7 @@ func checkDecidedByLoss(t *testing.T, size int, trials []vmTrial) {
 func TestLabVMInterrupted(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("c%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Cleanup(func() { _ = exec.Command(bin, "lab", "down", "--name", name).Run() })

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func sigCases(cmd string, phases []sigPhase) []struct {
 // Prints the table.
 func TestReliabilitySignals(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	var rows []sigCase
 	labCmds := []struct {
 		name   string

@@ -1,13 +1,12 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"encoding/json"
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +23,7 @@ func TestSendUserspaceBackends(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and runs XDP")
 	}
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "linerate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := Binary(t)
 	for _, tc := range []struct{ backend, want, log string }{
 		{"xdp", "xdp", ""},
 		{"afpacket", "afpacket", ""},
@@ -67,13 +60,7 @@ func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces")
 	}
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "linerate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := Binary(t)
 	p := nstest.NewPair(t, 1)
 	cmd := exec.Command("ip", "netns", "exec", p.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
 		"--count", "1000", "--backend", "userspace", "--json")

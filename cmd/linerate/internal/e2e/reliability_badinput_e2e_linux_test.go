@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"context"
@@ -203,8 +203,8 @@ func TestReliabilityBadInput(t *testing.T) {
 		}
 		check(kind, fmt.Sprint(args), before, labBefore)
 	}
-	for _, tc := range badCommandInputs {
-		cli("CLI", tc.args, tc.want, true)
+	for _, tc := range BadCommands {
+		cli("CLI", tc.Args, tc.Want, true)
 	}
 	for _, tc := range badYAML {
 		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")

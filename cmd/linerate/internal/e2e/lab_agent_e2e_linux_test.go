@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // affinities there while its traffic uses the lab's real data0.
 func virtioData0(t *testing.T) (dir string, snapshot func() string) {
 	t.Helper()
-	raw, err := os.ReadFile("../../topology/testdata/virtio-mq.tree")
+	raw, err := os.ReadFile("../../../../topology/testdata/virtio-mq.tree")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func virtioData0(t *testing.T) (dir string, snapshot func() string) {
 // member with the wrong key, get nothing.
 func TestLabAgentKilled(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("k%d", os.Getpid()%10000)
 	l, err := lab.Up(lab.Spec{Name: name, Senders: 2, Receivers: 2, Mgmt: true}, nil)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -80,7 +80,7 @@ type relLab struct {
 func startRelLab(t *testing.T, prefix string, senders, receivers int) *relLab {
 	t.Helper()
 	nstest.SkipUnlessRoot(t)
-	r := &relLab{t: t, bin: nstest.BuildLinerate(t), name: fmt.Sprintf("%s%d", prefix, os.Getpid()%10000), roots: map[string]func() string{}}
+	r := &relLab{t: t, bin: Binary(t), name: fmt.Sprintf("%s%d", prefix, os.Getpid()%10000), roots: map[string]func() string{}}
 	l, err := lab.Up(lab.Spec{Name: r.name, Senders: senders, Receivers: receivers, Mgmt: true}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // in the network, none uncounted.
 func TestLabFanInSized(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	id := os.Getpid() % 10000
 	args := []string{"--senders", "17", "--receivers", "1", "--pattern", "fan-in", "--threads", "2", "--duration", "2s", "--rate", "2000"}
 	balance := func(t *testing.T, res *coordinator.Result) (lost uint64) {

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -151,7 +151,7 @@ func lostAreDrops(t *testing.T, what string, lost, drops uint64) {
 // counts.
 func TestLabRun(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	id := os.Getpid() % 10000
 
 	t.Run("pairwise-2x2", func(t *testing.T) {
@@ -263,7 +263,7 @@ func TestLabRun(t *testing.T) {
 // line, both remove every namespace, link, process and file they made.
 func TestLabRunInterrupted(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("i%d", os.Getpid()%10000)
 	start := func(duration string) (*exec.Cmd, io.ReadCloser) {
 		// Unpaced: the receiver's window does not grow with the run, so a

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -107,7 +107,7 @@ func labDown(bin, name string) string {
 // removes it.
 func TestLabUpMembersDown(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("u%d", os.Getpid()%10000)
 	cmd, out := startLabUp(t, bin, name)
 	var flags []string
@@ -149,7 +149,7 @@ const agentExitBound = 15 * time.Second
 // `lab down` removes them.
 func TestLabUpKilled(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	name := fmt.Sprintf("z%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	cmd, _ := startLabUp(t, bin, name)

@@ -1,6 +1,6 @@
 //go:build linux && traffic
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -100,7 +100,7 @@ func errorsAs(err error, ee **exec.ExitError) bool {
 // stream's received == sent, no duplicates, nothing missing.
 func TestEndToEndExact(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	l, err := lab.Up(lab.Spec{Name: fmt.Sprintf("e%d", os.Getpid()), Senders: 1, Receivers: 1, Queues: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestEndToEndExact(t *testing.T) {
 // port: the receiver's missing sequences are exactly the dropped ones.
 func TestEndToEndInjectedLoss(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
-	bin := nstest.BuildLinerate(t)
+	bin := Binary(t)
 	const every = 1000
 	l, err := lab.Up(lab.Spec{Name: fmt.Sprintf("l%d", os.Getpid()), Senders: 1, Receivers: 1, Loss: lab.Loss{Every: every}}, nil)
 	if err != nil {

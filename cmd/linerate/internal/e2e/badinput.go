@@ -1,0 +1,49 @@
+package e2e
+
+// BadCommand is a command line the binary refuses before it touches
+// anything, with exit 2 and what its stderr names.
+type BadCommand struct {
+	Args []string
+	Want string
+}
+
+// BadCommands are the coordinator's and the lab's command lines that
+// cmd/linerate's TestCommandsBadInput checks in-process, without root;
+// the reliability suite runs them too, against the real binary as root,
+// comparing the host before and after (TestReliabilityBadInput).
+var BadCommands = []BadCommand{
+	{[]string{"lab", "run", "--name", "x/../../..", "--count", "10"}, `lab name "x/../../..": 1-20 letters, digits`},
+	{[]string{"lab", "down", "--name", "x/../../etc"}, `--name: lab name "x/../../etc"`},
+	{[]string{"lab", "down"}, "give --name NAME or --all"},
+	{[]string{"lab", "run", "--loss-every", "1"}, "--loss-every 1: would drop every packet"},
+	{[]string{"lab", "run", "--loss", "101"}, "--loss 101: want a percentage"},
+	{[]string{"lab", "run", "--shape", "5bit"}, `--shape "5bit": 5 bit/s: want 8kbit to 400gbit`},
+	{[]string{"lab", "run", "--shape", "fast"}, `--shape "fast"`},
+	{[]string{"lab", "run", "--name", "abcdefghijkl"}, "at most 11 characters with a management network"},
+	{[]string{"lab", "run", "--senders", "0"}, "0 senders and 2 receivers: want at least one of each"},
+	{[]string{"lab", "run", "--queues", "65"}, "--queues 65: want 1-64"},
+	{[]string{"lab", "run", "--hosts", "xen"}, `--hosts "xen": want netns (network namespaces) or vm (qemu guests)`},
+	{[]string{"lab", "run", "--vcpus", "8"}, "--vcpus 8: only VM hosts have vCPUs (--hosts vm)"},
+	{[]string{"lab", "run", "--hosts", "vm", "--vcpus", "3"}, "--vcpus 3"},
+	{[]string{"lab", "run", "--hosts", "vm", "--vcpus", "4", "--queues", "8"}, "--queues 8"},
+	{[]string{"lab", "up", "--hosts", "vm", "--senders", "10", "--receivers", "7"}, "17 VM hosts: at most 16"},
+	{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
+	{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
+	{[]string{"members"}, "--join: give the gossip address"},
+	{[]string{"run", "--html", "/nonexistent/r.html", "--count", "1"}, "--html /nonexistent/r.html: directory /nonexistent does not exist"},
+	{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+	{[]string{"lab", "campaign", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+	{[]string{"campaign", "run", "spec.yaml", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+	// The agent's rails: an --allow-dst covering everything only with
+	// --allow-dst-any, VLANs and source MACs well formed.
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "0.0.0.0/0"},
+		"--allow-dst 0.0.0.0/0: a prefix shorter than /8 covers so much that a sender could flood any host"},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "198.18.0.0/15,::/0"}, "add --allow-dst-any to allow it anyway"},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "4096"}, `--allow-vlan: "4096": want a VLAN id 0-4095 or a range`},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "200-100"}, `--allow-vlan: "200-100"`},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-vlan", "ten"}, `--allow-vlan: "ten"`},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "02:00:00:00:00"}, `--allow-src-mac: "02:00:00:00:00": want a MAC`},
+	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "ff:ff:ff:ff:ff:ff"}, "--allow-src-mac ff:ff:ff:ff:ff:ff: a group MAC"},
+	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "0s"}, "--max-run 0s: want a positive duration such as 24h"},
+	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "-1h"}, "--max-run -1h0m0s: want a positive duration"},
+}
