@@ -10,12 +10,15 @@
 #   3. `make demo`'s wall time on this machine (DEMO=0 skips it).
 # The accelerator (kvm or tcg) is printed with every figure: KVM is used
 # when /dev/kvm works. Not a pass/fail test: figures only (non-zero exit
-# only when a run fails).
+# only when a run fails, or its log or JSON lacks a line or field read
+# here).
 #
 # Environment: ROUNDS (3), DURATION (3s), SENDERS (2), DEMO (1), LINERATE
 # (./bin/linerate), NAME (the lab's name, "vf<pid>"). Every lab is removed
-# after its run and on Ctrl-C (lab down).
+# after its run and on Ctrl-C (lab down). `make bench-smoke` runs it
+# small: SENDERS=1 ROUNDS=1 DURATION=1s, and make demo.
 set -euo pipefail
+shopt -s inherit_errexit
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
 SENDERS=${SENDERS:-2}
@@ -26,6 +29,10 @@ NAME=${NAME:-vf$(($$ % 100000))}
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, taps, qemu)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench: jq missing (apt-get install jq)" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "bench: $BIN is not an executable linerate (set LINERATE=, or make build)" >&2; exit 1; }
+for v in ROUNDS SENDERS; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench: $v=${!v}: want a positive whole number" >&2; exit 1; }
+done
+case $DEMO in 0|1) ;; *) echo "bench: DEMO=$DEMO: want 1 (time make demo) or 0 (skip it)" >&2; exit 1;; esac
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -38,17 +45,21 @@ trap 'exit 130' INT TERM
 echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
 echo
 echo "1. boot to agent ready ($SENDERS senders, 1 receiver, booted together)"
-senders=$(seq -s, -f 's%g' 1 "$SENDERS")
 if ! "$BIN" lab run --hosts vm --name "$NAME" --senders "$SENDERS" --receivers 1 --pattern fan-in --count 1000 \
 	--json --log-level info --results-dir "$tmp/results" >"$tmp/boot.json" 2>"$tmp/boot.err"; then
 	echo "bench: the boot run failed: $(jq -r '.error // empty' "$tmp/boot.json" 2>/dev/null) $(tail -5 "$tmp/boot.err")" >&2
 	exit 1
 fi
+# One "VM host ready" line per guest (the lab's log, lab/vmagents_linux.go):
+# fewer is a renamed line or field, not a figure.
+sed -nE 's/.*VM host ready: .*host=([^ ]+) boot_to_agent=([^ ]+) accel=([^ ]+).*/\1 \3 \2/p' "$tmp/boot.err" >"$tmp/ready"
+if [ "$(wc -l <"$tmp/ready")" != $((SENDERS + 1)) ]; then
+	echo "bench: the boot run's log has $(wc -l <"$tmp/ready") \"VM host ready: host=… boot_to_agent=… accel=…\" lines, want $((SENDERS + 1)): $(grep -m3 'VM host' "$tmp/boot.err")" >&2
+	exit 1
+fi
 printf '   %-6s %-6s %s\n' host accel boot_to_agent
-sed -nE 's/.*VM host ready: .*host=([^ ]+) boot_to_agent=([^ ]+) accel=([^ ]+).*/\1 \3 \2/p' "$tmp/boot.err" |
-	while read -r h a d; do printf '   %-6s %-6s %s\n' "$h" "$a" "$d"; done
-accel=$(sed -nE 's/.*VM host ready: .* accel=([^ ]+).*/\1/p' "$tmp/boot.err" | head -1)
-unset senders
+while read -r h a d; do printf '   %-6s %-6s %s\n' "$h" "$a" "$d"; done <"$tmp/ready"
+accel=$(awk '{ print $2; exit }' "$tmp/ready")
 
 echo
 echo "2. unpaced kernel pktgen, 1 sender → 1 receiver, $DURATION, accel ${accel:-?}"
@@ -56,12 +67,15 @@ printf '   %-6s %12s %12s %12s %14s\n' round sent_pps received_pps lost switch_d
 for r in $(seq 1 "$ROUNDS"); do
 	out=$tmp/r$r.json
 	# Loss is expected here (a guest under TCG counts fewer packets than
-	# another sends): the run's status may be "loss"; any other failure
-	# ends the bench.
+	# another sends), and lab run's exit status with it; a run that failed
+	# (status "failed", or no JSON) or lacks a field read below ends the
+	# bench.
 	"$BIN" lab run --hosts vm --name "$NAME" --senders 1 --receivers 1 --duration "$DURATION" \
 		--json --log-level warn --results-dir "$tmp/results" >"$out" 2>"$tmp/r$r.err" || true
-	if ! jq -e '.flows | length > 0' "$out" >/dev/null 2>&1; then
-		echo "bench: round $r failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(tail -5 "$tmp/r$r.err")" >&2
+	if ! jq -e '(.status == "ok" or .status == "partial")
+		and (.flows | length > 0) and all(.flows[0].achieved_pps, .flows[0].pps, .flows[0].lost; type == "number")
+		and (.lab.switch_ports | type == "array" and length > 0 and all(.[]; .drops | type == "number"))' "$out" >/dev/null 2>&1; then
+		echo "bench: round $r failed, or its JSON lacks status, flows[0].{achieved_pps,pps,lost} or lab.switch_ports[].drops: $(jq -r '.status + ": " + (.error // "")' "$out" 2>/dev/null || head -c 300 "$out") $(tail -5 "$tmp/r$r.err")" >&2
 		exit 1
 	fi
 	jq -r --arg r "$r" '
