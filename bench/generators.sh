@@ -141,7 +141,7 @@ sink_start() {
 		ip netns exec $B "$XB" drop vb > "$TMP/sink.out" 2> "$TMP/sink.err" &
 		ready="^Dropping packets on" ;;
 	esac
-	SPID=$!; PIDS+=($SPID)
+	SPID=$!; PIDS+=("$SPID")
 	for _ in $(seq 100); do
 		grep -q "$ready" "$TMP/sink.err" && return 0
 		kill -0 $SPID 2>/dev/null || break
@@ -178,7 +178,7 @@ send() {
 		ip netns exec $A "$XT" udp -n "$n" -t 1 -m "$MAC" -s 64 va > "$TMP/send.out" 2> "$TMP/send.err" || rc=$?
 		[ $rc = 1 ] && rc=0 ;;
 	iperf3)
-		ip netns exec $B iperf3 -s -1 -B 198.18.0.2 > /dev/null 2>&1 & ipid=$!; PIDS+=($ipid)
+		ip netns exec $B iperf3 -s -1 -B 198.18.0.2 > /dev/null 2>&1 & ipid=$!; PIDS+=("$ipid")
 		for _ in $(seq 50); do ip netns exec $B ss -ltn 2>/dev/null | grep -q ':5201 ' && break; sleep 0.1; done
 		SEND_T0=$(now_us)   # the server is not the sender: its start-up stays outside
 		ip netns exec $A taskset -c 0 iperf3 -c 198.18.0.2 -u -l 18 -b 0 -k "$n" --json \
