@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-scale bench-vm all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-scale bench-vm bench-smoke bench-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -152,7 +152,7 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps report-deps proto-check lint unit traffic fuzz crossbuild
+test: deps vmtest-deps report-deps proto-check lint unit traffic bench-smoke fuzz crossbuild
 
 # lint: vet with and without the traffic tag (both builds compile);
 # staticcheck with it only: that build is every file, and without the
@@ -219,11 +219,35 @@ crossbuild:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet -tags traffic ./...
 
+# bench-deps: what the bench scripts run besides linerate: trafgen
+# (netsniff-ng), iperf3 and jq, from Debian when root. Not root and one is
+# missing: this fails naming it (the scripts need root anyway).
+BENCH_TOOLS := trafgen:netsniff-ng iperf3:iperf3 jq:jq
+bench-deps:
+	@missing=; for t in $(BENCH_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "make: the bench scripts need apt-get install$$missing (as root)" >&2; exit 1; fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing
+
+# gobench runs one Go test ($(1)) of package $(2) with -v and the
+# environment $(3), printing the lines that match the ERE $(4), and fails
+# unless the test ran and passed: a test renamed, skipped (qemu missing,
+# not root) or filtered out would otherwise end in "ok".
+define gobench
+@set -o pipefail; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+echo "$(3) $(GO) test -count=1 -timeout 20m -tags traffic -run '^$(1)$$' -v $(2)"; \
+env $(3) $(GO) test -count=1 -timeout 20m -tags traffic -run '^$(1)$$' -v $(2) | tee "$$out" | grep -E '$(4)'; \
+grep -q '^--- PASS: $(1) ' "$$out" || { grep -E -- '--- SKIP|no tests to run' "$$out" >&2; echo "make: $(1) in $(2) did not run and pass (above)" >&2; exit 1; }
+endef
+
 # bench-pktgen: in a qemu guest with the real pktgen, the same run set up
 # by a shell loop (as samples/pktgen does) and by `linerate send`,
-# alternately; prints the pps of each and the ratio (target >= 0.98).
+# alternately, PKTGEN_ROUNDS rounds of PKTGEN_COUNT packets; prints the
+# pps of each and the ratio (target >= 0.98).
+PKTGEN_ROUNDS ?= 5
+PKTGEN_COUNT ?= 300000
 bench-pktgen: deps vmtest-deps
-	LINERATE_BENCH=1 $(GO) test -count=1 -tags traffic -run '^TestBenchPktgenDriver$$' -v ./cmd/linerate/internal/vmtest/
+	$(call gobench,TestBenchPktgenDriver,./cmd/linerate/internal/vmtest/,LINERATE_BENCH=1 ROUNDS=$(PKTGEN_ROUNDS) COUNT=$(PKTGEN_COUNT),)
 
 # bench-scale: a fleet on loopback — SCALE_AGENTS agents (serf + mutual-TLS
 # gRPC, each its own certificate) in SCALE_PROCS processes, as hosts would
@@ -234,30 +258,51 @@ SCALE_AGENTS ?= 1000
 SCALE_PROCS ?= 8
 SCALE_SENDERS ?= 256
 bench-scale: deps
-	set -o pipefail; LINERATE_SCALE_AGENTS=$(SCALE_AGENTS) LINERATE_SCALE_PROCS=$(SCALE_PROCS) LINERATE_SCALE_SENDERS=$(SCALE_SENDERS) \
-		$(GO) test -count=1 -timeout 20m -tags traffic -run '^TestScale$$' -v ./cmd/linerate/internal/scaletest/ | grep -E 'scale_test|PASS|FAIL|ok'
+	$(call gobench,TestScale,./cmd/linerate/internal/scaletest/,LINERATE_SCALE_AGENTS=$(SCALE_AGENTS) LINERATE_SCALE_PROCS=$(SCALE_PROCS) LINERATE_SCALE_SENDERS=$(SCALE_SENDERS),scale_test|PASS|FAIL|ok)
 
 # bench-start: the scheduled start measured at the traffic in the 2x2 lab
 # (root): first-frame and first-arrival spread per round, medians and the
 # target verdict (first-frame p99 <= 200 µs); figures in docs/benchmarks.md.
-bench-start: build
-	@command -v jq >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; } || { echo "make: bench-start needs jq: apt-get install jq (as root)" >&2; exit 1; }
+bench-start: build bench-deps
 	LINERATE=$(LINERATE) ./bench/start-spread.sh
 
 # bench-generators: xdp and afpacket backends against trafgen, iperf3 and,
 # when XDP_TRAFFICGEN and XDP_BENCH name xdp-tools binaries, xdp-trafficgen
 # and the xdp-bench drop sink, on one veth pair (root); figures in
 # docs/benchmarks.md.
-bench-generators: build
-	@for p in trafgen:netsniff-ng iperf3:iperf3 jq:jq; do command -v $${p%%:*} >/dev/null || \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $${p##*:} >/dev/null; done
+bench-generators: build bench-deps
 	LINERATE=$(LINERATE) ./bench/generators.sh
 
 # bench-vm: the VM-host lab's figures (root): boot to agent ready per
 # guest, the pps kernel pktgen reaches between guests (TCG, or KVM where
 # /dev/kvm works), make demo's wall time; figures in docs/benchmarks.md.
-bench-vm: build vmtest-deps
-	@command -v jq >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; } || { echo "make: bench-vm needs jq: apt-get install jq (as root)" >&2; exit 1; }
+bench-vm: build vmtest-deps bench-deps
 	LINERATE=$(LINERATE) ./bench/vm-figures.sh
+
+# bench-smoke: every bench script and bench-* target, through its make
+# target, at a smoke size (the sizes below: one short round, one small
+# fleet, one guest run of each kind), as make test runs them: each must
+# run end to end, every tool it compares and every parse of its output,
+# and fails on a failed command or a missing output field. It proves the
+# scripts run, not the figures: no target is judged. The reliability
+# script runs one part (make test's traffic pass runs them all at this
+# size) into a copy of docs/reliability.md. Not root: skipped, except in
+# CI (CI=true), where it fails.
+RELIABILITY_SMOKE_RUN := ^TestReliabilityPartition
+bench-smoke:
+	@if [ "$$(id -u)" != 0 ]; then \
+		if [ "$$CI" = true ]; then echo "make bench-smoke: needs root (namespaces, XDP, qemu), and CI runs as root" >&2; exit 1; fi; \
+		echo "make bench-smoke: needs root (namespaces, XDP, qemu): skipped; sudo make bench-smoke" >&2; exit 0; \
+	fi; \
+	set -e; all=$$(date +%s); doc=$$(mktemp); trap 'rm -f "$$doc"' EXIT; cp docs/reliability.md "$$doc"; \
+	smoke() { local s=$$(date +%s); echo "bench-smoke: $$*"; "$$@"; echo "bench-smoke: $$3 took $$(( $$(date +%s) - s )) s"; }; \
+	smoke $(MAKE) --no-print-directory bench-generators ROUNDS=1 SECS=1 WARM=100000; \
+	smoke $(MAKE) --no-print-directory bench-start ROUNDS=1 COUNT=20000; \
+	smoke $(MAKE) --no-print-directory bench-scale SCALE_AGENTS=8 SCALE_PROCS=2 SCALE_SENDERS=4; \
+	smoke $(MAKE) --no-print-directory reliability RELIABILITY_N= RUN='$(RELIABILITY_SMOKE_RUN)' DOC="$$doc"; \
+	smoke $(MAKE) --no-print-directory bench-pktgen PKTGEN_ROUNDS=1 PKTGEN_COUNT=30000; \
+	smoke $(MAKE) --no-print-directory bench-vm ROUNDS=1 DURATION=1s; \
+	echo "bench-smoke: every bench script ran; $$(( $$(date +%s) - all )) s"
+
 clean:
 	rm -rf $(BIN)

@@ -5,7 +5,10 @@
 # `linerate send --backend kernel`, alternately, ROUNDS times each.
 # Prints every trial's pps (pktgen's own Result) and the ratio of the
 # medians, linerate / shell. Target: >= 0.98 (the Go driver costs nothing
-# measurable). Not a pass/fail test: machines here are noisy.
+# measurable). Not a pass/fail test: machines here are noisy; but a trial
+# that fails or prints no pps figure fails the script (exit 1), which fails
+# TestBenchPktgenDriver. `make bench-smoke` runs it small: ROUNDS=1
+# COUNT=30000.
 set -eu
 ROUNDS=${ROUNDS:-5}
 COUNT=${COUNT:-300000}
@@ -39,10 +42,21 @@ shell_run() {
 	pg pgctrl reset
 }
 
+# The guest has no jq: the summary's top-level "pps" is its first line
+# indented by two spaces (linerate send --json, pktgen.Summary).
 linerate_run() {
 	linerate send --log-level error --iface lrb0 --dst 198.18.0.2 --src 198.18.1.1 --dst-mac "$MAC" \
-		--count "$COUNT" --cpus 0 --frame-size 64 --backend kernel --json |
-		sed -n 's/^  "pps": \([0-9.]*\),*$/\1/p' | head -n 1 | cut -d. -f1
+		--count "$COUNT" --cpus 0 --frame-size 64 --backend kernel --json >/tmp/send.json ||
+		{ echo "linerate send failed: $(cat /tmp/send.json)" >&2; exit 1; }
+	sed -n 's/^  "pps": \([0-9.]*\),*$/\1/p' /tmp/send.json | head -n 1 | cut -d. -f1
+}
+
+# pps WHAT VALUE: VALUE is a positive whole number, or the bench fails
+# naming WHAT (a changed Result line or JSON key, not a figure).
+pps() {
+	case $2 in
+	'' | *[!0-9]* | 0) echo "bench: $1 printed no pps figure (got '$2')" >&2; exit 1 ;;
+	esac
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -52,7 +66,9 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
 	s=$(shell_run)
+	pps "shell-configured pktgen ($PG/lrb0@0 Result)" "$s"
 	l=$(linerate_run)
+	pps "linerate send --backend kernel --json" "$l"
 	echo "round $i: shell $s pps, linerate $l pps"
 	echo "$s" >> /tmp/shell.pps
 	echo "$l" >> /tmp/linerate.pps

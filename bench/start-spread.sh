@@ -8,13 +8,16 @@
 # the run's JSON (start_spread). Last, the medians over the rounds and the
 # verdict on the target: p99 of the first-frame spread <= TARGET_US (200).
 # Not a pass/fail test: figures only (the exit status is 0 whatever the
-# verdict, non-zero only when a run fails).
+# verdict, non-zero only when a run fails or its JSON lacks a field read
+# here).
 #
 # Environment: ROUNDS (5), COUNT (packets per sender, 200000), TARGET_US
 # (200), BACKEND (the senders' backend: xdp, afpacket; unset: the lab's
 # choice), LINERATE (./bin/linerate), NAME (the lab's name, "ss<pid>").
 # The lab is removed after every round and on Ctrl-C (lab down).
+# `make bench-smoke` runs it small: ROUNDS=1 COUNT=20000.
 set -euo pipefail
+shopt -s inherit_errexit
 ROUNDS=${ROUNDS:-5}
 COUNT=${COUNT:-200000}
 TARGET_US=${TARGET_US:-200}
@@ -27,6 +30,9 @@ backend=()
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, XDP)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench: jq missing (apt-get install jq)" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "bench: $BIN is not an executable linerate (set LINERATE=, or make build)" >&2; exit 1; }
+for v in ROUNDS COUNT TARGET_US; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench: $v=${!v}: want a positive whole number" >&2; exit 1; }
+done
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -48,6 +54,18 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "bench: round $r: lab run failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(tail -3 "$tmp/r$r.err")" >&2
 		failed=$((failed + 1))
 		"$BIN" lab down --name "$NAME" >/dev/null 2>&1 || true
+		continue
+	fi
+	# Every field read below, with its type: a renamed key fails the
+	# round here instead of printing as "-" or "null".
+	if ! jq -e '
+		def spread: type == "object" and (.streams | type) == "number" and (.clocks | type) == "string"
+			and all(.p50_us, .p99_us, .max_us; type == "number");
+		(.start_spread.first_frame | spread) and (.start_spread.first_arrival | spread)
+		and (.start_skew_us | type) == "number"
+		and ([.hosts[] | select(.role == "sender") | .backend | strings] | length) > 0' "$out" >/dev/null; then
+		echo "bench: round $r: lab run --json lacks start_spread.first_frame/first_arrival {streams, clocks, p50_us, p99_us, max_us}, start_skew_us or the senders' hosts[].backend: $(head -c 600 "$out")" >&2
+		failed=$((failed + 1))
 		continue
 	fi
 	jq -r --arg r "$r" '
