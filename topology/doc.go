@@ -3,9 +3,9 @@
 //
 // Everything goes through a [Root], the host's filesystem: [OpenRoot]("/")
 // is the live host, a directory is a fixture tree or an unpacked snapshot
-// (--root). Nothing in the package reads the host any other way, except
-// [InterfaceAddrs], which asks netlink because no file lists an interface's
-// addresses.
+// (--root). Nothing in the package reads the host any other way (an
+// interface's addresses, which no file lists, are the agent's to read:
+// [SourceAddr] picks the default source among them).
 //
 // A tuning runs in this order:
 //
