@@ -155,7 +155,7 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 		return err
 	}
 	spec := rf.spec
-	spec.Senders, spec.Receivers = hostNames("s", lf.senders), hostNames("r", lf.receivers)
+	spec.Senders, spec.Receivers = lf.spec.SenderNames(), lf.spec.ReceiverNames()
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
@@ -222,21 +222,12 @@ func (a *app) labUp(ctx context.Context, lf *labFlags) error {
 	fmt.Fprintf(a.stdout, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", lf.name, lf.senders, lf.receivers, c.Dir)
 	fmt.Fprintf(a.stdout, "  linerate members %s\n", flags)
 	fmt.Fprintf(a.stdout, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
-		strings.Join(hostNames("s", lf.senders), ","), strings.Join(hostNames("r", lf.receivers), ","))
+		strings.Join(lf.spec.SenderNames(), ","), strings.Join(lf.spec.ReceiverNames(), ","))
 	fmt.Fprintln(a.stdout, "Ctrl-C removes the lab.")
 	// The coordinator of `lab up` only proves the cluster formed.
 	s.Leave()
 	<-ctx.Done()
 	return nil
-}
-
-// hostNames are the lab's host names of a role: s1, s2, … or r1, r2, ….
-func hostNames(prefix string, n int) []string {
-	var out []string
-	for i := range n {
-		out = append(out, fmt.Sprintf("%s%d", prefix, i+1))
-	}
-	return out
 }
 
 func (a *app) labDownCommand() *cobra.Command {

@@ -177,6 +177,22 @@ func (s *Session) Close() error {
 	return s.Lab.Down()
 }
 
+// Shortfall is what a campaign on the lab makes of a trial whose senders
+// fell short of the offered rate (campaign Spec.Shortfall), given the
+// campaign's own choice: "fail" behind the shaper of a lab of namespace
+// hosts, else given. There a veth path pushes back on its sender where
+// the host kernel keeps the socket's accounting across it: the lab then
+// slows the senders and loses nothing, so a trial the senders fell short
+// of is the shaper's verdict (where the kernel does not, the port drops
+// and the loss decides as well). A VM host's tap never pushes back into
+// its guest: the switch port drops, and loss alone decides.
+func (spec Spec) Shortfall(given string) string {
+	if spec.ShapeBPS > 0 && spec.Hosts != HostsVM {
+		return "fail"
+	}
+	return given
+}
+
 // LineRate is the line rate of the lab's path in frames per second for
 // a frame of frame bytes with FCS, and what sets it: the shaper's when
 // the spec shapes (tbf counts the frame without FCS), else nil (the
