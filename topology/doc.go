@@ -34,7 +34,10 @@
 // [NewRecorder] wraps a Root and keeps every file read through it, so a
 // host's view can be written out with [Recorder.WriteTarGz] and replayed
 // elsewhere ([ExtractTarGz], then --root). [ShowReport] and [PlanReport]
-// are the JSON contract of `linerate irq show` and `irq plan`.
+// are the JSON contract of `linerate irq show` and `irq plan`. The
+// commands run each step from an interface's name (iface.go: [ShowIface],
+// [PlanIface], [VerifyIface], [RecordIface]) and print what it returns
+// ([Report.WriteTable], [ApplyResult.WriteTable], [WriteRestores]).
 //
 // It also holds the host facts the senders need, read through the same
 // Root: [MTU], [LinkSpeedMbps], [PCIModel], [OnlineCPUs], the IPv4
