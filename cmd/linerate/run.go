@@ -122,11 +122,7 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 // when it has them: the lab's switch) and turns a failed run, or a
 // record that could not be stored, into exit status 1.
 func (a *app) report(res *coordinator.Result, f *runFlags) error {
-	doc := results.FromRun(res)
-	doc.Tool, doc.Lab = version, res.Lab
-	for i := range doc.Hosts {
-		doc.Hosts[i].Version = version
-	}
+	doc := results.RunDocument(res, version)
 	// Printed whatever the store says: a store that fails must not take
 	// the answer with it.
 	serr := a.store(&f.out, doc)
