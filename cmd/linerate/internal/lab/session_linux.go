@@ -5,6 +5,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -169,6 +170,19 @@ func (s *Session) Leave() {
 		s.log.Warn("leave the lab cluster", "error", err)
 	}
 	s.Cluster = nil
+}
+
+// WriteUp says, for people, that the lab is up and how to reach its
+// agents (`lab up`): the flags of 'linerate members' and 'linerate run'.
+func (s *Session) WriteUp(w io.Writer) error {
+	spec, c := s.Lab.Spec, s.Agents
+	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
+	fmt.Fprintf(w, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", spec.Name, spec.Senders, spec.Receivers, c.Dir)
+	fmt.Fprintf(w, "  linerate members %s\n", flags)
+	fmt.Fprintf(w, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
+		strings.Join(spec.SenderNames(), ","), strings.Join(spec.ReceiverNames(), ","))
+	_, err := fmt.Fprintln(w, "Ctrl-C removes the lab.")
+	return err
 }
 
 // Close leaves the cluster, stops the agents and removes the lab.
