@@ -146,14 +146,11 @@ func (a *app) report(res *coordinator.Result, f *runFlags) error {
 func (a *app) emitResult(stream *ndjson, asStream, asJSON bool, v any, text func(io.Writer)) error {
 	switch {
 	case asStream:
-		b, err := json.Marshal(v)
+		ev, err := coordinator.ResultEvent(v)
 		if err != nil {
-			return fmt.Errorf("result as JSON: %w", err)
+			return err
 		}
-		if len(b) < 2 || b[0] != '{' {
-			return fmt.Errorf("result as JSON: %T is not a JSON object", v)
-		}
-		stream.write(json.RawMessage(append([]byte(`{"event":"`+string(coordinator.EventResult)+`",`), b[1:]...)))
+		stream.write(ev)
 	case asJSON:
 		return a.writeJSON(v)
 	default:
