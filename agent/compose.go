@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/topology"
@@ -208,12 +206,4 @@ func checkBackend(cfg *pktgen.Config, be pktgen.Backend) error {
 		}
 	}
 	return nil
-}
-
-// logOr is l, or a logger that drops everything.
-func logOr(l hclog.Logger) hclog.Logger {
-	if l == nil {
-		return hclog.NewNullLogger()
-	}
-	return l
 }

@@ -142,3 +142,11 @@ func (l LocalSend) place(log hclog.Logger) (pins []pktgen.QueuePin, untuned []in
 	}
 	return pins, nil, nic.NUMANode, nil
 }
+
+// logOr is l, or a logger that drops everything.
+func logOr(l hclog.Logger) hclog.Logger {
+	if l == nil {
+		return hclog.NewNullLogger()
+	}
+	return l
+}
