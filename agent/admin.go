@@ -40,6 +40,24 @@ type ForceReleased struct {
 	Error         string   `json:"error,omitempty"` // the cleanup failed (the lease is ended anyway)
 }
 
+// WriteText says what the release did, for people (`linerate agent
+// release`).
+func (r *ForceReleased) WriteText(w io.Writer) error {
+	if !r.Released {
+		_, err := fmt.Fprintln(w, "no lease held: nothing to release")
+		return err
+	}
+	holder := r.Holder
+	if holder == "" {
+		holder = "(no identity: --insecure)"
+	}
+	_, err := fmt.Fprintf(w, "released the lease of %s (coordinator_id %q, generation %d): %d IRQ affinities restored\n", holder, r.CoordinatorID, r.Generation, r.Restored)
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(w, "warning:", warn)
+	}
+	return err
+}
+
 // maxSocketPath is the size of a unix socket address's path (Linux
 // sun_path, its terminating NUL included).
 const maxSocketPath = 108

@@ -2,17 +2,14 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
-	"github.com/linerate/linerate/topology"
 )
 
 // destinationSettle is how long Configure waits for gossip to bring the
@@ -50,11 +47,13 @@ type configured struct {
 	warnings []string
 }
 
-// prepare fills cfg's defaults (the agent's interface, the tuned CPUs and
-// queues, the source address) and chooses its backend (backendName: the
-// coordinator's choice, "" or "auto" for the best the host can run).
+// prepare completes cfg as every send is composed (compose.go): the
+// agent's interface, the tuned CPUs and queues, the source address; and
+// chooses its backend (backendName: the coordinator's choice, "" or
+// "auto" for the best the host can run). The destination and its MAC are
+// the coordinator's to give (Describe's nic.mac), never the neighbour
+// table's.
 func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured, error) {
-	var warnings []string
 	if err := checkIface("config.device", cfg.Device, c.iface); err != nil {
 		return nil, err
 	}
@@ -65,80 +64,36 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	if len(cfg.DstMAC) == 0 {
 		return nil, failf(ErrInvalid, "config.dst_mac: missing: the receiver's MAC (Describe's nic.mac)")
 	}
-	link, err := c.inv.link(cfg.Device)
-	if err != nil {
-		return nil, failf(ErrHost, "config.device %s: %v", cfg.Device, err)
+	be := c.backend
+	if be != nil {
+		c.log.Debug("backend chosen", "backend", be.Name(), "why", "the agent's configured generator")
+	} else {
+		var err error
+		if be, _, err = chooseBackend(backendName, cfg.Device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit}); err != nil {
+			return nil, err
+		}
 	}
-	if err := c.frames.check(&cfg, link.mac); err != nil {
+	host := sendHost{link: c.inv.link, check: c.frames.check, place: c.tunedPlaces}
+	out, warnings, err := compose(sendInput{cfg: cfg, backend: be, names: configNames}, host)
+	if err != nil {
 		return nil, err
 	}
-	if !cfg.SrcMin.IsValid() {
-		src, ok := topology.SourceAddr(link.addrs, cfg.DstMin)
-		if !ok {
-			return nil, failf(ErrInvalid, "config.src_min: missing, and %s has no address of the destination's family", cfg.Device)
-		}
-		cfg.SrcMin = src
-	}
-	var be pktgen.Backend
-	var why string
-	if c.backend != nil {
-		be, why = c.backend, "the agent's configured generator"
-	} else {
-		be, why, err = choose.Backend(backendName, cfg.Device, choose.Options{Log: c.log, ThreadInit: c.threadInit})
-	}
-	switch {
-	case errors.Is(err, choose.ErrUnknown):
-		return nil, failf(ErrInvalid, "config.backend: %v", err)
-	case err != nil:
-		return nil, failf(ErrHost, "config.backend: %v", err)
-	}
-	name := be.Name()
-	c.log.Debug("backend chosen", "backend", name, "why", why)
-	if len(cfg.CPUs) == 0 {
-		cpus, queues := c.tuner.tuned()
-		if len(cfg.Queues) == 0 && len(queues) > 0 {
-			cfg.CPUs, cfg.Queues = tunedThreads(cpus, queues, name == "kernel")
-		} else {
-			cfg.CPUs, _ = tunedThreads(cpus, nil, false)
-		}
-		if len(cfg.CPUs) == 0 {
-			cfg.CPUs = []int{0}
-			warnings = append(warnings, "config.cpus: not given and nothing tuned: one thread on CPU 0")
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fail(ErrInvalid, err)
-	}
-	if name != "kernel" {
-		if err := cfg.UserspaceCheck(name); err != nil {
-			return nil, fail(ErrInvalid, err)
-		}
-	}
-	return &configured{cfg: cfg, backend: be, warnings: warnings}, nil
+	return &configured{cfg: *out, backend: be, warnings: warnings}, nil
 }
 
-// tunedThreads are a send's threads on the tuned queues, whose IRQ
-// queues[i] is pinned to cpus[i]. perQueue (the kernel backend, whose
-// threads take several pktgen devices): one per queue, on the CPU of its
-// IRQ, so that every queue sends (4 queues on CPUs 2, 3, 2, 3: devices
-// 2q0, 3q1, 2q2, 3q3 on two threads). Otherwise one per CPU, on the
-// first queue pinned to it (the userspace backends run one thread per
-// CPU and send on the queue the CPU maps to). Without queues, the
-// distinct CPUs.
-func tunedThreads(cpus, queues []int, perQueue bool) (threadCPUs, threadQueues []int) {
-	if perQueue {
-		return cpus, queues
+// tunedPlaces are where a send's threads run when the coordinator gave
+// no CPUs: the queues tune pinned, on their CPUs; with nothing tuned,
+// CPU 0, said in a warning.
+func (c *configurer) tunedPlaces() ([]pktgen.QueuePin, []int, string, error) {
+	cpus, queues := c.tuner.tuned()
+	var pins []pktgen.QueuePin
+	for i, q := range queues {
+		pins = append(pins, pktgen.QueuePin{Queue: q, CPU: cpus[i]})
 	}
-	for i, cpu := range cpus {
-		if slices.Contains(threadCPUs, cpu) {
-			continue
-		}
-		threadCPUs = append(threadCPUs, cpu)
-		if i < len(queues) {
-			threadQueues = append(threadQueues, queues[i])
-		}
+	if len(pins) == 0 {
+		return nil, nil, "config.cpus: not given and nothing tuned: one thread on CPU 0", nil
 	}
-	return threadCPUs, threadQueues
+	return pins, nil, "", nil
 }
 
 // checkDestinations refuses destinations the safety rails do not allow.

@@ -82,6 +82,11 @@ func TestConfigurePrepare(t *testing.T) {
 	_, err = c.prepare(bad, "")
 	wantKind(t, err, ErrInvalid, "", "a frame too small")
 
+	bad = sendConfig()
+	bad.PktSize = 1600
+	_, err = c.prepare(bad, "")
+	wantKind(t, err, ErrInvalid, "config.pkt_size 1600: want 60-1514 (frame without FCS; 58 bytes of headers and the pktgen header, MTU 1500)", "a frame over the interface's MTU")
+
 	c.backend = nil
 	_, err = c.prepare(sendConfig(), "warp")
 	wantKind(t, err, ErrInvalid, "config.backend:", "an unknown backend")

@@ -18,6 +18,9 @@
 //	send.go       the sender: configure, schedule, start, stop, result
 //	watchdog.go   every send's deadline, and a stopped backend given up
 //	configure.go  a send's configuration checked and its backend chosen
+//	compose.go    how every send is composed: the host's defaults, the thread
+//	              slots (pktgen.Slots), the MTU, the backend; also for
+//	localsend.go  `linerate send`, a send on this host without a coordinator
 //	safety.go     the safety rails: destinations only the cluster's receivers
 //	              announce (or --allow-dst), never the management interface
 //	watch.go      the live samples of the Watch stream

@@ -112,7 +112,7 @@ func (st *runState) checkThreads(_ context.Context, n *node) error {
 	flows := st.flowsOf(n)
 	slots := slotsOf(nil, n.nic.localCPUs, false)
 	if st.perQueue(n) {
-		slots = make([]slot, max(len(slots), n.nic.queues))
+		slots = make([]pktgen.Slot, max(len(slots), n.nic.queues))
 	}
 	perFlow := max(st.spec.Threads, 1)
 	return threadLimit(n.m.Name, "CPUs", len(slots), len(flows), perFlow, st.spec.Threads)

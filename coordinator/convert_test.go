@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -61,7 +62,7 @@ func TestReports(t *testing.T) {
 
 func TestSenderConfig(t *testing.T) {
 	p := sendPlan{
-		threads: planThreads([]int{0, 1}, 1, []slot{{2, 0}, {4, 1}}, 100, 1000),
+		threads: planThreads([]int{0, 1}, 1, []pktgen.Slot{{CPU: 2, Queue: 0}, {CPU: 4, Queue: 1}}, 100, 1000),
 		frame:   60, imix: []IMIXEntry{{64, 7}, {1518, 1}}, duration: time.Second, port: 10001, backend: "kernel",
 		dst:    endpoint{ip: netip.MustParseAddr("198.18.0.101"), mac: "02:00:00:00:01:01"},
 		perDst: []endpoint{{netip.MustParseAddr("198.18.0.101"), "m1"}, {netip.MustParseAddr("198.18.0.102"), "m2"}},

@@ -1,6 +1,10 @@
 package coordinator
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // EventName names an event of a run's `--json-stream` output (its
 // "event" key).
@@ -32,4 +36,18 @@ type PhaseEvent struct {
 	Event EventName `json:"event"` // EventPhase
 	Time  time.Time `json:"time"`
 	Phase string    `json:"phase"`
+}
+
+// ResultEvent is the last line of a `--json-stream`: result (a run's
+// Result, a campaign's document: any JSON object) with "event": "result"
+// before its own fields.
+func ResultEvent(result any) (json.RawMessage, error) {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("result as JSON: %w", err)
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("result as JSON: %T is not a JSON object", result)
+	}
+	return append([]byte(`{"event":"`+string(EventResult)+`",`), b[1:]...), nil
 }

@@ -6,10 +6,6 @@ import (
 	"github.com/linerate/linerate/pktgen"
 )
 
-// slot is where a sender thread can run: a CPU and, when tuned, the
-// queue whose IRQ is pinned to it (-1: none).
-type slot struct{ cpu, queue int32 }
-
 // threadPlan is where a sender's threads run and what each sends.
 type threadPlan struct {
 	cpus   []int32
@@ -19,29 +15,15 @@ type threadPlan struct {
 	rates  []uint64 // packets per second per thread; none when unpaced
 }
 
-// slotsOf are the places a sender's threads may run: the CPUs of its
-// tuned queues (irqMap, one slot per queue, and per CPU: a queue whose
-// IRQ shares a CPU with an earlier queue's adds none, unless perQueue:
-// kernel pktgen runs one device per queue, several on one CPU's
-// thread), or its NIC's local CPUs when nothing was pinned, or CPU 0.
-func slotsOf(irqMap []IRQPin, localCPUs []int, perQueue bool) []slot {
-	var out []slot
-	seenQ, seenCPU := map[int]bool{}, map[int]bool{}
+// slotsOf are the places a sender's threads may run (pktgen.Slots): its
+// tuned queues (irqMap, one pin per IRQ), or its NIC's local CPUs when
+// nothing was pinned, or CPU 0; perQueue is kernel pktgen's layout.
+func slotsOf(irqMap []IRQPin, localCPUs []int, perQueue bool) []pktgen.Slot {
+	pins := make([]pktgen.QueuePin, 0, len(irqMap))
 	for _, m := range irqMap {
-		if !seenQ[m.Queue] && (perQueue || !seenCPU[m.CPU]) {
-			seenQ[m.Queue], seenCPU[m.CPU] = true, true
-			out = append(out, slot{cpu: int32(m.CPU), queue: int32(m.Queue)})
-		}
+		pins = append(pins, pktgen.QueuePin{Queue: m.Queue, CPU: m.CPU})
 	}
-	if len(out) == 0 {
-		for _, c := range localCPUs {
-			out = append(out, slot{cpu: int32(c), queue: -1})
-		}
-	}
-	if len(out) == 0 {
-		out = []slot{{cpu: 0, queue: -1}}
-	}
-	return out
+	return pktgen.Slots(pins, localCPUs, perQueue)
 }
 
 // threadsPerFlow is how many threads send each of a sender's flows: the
@@ -85,15 +67,15 @@ func threadLimit(name, what string, cpus, flows, perFlow, threads int) error {
 // share of the flow's rate pps (none when 0), the remainders to the
 // first threads of each flow: the threads of a flow send together
 // exactly count packets at exactly rate.
-func planThreads(flows []int, perFlow int, slots []slot, count, rate uint64) threadPlan {
+func planThreads(flows []int, perFlow int, slots []pktgen.Slot, count, rate uint64) threadPlan {
 	var p threadPlan
-	queued := len(slots) > 0 && slots[0].queue >= 0
+	queued := len(slots) > 0 && slots[0].Queue >= 0
 	for fi, f := range flows {
 		for k := range perFlow {
 			sl := slots[(fi*perFlow+k)%len(slots)]
-			p.cpus, p.flowOf = append(p.cpus, sl.cpu), append(p.flowOf, f)
+			p.cpus, p.flowOf = append(p.cpus, int32(sl.CPU)), append(p.flowOf, f)
 			if queued {
-				p.queues = append(p.queues, sl.queue)
+				p.queues = append(p.queues, int32(sl.Queue))
 			}
 		}
 		if count > 0 {

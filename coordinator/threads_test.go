@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 func TestPlanThreads(t *testing.T) {
 	// Two flows, two threads each, over three tuned queues: flows take
 	// the slots in turn, counts and rates split with the remainder first.
-	p := planThreads([]int{4, 7}, 2, []slot{{0, 0}, {1, 1}, {2, 2}}, 1001, 7)
+	p := planThreads([]int{4, 7}, 2, []pktgen.Slot{{CPU: 0, Queue: 0}, {CPU: 1, Queue: 1}, {CPU: 2, Queue: 2}}, 1001, 7)
 	if fmt.Sprint(p.cpus, p.queues, p.flowOf, p.counts, p.rates) != "[0 1 2 0] [0 1 2 0] [4 4 7 7] [501 500 501 500] [4 3 4 3]" {
 		t.Errorf("got cpus %v queues %v flows %v counts %v rates %v", p.cpus, p.queues, p.flowOf, p.counts, p.rates)
 	}
 	// Untuned (no queues), duration run, unpaced: no queues, no counts, no rates.
-	p = planThreads([]int{0}, 3, []slot{{5, -1}}, 0, 0)
+	p = planThreads([]int{0}, 3, []pktgen.Slot{{CPU: 5, Queue: -1}}, 0, 0)
 	if fmt.Sprint(p.cpus, p.queues, p.flowOf, p.counts, p.rates) != "[5 5 5] [] [0 0 0] [] []" {
 		t.Errorf("got cpus %v queues %v flows %v counts %v rates %v", p.cpus, p.queues, p.flowOf, p.counts, p.rates)
 	}
@@ -23,7 +25,7 @@ func TestPlanThreads(t *testing.T) {
 // A flow's threads send exactly its rate together, however it divides,
 // and never 0 pps each.
 func TestPlanThreadsRatesExact(t *testing.T) {
-	slots := []slot{{0, -1}, {1, -1}, {2, -1}, {3, -1}}
+	slots := []pktgen.Slot{{CPU: 0, Queue: -1}, {CPU: 1, Queue: -1}, {CPU: 2, Queue: -1}, {CPU: 3, Queue: -1}}
 	for _, tt := range []struct {
 		rate    uint64
 		threads int

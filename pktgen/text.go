@@ -3,6 +3,7 @@ package pktgen
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 )
 
@@ -16,4 +17,31 @@ func WriteDeviceTable(w io.Writer, files []*DeviceFile) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", df.Device, r.State, r.Packets, r.Errors, r.USec, r.PPS, r.Mbps, r.PktSize)
 	}
 	return tw.Flush()
+}
+
+// WriteTable renders the summary for people (`linerate send`): the
+// totals, a row per stream, then the warnings.
+func (s *Summary) WriteTable(w io.Writer) error {
+	secs := float64(s.USec) / 1e6
+	fmt.Fprintf(w, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, secs)
+	fmt.Fprintf(w, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CPU\tQUEUE\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")
+	for _, t := range s.Threads {
+		queue := "-"
+		if t.Queue != nil {
+			queue = strconv.Itoa(*t.Queue)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", t.CPU, queue, t.Entry, t.Src, t.Packets, t.Errors, t.USec, t.PPS)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if s.Interrupted {
+		fmt.Fprintln(w, "interrupted: pktgen was stopped early")
+	}
+	return nil
 }

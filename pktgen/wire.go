@@ -12,7 +12,31 @@ const (
 	// its bytes: the FCS (4), the preamble and SFD (8) and the
 	// inter-frame gap (12).
 	WireOverhead = FCSBytes + 8 + 12
+	// MinFrame is the smallest Ethernet frame, FCS included (RFC 2544's
+	// 64 bytes; a NIC pads anything shorter).
+	MinFrame = 64
+	// MTUOverhead is what a frame without a VLAN tag carries beyond the
+	// MTU, FCS included: the Ethernet header (14) and the FCS; a VLAN tag
+	// adds VLANTag.
+	MTUOverhead = 14 + FCSBytes
+	// VLANTag is an 802.1Q tag.
+	VLANTag = 4
+	// MaxPktSize is pktgen's largest pkt_size, the bound of a frame on an
+	// interface whose MTU is unknown.
+	MaxPktSize = 65535
 )
+
+// MaxFrame is the largest frame, FCS included, an interface of mtu
+// carries (tagged: vlan); MaxPktSize when the MTU is unknown (0).
+func MaxFrame(mtu int, vlan bool) int {
+	if mtu <= 0 {
+		return MaxPktSize
+	}
+	if vlan {
+		return mtu + MTUOverhead + VLANTag
+	}
+	return mtu + MTUOverhead
+}
 
 // L2Bits is the bit rate of pps frames of frameBytes (without FCS),
 // counting the FCS.
@@ -30,4 +54,28 @@ func LinePPS(speedMbps, frameBytes float64) float64 {
 		return 0
 	}
 	return speedMbps * 1e6 / ((frameBytes + WireOverhead) * 8)
+}
+
+// FrameRange is the range of frame sizes, FCS included, that c's
+// headers allow on an interface of mtu (0: unknown): at least MinFrame
+// and room for the headers, at most MaxFrame. headers is that room: the
+// Ethernet, IP and UDP headers, the pktgen header and the FCS.
+func (c *Config) FrameRange(mtu int) (lo, hi, headers int) {
+	headers = HeaderOffset(c.ipv6(), btoi(c.HasVLAN), 0) + HeaderLen + FCSBytes
+	return max(MinFrame, headers), MaxFrame(mtu, c.HasVLAN), headers
+}
+
+// Sizes are the frame sizes c sends, without FCS: PktSize, the bounds
+// of its size range, or its IMIX's sizes (none: pktgen's default).
+func (c *Config) Sizes() []int {
+	var out []int
+	for _, s := range []int{c.PktSize, c.MinPktSize, c.MaxPktSize} {
+		if s != 0 {
+			out = append(out, s)
+		}
+	}
+	for _, e := range c.IMIX {
+		out = append(out, e.Size)
+	}
+	return out
 }

@@ -148,4 +148,8 @@
 // anywhere. Stop always detaches; Close does the same for error paths;
 // cancelling Start's context detaches too. A process that dies loses its
 // XDP link and sockets with its file descriptors, so nothing outlives it.
+// Count is the whole of a receiver's life for a command (`linerate
+// recv`): Start, count until the context ends, a duration passes or the
+// traffic has been idle, Stop. Options are validated in one place, and
+// errors name them as Options.Names says (a command's flags).
 package receiver

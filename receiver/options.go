@@ -120,6 +120,29 @@ type Options struct {
 	// Logger receives what the receiver decides (method, mode, fallbacks).
 	// Default: no logging.
 	Logger hclog.Logger
+	// Names are how errors call the options: the Go field names by
+	// default, a command's flags when it gives them.
+	Names Names
+}
+
+// Names are how a caller calls a receiver's inputs in its errors (a
+// command: its flags, "--repeats"); an empty name is the Go field's. A
+// field the caller names is one it always sets (a flag has a default of
+// its own), so its zero is checked as a value rather than taken as the
+// default; Window's zero stays the default, which depends on Repeats.
+type Names struct {
+	Iface, Method, Repeats, Window, MaxStreams, MaxRanges string
+	// Duration and UntilIdle name Count's Until.
+	Duration, UntilIdle string
+}
+
+// orField is name, or field when name is empty, and whether the caller
+// named it.
+func orField(name, field string) (string, bool) {
+	if name == "" {
+		return field, false
+	}
+	return name, true
 }
 
 // ValidWindow reports whether w is a window Options takes: a power of
@@ -133,20 +156,24 @@ func ValidWindow(w uint64) bool {
 // valid).
 func (o Options) WithDefaults() (Options, error) { return o.withDefaults() }
 
-// withDefaults validates o and fills its defaults.
+// withDefaults validates o and fills its defaults; errors name the
+// fields as o.Names says.
 func (o Options) withDefaults() (Options, error) {
+	n := o.Names
+	method, _ := orField(n.Method, "Method")
 	switch o.Method {
 	case "":
 		o.Method = MethodAuto
 	case MethodAuto, MethodXDP, MethodAFPacket:
 	default:
-		return o, fmt.Errorf("%w: Method %q (valid: auto, xdp, afpacket)", ErrOptions, o.Method)
+		return o, fmt.Errorf("%w: %s %q: valid methods are auto, xdp and afpacket", ErrOptions, method, o.Method)
 	}
-	if o.Repeats == 0 {
+	repeats, given := orField(n.Repeats, "Repeats")
+	if o.Repeats == 0 && !given {
 		o.Repeats = 1
 	}
 	if o.Repeats < 1 || o.Repeats > MaxRepeats {
-		return o, fmt.Errorf("%w: Repeats %d (valid: 1 to %d)", ErrOptions, o.Repeats, MaxRepeats)
+		return o, fmt.Errorf("%w: %s %d: want 1 to %d", ErrOptions, repeats, o.Repeats, MaxRepeats)
 	}
 	if o.Window == 0 {
 		o.Window = DefaultWindow
@@ -155,19 +182,22 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if !ValidWindow(o.Window) {
-		return o, fmt.Errorf("%w: Window %d (valid: a power of two from %d to %d sequences)", ErrOptions, o.Window, MinWindow, MaxWindow)
+		window, _ := orField(n.Window, "Window")
+		return o, fmt.Errorf("%w: %s %d: want a power of two from %d to %d sequences", ErrOptions, window, o.Window, MinWindow, MaxWindow)
 	}
-	if o.MaxStreams == 0 {
+	streams, given := orField(n.MaxStreams, "MaxStreams")
+	if o.MaxStreams == 0 && !given {
 		o.MaxStreams = DefaultMaxStreams
 	}
 	if o.MaxStreams < 1 || o.MaxStreams > MaxStreamsLimit {
-		return o, fmt.Errorf("%w: MaxStreams %d (valid: 1 to %d)", ErrOptions, o.MaxStreams, MaxStreamsLimit)
+		return o, fmt.Errorf("%w: %s %d: want 1 to %d", ErrOptions, streams, o.MaxStreams, MaxStreamsLimit)
 	}
-	if o.MaxRanges == 0 {
+	ranges, given := orField(n.MaxRanges, "MaxRanges")
+	if o.MaxRanges == 0 && !given {
 		o.MaxRanges = DefaultMaxRanges
 	}
-	if o.MaxRanges < 0 || o.MaxRanges > MaxRangesLimit {
-		return o, fmt.Errorf("%w: MaxRanges %d (valid: 1 to %d)", ErrOptions, o.MaxRanges, MaxRangesLimit)
+	if o.MaxRanges < 1 || o.MaxRanges > MaxRangesLimit {
+		return o, fmt.Errorf("%w: %s %d: want 1 to %d", ErrOptions, ranges, o.MaxRanges, MaxRangesLimit)
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

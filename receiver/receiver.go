@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 )
 
@@ -46,7 +48,8 @@ type Receiver struct {
 // program and closes the sockets itself (they are file descriptors).
 func Start(ctx context.Context, o Options) (*Receiver, error) {
 	if o.Iface == "" {
-		return nil, fmt.Errorf("%w: Iface is empty (want an interface name)", ErrOptions)
+		iface, _ := orField(o.Names.Iface, "Iface")
+		return nil, fmt.Errorf("%w: %s is empty (want an interface name)", ErrOptions, iface)
 	}
 	o, err := o.withDefaults()
 	if err != nil {
@@ -56,6 +59,10 @@ func Start(ctx context.Context, o Options) (*Receiver, error) {
 		return nil, err
 	}
 	r, err := start(o)
+	if errors.Is(err, ErrNoInterface) {
+		iface, _ := orField(o.Names.Iface, "Iface")
+		return nil, fmt.Errorf("%s %s: %w (here: %s)", iface, o.Iface, ErrNoInterface, interfaceNames())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +143,20 @@ func (r *Receiver) finish() (rep *Report, err error) {
 	rp := r.build(c, l.sub(r.base))
 	r.report, r.err = &rp, errors.Join(serr, lerr)
 	return r.report, r.err
+}
+
+// interfaceNames lists the interfaces of the calling thread's network
+// namespace, for the error of one that is not there.
+func interfaceNames() string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "cannot list interfaces: " + err.Error()
+	}
+	var names []string
+	for _, i := range ifs {
+		names = append(names, i.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (r *Receiver) build(c counts, link LinkCounters) Report {

@@ -3,9 +3,9 @@
 //
 // Everything goes through a [Root], the host's filesystem: [OpenRoot]("/")
 // is the live host, a directory is a fixture tree or an unpacked snapshot
-// (--root). Nothing in the package reads the host any other way, except
-// [InterfaceAddrs], which asks netlink because no file lists an interface's
-// addresses.
+// (--root). Nothing in the package reads the host any other way (an
+// interface's addresses, which no file lists, are the agent's to read:
+// [SourceAddr] picks the default source among them).
 //
 // A tuning runs in this order:
 //
@@ -34,7 +34,10 @@
 // [NewRecorder] wraps a Root and keeps every file read through it, so a
 // host's view can be written out with [Recorder.WriteTarGz] and replayed
 // elsewhere ([ExtractTarGz], then --root). [ShowReport] and [PlanReport]
-// are the JSON contract of `linerate irq show` and `irq plan`.
+// are the JSON contract of `linerate irq show` and `irq plan`. The
+// commands run each step from an interface's name (iface.go: [ShowIface],
+// [PlanIface], [VerifyIface], [RecordIface]) and print what it returns
+// ([Report.WriteTable], [ApplyResult.WriteTable], [WriteRestores]).
 //
 // It also holds the host facts the senders need, read through the same
 // Root: [MTU], [LinkSpeedMbps], [PCIModel], [OnlineCPUs], the IPv4

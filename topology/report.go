@@ -118,6 +118,30 @@ func orDash(s string) string {
 	return s
 }
 
+// WriteTable renders what Apply did: the journal, then every change.
+func (a *ApplyResult) WriteTable(w io.Writer) error {
+	return WriteChanges(w, fmt.Sprintf("%s: journal %s", a.Iface, a.Journal), a.Changes, a.Warnings)
+}
+
+// WriteRestores renders what Restore did: every journal restored with
+// its changes, or that stateDir held none.
+func WriteRestores(w io.Writer, stateDir string, res []RestoreResult) error {
+	if len(res) == 0 {
+		_, err := fmt.Fprintf(w, "nothing to restore: no journal in %s\n", stateDir)
+		return err
+	}
+	for _, rr := range res {
+		title := fmt.Sprintf("%s: restored from %s", rr.Iface, rr.Journal)
+		if rr.Owner != "" {
+			title += fmt.Sprintf(" (written by %s)", rr.Owner)
+		}
+		if err := WriteChanges(w, title, rr.Changes, rr.Warnings); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteChanges renders the outcome of an apply or restore for people.
 func WriteChanges(w io.Writer, title string, changes []Change, warnings []string) error {
 	fmt.Fprintln(w, title)

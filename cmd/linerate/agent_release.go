@@ -37,18 +37,7 @@ network. Without --name, the only agent of --state-dir is meant.`,
 			if asJSON {
 				return a.writeJSON(res)
 			}
-			if !res.Released {
-				_, err = fmt.Fprintln(a.stdout, "no lease held: nothing to release")
-				return err
-			}
-			holder := res.Holder
-			if holder == "" {
-				holder = "(no identity: --insecure)"
-			}
-			_, err = fmt.Fprintf(a.stdout, "released the lease of %s (coordinator_id %q, generation %d): %d IRQ affinities restored\n", holder, res.CoordinatorID, res.Generation, res.Restored)
-			for _, w := range res.Warnings {
-				fmt.Fprintln(a.stdout, "warning:", w)
-			}
+			err = res.WriteText(a.stdout)
 			if err == nil && res.Error != "" {
 				err = fmt.Errorf("the lease is released, but cleaning up failed: %s", res.Error)
 			}

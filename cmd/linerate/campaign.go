@@ -154,33 +154,18 @@ func (a *app) onCluster(ctx context.Context, cf *clusterFlags, spec *campaign.Sp
 	return a.campaign(ctx, &campaign.Runner{Cluster: cl, Run: coord.Run}, spec, raw, out, resume)
 }
 
-// resumable loads the campaign id from dir and its spec, refusing one
-// that finished, and one still running: on this host, while its process
-// lives; on another host (a shared directory), unless force says it is
-// gone.
+// resumable loads the campaign id from dir and its spec
+// (campaign.LoadForResume), what refuses it being bad input.
 func resumable(dir, id string, force bool) (*results.Document, *campaign.Spec, error) {
 	if dir == "" {
 		return nil, nil, usagef("--results-dir is empty: resume reads the campaign from it and saves it there")
 	}
-	doc, err := results.NewStore(dir).Load(id)
-	if err != nil {
+	doc, spec, err := campaign.LoadForResume(results.NewStore(dir), id, force)
+	switch {
+	case errors.Is(err, campaign.ErrResume):
+		return nil, nil, usageError{err}
+	case err != nil:
 		return nil, nil, loadError(err)
-	}
-	if doc.Status == results.StatusRunning && doc.Writer != nil {
-		// Load presents a running campaign whose writer is gone from this
-		// host as interrupted: this one runs, or ran on another host.
-		if _, known := (results.LocalProcesses{}).Alive(*doc.Writer); !known && !force {
-			return nil, nil, usagef("campaign %s is running on %s (%s): this host cannot tell whether it still runs; if it does not, give --force", doc.ID, doc.Writer.Host, doc.Writer)
-		} else if !known {
-			doc.Status = results.StatusInterrupted
-		}
-	}
-	if err := campaign.Resumable(doc); err != nil {
-		return nil, nil, usageError{err}
-	}
-	spec, err := campaign.SpecOf(doc)
-	if err != nil {
-		return nil, nil, usageError{err}
 	}
 	return doc, spec, nil
 }

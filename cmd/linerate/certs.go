@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,15 +159,7 @@ adds the DNS names and IP addresses the holder is reached at.`,
 
 // printLeaf prints what issue and renew wrote.
 func (a *app) printLeaf(leaf *mtls.Leaf, files []string) {
-	c := leaf.Cert
-	var sans []string
-	sans = append(sans, c.DNSNames...)
-	for _, ip := range c.IPAddresses {
-		sans = append(sans, ip.String())
-	}
-	role, _ := mtls.RoleOf(c)
-	fmt.Fprintf(a.stdout, "%s %q valid until %s, names: %s, serial %s\n", role, c.Subject.CommonName,
-		c.NotAfter.UTC().Format(time.DateOnly), orNone(strings.Join(sans, ", ")), mtls.Serial(c.SerialNumber))
+	fmt.Fprintln(a.stdout, mtls.Describe(leaf.Cert))
 	for _, p := range files {
 		fmt.Fprintf(a.stdout, "wrote %s\n", p)
 	}
@@ -184,10 +175,3 @@ func certsErr(err error) error {
 }
 
 func days(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ coordinators, and coordinators refuse revoked agents at their next dial.`,
 				if n := names[mtls.Serial(s)]; n != "" {
 					what = fmt.Sprintf("%q (%s)", n, what)
 				}
-				if containsSerial(added, s) {
+				if slices.ContainsFunc(added, func(x *big.Int) bool { return x.Cmp(s) == 0 }) {
 					fmt.Fprintf(a.stdout, "revoked %s\n", what)
 				} else {
 					fmt.Fprintf(a.stdout, "%s was revoked already\n", what)
@@ -83,15 +84,6 @@ func revokeTarget(dir, arg string) (*big.Int, string, error) {
 			arg, mtls.CertPath(dir, arg), err)
 	}
 	return s, "", nil
-}
-
-func containsSerial(list []*big.Int, s *big.Int) bool {
-	for _, x := range list {
-		if x.Cmp(s) == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *app) certsRenewCommand() *cobra.Command {

@@ -14,7 +14,11 @@
 //	certs              the mutual-TLS certificate directory (internal/cluster/mtls)
 //
 // This package holds flags and wiring only: each command parses its flags
-// into a package's options, calls it, and renders what it returns. The
-// host is read through topology's root (--root for a fixture or a
-// snapshot), never by path here.
+// into a package's options, calls it, and prints what it returns with
+// that package's own rendering. The host is read through topology's root
+// (--root for a fixture or a snapshot) by the packages, never here; a
+// send is composed by the agent's code (agent.LocalSend), a receiver
+// counts in its own loop (receiver.Count). TestThin (thin_test.go) holds
+// every non-test file to it: no rendering or host-reading imports, no
+// call that reads the host, plans threads or rates, and no host path.
 package main

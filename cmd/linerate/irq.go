@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/topology"
-	"github.com/linerate/linerate/topology/cpuset"
 )
 
 // irqFlags are the flags the irq subcommands share.
@@ -48,33 +47,18 @@ func (f *irqFlags) planning(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.exclude, "exclude-cpus", "", "CPU list that must not get queue IRQs, e.g. 0,8-9")
 }
 
-// inspect opens the host and inspects f.iface.
-func (a *app) inspect(f *irqFlags) (*topology.DirRoot, *topology.NIC, func(), error) {
-	r, cleanup, err := openHost(f.root)
-	if err != nil {
-		return nil, nil, nil, err
+// irqError makes what the flags got wrong a usage error naming the
+// flag: an interface without a NIC, CPUs to exclude, too many threads.
+func irqError(err error) error {
+	switch {
+	case errors.Is(err, topology.ErrNoInterface) || errors.Is(err, topology.ErrNoDevice):
+		return usageError{fmt.Errorf("--iface: %w", err)}
+	case errors.Is(err, topology.ErrExclude):
+		return usagef("--exclude-cpus: %w", err)
+	case errors.Is(err, topology.ErrTooManyThreads):
+		return usageError{fmt.Errorf("--threads: %w", err)}
 	}
-	n, err := topology.Inspect(r, f.iface)
-	if err != nil {
-		cleanup()
-		if errors.Is(err, topology.ErrNoInterface) || errors.Is(err, topology.ErrNoDevice) {
-			return nil, nil, nil, usageError{fmt.Errorf("--iface: %w", err)}
-		}
-		return nil, nil, nil, err
-	}
-	return r, n, cleanup, nil
-}
-
-func (a *app) plan(f *irqFlags, n *topology.NIC) (*topology.Plan, error) {
-	excl, err := cpuset.ParseList(f.exclude, n.NrCPUs)
-	if err != nil {
-		return nil, usagef("--exclude-cpus: %w", err)
-	}
-	p, err := topology.MakePlan(n, topology.PlanOptions{Threads: f.threads, Exclude: excl})
-	if errors.Is(err, topology.ErrTooManyThreads) {
-		return nil, usageError{fmt.Errorf("--threads: %w", err)}
-	}
-	return p, err
+	return err
 }
 
 func (a *app) irqShow() *cobra.Command {
@@ -84,12 +68,15 @@ func (a *app) irqShow() *cobra.Command {
 		Short: "Show a NIC's NUMA node, local CPUs and queue IRQs with their current affinity",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, n, cleanup, err := a.inspect(f)
+			r, cleanup, err := openHost(f.root)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			rep := topology.ShowReport(n)
+			rep, err := topology.ShowIface(r, f.iface)
+			if err != nil {
+				return irqError(err)
+			}
 			if f.json {
 				return a.writeJSON(rep)
 			}
@@ -107,14 +94,14 @@ func (a *app) irqPlan() *cobra.Command {
 		Short: "Plan queue IRQ → CPU pinning on the NIC's NUMA node (changes nothing)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, n, cleanup, err := a.inspect(f)
+			r, cleanup, err := openHost(f.root)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			p, err := a.plan(f, n)
+			p, err := topology.PlanIface(r, f.iface, f.threads, f.exclude)
 			if err != nil {
-				return err
+				return irqError(err)
 			}
 			rep := topology.PlanReport(p)
 			if f.json {
@@ -138,14 +125,14 @@ func (a *app) irqApply() *cobra.Command {
 			if f.irqbalance != topology.IRQBalanceRefuse && f.irqbalance != topology.IRQBalanceIgnore {
 				return usagef("--irqbalance %q: valid values are refuse and ignore", f.irqbalance)
 			}
-			r, n, cleanup, err := a.inspect(f)
+			r, cleanup, err := openHost(f.root)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			p, err := a.plan(f, n)
+			p, err := topology.PlanIface(r, f.iface, f.threads, f.exclude)
 			if err != nil {
-				return err
+				return irqError(err)
 			}
 			res, err := topology.Apply(cmd.Context(), r, p, topology.ApplyOptions{
 				StateDir: f.stateDir, IRQBalance: f.irqbalance, RootName: absPath(f.root), Owner: topology.OwnerIRQApply, Logger: a.log,
@@ -154,7 +141,7 @@ func (a *app) irqApply() *cobra.Command {
 				if f.json {
 					_ = a.writeJSON(res)
 				} else {
-					_ = topology.WriteChanges(a.stdout, fmt.Sprintf("%s: journal %s", res.Iface, res.Journal), res.Changes, res.Warnings)
+					_ = res.WriteTable(a.stdout)
 				}
 			}
 			return err
@@ -188,15 +175,8 @@ func (a *app) irqRestore() *cobra.Command {
 				}
 				return err
 			}
-			if len(res) == 0 && err == nil {
-				fmt.Fprintf(a.stdout, "nothing to restore: no journal in %s\n", f.stateDir)
-			}
-			for _, rr := range res {
-				title := fmt.Sprintf("%s: restored from %s", rr.Iface, rr.Journal)
-				if rr.Owner != "" {
-					title += fmt.Sprintf(" (written by %s)", rr.Owner)
-				}
-				_ = topology.WriteChanges(a.stdout, title, rr.Changes, rr.Warnings)
+			if err == nil || len(res) > 0 {
+				_ = topology.WriteRestores(a.stdout, f.stateDir, res)
 			}
 			return err
 		},
@@ -216,16 +196,12 @@ func (a *app) irqVerify() *cobra.Command {
 			if f.wait <= 0 {
 				return usagef("--for %s: want a positive duration such as 5s", f.wait)
 			}
-			r, n, cleanup, err := a.inspect(f)
+			r, cleanup, err := openHost(f.root)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			j, err := topology.LoadJournal(f.stateDir, f.iface)
-			if err != nil {
-				return err
-			}
-			res, err := topology.Verify(cmd.Context(), r, n, j, func(ctx context.Context) error {
+			res, err := topology.VerifyIface(cmd.Context(), r, f.iface, f.stateDir, func(ctx context.Context) error {
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -234,7 +210,7 @@ func (a *app) irqVerify() *cobra.Command {
 				}
 			})
 			if err != nil {
-				return err
+				return irqError(err)
 			}
 			if f.json {
 				err = a.writeJSON(res)
@@ -268,16 +244,9 @@ func (a *app) irqSnapshot() *cobra.Command {
 				return err
 			}
 			defer cleanup()
-			rec := topology.NewRecorder(base)
-			n, err := topology.Inspect(rec, f.iface)
+			rec, err := topology.RecordIface(base, f.iface)
 			if err != nil {
-				return usageError{fmt.Errorf("--iface: %w", err)}
-			}
-			if _, err := topology.MakePlan(n, topology.PlanOptions{}); err != nil {
-				return err
-			}
-			if _, err := topology.ReadInterrupts(rec); err != nil {
-				return err
+				return irqError(err)
 			}
 			if err := rec.SaveTarGz(f.output); err != nil {
 				return err

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
@@ -43,20 +42,11 @@ func (f *labCampaignFlags) register(fl *pflag.FlagSet) {
 // s1…, r1…); record is the spec as given, stored with the result.
 func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byte, err error) {
 	o := campaign.Options{
-		Name: "lab " + lf.name, Senders: hostNames("s", lf.senders), Receivers: hostNames("r", lf.receivers),
+		Name: "lab " + lf.name, Senders: lf.spec.SenderNames(), Receivers: lf.spec.ReceiverNames(),
 		Pattern: f.pattern, Search: f.search, Backend: f.backend, Threads: f.threads,
 		// Short pauses: the lab's queues drain in milliseconds.
 		Pause: 200 * time.Millisecond, Drain: 300 * time.Millisecond,
-	}
-	// Behind a shaper, a veth path pushes back on its sender where the
-	// host kernel keeps the socket's accounting across it: the netns lab
-	// then slows the senders and loses nothing, so a trial the sender fell
-	// short of is the shaper's verdict (where the kernel does not, the
-	// port drops and the loss decides as well). A VM host's tap never
-	// pushes back into its guest: the switch port drops, and loss alone
-	// decides.
-	if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM {
-		o.Shortfall = "fail"
+		Shortfall: lf.spec.Shortfall(""),
 	}
 	for _, s := range f.sizes {
 		z, err := campaign.ParseSize(s)
@@ -146,11 +136,10 @@ lab: 'linerate lab down --name NAME' removes it first.`,
 			if err != nil {
 				return err
 			}
-			if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM && spec.Shortfall != "fail" {
-				// The shaped veth path pushes back (see above), also for a
-				// spec file; VM hosts' taps drop instead.
-				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", "fail", "spec", spec.Shortfall)
-				spec.Shortfall = "fail"
+			if sf := lf.spec.Shortfall(spec.Shortfall); sf != spec.Shortfall {
+				// The shaped path pushes back, also for a spec file.
+				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", sf, "spec", spec.Shortfall)
+				spec.Shortfall = sf
 			}
 			return a.labCampaign(cmd.Context(), lf, spec, raw, out, stored)
 		},

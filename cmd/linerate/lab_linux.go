@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -155,7 +154,7 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 		return err
 	}
 	spec := rf.spec
-	spec.Senders, spec.Receivers = hostNames("s", lf.senders), hostNames("r", lf.receivers)
+	spec.Senders, spec.Receivers = lf.spec.SenderNames(), lf.spec.ReceiverNames()
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
@@ -217,26 +216,13 @@ func (a *app) labUp(ctx context.Context, lf *labFlags) error {
 		return err
 	}
 	defer a.closeLab(s)
-	c := s.Agents
-	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
-	fmt.Fprintf(a.stdout, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", lf.name, lf.senders, lf.receivers, c.Dir)
-	fmt.Fprintf(a.stdout, "  linerate members %s\n", flags)
-	fmt.Fprintf(a.stdout, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
-		strings.Join(hostNames("s", lf.senders), ","), strings.Join(hostNames("r", lf.receivers), ","))
-	fmt.Fprintln(a.stdout, "Ctrl-C removes the lab.")
+	if err := s.WriteUp(a.stdout); err != nil {
+		return err
+	}
 	// The coordinator of `lab up` only proves the cluster formed.
 	s.Leave()
 	<-ctx.Done()
 	return nil
-}
-
-// hostNames are the lab's host names of a role: s1, s2, … or r1, r2, ….
-func hostNames(prefix string, n int) []string {
-	var out []string
-	for i := range n {
-		out = append(out, fmt.Sprintf("%s%d", prefix, i+1))
-	}
-	return out
 }
 
 func (a *app) labDownCommand() *cobra.Command {
@@ -268,10 +254,6 @@ func (a *app) labDown(name string) error {
 	if err != nil {
 		return fmt.Errorf("lab down: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "removed: %d namespaces", len(r.Namespaces))
-	if len(r.VMs) > 0 {
-		fmt.Fprintf(a.stdout, ", %d VM hosts stopped (%s)", len(r.VMs), strings.Join(r.VMs, ", "))
-	}
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.stdout, r)
 	return nil
 }

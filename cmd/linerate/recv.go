@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,103 +54,32 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 	return cmd
 }
 
+// recvNames are how the flags name a receiver's inputs in its errors.
+var recvNames = receiver.Names{
+	Iface: "--iface", Method: "--method", Repeats: "--repeats", Window: "--window", MaxStreams: "--max-streams",
+	Duration: "--duration", UntilIdle: "--until-idle",
+}
+
 func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
-	switch f.method {
-	case receiver.MethodAuto, receiver.MethodXDP, receiver.MethodAFPacket:
-	default:
-		return usagef("--method %q: valid methods are auto, xdp and afpacket", f.method)
-	}
-	if f.duration < 0 || f.untilIdle < 0 {
-		return usagef("--duration %v / --until-idle %v: want a positive duration such as 10s", f.duration, f.untilIdle)
-	}
-	if f.duration > 0 && f.untilIdle > 0 {
-		return usagef("give at most one of --duration and --until-idle")
-	}
-	if f.repeats < 1 || f.repeats > receiver.MaxRepeats {
-		return usagef("--repeats %d: want 1 to %d", f.repeats, receiver.MaxRepeats)
-	}
 	if cmd.Flags().Changed("seq-capacity") {
 		return usagef("--seq-capacity was replaced by --window: the receiver keeps a sliding window of sequences per stream, whatever the run's length")
 	}
-	if w := f.window; w != 0 && !receiver.ValidWindow(w) {
-		return usagef("--window %d: want a power of two from %d to %d", w, receiver.MinWindow, receiver.MaxWindow)
-	}
-	if f.maxStreams < 1 || f.maxStreams > 1<<16 {
-		return usagef("--max-streams %d: want 1 to 65536", f.maxStreams)
-	}
-	ctx := cmd.Context()
-	r, err := receiver.Start(ctx, receiver.Options{
+	o := receiver.Options{
 		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats,
-		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"),
-	})
-	if errors.Is(err, receiver.ErrNoInterface) {
-		return usagef("--iface %s: no such interface (here: %s)", f.iface, interfaceNames())
+		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"), Names: recvNames,
 	}
-	if errors.Is(err, receiver.ErrOptions) {
+	progress := func(p receiver.Progress) {
+		a.log.Info("receiving", "test_packets", p.TestPackets, "elapsed", p.Elapsed.Round(time.Millisecond))
+	}
+	rep, err := receiver.Count(cmd.Context(), o, receiver.Until{Duration: f.duration, Idle: f.untilIdle}, progress)
+	if errors.Is(err, receiver.ErrOptions) || errors.Is(err, receiver.ErrNoInterface) {
 		return usageError{err}
 	}
 	if err != nil {
 		return err
 	}
-	defer r.Close() // detaches on every path, panics included
-	method, why := r.Method()
-	a.log.Info("armed: counting", "iface", f.iface, "method", method, "why", why)
-
-	var deadline <-chan time.Time
-	if f.duration > 0 {
-		t := time.NewTimer(f.duration)
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := 250 * time.Millisecond
-	if f.untilIdle > 0 {
-		tick = min(tick, f.untilIdle/4)
-	}
-	ticker := time.NewTicker(tick)
-	defer ticker.Stop()
-	var seen uint64
-	lastChange, lastLog, start := time.Now(), time.Now(), time.Now()
-wait:
-	for {
-		select {
-		case <-ctx.Done():
-			a.log.Info("interrupted: stopping")
-			break wait
-		case <-deadline:
-			break wait
-		case now := <-ticker.C:
-			n := r.Snapshot().TestPackets()
-			if n != seen {
-				seen, lastChange = n, now
-			}
-			if f.untilIdle > 0 && seen > 0 && now.Sub(lastChange) >= f.untilIdle {
-				a.log.Info("idle: stopping", "idle", f.untilIdle)
-				break wait
-			}
-			if now.Sub(lastLog) >= time.Second {
-				lastLog = now
-				a.log.Info("receiving", "test_packets", seen, "elapsed", now.Sub(start).Round(time.Millisecond))
-			}
-		}
-	}
-	rep, err := r.Stop()
-	if err != nil {
-		return fmt.Errorf("stop receiver on %s: %w", f.iface, err)
-	}
 	if f.json {
 		return a.writeJSON(rep)
 	}
 	return rep.WriteTable(a.stdout)
-}
-
-func interfaceNames() string {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return "cannot list interfaces: " + err.Error()
-	}
-	var names []string
-	for _, i := range ifs {
-		names = append(names, i.Name)
-	}
-	return strings.Join(names, ", ")
 }

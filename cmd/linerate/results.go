@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -87,9 +86,6 @@ func (a *app) resultsShow() *cobra.Command {
 	return cmd
 }
 
-// errRegression ends `results compare` with exit status 1.
-var errRegression = errors.New("regression")
-
 func (a *app) resultsCompare() *cobra.Command {
 	var dir, threshold string
 	var asJSON bool
@@ -131,17 +127,8 @@ bad --threshold).`,
 			if err != nil {
 				return err
 			}
-			if c.Regression {
-				var sizes []string
-				for _, s := range c.Sizes {
-					if s.Regression {
-						sizes = append(sizes, s.Key()+": "+strings.Join(s.Why, ", "))
-					}
-				}
-				return fmt.Errorf("%w: %s is worse than %s beyond %s%% (%s)", errRegression, docB.ID, docA.ID,
-					strconv.FormatFloat(100*c.Threshold, 'f', -1, 64), strings.Join(sizes, "; "))
-			}
-			return nil
+			// A regression ends the command with exit status 1.
+			return c.Err()
 		},
 	}
 	dirFlag(cmd, &dir)

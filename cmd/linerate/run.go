@@ -122,11 +122,7 @@ func (a *app) drive(ctx context.Context, r *coordinator.Runner, spec coordinator
 // when it has them: the lab's switch) and turns a failed run, or a
 // record that could not be stored, into exit status 1.
 func (a *app) report(res *coordinator.Result, f *runFlags) error {
-	doc := results.FromRun(res)
-	doc.Tool, doc.Lab = version, res.Lab
-	for i := range doc.Hosts {
-		doc.Hosts[i].Version = version
-	}
+	doc := results.RunDocument(res, version)
 	// Printed whatever the store says: a store that fails must not take
 	// the answer with it.
 	serr := a.store(&f.out, doc)
@@ -150,14 +146,11 @@ func (a *app) report(res *coordinator.Result, f *runFlags) error {
 func (a *app) emitResult(stream *ndjson, asStream, asJSON bool, v any, text func(io.Writer)) error {
 	switch {
 	case asStream:
-		b, err := json.Marshal(v)
+		ev, err := coordinator.ResultEvent(v)
 		if err != nil {
-			return fmt.Errorf("result as JSON: %w", err)
+			return err
 		}
-		if len(b) < 2 || b[0] != '{' {
-			return fmt.Errorf("result as JSON: %T is not a JSON object", v)
-		}
-		stream.write(json.RawMessage(append([]byte(`{"event":"`+string(coordinator.EventResult)+`",`), b[1:]...)))
+		stream.write(ev)
 	case asJSON:
 		return a.writeJSON(v)
 	default:

@@ -2,20 +2,18 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/agent"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
-	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
@@ -72,6 +70,13 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	return cmd
 }
 
+// sendNames are how the flags name a send's inputs in its errors.
+var sendNames = agent.SendNames{
+	Device: "--iface", Src: "--src", DstMAC: "--dst-mac", Backend: "--backend",
+	FrameSize: "--frame-size", FrameWithFCS: true,
+	Count: "--count", Rate: "--rate", Threads: "--threads", CPUs: "--cpus",
+}
+
 func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 	if !slices.Contains(choose.Names, f.backend) {
 		return usagef("--backend %q: valid backends are kernel, xdp, afpacket, auto and userspace (xdp, else afpacket)", f.backend)
@@ -81,9 +86,9 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 		return err
 	}
 	load := func() error { return choose.ModuleLoader{}.Load(cmd.Context()) }
-	be, why, err := choose.Backend(f.backend, cfg.Device, choose.Options{Log: a.log, LoadModule: load})
+	be, why, err := agent.LocalSend{Names: sendNames, Log: a.log}.Backend(cfg, f.backend, load)
 	if err != nil {
-		return err
+		return sendError(err)
 	}
 	a.log.Info("backend "+be.Name(), "why", why)
 	last := time.Now()
@@ -103,10 +108,11 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 	if f.json {
 		return a.writeJSON(sum)
 	}
-	return writeSummary(a, sum)
+	return sum.WriteTable(a.stdout)
 }
 
-// sendConfig turns flags into a validated pktgen.Config.
+// sendConfig turns flags into a validated pktgen.Config, composed on the
+// host --root names as the agent composes a send (agent.LocalSend).
 func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	dst, err := netip.ParseAddr(f.dst)
 	if err != nil {
@@ -118,54 +124,24 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if f.vlan > 4095 || f.vlan < -1 {
 		return nil, usagef("--vlan %d: want a VLAN id 0-4095", f.vlan)
 	}
-	r, cleanup, err := openHost(f.root)
+	cpus, err := sendCPUs(f)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	hdr := pktgen.HeaderOffset(dst.Is6(), btoi(f.vlan >= 0), 0) + pktgen.HeaderLen + 4
-	mtu, err := topology.MTU(r, f.iface)
-	if err != nil {
-		a.log.Debug("MTU unknown", "error", err)
-		mtu = 0
-	}
-	maxFrame := mtu + 18
-	if f.vlan >= 0 {
-		maxFrame += 4
-	}
-	if mtu <= 0 {
-		maxFrame = 65535 // MTU unknown: pktgen's own limit
-	}
-	if f.frameSize < max(64, hdr) || f.frameSize > maxFrame {
-		return nil, usagef("--frame-size %d: want %d-%d (Ethernet frame with FCS; %d bytes of headers and the pktgen header, MTU %d)",
-			f.frameSize, max(64, hdr), maxFrame, hdr, mtu)
-	}
-	cpus, queues, err := a.sendCPUs(f, r)
-	if err != nil {
-		return nil, err
-	}
-	cfg := &pktgen.Config{
-		Device: f.iface, CPUs: cpus, Queues: queues, PktSize: f.frameSize - pktgen.FCSBytes, Duration: f.duration,
+	cfg := pktgen.Config{
+		Device: f.iface, CPUs: cpus, PktSize: f.frameSize - pktgen.FCSBytes, Duration: f.duration,
 		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: f.xmitMode, AllowFallback: f.allowFallback,
 		SrcPerThread: true,
 	}
-	if f.count > 0 {
-		if f.count < uint64(len(cpus)) {
-			return nil, usagef("--count %d is less than the %d threads", f.count, len(cpus))
+	if f.src != "" {
+		if cfg.SrcMin, err = netip.ParseAddr(f.src); err != nil || cfg.SrcMin.Is4() != dst.Is4() {
+			return nil, usagef("--src %q: want an IP address of the same family as --dst %s", f.src, dst)
 		}
-		cfg.Counts = pktgen.SplitCount(f.count, len(cpus))
 	}
-	if f.rate > 0 {
-		if f.rate < uint64(len(cpus)) {
-			return nil, usagef("--rate %d over %d threads: below 1 pps per thread: want --rate at least %d or fewer threads (--threads, --cpus)", f.rate, len(cpus), len(cpus))
+	if f.dstMAC != "" {
+		if cfg.DstMAC, err = net.ParseMAC(f.dstMAC); err != nil || len(cfg.DstMAC) != 6 {
+			return nil, usagef("--dst-mac %q: want an Ethernet address like 02:00:00:00:00:02", f.dstMAC)
 		}
-		cfg.Rates = pktgen.SplitRate(f.rate, len(cpus))
-	}
-	if cfg.SrcMin, err = sourceAddr(f.src, f.iface, dst); err != nil {
-		return nil, err
-	}
-	if cfg.DstMAC, err = destMAC(f.dstMAC, r, dst); err != nil {
-		return nil, err
 	}
 	if cfg.UDPSrcMin, cfg.UDPSrcMax, err = portRange("--udp-src", f.udpSrc); err != nil {
 		return nil, err
@@ -182,123 +158,44 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if f.udpCsum {
 		cfg.Flags = append(cfg.Flags, "UDPCSUM")
 	}
-	for i := range cfg.CPUs {
-		if src := cfg.ThreadSource(i); src == dst {
-			return nil, usagef("--src: thread %d would send from %s, the destination itself (thread i sends from --src+i); give --src outside %s..+%d",
-				i, src, cfg.SrcMin, len(cfg.CPUs)-1)
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, usageError{err}
-	}
-	return cfg, nil
-}
-
-// sendCPUs picks the thread CPUs: --cpus as given; else the CPUs topology
-// plans for the NIC's queues (with the queue of each); else, for a device
-// without IRQs (veth), the first online CPUs. r is the host root.
-func (a *app) sendCPUs(f *sendFlags, r topology.Root) (cpus, queues []int, err error) {
-	if f.cpus != "" {
-		set, err := cpuset.ParseList(f.cpus, 0)
-		if err != nil || set.IsEmpty() {
-			return nil, nil, usagef("--cpus %q: want a CPU list such as 2-5 or 0,2 (%v)", f.cpus, err)
-		}
-		if f.threads != 0 && f.threads != set.Len() {
-			return nil, nil, usagef("--threads %d and --cpus %s (%d CPUs) disagree: give one of them", f.threads, f.cpus, set.Len())
-		}
-		return set.CPUs(), nil, nil
-	}
-	if f.threads < 0 {
-		return nil, nil, usagef("--threads %d: want a positive count", f.threads)
-	}
-	n, err := topology.Inspect(r, f.iface)
-	switch {
-	case errors.Is(err, topology.ErrNoInterface):
-		return nil, nil, usageError{fmt.Errorf("--iface: %w", err)}
-	case errors.Is(err, topology.ErrNoDevice):
-		set, rerr := topology.OnlineCPUs(r)
-		if rerr != nil {
-			return nil, nil, rerr
-		}
-		online := set.CPUs()
-		t := max(f.threads, 1)
-		if t > len(online) {
-			return nil, nil, usagef("--threads %d: only %d CPUs are online", t, len(online))
-		}
-		a.log.Info("virtual interface: threads on the first online CPUs", "iface", f.iface, "cpus", online[:t])
-		return online[:t], nil, nil
-	case err != nil:
-		return nil, nil, err
-	}
-	p, err := topology.MakePlan(n, topology.PlanOptions{Threads: f.threads})
+	r, cleanup, err := openHost(f.root)
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("--threads: %w", err)}
+		return nil, err
 	}
-	seen := map[int]bool{}
-	for _, as := range p.Assignments {
-		if !seen[as.Queue] && !containsInt(cpus, as.CPU) {
-			seen[as.Queue] = true
-			cpus = append(cpus, as.CPU)
-			queues = append(queues, as.Queue)
-		}
+	defer cleanup()
+	out, err := agent.LocalSend{Root: r, Config: cfg, Threads: f.threads, Count: f.count, Rate: f.rate, Names: sendNames, Log: a.log}.Compose()
+	if err != nil {
+		return nil, sendError(err)
 	}
-	if len(cpus) == 0 {
-		cpus = p.Candidates[:1]
-		a.log.Warn("no queue IRQs found: one thread on the first local CPU", "iface", f.iface, "cpu", cpus[0])
-		return cpus, nil, nil
-	}
-	a.log.Info("threads on the NIC's planned queue CPUs", "iface", f.iface, "numa_node", n.NUMANode, "cpus", cpus, "queues", queues)
-	return cpus, queues, nil
+	return out, nil
 }
 
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
+// sendCPUs are the thread CPUs --cpus gives (none: the host's, see
+// agent.LocalSend), checked against --threads.
+func sendCPUs(f *sendFlags) ([]int, error) {
+	if f.cpus == "" {
+		if f.threads < 0 {
+			return nil, usagef("--threads %d: want a positive count", f.threads)
 		}
+		return nil, nil
 	}
-	return false
+	set, err := cpuset.ParseList(f.cpus, 0)
+	if err != nil || set.IsEmpty() {
+		return nil, usagef("--cpus %q: want a CPU list such as 2-5 or 0,2 (%v)", f.cpus, err)
+	}
+	if f.threads != 0 && f.threads != set.Len() {
+		return nil, usagef("--threads %d and --cpus %s (%d CPUs) disagree: give one of them", f.threads, f.cpus, set.Len())
+	}
+	return set.CPUs(), nil
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
+// sendError makes a send's invalid input (agent.ErrInvalid: a flag, named
+// in the message) a usage error; the host's failures stay failures.
+func sendError(err error) error {
+	if errors.Is(err, agent.ErrInvalid) {
+		return usageError{err}
 	}
-	return 0
-}
-
-// sourceAddr is --src, or the interface's default source for dst
-// (topology.SourceAddr: the first address of dst's family, link-local
-// skipped).
-func sourceAddr(flag, iface string, dst netip.Addr) (netip.Addr, error) {
-	if flag != "" {
-		a, err := netip.ParseAddr(flag)
-		if err != nil || a.Is4() != dst.Is4() {
-			return netip.Addr{}, usagef("--src %q: want an IP address of the same family as --dst %s", flag, dst)
-		}
-		return a, nil
-	}
-	if addrs, err := topology.InterfaceAddrs(iface); err == nil {
-		if src, ok := topology.SourceAddr(addrs, dst); ok {
-			return src, nil
-		}
-	}
-	return netip.Addr{}, usagef("--src: %s has no address of %s's family: give --src (thread i sends from --src+i)", iface, dst)
-}
-
-// destMAC is --dst-mac, or dst's entry in the neighbour table below r.
-func destMAC(flag string, r topology.Root, dst netip.Addr) (net.HardwareAddr, error) {
-	if flag != "" {
-		m, err := net.ParseMAC(flag)
-		if err != nil || len(m) != 6 {
-			return nil, usagef("--dst-mac %q: want an Ethernet address like 02:00:00:00:00:02", flag)
-		}
-		return m, nil
-	}
-	if m, err := topology.Neighbour(r, dst); err == nil {
-		return m, nil
-	}
-	return nil, usagef("--dst-mac: %s is not in the ARP table; give --dst-mac (or ping it first)", dst)
+	return err
 }
 
 func portRange(name, s string) (int, int, error) {
@@ -313,29 +210,4 @@ func portRange(name, s string) (int, int, error) {
 		return 0, 0, usagef("%s %q: want a port or a range A-B within 0-65534", name, s)
 	}
 	return a, b, nil
-}
-
-func writeSummary(a *app, s *pktgen.Summary) error {
-	secs := float64(s.USec) / 1e6
-	fmt.Fprintf(a.stdout, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, secs)
-	fmt.Fprintf(a.stdout, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CPU\tQUEUE\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")
-	for _, t := range s.Threads {
-		queue := "-"
-		if t.Queue != nil {
-			queue = strconv.Itoa(*t.Queue)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t\n", t.CPU, queue, t.Entry, t.Src, t.Packets, t.Errors, t.USec, t.PPS)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, w := range s.Warnings {
-		fmt.Fprintf(a.stdout, "warning: %s\n", w)
-	}
-	if s.Interrupted {
-		fmt.Fprintln(a.stdout, "interrupted: pktgen was stopped early")
-	}
-	return nil
 }

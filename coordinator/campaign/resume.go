@@ -177,6 +177,38 @@ func Resumable(doc *results.Document) error {
 	return nil
 }
 
+// LoadForResume is the campaign id stored in store, and its spec, to
+// continue (Resume): one that did not finish and is not running
+// (Resumable). A campaign stored as running on another host (a shared
+// directory) may still run there, which this host cannot tell: it is
+// refused unless force says its process is gone, and is then taken as
+// interrupted. Errors are the store's (results.ErrNotFound, …) or
+// ErrResume.
+func LoadForResume(store *results.Store, id string, force bool) (*results.Document, *Spec, error) {
+	doc, err := store.Load(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if doc.Status == results.StatusRunning && doc.Writer != nil {
+		// Load presents a running campaign whose writer is gone from this
+		// host as interrupted: this one runs, or ran on another host.
+		if _, known := store.Alive(*doc.Writer); !known && !force {
+			return nil, nil, fmt.Errorf("%w: campaign %s is running on %s (%s): this host cannot tell whether it still runs; if it does not, give --force",
+				ErrResume, doc.ID, doc.Writer.Host, doc.Writer)
+		} else if !known {
+			doc.Status = results.StatusInterrupted
+		}
+	}
+	if err := Resumable(doc); err != nil {
+		return nil, nil, err
+	}
+	spec, err := SpecOf(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc, spec, nil
+}
+
 // SpecOf is the spec a stored campaign was run with (its "spec", the
 // spec as given).
 func SpecOf(doc *results.Document) (*Spec, error) {

@@ -229,3 +229,68 @@ func TestCampaignStopsWhenSavingFails(t *testing.T) {
 		t.Errorf("stopped after %d trials: %+v", len(d.specs), doc)
 	}
 }
+
+// writers is a process table: pid → alive; a pid it lacks ran on
+// another host.
+type writers map[int]bool
+
+func (writers) Self() results.Writer { return results.Writer{PID: 1, Host: "here"} }
+func (w writers) Alive(wr results.Writer) (bool, bool) {
+	alive, ok := w[wr.PID]
+	return alive, ok
+}
+
+// A stored campaign is loaded for a resume unless it finished or still
+// runs: here while its writer lives, on another host unless forced (then
+// it is taken as interrupted).
+func TestLoadForResume(t *testing.T) {
+	y := resumeSpecs["sweep, two repetitions"]
+	store := results.NewStore(t.TempDir())
+	store.Processes = writers{10: true, 11: false}
+	js, err := specJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := func(id, status string, w *results.Writer) {
+		t.Helper()
+		d := &results.Document{Schema: results.Schema, ID: id, Kind: results.KindCampaign, Status: status, Writer: w, Spec: js}
+		if _, err := store.Save(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("finished", coordinator.StatusOK, nil)
+	save("alive", results.StatusRunning, &results.Writer{PID: 10, Host: "here"})
+	save("gone", results.StatusRunning, &results.Writer{PID: 11, Host: "here"})
+	save("elsewhere", results.StatusRunning, &results.Writer{PID: 12, Host: "there"})
+	save("interrupted", results.StatusInterrupted, nil)
+	if err := os.WriteFile(store.Path("nospec"), []byte(`{"schema":"`+results.Schema+`","id":"nospec","kind":"campaign","status":"failed"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id    string
+		force bool
+		want  string // "" a resumable campaign
+	}{
+		{"finished", false, "finished (ok): nothing to continue"},
+		{"alive", false, "still running (pid 10 on here"},
+		{"alive", true, "still running (pid 10 on here"},
+		{"elsewhere", false, "campaign elsewhere is running on there (pid 12 on there"},
+		{"elsewhere", true, ""},
+		{"gone", false, ""},
+		{"interrupted", false, ""},
+		{"nospec", false, "nospec holds no spec"},
+	} {
+		doc, spec, err := LoadForResume(store, tt.id, tt.force)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s (force %v): %v", tt.id, tt.force, err)
+		case tt.want == "" && (doc.Status != results.StatusInterrupted || spec == nil || len(spec.Rates) != 3):
+			t.Errorf("%s (force %v): %s, spec %+v; want it interrupted with its spec", tt.id, tt.force, doc.Status, spec)
+		case tt.want != "" && (!errors.Is(err, ErrResume) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s (force %v): %v, want ErrResume with %q", tt.id, tt.force, err, tt.want)
+		}
+	}
+	if _, _, err := LoadForResume(store, "nosuch", false); !errors.Is(err, results.ErrNotFound) {
+		t.Errorf("missing id: %v, want results.ErrNotFound", err)
+	}
+}

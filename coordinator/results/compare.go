@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -53,6 +54,26 @@ type Comparison struct {
 	// Regression reports that some size of B is worse than A beyond the
 	// threshold.
 	Regression bool `json:"regression"`
+}
+
+// ErrRegression is a comparison whose B is worse than A beyond the
+// threshold (Comparison.Err).
+var ErrRegression = errors.New("regression")
+
+// Err is nil when c flagged no regression, else ErrRegression saying
+// which sizes of B are worse than A beyond the threshold, and how.
+func (c *Comparison) Err() error {
+	if !c.Regression {
+		return nil
+	}
+	var sizes []string
+	for _, s := range c.Sizes {
+		if s.Regression {
+			sizes = append(sizes, s.Key()+": "+strings.Join(s.Why, ", "))
+		}
+	}
+	return fmt.Errorf("%w: %s is worse than %s beyond %s%% (%s)", ErrRegression, c.B.ID, c.A.ID,
+		strconv.FormatFloat(100*c.Threshold, 'f', -1, 64), strings.Join(sizes, "; "))
 }
 
 // SizeDelta is one frame size in both documents. Deltas are B − A;

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -91,6 +92,14 @@ func TestResultsCompareDeltas(t *testing.T) {
 	s512 := c.Sizes[1]
 	if !s512.Regression || !near(s512.LossDelta, 0.03) || len(s512.Why) != 1 || !strings.Contains(s512.Why[0], "loss ratio up 3 points") {
 		t.Errorf("512: %+v", s512)
+	}
+	// The regression as an error: each size of B worse, and why.
+	err := c.Err()
+	if want := "regression: " + b.ID + " is worse than " + a.ID + " beyond 2% (64: throughput 10.00% lower, PDR 5.00% lower; 512: loss ratio up 3 points"; !errors.Is(err, results.ErrRegression) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want ErrRegression starting %q", err, want)
+	}
+	if err := results.Compare(a, a, 0).Err(); err != nil {
+		t.Errorf("no regression: %v", err)
 	}
 }
 

@@ -192,6 +192,19 @@ func FromRun(res *coordinator.Result) *Document {
 	return d
 }
 
+// RunDocument is the document a command stores of run res, written by
+// the tool of version: FromRun, with that version on the document and on
+// every host, and the path's own counts (the lab's) when the run has
+// them.
+func RunDocument(res *coordinator.Result, version string) *Document {
+	d := FromRun(res)
+	d.Tool, d.Lab = version, res.Lab
+	for i := range d.Hosts {
+		d.Hosts[i].Version = version
+	}
+	return d
+}
+
 // RunSummary is a run's summary row: its frame size, the received rate
 // summed over flows as the throughput (a run does not search: this is
 // what the offered load achieved), L1 rate, % of LineRatePPS, and the

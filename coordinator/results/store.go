@@ -327,6 +327,17 @@ func (s *Store) Load(id string) (*Document, error) {
 	return nil, fmt.Errorf("%w: %q matches %d results in %s: %s%s (give more of the id)", ErrAmbiguous, id, len(matches), s.dir, strings.Join(shown, ", "), more)
 }
 
+// Alive tells whether writer w of a running document still runs, as the
+// store's Processes see it; known is false when this host cannot tell (w
+// ran on another host).
+func (s *Store) Alive(w Writer) (alive, known bool) {
+	procs := s.Processes
+	if procs == nil {
+		procs = LocalProcesses{}
+	}
+	return procs.Alive(w)
+}
+
 // present is d as a reader should see it: a running document whose
 // writer is gone (on this host) is interrupted, and says so and how to
 // continue it. The file is left as it is.
@@ -334,11 +345,7 @@ func (s *Store) present(d *Document) *Document {
 	if d == nil || d.Status != StatusRunning || d.Writer == nil {
 		return d
 	}
-	procs := s.Processes
-	if procs == nil {
-		procs = LocalProcesses{}
-	}
-	if alive, known := procs.Alive(*d.Writer); alive || !known {
+	if alive, known := s.Alive(*d.Writer); alive || !known {
 		return d
 	}
 	d.Status = StatusInterrupted

@@ -124,6 +124,24 @@ type Leaf struct {
 	Key  *ecdsa.PrivateKey
 }
 
+// Describe says who a certificate is for, for people: its role, name,
+// end of validity, names (SANs) and serial, as `certs issue` and `certs
+// renew` print it.
+func Describe(c *x509.Certificate) string {
+	var sans []string
+	sans = append(sans, c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		sans = append(sans, ip.String())
+	}
+	names := strings.Join(sans, ", ")
+	if names == "" {
+		names = "none"
+	}
+	role, _ := RoleOf(c)
+	return fmt.Sprintf("%s %q valid until %s, names: %s, serial %s", role, c.Subject.CommonName,
+		c.NotAfter.UTC().Format(time.DateOnly), names, Serial(c.SerialNumber))
+}
+
 // LeafOptions configure IssueLeaf.
 type LeafOptions struct {
 	// Name is the subject's common name and the file name in a certificate

@@ -187,3 +187,28 @@ func TestRoleOf(t *testing.T) {
 		}
 	}
 }
+
+// A certificate is described by its role, name, end, names and serial;
+// one without names says none.
+func TestDescribe(t *testing.T) {
+	ca, err := IssueCA(CAOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.IssueLeaf(LeafOptions{Name: "sender-1", Role: RoleAgent, Hosts: []string{"198.18.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := leaf.Cert
+	want := `agent "sender-1" valid until ` + c.NotAfter.UTC().Format(time.DateOnly) + ", names: sender-1, 198.18.0.2, serial " + Serial(c.SerialNumber)
+	if got := Describe(c); got != want {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+	coord, err := ca.IssueLeaf(LeafOptions{Name: "team_a", Role: RoleCoordinator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Describe(coord.Cert); !strings.Contains(got, `coordinator "team_a"`) || !strings.Contains(got, "names: none") {
+		t.Errorf("Describe = %q", got)
+	}
+}

@@ -49,6 +49,25 @@ const (
 	HostsVM    = "vm"
 )
 
+// hostName is the name of the lab's host i (from 0) of role: s1, s2, …
+// for the senders, r1, r2, … for the receivers.
+func hostName(role string, i int) string { return fmt.Sprintf("%c%d", role[0], i+1) }
+
+// SenderNames are the names of the spec's senders (s1, s2, …), as their
+// agents join the cluster.
+func (spec Spec) SenderNames() []string { return hostNames("sender", spec.Senders) }
+
+// ReceiverNames are the names of the spec's receivers (r1, r2, …).
+func (spec Spec) ReceiverNames() []string { return hostNames("receiver", spec.Receivers) }
+
+func hostNames(role string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, hostName(role, i))
+	}
+	return out
+}
+
 // Host is one namespace of the lab.
 type Host struct {
 	Name   string // "s1", "r2"
@@ -201,7 +220,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		}
 	}
 	add := func(role string, i int) (*Host, error) {
-		name := fmt.Sprintf("%c%d", role[0], i+1)
+		name := hostName(role, i)
 		h := &Host{Name: name, Role: role}
 		octet := 1 + i
 		if role == "receiver" {

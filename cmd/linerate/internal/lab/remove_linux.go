@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,6 +18,15 @@ type Removed struct {
 	Links      []string // management links in the calling namespace
 	Namespaces []string
 	Dirs       []string
+}
+
+// String says what was removed, for people (`lab down`).
+func (r Removed) String() string {
+	s := fmt.Sprintf("removed: %d namespaces", len(r.Namespaces))
+	if len(r.VMs) > 0 {
+		s += fmt.Sprintf(", %d VM hosts stopped (%s)", len(r.VMs), strings.Join(r.VMs, ", "))
+	}
+	return s
 }
 
 // RemoveLab removes what the lab named name left behind after a crash

@@ -5,6 +5,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -171,10 +172,39 @@ func (s *Session) Leave() {
 	s.Cluster = nil
 }
 
+// WriteUp says, for people, that the lab is up and how to reach its
+// agents (`lab up`): the flags of 'linerate members' and 'linerate run'.
+func (s *Session) WriteUp(w io.Writer) error {
+	spec, c := s.Lab.Spec, s.Agents
+	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
+	fmt.Fprintf(w, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", spec.Name, spec.Senders, spec.Receivers, c.Dir)
+	fmt.Fprintf(w, "  linerate members %s\n", flags)
+	fmt.Fprintf(w, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
+		strings.Join(spec.SenderNames(), ","), strings.Join(spec.ReceiverNames(), ","))
+	_, err := fmt.Fprintln(w, "Ctrl-C removes the lab.")
+	return err
+}
+
 // Close leaves the cluster, stops the agents and removes the lab.
 func (s *Session) Close() error {
 	s.Leave()
 	return s.Lab.Down()
+}
+
+// Shortfall is what a campaign on the lab makes of a trial whose senders
+// fell short of the offered rate (campaign Spec.Shortfall), given the
+// campaign's own choice: "fail" behind the shaper of a lab of namespace
+// hosts, else given. There a veth path pushes back on its sender where
+// the host kernel keeps the socket's accounting across it: the lab then
+// slows the senders and loses nothing, so a trial the senders fell short
+// of is the shaper's verdict (where the kernel does not, the port drops
+// and the loss decides as well). A VM host's tap never pushes back into
+// its guest: the switch port drops, and loss alone decides.
+func (spec Spec) Shortfall(given string) string {
+	if spec.ShapeBPS > 0 && spec.Hosts != HostsVM {
+		return "fail"
+	}
+	return given
 }
 
 // LineRate is the line rate of the lab's path in frames per second for
