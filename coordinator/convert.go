@@ -134,8 +134,8 @@ func releasedInto(h *Host, r *lineratev1.ReleaseLeaseResponse) {
 // sendPlan is everything one sender is configured with.
 type sendPlan struct {
 	threads  threadPlan
-	frame    int         // packet bytes without FCS; with an imix, 0
-	imix     []IMIXEntry // frame sizes with FCS
+	frame    int // packet bytes without FCS; with an imix, 0
+	imix     pktgen.IMIX
 	duration time.Duration
 	dst      endpoint   // the first flow's receiver
 	perDst   []endpoint // each thread's receiver, when it sends several flows
@@ -154,7 +154,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 	pkt := int32(p.frame)
 	var imix []*lineratev1.ImixEntry
 	for _, e := range p.imix {
-		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - pktgen.FCSBytes), Weight: int32(e.Weight)}), 0
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.PktSize()), Weight: int32(e.Weight)}), 0
 	}
 	cfg := &lineratev1.SenderConfig{
 		Imix:         imix,

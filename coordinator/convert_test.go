@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -62,7 +63,7 @@ func TestReports(t *testing.T) {
 func TestSenderConfig(t *testing.T) {
 	p := sendPlan{
 		threads: planThreads([]int{0, 1}, 1, []slot{{2, 0}, {4, 1}}, 100, 1000),
-		frame:   60, imix: []IMIXEntry{{64, 7}, {1518, 1}}, duration: time.Second, port: 10001, backend: "kernel",
+		frame:   60, imix: pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 1518, Weight: 1}}, duration: time.Second, port: 10001, backend: "kernel",
 		dst:    endpoint{ip: netip.MustParseAddr("198.18.0.101"), mac: "02:00:00:00:01:01"},
 		perDst: []endpoint{{netip.MustParseAddr("198.18.0.101"), "m1"}, {netip.MustParseAddr("198.18.0.102"), "m2"}},
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -534,7 +535,7 @@ func TestRunIMIX(t *testing.T) {
 	s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
 	c := newFakeCluster(t, s1, r1)
 	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond,
-		IMIX: []IMIXEntry{{64, 7}, {570, 4}, {1518, 1}}}
+		IMIX: pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}, {Size: 1518, Weight: 1}}}
 	wire(spec, c)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
 	if err != nil || res.Status != StatusOK {
@@ -548,7 +549,7 @@ func TestRunIMIX(t *testing.T) {
 		t.Errorf("L2 %.0f for %.0f pps of mean %.1f-byte frames", f.L2BPS, f.PPS, mean)
 	}
 	if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1,
-		IMIX: []IMIXEntry{{40, 1}}}); err == nil || !strings.Contains(err.Error(), "imix entry 40:1") {
+		IMIX: pktgen.IMIX{{Size: 40, Weight: 1}}}); err == nil || !strings.Contains(err.Error(), "imix entry 40:1") {
 		t.Errorf("bad imix: %v", err)
 	}
 }
