@@ -96,12 +96,14 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 	if err != nil {
 		return err
 	}
-	n.received = receiverReportOf(resp.Report)
+	if n.received, err = receiverReportOf(resp.Report); err != nil {
+		return err
+	}
 	verifiedInto(n, resp.IrqVerify, resp.IrqVerifyReason)
 	if rp := n.received; rp != nil {
 		n.host.Received = rp.Packets - min(rp.OtherPackets, rp.Packets) // test packets only
 		n.host.OtherFrames = rp.OtherPackets
-		n.host.HostDrops = rp.HostDrops
+		n.host.HostDrops = hostDrops(rp)
 		if n.host.Method == "" {
 			n.host.Method, n.host.XDPMode = rp.Method, rp.XDPMode
 		}

@@ -335,7 +335,7 @@ func TestRunFanInBalances(t *testing.T) {
 	if f2.LostSenderHost != 3 || f2.LostReceiverHost != 5 || f2.LostNetwork != 2 {
 		t.Errorf("attribution s2: %d@tx %d@rx %d@net", f2.LostSenderHost, f2.LostReceiverHost, f2.LostNetwork)
 	}
-	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != "198.18.0.2" || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
+	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != ip("198.18.0.2") || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
 		t.Errorf("stream detail of s1→r1: %+v", f1.StreamDetail)
 	}
 	// First frames 0, 10 µs (s1) and 0 (s2); first arrivals 5, 15 µs

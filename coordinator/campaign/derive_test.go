@@ -9,6 +9,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/receiver"
 )
 
 // A campaign's trial and the results package's trial of the same run
@@ -24,7 +25,7 @@ func TestTrialAgreesWithRunTrial(t *testing.T) {
 		achieved       float64
 	}{{"s1", "r1", 980, 975, 995}, {"s2", "r2", 1000, 1000, 1003}} {
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: f.s, Receiver: f.r, Streams: []coordinator.Stream{{Sent: f.sent, Received: f.received}},
+			Sender: f.s, Receiver: f.r, Streams: []coordinator.Stream{{Sent: f.sent, StreamReport: receiver.StreamReport{Received: f.received}}},
 			DurationSec: 1.02, FrameBytes: 60, OfferedPPS: 1000, AchievedPPS: f.achieved,
 		}))
 	}

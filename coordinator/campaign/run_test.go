@@ -11,6 +11,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 )
 
 type members []coordinator.Member
@@ -61,7 +62,7 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 		carried := min(achieved, d.limit(s.FrameSize))
 		recv := uint64(carried * secs)
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, Received: recv}},
+			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, StreamReport: receiver.StreamReport{Received: recv}}},
 			DurationSec: secs, FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: achieved,
 		}))
 	}
