@@ -250,7 +250,7 @@ func newFakeCluster(t *testing.T, agents ...*fakeAgent) *fakeCluster {
 func (c *fakeCluster) Members() []Member {
 	var out []Member
 	for _, a := range c.agents {
-		out = append(out, Member{Name: a.name, Role: a.role, Status: "alive", GRPC: "bufconn:" + a.name})
+		out = append(out, Member{Name: a.name, Tags: gossip.Tags{Role: a.role, GRPC: "bufconn:" + a.name}, Status: "alive"})
 	}
 	return out
 }

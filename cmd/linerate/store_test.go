@@ -18,6 +18,7 @@ import (
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/safefile/safefiletest"
 	"github.com/linerate/linerate/receiver"
 )
@@ -101,8 +102,8 @@ type campaignLab struct{ runs int }
 
 func (campaignLab) Members() []coordinator.Member {
 	return []coordinator.Member{
-		{Name: "s1", Role: "sender", Status: "alive", SpeedMb: 10000},
-		{Name: "r1", Role: "receiver", Status: "alive", SpeedMb: 10000},
+		{Name: "s1", Tags: gossip.Tags{Role: "sender", SpeedMbps: 10000}, Status: "alive"},
+		{Name: "r1", Tags: gossip.Tags{Role: "receiver", SpeedMbps: 10000}, Status: "alive"},
 	}
 }
 

@@ -179,7 +179,7 @@ func (c *campaignRun) resolve() error {
 		if i < len(c.senders) {
 			role = "sender"
 		}
-		c.links = append(c.links, results.Fingerprint{Name: n, Role: role, LinkSpeedMbps: m.SpeedMb})
+		c.links = append(c.links, results.Fingerprint{Name: n, Role: role, LinkSpeedMbps: m.SpeedMbps})
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (c *campaignRun) resolve() error {
 // backend, … as serf announces them, gossip.Tags.Selectable), or its
 // name under the key "name".
 func matches(m coordinator.Member, sel map[string]string) bool {
-	tags := m.Tags().Selectable()
+	tags := m.Tags.Selectable()
 	tags["name"] = m.Name
 	for k, v := range sel {
 		if tags[k] != v {
