@@ -482,6 +482,16 @@ func resultToProto(r *sendResult) *lineratev1.ResultResponse {
 	}
 }
 
+// watchedToProto is one Watch message: the sample, and the lease as
+// Describe shows it when one is held.
+func watchedToProto(s sample, h holderInfo, held bool) *lineratev1.WatchResponse {
+	resp := sampleToProto(s)
+	if held {
+		resp.Lease = leaseToProto(h)
+	}
+	return resp
+}
+
 func sampleToProto(s sample) *lineratev1.WatchResponse {
 	resp := &lineratev1.WatchResponse{Time: timestamppb.New(s.at)}
 	if st := s.sender; st != nil {

@@ -57,7 +57,7 @@ func (st *runState) wait(ctx context.Context) error {
 			return fmt.Errorf("result: %w", err)
 		}
 		n.sent = senderReportOf(resp.Summary)
-		verifiedInto(n, resp.IrqVerify, resp.IrqVerifyReason)
+		verifiedInto(n, irqVerifyOf(resp.IrqVerify), resp.IrqVerifyReason)
 		if s := n.sent; s != nil {
 			n.host.Sent, n.host.SendErrors, n.host.TxDropped = s.Packets, s.Errors, s.TxDropped
 			n.host.Warnings = append(n.host.Warnings, s.Warnings...)
@@ -99,7 +99,7 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 	if n.received, err = receiverReportOf(resp.Report); err != nil {
 		return err
 	}
-	verifiedInto(n, resp.IrqVerify, resp.IrqVerifyReason)
+	verifiedInto(n, irqVerifyOf(resp.IrqVerify), resp.IrqVerifyReason)
 	if rp := n.received; rp != nil {
 		n.host.Received = rp.Packets - min(rp.OtherPackets, rp.Packets) // test packets only
 		n.host.OtherFrames = rp.OtherPackets
