@@ -17,10 +17,12 @@ import (
 	"github.com/linerate/linerate/topology"
 )
 
-// This file is the run's proto edge: every Agent service message the
-// coordinator reads becomes a coordinator type here, and the one message
-// it composes from its own types (the sender's configuration) is built
-// here. The phases work on what these return.
+// This file (with convert_lease.go) is the run's proto edge: every Agent
+// service message the coordinator reads becomes a type of the project
+// here, the data plane's own where it has one (a receiver's report is a
+// receiver.Report, a sender's summary a pktgen.Summary), and the one
+// message it composes from its own types (the sender's configuration) is
+// built here. The phases work on what these return.
 
 // nicFacts is what a run needs of an agent's data interface beyond what
 // its Host records: where to send to and where threads may run.
