@@ -1,7 +1,5 @@
 package agent
 
-import lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
-
 // clockInfo is the host's wall clock as the kernel disciplines it
 // (adjtimex, read only) and the kernel's boot id: agents with one boot id
 // read one clock.
@@ -22,13 +20,4 @@ type clockReader func() clockInfo
 func synced(state, status int32) bool {
 	const timeError, staUnsync = 5, 0x40
 	return state != timeError && status&staUnsync == 0
-}
-
-func clockToProto(c clockInfo) *lineratev1.Clock {
-	p := &lineratev1.Clock{Synchronised: c.synchronised, EstErrorUs: c.estErrorUS, MaxErrorUs: c.maxErrorUS,
-		State: c.state, Status: c.status, BootId: c.bootID}
-	if c.err != nil {
-		p.Synchronised, p.Error = false, c.err.Error()
-	}
-	return p
 }

@@ -144,8 +144,8 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = p.XmitMode
 	c.AllowFallback = p.AllowFallback
-	for _, e := range p.Imix {
-		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size), Weight: int(e.Weight)})
+	for _, e := range p.Imix { // the wire's sizes are without FCS
+		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size) + pktgen.FCSBytes, Weight: int(e.Weight)})
 	}
 	for i, d := range p.ThreadDst {
 		a, err := netip.ParseAddr(d.Ip)
@@ -188,7 +188,7 @@ func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderCon
 		p.VlanId = &v
 	}
 	for _, e := range c.IMIX {
-		p.Imix = append(p.Imix, &lineratev1.ImixEntry{Size: int32(e.Size), Weight: int32(e.Weight)})
+		p.Imix = append(p.Imix, &lineratev1.ImixEntry{Size: int32(e.PktSize()), Weight: int32(e.Weight)})
 	}
 	for _, d := range c.ThreadDst {
 		p.ThreadDst = append(p.ThreadDst, &lineratev1.ThreadDest{Ip: addrString(d.Addr), Mac: macString(d.MAC)})
@@ -480,6 +480,16 @@ func resultToProto(r *sendResult) *lineratev1.ResultResponse {
 		Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped),
 		IrqVerify: irqVerifyToProto(r.irqs.result), IrqVerifyReason: r.irqs.reason,
 	}
+}
+
+// watchedToProto is one Watch message: the sample, and the lease as
+// Describe shows it when one is held.
+func watchedToProto(s sample, h holderInfo, held bool) *lineratev1.WatchResponse {
+	resp := sampleToProto(s)
+	if held {
+		resp.Lease = leaseToProto(h)
+	}
+	return resp
 }
 
 func sampleToProto(s sample) *lineratev1.WatchResponse {

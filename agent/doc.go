@@ -28,10 +28,13 @@
 //	service.go    the operations a coordinator calls, put together from the parts
 //	errors.go     the kinds of failure every operation returns
 //
-// The proto edge is three files: grpc.go holds the thin handlers (decode,
-// call, encode), convert.go maps the messages to and from the Go types of
-// pktgen, receiver and topology, and grpc_errors.go maps each kind of
-// failure to a status code. serf.go announces the agent (gossip.Tags),
+// The proto edge: grpc.go holds the thin handlers (decode, call, encode),
+// the convert*.go files map the messages to and from the Go types of
+// pktgen, receiver and topology and the agent's own (convert.go: sends,
+// reports, the NIC, samples; convert_answers.go and convert_lease.go: the
+// calls' answers; convert_clock.go, convert_irqverify.go), and
+// grpc_errors.go maps each kind of failure to a status code. bounds.go
+// reads the raw requests, to bound them before anything decodes them. serf.go announces the agent (gossip.Tags),
 // metrics.go serves Prometheus metrics, netos.go reads the host's interfaces,
 // default routes (netlink) and driver facts (ethtool).
 //

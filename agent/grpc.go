@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
 // The gRPC handlers of lineratev1.AgentServer: each decodes its request
-// (convert.go), calls the service's operation and encodes the answer; every
-// error becomes a status in toStatus.
+// (convert*.go; a lease id or a flag is passed as it is), calls the
+// service's operation and encodes the answer (convert*.go); every error
+// becomes a status in toStatus.
 
 func (s *service) Describe(context.Context, *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
 	return describeToProto(s.describe()), nil
@@ -30,7 +30,7 @@ func (s *service) AcquireLease(ctx context.Context, req *lineratev1.AcquireLease
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.AcquireLeaseResponse{LeaseId: g.id, ExpiresAt: ts(g.expires), Ttl: durationpb.New(g.ttl)}, nil
+	return acquiredToProto(g), nil
 }
 
 func (s *service) RenewLease(ctx context.Context, req *lineratev1.RenewLeaseRequest) (*lineratev1.RenewLeaseResponse, error) {
@@ -42,7 +42,7 @@ func (s *service) RenewLease(ctx context.Context, req *lineratev1.RenewLeaseRequ
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.RenewLeaseResponse{ExpiresAt: ts(g.expires), Ttl: durationpb.New(g.ttl)}, nil
+	return renewedToProto(g), nil
 }
 
 func (s *service) ReleaseLease(ctx context.Context, req *lineratev1.ReleaseLeaseRequest) (*lineratev1.ReleaseLeaseResponse, error) {
@@ -50,7 +50,7 @@ func (s *service) ReleaseLease(ctx context.Context, req *lineratev1.ReleaseLease
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.ReleaseLeaseResponse{Changes: changesToProto(changes), Warnings: warnings}, nil
+	return releasedToProto(changes, warnings), nil
 }
 
 func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
@@ -66,7 +66,7 @@ func (s *service) Restore(ctx context.Context, req *lineratev1.RestoreRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.RestoreResponse{Iface: s.cfg.Iface, Changes: changesToProto(changes), Warnings: warnings}, nil
+	return restoredToProto(s.cfg.Iface, changes, warnings), nil
 }
 
 func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
@@ -74,7 +74,7 @@ func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*linerat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}, nil
+	return armedToProto(a), nil
 }
 
 func (s *service) Collect(ctx context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
@@ -99,8 +99,7 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	name := c.backend.Name()
-	return &lineratev1.ConfigureResponse{Accepted: true, Backend: name, Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}, nil
+	return configuredToProto(c), nil
 }
 
 func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lineratev1.StartResponse, error) {
@@ -112,7 +111,7 @@ func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lin
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.StartResponse{StartedAt: ts(started)}, nil
+	return startedToProto(started), nil
 }
 
 func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {
@@ -120,7 +119,7 @@ func (s *service) Stop(ctx context.Context, req *lineratev1.StopRequest) (*liner
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.StopResponse{Stopped: stopped, StoppedAt: ts(at)}, nil
+	return stoppedToProto(stopped, at), nil
 }
 
 func (s *service) Result(ctx context.Context, req *lineratev1.ResultRequest) (*lineratev1.ResultResponse, error) {
@@ -137,10 +136,7 @@ func (s *service) Watch(req *lineratev1.WatchRequest, stream grpc.ServerStreamin
 		return toStatus(err)
 	}
 	return toStatus(s.watcher.watch(stream.Context(), interval, func(smp sample) error {
-		resp := sampleToProto(smp)
-		if h, ok := s.leases.holder(); ok {
-			resp.Lease = leaseToProto(h)
-		}
-		return stream.Send(resp)
+		h, held := s.leases.holder()
+		return stream.Send(watchedToProto(smp, h, held))
 	}))
 }

@@ -22,9 +22,9 @@ func (st *runState) reconcile() {
 		in.Senders[n.m.Name] = senderEnd{Port: st.portOf(n.m.Name), FlowOf: n.flowOf, Report: n.sent, LinkSpeedMbps: n.host.LinkSpeedMbps}
 	}
 	for _, n := range st.withRole(gossip.RoleReceiver) {
-		in.Receivers[n.m.Name] = receiverEnd{Dst: n.dst.String(), Report: n.received, LinkSpeedMbps: n.host.LinkSpeedMbps, Table: n.size.MaxStreams}
+		in.Receivers[n.m.Name] = receiverEnd{Dst: n.dst, Report: n.received, LinkSpeedMbps: n.host.LinkSpeedMbps, Table: n.size.MaxStreams}
 		if r := n.received; r != nil {
-			n.host.Uncounted = r.Overflow
+			n.host.Uncounted = r.OverflowPackets
 			for _, s := range r.Streams {
 				n.host.BeyondCapacity += s.BeyondCapacity
 				n.host.Unrecorded += s.Unrecorded

@@ -17,20 +17,15 @@ import (
 	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
-// Member is one agent as serf announces it (its compact tags).
+// Member is one agent as serf announces it: its name, the tags it
+// announced (gossip.Tags, data addresses included) and serf's view of
+// it. Its JSON is `linerate members --json` (memberjson.go).
 type Member struct {
-	Name    string      `json:"name"`
-	Role    gossip.Role `json:"role"`
-	Status  string      `json:"status"` // serf's: alive, leaving, left, failed
-	Gossip  string      `json:"gossip"` // address:port of its serf endpoint
-	GRPC    string      `json:"grpc"`   // the Agent service
-	Iface   string      `json:"iface"`
-	NUMA    int         `json:"numa_node"`
-	Queues  int         `json:"queues"`
-	SpeedMb int64       `json:"link_speed_mbps"`
-	Backend string      `json:"backends"` // comma-separated, as announced
-	Version string      `json:"version"`
-	Health  string      `json:"health,omitempty"` // filled by Check: serving, or why not
+	Name string
+	gossip.Tags
+	Status string // serf's: alive, leaving, left, failed
+	Gossip string // address:port of its serf endpoint
+	Health string // filled by Check: serving, or why not
 }
 
 // Sends tells whether the member's role runs senders.
@@ -39,23 +34,10 @@ func (m Member) Sends() bool { return m.Role.Sends() }
 // Receives tells whether the member's role runs a receiver.
 func (m Member) Receives() bool { return m.Role.Receives() }
 
-// Tags are the member's serf tags as gossip announced them, without the
-// data addresses (a Member does not keep them).
-func (m Member) Tags() gossip.Tags {
-	t := gossip.Tags{Role: m.Role, GRPC: m.GRPC, Iface: m.Iface, NUMA: m.NUMA, Queues: m.Queues, SpeedMbps: m.SpeedMb, Version: m.Version}
-	if m.Backend != "" {
-		t.Backends = strings.Split(m.Backend, ",")
-	}
-	return t
-}
-
 func memberOf(sm serf.Member) Member {
-	t := gossip.DecodeTags(sm.Tags)
 	return Member{
-		Name: sm.Name, Role: t.Role, Status: sm.Status.String(),
+		Name: sm.Name, Tags: gossip.DecodeTags(sm.Tags), Status: sm.Status.String(),
 		Gossip: net.JoinHostPort(sm.Addr.String(), strconv.Itoa(int(sm.Port))),
-		GRPC:   t.GRPC, Iface: t.Iface, NUMA: t.NUMA, Queues: t.Queues,
-		SpeedMb: t.SpeedMbps, Backend: strings.Join(t.Backends, ","), Version: t.Version,
 	}
 }
 

@@ -1,9 +1,12 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,9 +32,36 @@ func TestMemberOf(t *testing.T) {
 	if !m.Sends() || !m.Receives() {
 		t.Errorf("role both: sends %t receives %t", m.Sends(), m.Receives())
 	}
-	sel := m.Tags().Selectable()
+	sel := m.Tags.Selectable()
 	if sel["role"] != "both" || sel["numa"] != "1" || sel["backend"] != "kernel,xdp" || sel["speed"] != "25000" {
 		t.Errorf("selectable tags %v", sel)
+	}
+}
+
+// `linerate members --json` is a contract: testdata/members-743d6ca.json
+// is what the code at 743d6ca printed for a member with every field set
+// and one with every field zero; it reads back into Members (the
+// backends a list again) and prints again byte for byte.
+func TestMembersJSONUnchanged(t *testing.T) {
+	want, err := os.ReadFile("testdata/members-743d6ca.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Member
+	if err := json.Unmarshal(want, &ms); err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || !slices.Equal(ms[0].Backends, []string{"kernel", "xdp"}) || ms[0].Health == "" || ms[1].Backends != nil {
+		t.Errorf("members read back: %+v", ms)
+	}
+	var got bytes.Buffer
+	enc := json.NewEncoder(&got) // as the command prints them
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ms); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("members JSON\n%s\nwant (743d6ca)\n%s", got.Bytes(), want)
 	}
 }
 

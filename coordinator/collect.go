@@ -57,7 +57,7 @@ func (st *runState) wait(ctx context.Context) error {
 			return fmt.Errorf("result: %w", err)
 		}
 		n.sent = senderReportOf(resp.Summary)
-		verifiedInto(n, resp.IrqVerify, resp.IrqVerifyReason)
+		verifiedInto(n, irqVerifyOf(resp.IrqVerify), resp.IrqVerifyReason)
 		if s := n.sent; s != nil {
 			n.host.Sent, n.host.SendErrors, n.host.TxDropped = s.Packets, s.Errors, s.TxDropped
 			n.host.Warnings = append(n.host.Warnings, s.Warnings...)
@@ -96,12 +96,14 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 	if err != nil {
 		return err
 	}
-	n.received = receiverReportOf(resp.Report)
-	verifiedInto(n, resp.IrqVerify, resp.IrqVerifyReason)
+	if n.received, err = receiverReportOf(resp.Report); err != nil {
+		return err
+	}
+	verifiedInto(n, irqVerifyOf(resp.IrqVerify), resp.IrqVerifyReason)
 	if rp := n.received; rp != nil {
 		n.host.Received = rp.Packets - min(rp.OtherPackets, rp.Packets) // test packets only
 		n.host.OtherFrames = rp.OtherPackets
-		n.host.HostDrops = rp.HostDrops
+		n.host.HostDrops = hostDrops(rp)
 		if n.host.Method == "" {
 			n.host.Method, n.host.XDPMode = rp.Method, rp.XDPMode
 		}

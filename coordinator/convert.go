@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -12,13 +13,16 @@ import (
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	recv "github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
 )
 
-// This file is the run's proto edge: every Agent service message the
-// coordinator reads becomes a coordinator type here, and the one message
-// it composes from its own types (the sender's configuration) is built
-// here. The phases work on what these return.
+// This file (with convert_lease.go) is the run's proto edge: every Agent
+// service message the coordinator reads becomes a type of the project
+// here, the data plane's own where it has one (a receiver's report is a
+// receiver.Report, a sender's summary a pktgen.Summary), and the one
+// message it composes from its own types (the sender's configuration) is
+// built here. The phases work on what these return.
 
 // nicFacts is what a run needs of an agent's data interface beyond what
 // its Host records: where to send to and where threads may run.
@@ -134,8 +138,8 @@ func releasedInto(h *Host, r *lineratev1.ReleaseLeaseResponse) {
 // sendPlan is everything one sender is configured with.
 type sendPlan struct {
 	threads  threadPlan
-	frame    int         // packet bytes without FCS; with an imix, 0
-	imix     []IMIXEntry // frame sizes with FCS
+	frame    int // packet bytes without FCS; with an imix, 0
+	imix     pktgen.IMIX
 	duration time.Duration
 	dst      endpoint   // the first flow's receiver
 	perDst   []endpoint // each thread's receiver, when it sends several flows
@@ -154,7 +158,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 	pkt := int32(p.frame)
 	var imix []*lineratev1.ImixEntry
 	for _, e := range p.imix {
-		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.Size - pktgen.FCSBytes), Weight: int32(e.Weight)}), 0
+		imix, pkt = append(imix, &lineratev1.ImixEntry{Size: int32(e.PktSize()), Weight: int32(e.Weight)}), 0
 	}
 	cfg := &lineratev1.SenderConfig{
 		Imix:         imix,
@@ -184,33 +188,69 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 	if s == nil {
 		return nil
 	}
-	r := &senderReport{Packets: s.Packets, Errors: s.Errors, TxDropped: s.TxDropped, PPS: s.Pps,
-		WindowSec: float64(s.Usec) / 1e6, Backend: s.Backend, Warnings: s.Warnings}
+	r := &senderReport{TxDropped: s.TxDropped, Summary: pktgen.Summary{
+		Backend: s.Backend, Device: s.Device, Packets: s.Packets, Errors: s.Errors, USec: s.Usec, PPS: s.Pps,
+		L2BPS: s.L2Bps, L1BPS: s.L1Bps, FrameBytes: s.FrameBytes, Warnings: s.Warnings, Interrupted: s.Interrupted,
+	}}
 	for _, t := range s.Threads {
-		r.Threads = append(r.Threads, senderThread{Src: t.Src, Packets: t.Packets, Errors: t.Errors, PPS: t.Pps, FirstFrameNs: t.FirstFrameUnixNs})
+		r.Threads = append(r.Threads, pktgen.ThreadSummary{
+			CPU: int(t.Cpu), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, USec: t.Usec, PPS: t.Pps,
+			FirstFrameNs: t.FirstFrameUnixNs,
+		})
 	}
 	return r
 }
 
-// receiverReportOf is a receiver's report (nil: none).
-func receiverReportOf(rp *lineratev1.ReceiverReport) *receiverReport {
-	if rp == nil {
-		return nil
+// receiverReportOf is a receiver's report (nil: none). A stream address
+// the agent sent is an address or empty (unknown); anything else fails,
+// naming the stream.
+func receiverReportOf(p *lineratev1.ReceiverReport) (*recv.Report, error) {
+	if p == nil {
+		return nil, nil
 	}
-	r := &receiverReport{Method: rp.Method, XDPMode: rp.XdpMode, Packets: rp.Packets, OtherPackets: rp.OtherPackets, HostDrops: rp.RingDrops, Overflow: rp.OverflowPackets}
-	if l := rp.Link; l != nil {
-		r.HostDrops += l.RxDropped + l.RxMissed + l.RxFifo
+	r := &recv.Report{
+		Method: p.Method, MethodReason: p.MethodReason, XDPMode: p.XdpMode, Packets: p.Packets, OtherPackets: p.OtherPackets,
+		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets, Window: p.Window,
 	}
-	for _, s := range rp.Streams {
-		st := Stream{Src: s.Src, Dst: s.Dst, DstPort: int(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
-			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, BeyondCapacity: s.BeyondCapacity,
-			Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom, FirstArrivalNs: s.FirstArrivalUnixNs}
-		for _, m := range s.MissingRanges {
-			st.MissingRanges = append(st.MissingRanges, [2]uint64{m.From, m.To})
+	if l := p.Link; l != nil {
+		r.Link = recv.LinkCounters{
+			RxPackets: l.RxPackets, RxDropped: l.RxDropped, RxMissed: l.RxMissed, RxFifo: l.RxFifo,
+			XDPPackets: l.XdpPackets, XDPDrops: l.XdpDrops,
 		}
-		r.Streams = append(r.Streams, st)
 	}
-	return r
+	for i, s := range p.Streams {
+		src, err := streamAddr(s.Src)
+		if err != nil {
+			return nil, fmt.Errorf("receiver report: streams[%d].src: %w", i, err)
+		}
+		dst, err := streamAddr(s.Dst)
+		if err != nil {
+			return nil, fmt.Errorf("receiver report: streams[%d].dst: %w", i, err)
+		}
+		rs := recv.StreamReport{
+			Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
+			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, MissingRangesFrom: s.MissingRangesFrom,
+			Late: s.Late, Unrecorded: s.Unrecorded, BeyondCapacity: s.BeyondCapacity, FirstArrivalNs: s.FirstArrivalUnixNs,
+		}
+		for _, m := range s.MissingRanges {
+			rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
+		}
+		r.Streams = append(r.Streams, rs)
+	}
+	return r, nil
+}
+
+// streamAddr is a stream's address as an agent sends it: an IPv4 or IPv6
+// address, or empty when the agent had none (the zero Addr).
+func streamAddr(s string) (netip.Addr, error) {
+	if s == "" {
+		return netip.Addr{}, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("%q: want an IPv4 or IPv6 address", s)
+	}
+	return a, nil
 }
 
 // sampleOf is one Watch message as a sample of agent's counters in role

@@ -1,13 +1,17 @@
 package coordinator
 
 import (
+	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 func TestDescribeThenTune(t *testing.T) {
@@ -45,25 +49,150 @@ func TestDescribeThenTune(t *testing.T) {
 func TestReports(t *testing.T) {
 	s := senderReportOf(&lineratev1.SenderSummary{Packets: 10, Errors: 1, TxDropped: 2, Pps: 5, Usec: 2_000_000, Backend: "kernel",
 		Threads: []*lineratev1.ThreadSummary{{Src: "198.18.0.1", Packets: 10, Errors: 1, Pps: 5}}})
-	if s.WindowSec != 2 || s.TxDropped != 2 || len(s.Threads) != 1 || s.Threads[0] != (senderThread{Src: "198.18.0.1", Packets: 10, Errors: 1, PPS: 5}) {
+	if s.Seconds() != 2 || s.TxDropped != 2 || s.Packets != 10 || s.Backend != "kernel" || len(s.Threads) != 1 ||
+		!reflect.DeepEqual(s.Threads[0], pktgen.ThreadSummary{Src: "198.18.0.1", Packets: 10, Errors: 1, PPS: 5}) {
 		t.Errorf("sender report %+v", s)
 	}
-	r := receiverReportOf(&lineratev1.ReceiverReport{Method: "xdp", Packets: 12, OtherPackets: 2, RingDrops: 1,
+	r, err := receiverReportOf(&lineratev1.ReceiverReport{Method: "xdp", Packets: 12, OtherPackets: 2, RingDrops: 1,
 		Link:    &lineratev1.LinkCounters{RxDropped: 2, RxMissed: 3, RxFifo: 4},
-		Streams: []*lineratev1.StreamReport{{Src: "a", Dst: "b", DstPort: 10000, Received: 10, MaxSeq: 11, Missing: 1, MissingRanges: []*lineratev1.SeqRange{{From: 4, To: 4}}}}})
-	if r.HostDrops != 10 || r.Packets != 12 || r.OtherPackets != 2 || len(r.Streams) != 1 ||
-		r.Streams[0].DstPort != 10000 || !slices.Equal(r.Streams[0].MissingRanges, [][2]uint64{{4, 4}}) {
+		Streams: []*lineratev1.StreamReport{{Src: "198.18.0.1", Dst: "2001:db8::2", DstPort: 10000, Received: 10, MaxSeq: 11, Missing: 1, MissingRanges: []*lineratev1.SeqRange{{From: 4, To: 4}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostDrops(r) != 10 || r.Packets != 12 || r.OtherPackets != 2 || len(r.Streams) != 1 || r.Streams[0].Src != netip.MustParseAddr("198.18.0.1") ||
+		r.Streams[0].Dst != netip.MustParseAddr("2001:db8::2") || r.Streams[0].DstPort != 10000 || !slices.Equal(r.Streams[0].MissingRanges, [][2]uint64{{4, 4}}) {
 		t.Errorf("receiver report %+v", r)
 	}
-	if senderReportOf(nil) != nil || receiverReportOf(nil) != nil {
-		t.Error("no summary or report is nil")
+	if r, err := receiverReportOf(&lineratev1.ReceiverReport{Streams: []*lineratev1.StreamReport{{DstPort: 9}}}); err != nil || r.Streams[0].Src.IsValid() {
+		t.Errorf("a stream without addresses: %+v, %v; want the zero Addr", r, err)
 	}
+	for _, bad := range []*lineratev1.StreamReport{{Src: "a", Dst: "198.18.0.2"}, {Src: "198.18.0.1", Dst: "b"}} {
+		if _, err := receiverReportOf(&lineratev1.ReceiverReport{Streams: []*lineratev1.StreamReport{bad}}); err == nil || !strings.Contains(err.Error(), "streams[0]") {
+			t.Errorf("stream %v: %v, want an error naming it", bad, err)
+		}
+	}
+	if senderReportOf(nil) != nil {
+		t.Error("no summary: not nil")
+	}
+	if r, err := receiverReportOf(nil); r != nil || err != nil {
+		t.Errorf("no report: %+v, %v; want nil", r, err)
+	}
+}
+
+// Every field of the agents' reports reaches the data plane's types: a
+// message with every field set decodes to a value with every field set,
+// but for what the wire does not carry. A field added to both and not to
+// the decoder fails here.
+func TestReportsDecodeEveryField(t *testing.T) {
+	n := 0
+	var sum lineratev1.SenderSummary
+	fillMessage(sum.ProtoReflect(), &n)
+	notCarried := []string{".Summary.Threads[0].Queue"} // the TX queue stays on the sender
+	if got := unset(reflect.ValueOf(*senderReportOf(&sum)), ""); !slices.Equal(got, notCarried) {
+		t.Errorf("sender report: unset after decoding %v, want only %v", got, notCarried)
+	}
+	var rep lineratev1.ReceiverReport
+	fillMessage(rep.ProtoReflect(), &n)
+	r, err := receiverReportOf(&rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unset(reflect.ValueOf(*r), ""); len(got) > 0 {
+		t.Errorf("receiver report: unset after decoding %v", got)
+	}
+}
+
+// fillMessage sets every field of m, each list to one element and every
+// nested message filled in turn, each to a value of its own (*n counts
+// them). Strings are addresses, which any string of a report may be.
+func fillMessage(m protoreflect.Message, n *int) {
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		switch {
+		case fd.IsMap():
+			panic("fillMessage: maps are not filled: " + fd.FullName())
+		case fd.IsList() && fd.Message() != nil:
+			l := m.Mutable(fd).List()
+			e := l.NewElement()
+			fillMessage(e.Message(), n)
+			l.Append(e)
+		case fd.IsList():
+			m.Mutable(fd).List().Append(scalarOf(fd, n))
+		case fd.Message() != nil:
+			fillMessage(m.Mutable(fd).Message(), n)
+		default:
+			m.Set(fd, scalarOf(fd, n))
+		}
+	}
+}
+
+// scalarOf is the next value for a scalar field of kind fd.Kind().
+func scalarOf(fd protoreflect.FieldDescriptor, n *int) protoreflect.Value {
+	*n++
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(fmt.Sprintf("198.18.%d.%d", *n/256, *n%256))
+	case protoreflect.BoolKind:
+		return protoreflect.ValueOfBool(true)
+	case protoreflect.Int32Kind:
+		return protoreflect.ValueOfInt32(int32(*n))
+	case protoreflect.Int64Kind:
+		return protoreflect.ValueOfInt64(int64(*n))
+	case protoreflect.Uint32Kind:
+		return protoreflect.ValueOfUint32(uint32(*n))
+	case protoreflect.Uint64Kind:
+		return protoreflect.ValueOfUint64(uint64(*n))
+	case protoreflect.DoubleKind:
+		return protoreflect.ValueOfFloat64(float64(*n) + 0.5)
+	}
+	panic(fmt.Sprintf("scalarOf: %s: kind %s", fd.FullName(), fd.Kind()))
+}
+
+// unset lists the fields of v, nested ones and list elements included,
+// that hold their zero value (a list: none), each by its path from path.
+func unset(v reflect.Value, path string) []string {
+	switch v.Kind() {
+	case reflect.Struct:
+		if a, ok := v.Interface().(netip.Addr); ok {
+			return unsetIf(!a.IsValid(), path)
+		}
+		var out []string
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				out = append(out, unset(v.Field(i), path+"."+f.Name)...)
+			}
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		if v.Len() == 0 {
+			return []string{path}
+		}
+		var out []string
+		for i := range v.Len() {
+			out = append(out, unset(v.Index(i), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return []string{path}
+		}
+		return unset(v.Elem(), path)
+	}
+	return unsetIf(v.IsZero(), path)
+}
+
+func unsetIf(zero bool, path string) []string {
+	if zero {
+		return []string{path}
+	}
+	return nil
 }
 
 func TestSenderConfig(t *testing.T) {
 	p := sendPlan{
 		threads: planThreads([]int{0, 1}, 1, []pktgen.Slot{{CPU: 2, Queue: 0}, {CPU: 4, Queue: 1}}, 100, 1000),
-		frame:   60, imix: []IMIXEntry{{64, 7}, {1518, 1}}, duration: time.Second, port: 10001, backend: "kernel",
+		frame:   60, imix: pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 1518, Weight: 1}}, duration: time.Second, port: 10001, backend: "kernel",
 		dst:    endpoint{ip: netip.MustParseAddr("198.18.0.101"), mac: "02:00:00:00:01:01"},
 		perDst: []endpoint{{netip.MustParseAddr("198.18.0.101"), "m1"}, {netip.MustParseAddr("198.18.0.102"), "m2"}},
 	}

@@ -14,6 +14,7 @@ import (
 	grpchealth "google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
@@ -70,7 +71,7 @@ func TestTLSDialerChecksRevocationAtEveryDial(t *testing.T) {
 	t.Cleanup(srv.Stop)
 
 	dial := TLSDialer(mtls.Options{Dir: coordDir, Name: "coord"})
-	members := []Member{{Name: "a1", GRPC: lis.Addr().String(), Status: "alive"}}
+	members := []Member{{Name: "a1", Tags: gossip.Tags{GRPC: lis.Addr().String()}, Status: "alive"}}
 	check := func() string { return Check(context.Background(), members, dial, 5*time.Second)[0].Health }
 	if h := check(); h != "serving" {
 		t.Fatalf("before revocation: %q", h)

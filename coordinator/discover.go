@@ -71,7 +71,7 @@ func (st *runState) describe(ctx context.Context, n *node) error {
 		return err
 	}
 	n.nic = describeInto(n.host, d)
-	if err := leasedElsewhere(d.GetLease()); err != nil {
+	if err := leasedElsewhere(heldLeaseOf(d.GetLease())); err != nil {
 		return err
 	}
 	if n.role == gossip.RoleReceiver {

@@ -31,10 +31,12 @@
 //	              capacity from the plan, its memory against the budget
 //	spec.go       a run's Spec, its defaults and validation
 //
-// convert.go is the proto edge: every Agent service message the run reads
-// becomes a coordinator type there (reports.go holds the agents' typed
-// reports), and the sender's configuration is composed there; no other
-// file maps proto fields. result.go is what a run returns (Result, Host);
+// convert.go (with convert_lease.go) is the proto edge: every Agent
+// service message the run reads becomes a type of the project there (a
+// receiver's report is a receiver.Report, a sender's a pktgen.Summary:
+// reports.go), and the sender's configuration is composed there; the
+// phases write only requests of scalars (a lease id, a TTL, a size) and
+// hand every answer to it. result.go is what a run returns (Result, Host);
 // truth.go the path's own counts a run is checked against (PathTruth);
 // events.go the live events of `--json-stream`. cluster.go is the
 // coordinator's serf membership (tags read through gossip.DecodeTags),

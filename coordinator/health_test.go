@@ -13,6 +13,7 @@ import (
 	grpchealth "google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -78,12 +79,12 @@ func TestCheckHungAgentsDoNotStallOthers(t *testing.T) {
 	hung := CheckWorkers + CheckWorkers/2 // two rounds of deadlines
 	var ms []Member
 	for i := range hung {
-		ms = append(ms, Member{Name: "hung" + string(rune('a'+i%26)), Status: "alive", GRPC: hungAgent(t)})
+		ms = append(ms, Member{Name: "hung" + string(rune('a'+i%26)), Tags: gossip.Tags{GRPC: hungAgent(t)}, Status: "alive"})
 	}
 	for range 5 {
-		ms = append(ms, Member{Name: "ok", Status: "alive", GRPC: healthyAgent(t)})
+		ms = append(ms, Member{Name: "ok", Tags: gossip.Tags{GRPC: healthyAgent(t)}, Status: "alive"})
 	}
-	ms = append(ms, Member{Name: "gone", Status: "failed", GRPC: "127.0.0.1:1"})
+	ms = append(ms, Member{Name: "gone", Tags: gossip.Tags{GRPC: "127.0.0.1:1"}, Status: "failed"})
 	t0 := time.Now()
 	out := Check(context.Background(), ms, plainDial, timeout)
 	d := time.Since(t0)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -12,11 +11,11 @@ import (
 // why the host has no such record: a NIC without queue IRQs (the reason
 // its tuning was skipped for), the agent's own reason, or an agent that
 // predates irq_verify.
-func verifiedInto(n *node, v *lineratev1.IrqVerify, reason string) {
+func verifiedInto(n *node, v *topology.VerifyResult, reason string) {
 	h := n.host
 	switch {
 	case v != nil:
-		h.IRQVerify, h.IRQVerifyReason = irqVerifyOf(v), ""
+		h.IRQVerify, h.IRQVerifyReason = v, ""
 	case !n.nic.queueIRQs:
 		h.IRQVerifyReason = topology.NoQueueIRQs
 	case reason != "":

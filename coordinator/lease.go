@@ -24,19 +24,27 @@ func (st *runState) acquire(ctx context.Context, n *node) error {
 	return nil
 }
 
+// heldLease is a lease another coordinator holds on an agent, as its
+// Describe shows it: the holder's certificate name (empty under
+// --insecure), its coordinator_id and the lease's expiry.
+type heldLease struct {
+	holder, coordinatorID string
+	expires               time.Time
+}
+
 // leasedElsewhere refuses, at describe, an agent another coordinator
-// holds (l, as Describe shows it: nil when free), naming the holder's
-// certificate and the lease's expiry, before this run leases any agent.
-func leasedElsewhere(l *lineratev1.LeaseInfo) error {
+// holds (l: nil when free), naming the holder's certificate and the
+// lease's expiry, before this run leases any agent.
+func leasedElsewhere(l *heldLease) error {
 	if l == nil {
 		return nil
 	}
-	who := fmt.Sprintf("certificate %q", l.Holder)
-	if l.Holder == "" {
+	who := fmt.Sprintf("certificate %q", l.holder)
+	if l.holder == "" {
 		who = "a coordinator with no certificate identity (--insecure)"
 	}
 	return fmt.Errorf("describe: leased to %s (coordinator_id %q) until %s: wait for that run to end; the agent host's operator can end it with `linerate agent release`",
-		who, l.CoordinatorId, l.GetExpiresAt().AsTime().UTC().Format(time.RFC3339))
+		who, l.coordinatorID, l.expires.UTC().Format(time.RFC3339))
 }
 
 // renew keeps every lease alive: one goroutine per agent renews its lease

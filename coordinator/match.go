@@ -2,7 +2,10 @@ package coordinator
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
+
+	recv "github.com/linerate/linerate/receiver"
 )
 
 // runCounts is what a run's reconciliation works from: its flows and
@@ -26,8 +29,8 @@ type senderEnd struct {
 
 // receiverEnd is one receiver at the end of a run.
 type receiverEnd struct {
-	Dst           string // the data address its flows are sent to
-	Report        *receiverReport
+	Dst           netip.Addr // the data address its flows are sent to
+	Report        *recv.Report
 	LinkSpeedMbps int64
 	Table         int // the stream table it was armed with (0: unknown)
 }
@@ -52,7 +55,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 	}
 	for name, r := range in.Receivers {
 		if r.Report != nil {
-			rxBudget[name] = r.Report.HostDrops
+			rxBudget[name] = hostDrops(r.Report)
 		}
 	}
 	for _, p := range in.Pairs {
@@ -67,13 +70,13 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 		}
 		fin := FlowInput{
 			Sender: p.Sender, Receiver: p.Receiver,
-			DurationSec:   s.Report.WindowSec,
+			DurationSec:   s.Report.Seconds(),
 			FrameBytes:    in.FrameBytes,
 			LinkSpeedMbps: float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),
 			OfferedPPS:    in.OfferedPPS,
 			AchievedPPS:   s.Report.PPS,
 		}
-		matched := map[string]bool{}
+		matched := map[netip.Addr]bool{}
 		var threadPPS float64
 		for j, t := range s.Report.Threads {
 			if j < len(s.FlowOf) && s.FlowOf[j] != i {
@@ -81,10 +84,11 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			}
 			fin.NotSent += t.Errors
 			threadPPS += t.PPS
-			st := Stream{Src: t.Src, Dst: rcv.Dst, DstPort: s.Port}
+			src, _ := netip.ParseAddr(t.Src) // none or not an address: no receiver's stream is its
+			st := Stream{StreamReport: recv.StreamReport{Src: src, Dst: rcv.Dst, DstPort: uint16(s.Port)}}
 			for _, rs := range rcv.Report.Streams {
-				if rs.DstPort == s.Port && rs.Src == t.Src && rs.Dst == rcv.Dst {
-					st = rs
+				if int(rs.DstPort) == s.Port && rs.Src == src && rs.Dst == rcv.Dst {
+					st.StreamReport = rs
 					matched[rs.Src] = true
 				}
 			}
@@ -92,7 +96,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			fin.Streams = append(fin.Streams, st)
 		}
 		for _, rs := range rcv.Report.Streams {
-			if rs.DstPort == s.Port && !matched[rs.Src] {
+			if int(rs.DstPort) == s.Port && !matched[rs.Src] {
 				warnings = append(warnings, fmt.Sprintf("flow %s → %s: %d packets of an unknown stream from %s to port %d (not sent in this run)", p.Sender, p.Receiver, rs.Received, rs.Src, s.Port))
 			}
 		}
@@ -125,7 +129,7 @@ func shareUncounted(fins []FlowInput, receivers map[string]receiverEnd) {
 	left := map[string]uint64{}
 	for name, r := range receivers {
 		if r.Report != nil {
-			left[name] = r.Report.Overflow
+			left[name] = r.Report.OverflowPackets
 		}
 	}
 	for _, unseenOnly := range []bool{true, false} {
@@ -178,7 +182,7 @@ func receiverWarnings(pairs []Pair, fins []FlowInput, receivers map[string]recei
 				unrec += s.Unrecorded
 			}
 		}
-		if n := r.Report.Overflow; n > 0 {
+		if n := r.Report.OverflowPackets; n > 0 {
 			table := "its stream table"
 			if r.Table > 0 {
 				table = fmt.Sprintf("its table of %d streams", r.Table)

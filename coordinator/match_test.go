@@ -1,10 +1,17 @@
 package coordinator
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
 )
+
+// ip is an address of a test.
+func ip(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 // Two senders into one receiver: s1's two threads and s2's one share a
 // source address, the port tells the flows apart; the receiver's host
@@ -14,16 +21,16 @@ func TestReconcileRunFanIn(t *testing.T) {
 		Pairs:      []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
 		FrameBytes: 60,
 		Senders: map[string]senderEnd{
-			"s1": {Port: 10000, LinkSpeedMbps: 10000, Report: &senderReport{PPS: 2000, WindowSec: 1, Threads: []senderThread{
-				{Src: "198.18.0.1", Packets: 1000}, {Src: "198.18.0.2", Packets: 1000, Errors: 2}}}},
-			"s2": {Port: 10001, LinkSpeedMbps: 1000, Report: &senderReport{PPS: 500, WindowSec: 2, TxDropped: 3, Threads: []senderThread{
-				{Src: "198.18.0.2", Packets: 500}}}},
+			"s1": {Port: 10000, LinkSpeedMbps: 10000, Report: &senderReport{Summary: pktgen.Summary{PPS: 2000, USec: 1e6, Threads: []pktgen.ThreadSummary{
+				{Src: "198.18.0.1", Packets: 1000}, {Src: "198.18.0.2", Packets: 1000, Errors: 2}}}}},
+			"s2": {Port: 10001, LinkSpeedMbps: 1000, Report: &senderReport{TxDropped: 3, Summary: pktgen.Summary{PPS: 500, USec: 2e6, Threads: []pktgen.ThreadSummary{
+				{Src: "198.18.0.2", Packets: 500}}}}},
 		},
 		Receivers: map[string]receiverEnd{
-			"r1": {Dst: "198.18.0.101", LinkSpeedMbps: 10000, Report: &receiverReport{HostDrops: 25, Streams: []Stream{
-				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 990, MaxSeq: 999, Missing: 10, MissingRanges: [][2]uint64{{5, 14}}},
-				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10000, Received: 990},
-				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10001, Received: 490},
+			"r1": {Dst: ip("198.18.0.101"), LinkSpeedMbps: 10000, Report: &recv.Report{RingDrops: 25, Streams: []recv.StreamReport{
+				{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 990, MaxSeq: 999, Missing: 10, MissingRanges: [][2]uint64{{5, 14}}},
+				{Src: ip("198.18.0.2"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 990},
+				{Src: ip("198.18.0.2"), Dst: ip("198.18.0.101"), DstPort: 10001, Received: 490},
 			}}},
 		},
 	}
@@ -46,7 +53,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 		t.Errorf("s2's line rate %% = %v, want %v (of its 1G link)", f2.LineRatePct, want)
 	}
 	s := f1.StreamDetail[0]
-	if s.Src != "198.18.0.1" || s.Dst != "198.18.0.101" || s.DstPort != 10000 || s.Sent != 1000 || s.Lost != 10 ||
+	if s.Src != ip("198.18.0.1") || s.Dst != ip("198.18.0.101") || s.DstPort != 10000 || s.Sent != 1000 || s.Lost != 10 ||
 		s.MaxSeq != 999 || s.Missing != 10 || !slices.Equal(s.MissingRanges, [][2]uint64{{5, 14}}) {
 		t.Errorf("stream detail of s1's thread 0: %+v", s)
 	}
@@ -57,11 +64,11 @@ func TestReconcileRunFanIn(t *testing.T) {
 func TestReconcileRunMesh(t *testing.T) {
 	in := runCounts{
 		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s1", Receiver: "r2"}},
-		Senders: map[string]senderEnd{"s1": {Port: 10000, FlowOf: []int{0, 1}, Report: &senderReport{PPS: 999, WindowSec: 1, Threads: []senderThread{
-			{Src: "198.18.0.1", Packets: 300, PPS: 300}, {Src: "198.18.0.1", Packets: 200, PPS: 200}}}}},
+		Senders: map[string]senderEnd{"s1": {Port: 10000, FlowOf: []int{0, 1}, Report: &senderReport{Summary: pktgen.Summary{PPS: 999, USec: 1e6, Threads: []pktgen.ThreadSummary{
+			{Src: "198.18.0.1", Packets: 300, PPS: 300}, {Src: "198.18.0.1", Packets: 200, PPS: 200}}}}}},
 		Receivers: map[string]receiverEnd{
-			"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 300}}}},
-			"r2": {Dst: "198.18.0.102", Report: &receiverReport{Streams: []Stream{{Src: "198.18.0.1", Dst: "198.18.0.102", DstPort: 10000, Received: 193}}}},
+			"r1": {Dst: ip("198.18.0.101"), Report: &recv.Report{Streams: []recv.StreamReport{{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 300}}}},
+			"r2": {Dst: ip("198.18.0.102"), Report: &recv.Report{Streams: []recv.StreamReport{{Src: ip("198.18.0.1"), Dst: ip("198.18.0.102"), DstPort: 10000, Received: 193}}}},
 		},
 	}
 	flows, warnings := reconcileRun(in)
@@ -71,7 +78,7 @@ func TestReconcileRunMesh(t *testing.T) {
 	if f := flows[0]; f.Sent != 300 || f.Lost != 0 || f.AchievedPPS != 300 || f.Streams != 1 {
 		t.Errorf("flow s1→r1: %+v", f)
 	}
-	if f := flows[1]; f.Sent != 200 || f.Lost != 7 || f.AchievedPPS != 200 || f.StreamDetail[0].Dst != "198.18.0.102" {
+	if f := flows[1]; f.Sent != 200 || f.Lost != 7 || f.AchievedPPS != 200 || f.StreamDetail[0].Dst != ip("198.18.0.102") {
 		t.Errorf("flow s1→r2: %+v", f)
 	}
 }
@@ -82,12 +89,12 @@ func TestReconcileRunWarnings(t *testing.T) {
 	in := runCounts{
 		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r1"}},
 		Senders: map[string]senderEnd{
-			"s1": {Port: 10000, Report: &senderReport{WindowSec: 1, Threads: []senderThread{{Src: "198.18.0.1", Packets: 100}}}},
+			"s1": {Port: 10000, Report: &senderReport{Summary: pktgen.Summary{USec: 1e6, Threads: []pktgen.ThreadSummary{{Src: "198.18.0.1", Packets: 100}}}}},
 			"s2": {Port: 10001},
 		},
-		Receivers: map[string]receiverEnd{"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{
-			{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 100},
-			{Src: "198.18.0.9", Dst: "198.18.0.101", DstPort: 10000, Received: 42},
+		Receivers: map[string]receiverEnd{"r1": {Dst: ip("198.18.0.101"), Report: &recv.Report{Streams: []recv.StreamReport{
+			{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 100},
+			{Src: ip("198.18.0.9"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 42},
 		}}}},
 	}
 	flows, warnings := reconcileRun(in)
@@ -111,13 +118,13 @@ func TestReconcileAchievedFromThreads(t *testing.T) {
 		Pairs:      []Pair{{Sender: "s1", Receiver: "r1"}},
 		FrameBytes: 60, OfferedPPS: 10000,
 		Senders: map[string]senderEnd{
-			"s1": {Port: 10000, Report: &senderReport{PPS: 9500, WindowSec: 2, Threads: []senderThread{
-				{Src: "198.18.0.1", Packets: 9500, PPS: 5000}, {Src: "198.18.0.2", Packets: 9500, PPS: 4950}}}},
+			"s1": {Port: 10000, Report: &senderReport{Summary: pktgen.Summary{PPS: 9500, USec: 2e6, Threads: []pktgen.ThreadSummary{
+				{Src: "198.18.0.1", Packets: 9500, PPS: 5000}, {Src: "198.18.0.2", Packets: 9500, PPS: 4950}}}}},
 		},
 		Receivers: map[string]receiverEnd{
-			"r1": {Dst: "198.18.0.101", Report: &receiverReport{Streams: []Stream{
-				{Src: "198.18.0.1", Dst: "198.18.0.101", DstPort: 10000, Received: 9500},
-				{Src: "198.18.0.2", Dst: "198.18.0.101", DstPort: 10000, Received: 9500},
+			"r1": {Dst: ip("198.18.0.101"), Report: &recv.Report{Streams: []recv.StreamReport{
+				{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 9500},
+				{Src: ip("198.18.0.2"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 9500},
 			}}},
 		},
 	}

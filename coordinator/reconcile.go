@@ -1,47 +1,24 @@
 package coordinator
 
-import "github.com/linerate/linerate/pktgen"
+import (
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
+)
 
 // Stream is one sequence stream of a flow (one sender thread) as both
-// ends saw it: the sender's count and the receiver's account, with the
-// first missing sequence ranges. A receiver's report is a list of them
-// with Sent unknown (0); Reconcile fills Lost.
+// ends saw it: the receiver's account (receiver.StreamReport, as its
+// agent reported it) and what only the sending end and the balance know.
+// Its JSON is a flow's stream_detail: the receiver's keys, then sent,
+// lost and first_frame_ns.
 type Stream struct {
-	Src           string      `json:"src"`
-	Dst           string      `json:"dst"`
-	DstPort       int         `json:"dst_port"`
-	Sent          uint64      `json:"sent"`     // the sender backend's count for this stream
-	Received      uint64      `json:"received"` // every arrival, copies included
-	Lost          uint64      `json:"lost"`     // sent − distinct received: head and tail loss included
-	Duplicates    uint64      `json:"duplicates"`
-	Reordered     uint64      `json:"reordered"`
-	MaxSeq        uint64      `json:"max_seq"` // unwrapped past 2^32
-	Missing       uint64      `json:"missing"` // gaps below max_seq
-	MissingRanges [][2]uint64 `json:"missing_ranges,omitempty"`
-	// MissingRangesFrom, when set, is the lowest sequence MissingRanges
-	// covers: the receiver's window had moved past the ones below (an XDP
-	// receiver whose eviction records overflowed; otherwise they are
-	// listed from sequence 1).
-	MissingRangesFrom uint64 `json:"missing_ranges_from,omitempty"`
-	// Late are packets that arrived after their sequence had left the
-	// receiver's window: each a duplicate or the late first copy of a
-	// sequence counted missing (and lost); the window cannot tell which.
-	// In Received (absent when 0).
-	Late uint64 `json:"late,omitempty"`
-	// Unrecorded are packets the receiver's XDP program could not record
-	// in its window (CPUs contending for one word): in Received, and
-	// Missing may count their sequences (absent when 0).
-	Unrecorded uint64 `json:"unrecorded,omitempty"`
-	// BeyondCapacity are packets with sequence 0, outside pktgen's
-	// numbering: in Received, not checked for duplicates, order or gaps
-	// (absent when 0).
-	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	recv.StreamReport
+	Sent uint64 `json:"sent"` // the sender backend's count for this stream
+	Lost uint64 `json:"lost"` // sent − distinct received: head and tail loss included; Reconcile fills it
 	// FirstFrameNs is when the stream's first frame went, Unix ns on its
-	// sender's clock; FirstArrivalNs when it first arrived, on its
-	// receiver's clock (absent: unknown). Result.StartSpread is made of
+	// sender's clock (absent: unknown); with the receiver's
+	// FirstArrivalNs, on its own clock, Result.StartSpread is made of
 	// them.
-	FirstFrameNs   uint64 `json:"first_frame_ns,omitempty"`
-	FirstArrivalNs uint64 `json:"first_arrival_ns,omitempty"`
+	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
 }
 
 // lost is sent − distinct received: head and tail loss included, which

@@ -2,11 +2,13 @@ package coordinator
 
 import (
 	"math"
+	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
 )
 
 func TestMaxPPS(t *testing.T) {
@@ -31,35 +33,35 @@ func TestReconcile(t *testing.T) {
 	}{{
 		name: "clean",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 1000}, {Sent: 500, Received: 500}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 1000}}, {Sent: 500, StreamReport: recv.StreamReport{Received: 500}}}
 		},
 		want: Flow{Streams: 2, Sent: 1500, Received: 1500},
 		lost: []uint64{0, 0},
 	}, {
 		name: "network loss, head and tail included",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 990}, {Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 990}}, {Sent: 1000, StreamReport: recv.StreamReport{Received: 1000}}}
 		},
 		want: Flow{Streams: 2, Sent: 2000, Received: 1990, Lost: 10, LossRatio: 0.005, LostNetwork: 10},
 		lost: []uint64{10, 0},
 	}, {
 		name: "duplicates do not hide loss",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 100, Received: 100, Duplicates: 4}}
+			in.Streams = []Stream{{Sent: 100, StreamReport: recv.StreamReport{Received: 100, Duplicates: 4}}}
 		},
 		want: Flow{Streams: 1, Sent: 100, Received: 100, Duplicates: 4, Lost: 4, LossRatio: 0.04, LostNetwork: 4},
 		lost: []uint64{4},
 	}, {
 		name: "one stream's surplus does not pay for another's loss",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 100, Received: 90}, {Sent: 100, Received: 100, Reordered: 3}}
+			in.Streams = []Stream{{Sent: 100, StreamReport: recv.StreamReport{Received: 90}}, {Sent: 100, StreamReport: recv.StreamReport{Received: 100, Reordered: 3}}}
 		},
 		want: Flow{Streams: 2, Sent: 200, Received: 190, Reordered: 3, Lost: 10, LossRatio: 0.05, LostNetwork: 10},
 		lost: []uint64{10, 0},
 	}, {
 		name: "attribution: sender host, then receiver host, rest network",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 900}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 900}}}
 			in.NotSent, in.SenderHostDrops, in.ReceiverHostDrops = 7, 30, 50
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 900, Lost: 100, LossRatio: 0.1, NotSent: 7, LostSenderHost: 30, LostReceiverHost: 50, LostNetwork: 20},
@@ -67,7 +69,7 @@ func TestReconcile(t *testing.T) {
 	}, {
 		name: "host counters larger than the loss are capped",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 990}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 990}}}
 			in.ReceiverHostDrops = 500
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 990, Lost: 10, LossRatio: 0.01, LostReceiverHost: 10},
@@ -75,7 +77,7 @@ func TestReconcile(t *testing.T) {
 	}, {
 		name: "generator-limited, not lossy",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 1000}}}
 			in.OfferedPPS, in.AchievedPPS = 1_000_000, 500
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 1000, GeneratorLimited: true, OfferedPPS: 1_000_000, AchievedPPS: 500},
@@ -83,7 +85,7 @@ func TestReconcile(t *testing.T) {
 	}, {
 		name: "within 1 % of the offered rate is reached",
 		mod: func(in *FlowInput) {
-			in.Streams = []Stream{{Sent: 1000, Received: 1000}}
+			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 1000}}}
 			in.OfferedPPS, in.AchievedPPS = 1000, 991
 		},
 		want: Flow{Streams: 1, Sent: 1000, Received: 1000, OfferedPPS: 1000, AchievedPPS: 991},
@@ -104,7 +106,7 @@ func TestReconcile(t *testing.T) {
 			tt.want.L2BPS = tt.want.PPS * 64 * 8
 			tt.want.L1BPS = tt.want.PPS * 84 * 8
 			tt.want.LineRatePct = 100 * tt.want.L1BPS / 10e9
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			if got.Lost != got.LostSenderHost+got.LostReceiverHost+got.LostNetwork {
@@ -117,7 +119,7 @@ func TestReconcile(t *testing.T) {
 // At line rate the report says 100 %.
 func TestLineRatePct(t *testing.T) {
 	pps := pktgen.LinePPS(10_000, 60)
-	f := Reconcile(FlowInput{Streams: []Stream{{Sent: uint64(pps), Received: uint64(pps)}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
+	f := Reconcile(FlowInput{Streams: []Stream{{Sent: uint64(pps), StreamReport: recv.StreamReport{Received: uint64(pps)}}}, DurationSec: 1, FrameBytes: 60, LinkSpeedMbps: 10_000})
 	if math.Abs(f.LineRatePct-100) > 0.001 {
 		t.Errorf("line rate %% = %v at %v pps of 64-byte frames on 10G", f.LineRatePct, pps)
 	}

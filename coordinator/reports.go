@@ -1,38 +1,25 @@
 package coordinator
 
-// senderReport is a sender's account of its part in a run, as the agent
-// reported it at the end (convert.go reads it from the proto summary).
+import (
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
+)
+
+// The agents' accounts of a run are the data plane's own types, decoded
+// from the Agent service's messages in convert.go: a receiver's is a
+// receiver.Report, a sender's a pktgen.Summary with what its agent adds
+// to it (senderReport). They are the matcher's input (match.go).
+
+// senderReport is a sender's account of its part in a run: its backend's
+// summary, and its host's interface tx drops during the send, which the
+// agent reads beside it.
 type senderReport struct {
-	Packets, Errors uint64
-	TxDropped       uint64 // the host's interface tx drops during the send
-	PPS             float64
-	WindowSec       float64 // first to last packet, seconds
-	Backend         string
-	Warnings        []string
-	Threads         []senderThread
+	pktgen.Summary
+	TxDropped uint64
 }
 
-// senderThread is one sender thread's count: the sending end of one
-// stream.
-type senderThread struct {
-	Src             string
-	Packets, Errors uint64
-	PPS             float64
-	FirstFrameNs    uint64 // when its first frame went (0: unknown)
-}
-
-// receiverReport is a receiver's account of a run: its per-stream counts
-// (Sent unknown) and what its host dropped before counting.
-type receiverReport struct {
-	Method       string
-	XDPMode      string // receiver.XDPNative or XDPGeneric for xdp
-	Packets      uint64 // every frame counted, test packets or not
-	OtherPackets uint64 // frames without the pktgen header (ARP, ND, …)
-	// HostDrops are the receiving host's drops before the receiver
-	// counted: ring drops, rx_dropped, rx_missed, rx_fifo.
-	HostDrops uint64
-	// Overflow are test packets of streams beyond the receiver's stream
-	// table: they arrived, but in no stream's count.
-	Overflow uint64
-	Streams  []Stream
+// hostDrops are a receiving host's drops before its receiver counted:
+// ring drops, rx_dropped, rx_missed and rx_fifo.
+func hostDrops(r *recv.Report) uint64 {
+	return r.RingDrops + r.Link.RxDropped + r.Link.RxMissed + r.Link.RxFifo
 }

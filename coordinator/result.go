@@ -3,6 +3,7 @@ package coordinator
 import (
 	"time"
 
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -39,7 +40,7 @@ type Result struct {
 	StartSpread *StartSpread `json:"start_spread,omitempty"`
 	Pattern     string       `json:"pattern"`
 	FrameSize   int          `json:"frame_size"`
-	IMIX        []IMIXEntry  `json:"imix,omitempty"`     // the mix sent instead of frame_size
+	IMIX        pktgen.IMIX  `json:"imix,omitempty"`     // the mix sent instead of frame_size
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
 	Started     time.Time    `json:"started"`
 	Finished    time.Time    `json:"finished"`

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -249,7 +250,7 @@ func newFakeCluster(t *testing.T, agents ...*fakeAgent) *fakeCluster {
 func (c *fakeCluster) Members() []Member {
 	var out []Member
 	for _, a := range c.agents {
-		out = append(out, Member{Name: a.name, Role: a.role, Status: "alive", GRPC: "bufconn:" + a.name})
+		out = append(out, Member{Name: a.name, Tags: gossip.Tags{Role: a.role, GRPC: "bufconn:" + a.name}, Status: "alive"})
 	}
 	return out
 }
@@ -334,7 +335,7 @@ func TestRunFanInBalances(t *testing.T) {
 	if f2.LostSenderHost != 3 || f2.LostReceiverHost != 5 || f2.LostNetwork != 2 {
 		t.Errorf("attribution s2: %d@tx %d@rx %d@net", f2.LostSenderHost, f2.LostReceiverHost, f2.LostNetwork)
 	}
-	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != "198.18.0.2" || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
+	if len(f1.StreamDetail) != 2 || f1.StreamDetail[1].Src != ip("198.18.0.2") || f1.StreamDetail[1].Lost != 10 || f1.StreamDetail[1].DstPort != 10000 {
 		t.Errorf("stream detail of s1→r1: %+v", f1.StreamDetail)
 	}
 	// First frames 0, 10 µs (s1) and 0 (s2); first arrivals 5, 15 µs
@@ -534,7 +535,7 @@ func TestRunIMIX(t *testing.T) {
 	s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
 	c := newFakeCluster(t, s1, r1)
 	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond,
-		IMIX: []IMIXEntry{{64, 7}, {570, 4}, {1518, 1}}}
+		IMIX: pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}, {Size: 1518, Weight: 1}}}
 	wire(spec, c)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
 	if err != nil || res.Status != StatusOK {
@@ -548,7 +549,7 @@ func TestRunIMIX(t *testing.T) {
 		t.Errorf("L2 %.0f for %.0f pps of mean %.1f-byte frames", f.L2BPS, f.PPS, mean)
 	}
 	if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1,
-		IMIX: []IMIXEntry{{40, 1}}}); err == nil || !strings.Contains(err.Error(), "imix entry 40:1") {
+		IMIX: pktgen.IMIX{{Size: 40, Weight: 1}}}); err == nil || !strings.Contains(err.Error(), "imix entry 40:1") {
 		t.Errorf("bad imix: %v", err)
 	}
 }

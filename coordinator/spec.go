@@ -16,7 +16,7 @@ type Spec struct {
 	FrameSize          int      // Ethernet frame including FCS (RFC 2544), default 64
 	// IMIX, when set, replaces FrameSize with an internet mix (frame sizes
 	// including FCS and weights; pktgen's imix_weights: kernel backend).
-	IMIX          []IMIXEntry
+	IMIX          pktgen.IMIX
 	Duration      time.Duration
 	Count         uint64 // packets per flow; 0 with a duration
 	Rate          uint64 // packets per second per flow; 0 = as fast as the sender goes
@@ -63,8 +63,8 @@ func (s *Spec) Validate() error {
 	if s.FrameSize == 0 {
 		s.FrameSize = DefaultFrameSize
 	}
-	if len(s.IMIX) > MaxIMIX {
-		return fmt.Errorf("imix: %d sizes: pktgen takes at most %d", len(s.IMIX), MaxIMIX)
+	if len(s.IMIX) > pktgen.MaxIMIX {
+		return fmt.Errorf("imix: %d sizes: pktgen takes at most %d", len(s.IMIX), pktgen.MaxIMIX)
 	}
 	for _, e := range s.IMIX {
 		if e.Size < 64 || e.Size > 9018 || e.Weight < 1 {
@@ -149,25 +149,12 @@ func CheckRate(rate uint64, threads int) error {
 	return nil
 }
 
-// MaxIMIX is how many sizes pktgen's imix_weights takes.
-const MaxIMIX = 20
-
-// IMIXEntry is one frame size (including FCS) of an internet mix.
-type IMIXEntry struct {
-	Size   int `json:"size"`
-	Weight int `json:"weight"`
-}
-
-// MeanFrame is the mean frame size without FCS the run sends: the
-// weighted mean of an imix, or FrameSize − 4.
+// MeanFrame is the mean frame size without FCS the run sends: the imix's
+// (pktgen.IMIX.FrameBytes, as the senders' own summaries count it), or
+// FrameSize without its FCS.
 func (s *Spec) MeanFrame() float64 {
-	if len(s.IMIX) == 0 {
-		return float64(s.FrameSize - pktgen.FCSBytes)
+	if len(s.IMIX) > 0 {
+		return s.IMIX.FrameBytes()
 	}
-	var sum, w float64
-	for _, e := range s.IMIX {
-		sum += float64((e.Size - pktgen.FCSBytes) * e.Weight)
-		w += float64(e.Weight)
-	}
-	return sum / w
+	return float64(s.FrameSize - pktgen.FCSBytes)
 }

@@ -3,6 +3,8 @@ package coordinator
 import (
 	"strings"
 	"testing"
+
+	recv "github.com/linerate/linerate/receiver"
 )
 
 // Streams of two senders to two receivers: the first-frame spread is of
@@ -13,11 +15,11 @@ func TestStartSpreadOf(t *testing.T) {
 	const t0 = 1_764_650_000_000_000_000
 	flows := []Flow{
 		{Sender: "s1", Receiver: "r1", StreamDetail: []Stream{
-			{Sent: 10, FirstFrameNs: t0, FirstArrivalNs: t0 + 50_000},
-			{Sent: 10, FirstFrameNs: t0 + 100_000, FirstArrivalNs: t0 + 120_000},
+			{Sent: 10, FirstFrameNs: t0, StreamReport: recv.StreamReport{FirstArrivalNs: t0 + 50_000}},
+			{Sent: 10, FirstFrameNs: t0 + 100_000, StreamReport: recv.StreamReport{FirstArrivalNs: t0 + 120_000}},
 		}},
 		{Sender: "s2", Receiver: "r2", StreamDetail: []Stream{
-			{Sent: 10, FirstFrameNs: t0 + 40_000, FirstArrivalNs: t0 + 90_000},
+			{Sent: 10, FirstFrameNs: t0 + 40_000, StreamReport: recv.StreamReport{FirstArrivalNs: t0 + 90_000}},
 			{Sent: 10}, // no times: missing on both sides
 		}},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	recv "github.com/linerate/linerate/receiver"
 )
 
 // node is one agent taking part in the run.
@@ -29,7 +30,7 @@ type node struct {
 	dst      netip.Addr // receivers: the data address flows are sent to
 	flowOf   []int      // sender: the flow (index into pairs) of each thread
 	sent     *senderReport
-	received *receiverReport
+	received *recv.Report
 	size     receiverSize // receivers: how it was armed
 	started  time.Time
 	stopOnce sync.Once

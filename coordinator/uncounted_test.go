@@ -3,9 +3,13 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
 )
 
 // Packets a receiver saw but could not count (streams beyond its table)
@@ -15,7 +19,7 @@ func TestReconcileUncounted(t *testing.T) {
 	if f.Lost != 1065 || f.Uncounted != 1065 || f.LostNetwork != 0 || f.LostReceiverHost != 0 || f.LostSenderHost != 0 {
 		t.Errorf("%+v", f)
 	}
-	f = Reconcile(FlowInput{Streams: []Stream{{Sent: 100, Received: 40}}, Uncounted: 50, ReceiverHostDrops: 4})
+	f = Reconcile(FlowInput{Streams: []Stream{{Sent: 100, StreamReport: recv.StreamReport{Received: 40}}}, Uncounted: 50, ReceiverHostDrops: 4})
 	if f.Uncounted != 50 || f.LostReceiverHost != 4 || f.LostNetwork != 6 {
 		t.Errorf("some of each: %+v", f)
 	}
@@ -27,11 +31,11 @@ func TestReconcileUncounted(t *testing.T) {
 // the warning names the receiver, the numbers and the table.
 func TestReconcileRunUncounted(t *testing.T) {
 	in := runCounts{Senders: map[string]senderEnd{}, Receivers: map[string]receiverEnd{}}
-	rep := &receiverReport{Overflow: 1065 + 1118}
+	rep := &recv.Report{OverflowPackets: 1065 + 1118}
 	for i := range 17 {
 		name := fmt.Sprintf("s%d", i+1)
 		in.Pairs = append(in.Pairs, Pair{Sender: name, Receiver: "r1"})
-		sr := &senderReport{WindowSec: 1}
+		sr := &senderReport{Summary: pktgen.Summary{USec: 1e6}}
 		for k := range 2 {
 			src := fmt.Sprintf("198.18.%d.%d", k, i+1)
 			sent := uint64(1000)
@@ -41,19 +45,19 @@ func TestReconcileRunUncounted(t *testing.T) {
 			case i == 16 && k == 1:
 				sent = 1118
 			}
-			sr.Threads = append(sr.Threads, senderThread{Src: src, Packets: sent})
-			recv := sent
+			sr.Threads = append(sr.Threads, pktgen.ThreadSummary{Src: src, Packets: sent})
+			got := sent
 			switch {
 			case i == 0 && k == 0:
-				recv = 990 // lost in the network
+				got = 990 // lost in the network
 			case sent != 1000:
 				continue // beyond the table: not in the report
 			}
-			rep.Streams = append(rep.Streams, Stream{Src: src, Dst: "198.18.0.101", DstPort: 10000 + i, Received: recv, MaxSeq: recv})
+			rep.Streams = append(rep.Streams, recv.StreamReport{Src: netip.MustParseAddr(src), Dst: netip.MustParseAddr("198.18.0.101"), DstPort: uint16(10000 + i), Received: got, MaxSeq: got})
 		}
 		in.Senders[name] = senderEnd{Port: 10000 + i, Report: sr}
 	}
-	in.Receivers["r1"] = receiverEnd{Dst: "198.18.0.101", Report: rep, Table: 32}
+	in.Receivers["r1"] = receiverEnd{Dst: netip.MustParseAddr("198.18.0.101"), Report: rep, Table: 32}
 	flows, warnings := reconcileRun(in)
 	if len(flows) != 17 {
 		t.Fatalf("%d flows", len(flows))
@@ -70,7 +74,7 @@ func TestReconcileRunUncounted(t *testing.T) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
 	// Sequence 0: received, but said, not silent.
-	rep.Overflow, rep.Streams[1].BeyondCapacity = 0, 7
+	rep.OverflowPackets, rep.Streams[1].BeyondCapacity = 0, 7
 	_, warnings = reconcileRun(in)
 	if want := "r1: 7 test packets of 1 streams with sequence 0"; len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
 		t.Errorf("warnings %q, want one starting %q", warnings, want)

@@ -18,7 +18,7 @@ func TestUserspaceCheck(t *testing.T) {
 		field string
 		edit  func(*Config)
 	}{
-		{"imix", func(c *Config) { c.PktSize, c.IMIX = 0, []IMIXEntry{{Size: 60, Weight: 1}} }},
+		{"imix", func(c *Config) { c.PktSize, c.IMIX = 0, IMIX{{Size: 64, Weight: 1}} }},
 		{"min_pkt_size", func(c *Config) { c.PktSize, c.MinPktSize, c.MaxPktSize = 0, 60, 80 }},
 		{"frags", func(c *Config) { c.Frags = 2 }},
 		{"clone_skb", func(c *Config) { c.CloneSkb = 1 }},

@@ -32,12 +32,6 @@ var knownFlags = []string{
 	"MACSRC_RND", "MACDST_RND", "VID_RND", "SVID_RND", "NODE", "NODE_ALLOC", "SHARED",
 }
 
-// IMIXEntry is one size of an internet mix and its weight.
-type IMIXEntry struct {
-	Size   int // frame size without FCS, like PktSize
-	Weight int
-}
-
 // Config describes one pktgen run on one device. Its unit is the stream:
 // one pktgen device entry with its own sequence stream, sent by the
 // pktgen thread of its CPU. "Thread i" in the fields below is stream i:
@@ -63,8 +57,10 @@ type Config struct {
 	PktSize    int // frame size without the 4-byte FCS (pktgen's pkt_size)
 	MinPktSize int // size range (PktSize must be 0); sizes cycle, or random with TXSIZE_RND
 	MaxPktSize int
-	IMIX       []IMIXEntry // internet mix (exclusive with PktSize and ranges)
-	Frags      int
+	// IMIX is an internet mix (exclusive with PktSize and ranges); its
+	// sizes count the FCS, unlike PktSize (IMIXEntry).
+	IMIX  IMIX
+	Frags int
 
 	Burst    int // xmit_more burst; 0 or 1 = none
 	CloneSkb int // reuse each skb this many more times; 0 = a new skb per packet
@@ -198,11 +194,11 @@ func (c *Config) Validate() error {
 		if c.MinPktSize != 0 {
 			add(cfgErr("imix", "set one of a size range or imix"))
 		}
-		if len(c.IMIX) > 20 {
-			add(cfgErr("imix", "%d entries, pktgen takes at most 20", len(c.IMIX)))
+		if len(c.IMIX) > MaxIMIX {
+			add(cfgErr("imix", "%d entries, pktgen takes at most %d", len(c.IMIX), MaxIMIX))
 		}
 		for _, e := range c.IMIX {
-			checkSize("imix size", e.Size)
+			checkSize("imix size", e.PktSize())
 			if e.Weight <= 0 {
 				add(cfgErr("imix weight", "%d for size %d: want > 0", e.Weight, e.Size))
 			}
@@ -484,7 +480,7 @@ func (c *Config) Commands(i int) []string {
 	case len(c.IMIX) > 0:
 		var parts []string
 		for _, e := range c.IMIX {
-			parts = append(parts, fmt.Sprintf("%d,%d", e.Size, e.Weight))
+			parts = append(parts, fmt.Sprintf("%d,%d", e.PktSize(), e.Weight))
 		}
 		add("imix_weights %s", strings.Join(parts, " "))
 	case c.MinPktSize != 0:
@@ -622,12 +618,7 @@ func (c *Config) delayOf(pps uint64) uint64 {
 func (c *Config) FrameBytes() float64 {
 	switch {
 	case len(c.IMIX) > 0:
-		var sum, w float64
-		for _, e := range c.IMIX {
-			sum += float64(e.Size * e.Weight)
-			w += float64(e.Weight)
-		}
-		return sum / w
+		return c.IMIX.FrameBytes()
 	case c.MinPktSize != 0:
 		return float64(c.MinPktSize+c.MaxPktSize) / 2
 	case c.PktSize != 0:

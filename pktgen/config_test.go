@@ -35,9 +35,9 @@ func TestValidate(t *testing.T) {
 			c.DstMin, c.SrcMin, c.PktSize = netip.MustParseAddr("2001:2::2"), netip.Addr{}, 60
 		}, "want 78-65535"},
 		{"vlan raises the minimum", func(c *Config) { c.HasVLAN, c.VLANID, c.PktSize = true, 5, 60 }, "want 62-65535"},
-		{"size and imix", func(c *Config) { c.IMIX = []IMIXEntry{{60, 7}} }, "one of pkt_size"},
-		{"imix weight", func(c *Config) { c.PktSize, c.IMIX = 0, []IMIXEntry{{60, 0}} }, "imix weight"},
-		{"imix and clone", func(c *Config) { c.PktSize, c.IMIX, c.CloneSkb = 0, []IMIXEntry{{60, 1}}, 5 }, "clone_skb: must be 0 with imix"},
+		{"size and imix", func(c *Config) { c.IMIX = IMIX{{64, 7}} }, "one of pkt_size"},
+		{"imix weight", func(c *Config) { c.PktSize, c.IMIX = 0, IMIX{{64, 0}} }, "imix weight"},
+		{"imix and clone", func(c *Config) { c.PktSize, c.IMIX, c.CloneSkb = 0, IMIX{{64, 1}}, 5 }, "clone_skb: must be 0 with imix"},
 		{"range inverted", func(c *Config) { c.PktSize, c.MinPktSize, c.MaxPktSize = 0, 200, 100 }, "range 200-100"},
 		{"two rates", func(c *Config) { c.RatePPS, c.DelayNS = 10, 10 }, "one of delay"},
 		{"many threads on few cpus", func(c *Config) { c.CPUs = []int{0, 1, 0, 1, 0, 1, 0, 1} }, "cpus: cpus 0, 1 twice: one thread per CPU (8 threads, 2 distinct CPUs), unless queues"},
@@ -116,7 +116,7 @@ func TestCommands(t *testing.T) {
 	}
 	c6 := baseConfig()
 	c6.DstMin, c6.SrcMin, c6.PktSize, c6.Flags = netip.MustParseAddr("2001:2::2"), netip.MustParseAddr("2001:2::a"), 78, nil
-	c6.IMIX, c6.PktSize = []IMIXEntry{{78, 7}, {570, 4}, {1514, 1}}, 0
+	c6.IMIX, c6.PktSize = IMIX{{82, 7}, {574, 4}, {1518, 1}}, 0 // sizes with FCS
 	want6 := []string{"count 5000", "imix_weights 78,7 570,4 1514,1", "delay 0", "dst6 2001:2::2", "src6 2001:2::b", "dst_mac 02:00:00:00:00:02"}
 	if diff := cmp.Diff(want6, c6.Commands(1)); diff != "" {
 		t.Errorf("ipv6 imix commands (-want +got):\n%s", diff)

@@ -71,7 +71,7 @@ func TestBuildFrameIPv6VLANChecksum(t *testing.T) {
 
 func TestBuildFrameErrors(t *testing.T) {
 	c := baseConfig()
-	c.PktSize, c.IMIX = 0, []IMIXEntry{{60, 1}}
+	c.PktSize, c.IMIX = 0, IMIX{{64, 1}}
 	if _, err := BuildFrame(&c, 0, nil); err == nil {
 		t.Error("imix accepted")
 	}

@@ -43,6 +43,9 @@ type ThreadSummary struct {
 	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
 }
 
+// Seconds is the run's window (USec) in seconds.
+func (s *Summary) Seconds() float64 { return float64(s.USec) / 1e6 }
+
 // rate is packets per second over usec microseconds.
 func rate(packets, usec uint64) float64 {
 	if usec == 0 {

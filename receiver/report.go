@@ -37,7 +37,11 @@ type Report struct {
 }
 
 // StreamReport is one stream: the packets with the pktgen magic from Src
-// to Dst with UDP destination port DstPort.
+// to Dst with UDP destination port DstPort. It is the receiving end's
+// account of a stream wherever one is kept: `recv --json`, the Agent
+// service's report (agent/convert.go) and each stream of a run's result,
+// which the coordinator extends with the sending end's count
+// (coordinator.Stream). Its fields are in the order a result lists them.
 type StreamReport struct {
 	Src     netip.Addr `json:"src"`
 	Dst     netip.Addr `json:"dst"`
@@ -45,10 +49,6 @@ type StreamReport struct {
 	// Received counts every packet of the stream, duplicates, late and
 	// sequence-0 ones included.
 	Received uint64 `json:"received"`
-	// MaxSeq is the highest sequence seen, unwrapped past 2^32 (the wire
-	// carries pktgen's 32 bits): a tail loss shows as MaxSeq below what
-	// was sent.
-	MaxSeq uint64 `json:"max_seq"`
 	// Duplicates are copies of a sequence already seen (more than
 	// Options.Repeats copies with Repeats > 1) while it was in the window.
 	Duplicates uint64 `json:"duplicates"`
@@ -56,34 +56,38 @@ type StreamReport struct {
 	// the same stream (see the package documentation for the cases where
 	// this is per CPU).
 	Reordered uint64 `json:"reordered"`
-	// Late are packets whose sequence was older than the window when they
-	// arrived (Options.Window): each is either a duplicate or the late
-	// first copy of a sequence that Missing counts; the window cannot tell
-	// which. They are in Received and in no other counter.
-	Late uint64 `json:"late"`
+	// MaxSeq is the highest sequence seen, unwrapped past 2^32 (the wire
+	// carries pktgen's 32 bits): a tail loss shows as MaxSeq below what
+	// was sent.
+	MaxSeq uint64 `json:"max_seq"`
 	// Missing is the number of sequences in [1, MaxSeq] never seen as a
 	// first copy within the window, head loss included (exact: MaxSeq
 	// minus the first copies). MissingRanges lists the first
 	// Options.MaxRanges runs of them as inclusive [from, to] pairs, from
 	// sequence 1, those the window moved past included (recorded when it
-	// evicted them; see the package documentation for the bound). When
-	// MissingRangesFrom is set (the XDP method lost eviction records) it
-	// lists only those the window still held at the end, from there on
-	// (Missing counts the ones below too). Snapshot reports Missing
-	// without ranges.
+	// evicted them; see the package documentation for the bound), absent
+	// when there are none. When MissingRangesFrom is set (the XDP method
+	// lost eviction records) it lists only those the window still held at
+	// the end, from there on (Missing counts the ones below too). Snapshot
+	// reports Missing without ranges.
 	Missing           uint64      `json:"missing"`
-	MissingRanges     [][2]uint64 `json:"missing_ranges"`
+	MissingRanges     [][2]uint64 `json:"missing_ranges,omitempty"`
 	MissingRangesFrom uint64      `json:"missing_ranges_from,omitempty"`
-	// BeyondCapacity counts packets with sequence 0, outside pktgen's
-	// numbering (which starts at 1): in Received, in no other counter
-	// (absent when 0).
-	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
+	// Late are packets whose sequence was older than the window when they
+	// arrived (Options.Window): each is either a duplicate or the late
+	// first copy of a sequence that Missing counts; the window cannot tell
+	// which. They are in Received and in no other counter (absent when 0).
+	Late uint64 `json:"late,omitempty"`
 	// Unrecorded are packets the XDP program could not record in the
 	// window because other CPUs changed the same window word on every one
 	// of its tries (see the package documentation): in Received, in no
 	// other counter; while not 0, Missing may count their sequences
 	// (absent when 0).
 	Unrecorded uint64 `json:"unrecorded,omitempty"`
+	// BeyondCapacity counts packets with sequence 0, outside pktgen's
+	// numbering (which starts at 1): in Received, in no other counter
+	// (absent when 0).
+	BeyondCapacity uint64 `json:"beyond_capacity,omitempty"`
 	// FirstArrivalNs is when the stream's first packet arrived, on the
 	// receiver's realtime clock (Unix nanoseconds): the earliest over the
 	// CPUs (rings) that saw the stream (absent when 0).

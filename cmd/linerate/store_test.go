@@ -18,7 +18,9 @@ import (
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/safefile/safefiletest"
+	"github.com/linerate/linerate/receiver"
 )
 
 // --html, report -o and the store refuse to replace anything but a
@@ -100,15 +102,15 @@ type campaignLab struct{ runs int }
 
 func (campaignLab) Members() []coordinator.Member {
 	return []coordinator.Member{
-		{Name: "s1", Role: "sender", Status: "alive", SpeedMb: 10000},
-		{Name: "r1", Role: "receiver", Status: "alive", SpeedMb: 10000},
+		{Name: "s1", Tags: gossip.Tags{Role: "sender", SpeedMbps: 10000}, Status: "alive"},
+		{Name: "r1", Tags: gossip.Tags{Role: "receiver", SpeedMbps: 10000}, Status: "alive"},
 	}
 }
 
 func (l *campaignLab) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, error) {
 	l.runs++
 	n := uint64(s.Rate) / 10
-	f := coordinator.Reconcile(coordinator.FlowInput{Sender: "s1", Receiver: "r1", Streams: []coordinator.Stream{{Sent: n, Received: n}},
+	f := coordinator.Reconcile(coordinator.FlowInput{Sender: "s1", Receiver: "r1", Streams: []coordinator.Stream{{Sent: n, StreamReport: receiver.StreamReport{Received: n}}},
 		DurationSec: s.Duration.Seconds(), FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: float64(s.Rate)})
 	return &coordinator.Result{RunID: "run", Status: coordinator.StatusOK, Flows: []coordinator.Flow{f}}, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/receiver"
 )
 
 // A campaign's trial and the results package's trial of the same run
@@ -24,7 +26,7 @@ func TestTrialAgreesWithRunTrial(t *testing.T) {
 		achieved       float64
 	}{{"s1", "r1", 980, 975, 995}, {"s2", "r2", 1000, 1000, 1003}} {
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: f.s, Receiver: f.r, Streams: []coordinator.Stream{{Sent: f.sent, Received: f.received}},
+			Sender: f.s, Receiver: f.r, Streams: []coordinator.Stream{{Sent: f.sent, StreamReport: receiver.StreamReport{Received: f.received}}},
 			DurationSec: 1.02, FrameBytes: 60, OfferedPPS: 1000, AchievedPPS: f.achieved,
 		}))
 	}
@@ -51,7 +53,7 @@ func TestTrialAgreesWithRunTrial(t *testing.T) {
 
 // The selector matches the tags as serf announces them, and the name.
 func TestMatches(t *testing.T) {
-	m := coordinator.Member{Name: "s1", Role: "sender", Iface: "data0", NUMA: 1, Queues: 4, SpeedMb: 10000, Backend: "kernel,xdp", Version: "v1"}
+	m := coordinator.Member{Name: "s1", Tags: gossip.Tags{Role: "sender", Iface: "data0", NUMA: 1, Queues: 4, SpeedMbps: 10000, Backends: []string{"kernel", "xdp"}, Version: "v1"}}
 	for sel, want := range map[string]bool{
 		"role=sender": true, "iface=data0": true, "numa=1": true, "queues=4": true, "speed=10000": true,
 		"backend=kernel,xdp": true, "version=v1": true, "name=s1": true, "numa=0": false, "role=receiver": false, "grpc=x": false,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -178,7 +179,7 @@ func (c *campaignRun) resolve() error {
 		if i < len(c.senders) {
 			role = "sender"
 		}
-		c.links = append(c.links, results.Fingerprint{Name: n, Role: role, LinkSpeedMbps: m.SpeedMb})
+		c.links = append(c.links, results.Fingerprint{Name: n, Role: role, LinkSpeedMbps: m.SpeedMbps})
 	}
 	return nil
 }
@@ -187,7 +188,7 @@ func (c *campaignRun) resolve() error {
 // backend, … as serf announces them, gossip.Tags.Selectable), or its
 // name under the key "name".
 func matches(m coordinator.Member, sel map[string]string) bool {
-	tags := m.Tags().Selectable()
+	tags := m.Tags.Selectable()
 	tags["name"] = m.Name
 	for k, v := range sel {
 		if tags[k] != v {
@@ -203,16 +204,12 @@ func (c *campaignRun) frame(size int) float64 {
 	return s.MeanFrame()
 }
 
-// imix is the coordinator's mix for size 0 (nil otherwise).
-func (c *campaignRun) imix(size int) []coordinator.IMIXEntry {
+// imix is the spec's mix for size 0 (nil otherwise).
+func (c *campaignRun) imix(size int) pktgen.IMIX {
 	if size > 0 {
 		return nil
 	}
-	var out []coordinator.IMIXEntry
-	for _, e := range c.spec.IMIX {
-		out = append(out, coordinator.IMIXEntry{Size: e.Size, Weight: e.Weight})
-	}
-	return out
+	return slices.Clone(c.spec.IMIX) // each run's own copy, as its result keeps it
 }
 
 // label names a size in messages and the summary ("64 B", "imix 64:7 570:4 1518:1").

@@ -10,7 +10,9 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 )
 
 type members []coordinator.Member
@@ -18,11 +20,11 @@ type members []coordinator.Member
 func (m members) Members() []coordinator.Member { return m }
 
 var lab2x2 = members{
-	{Name: "s1", Role: "sender", Status: "alive", SpeedMb: 10000, Iface: "data0"},
-	{Name: "s2", Role: "sender", Status: "alive", SpeedMb: 10000, Iface: "data0"},
-	{Name: "r1", Role: "receiver", Status: "alive", SpeedMb: 1000, Iface: "data0"},
-	{Name: "r2", Role: "receiver", Status: "alive", SpeedMb: 10000, Iface: "data0"},
-	{Name: "x1", Role: "receiver", Status: "failed", SpeedMb: 10, Iface: "data0"},
+	{Name: "s1", Tags: gossip.Tags{Role: "sender", SpeedMbps: 10000, Iface: "data0"}, Status: "alive"},
+	{Name: "s2", Tags: gossip.Tags{Role: "sender", SpeedMbps: 10000, Iface: "data0"}, Status: "alive"},
+	{Name: "r1", Tags: gossip.Tags{Role: "receiver", SpeedMbps: 1000, Iface: "data0"}, Status: "alive"},
+	{Name: "r2", Tags: gossip.Tags{Role: "receiver", SpeedMbps: 10000, Iface: "data0"}, Status: "alive"},
+	{Name: "x1", Tags: gossip.Tags{Role: "receiver", SpeedMbps: 10, Iface: "data0"}, Status: "failed"},
 }
 
 // dut is a simulated device under test: per flow it carries up to
@@ -45,7 +47,7 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 	res := &coordinator.Result{RunID: "run", Status: coordinator.StatusOK}
 	for _, m := range lab2x2 { // every agent of the run, as a run reports them
 		if slices.Contains(s.Senders, m.Name) || slices.Contains(s.Receivers, m.Name) {
-			res.Hosts = append(res.Hosts, coordinator.Host{Name: m.Name, Role: string(m.Role), Kernel: "6.1", Driver: "veth", LinkSpeedMbps: m.SpeedMb})
+			res.Hosts = append(res.Hosts, coordinator.Host{Name: m.Name, Role: string(m.Role), Kernel: "6.1", Driver: "veth", LinkSpeedMbps: m.SpeedMbps})
 		}
 	}
 	secs := s.Duration.Seconds()
@@ -61,7 +63,7 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 		carried := min(achieved, d.limit(s.FrameSize))
 		recv := uint64(carried * secs)
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, Received: recv}},
+			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, StreamReport: receiver.StreamReport{Received: recv}}},
 			DurationSec: secs, FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: achieved,
 		}))
 	}
@@ -271,9 +273,9 @@ trial_duration: 100ms
 
 func TestCampaignSelectorRefusesBoth(t *testing.T) {
 	r := &Runner{Cluster: members{
-		{Name: "a", Role: "both", Status: "alive", Iface: "data0"},
-		{Name: "s1", Role: "sender", Status: "alive", Iface: "data0"},
-		{Name: "r1", Role: "receiver", Status: "alive", Iface: "data0"},
+		{Name: "a", Tags: gossip.Tags{Role: "both", Iface: "data0"}, Status: "alive"},
+		{Name: "s1", Tags: gossip.Tags{Role: "sender", Iface: "data0"}, Status: "alive"},
+		{Name: "r1", Tags: gossip.Tags{Role: "receiver", Iface: "data0"}, Status: "alive"},
 	}, Run: (&dut{}).run}
 	y := "agents: {select: {iface: data0}}\nframe_sizes: [64]\nrates: [1000]\ntrial_duration: 100ms\n"
 	_, err := r.RunCampaign(context.Background(), parse(t, y), []byte(y))

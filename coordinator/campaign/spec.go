@@ -13,16 +13,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Spec is a campaign as written in YAML.
 type Spec struct {
-	Name    string   `yaml:"name"`
-	Agents  Agents   `yaml:"agents"`
-	Pattern string   `yaml:"pattern"`
-	Sizes   []Size   `yaml:"frame_sizes"`
-	IMIX    []Weight `yaml:"imix"`
-	Threads int      `yaml:"threads"`
+	Name    string      `yaml:"name"`
+	Agents  Agents      `yaml:"agents"`
+	Pattern string      `yaml:"pattern"`
+	Sizes   []Size      `yaml:"frame_sizes"`
+	IMIX    pktgen.IMIX `yaml:"imix"`
+	Threads int         `yaml:"threads"`
 	// Rates are offered rates per flow for a sweep (search: none).
 	Rates    []Rate   `yaml:"rates"`
 	Search   Search   `yaml:"search"`
@@ -57,14 +58,8 @@ type Size struct {
 	IMIX  bool // the spec's imix
 }
 
-// Weight is one imix entry.
-type Weight struct {
-	Size   int `yaml:"size"`
-	Weight int `yaml:"weight"`
-}
-
 // DefaultIMIX is the common 7:4:1 of 64, 570 and 1518-byte frames.
-var DefaultIMIX = []Weight{{64, 7}, {570, 4}, {1518, 1}}
+var DefaultIMIX = pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}, {Size: 1518, Weight: 1}}
 
 // Rate is an offered rate per flow: packets per second, or a percentage
 // of a flow's line rate for the frame size (results.LineRatePPS over the
@@ -220,8 +215,8 @@ func (s *Spec) validate() error {
 	if len(s.IMIX) == 0 {
 		s.IMIX = slices.Clone(DefaultIMIX)
 	}
-	if len(s.IMIX) > coordinator.MaxIMIX {
-		return s.errf("imix", "%d sizes: pktgen's imix_weights takes at most %d", len(s.IMIX), coordinator.MaxIMIX)
+	if len(s.IMIX) > pktgen.MaxIMIX {
+		return s.errf("imix", "%d sizes: pktgen's imix_weights takes at most %d", len(s.IMIX), pktgen.MaxIMIX)
 	}
 	for i, w := range s.IMIX {
 		if w.Size < 64 || w.Size > 9018 || w.Weight < 1 {

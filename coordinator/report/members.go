@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/linerate/linerate/coordinator"
 )
@@ -14,14 +15,14 @@ func Members(w io.Writer, ms []coordinator.Member) error {
 	fmt.Fprintln(tw, "NAME\tROLE\tSTATUS\tGRPC\tIFACE\tNUMA\tQUEUES\tSPEED\tBACKENDS\tVERSION\tHEALTH")
 	for _, m := range ms {
 		speed := "-"
-		if m.SpeedMb > 0 {
-			speed = fmt.Sprintf("%dMb/s", m.SpeedMb)
+		if m.SpeedMbps > 0 {
+			speed = fmt.Sprintf("%dMb/s", m.SpeedMbps)
 		}
 		health := m.Health
 		if health == "" {
 			health = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Name, m.Role, m.Status, m.GRPC, m.Iface, m.NUMA, m.Queues, speed, m.Backend, m.Version, health)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Name, m.Role, m.Status, m.GRPC, m.Iface, m.NUMA, m.Queues, speed, strings.Join(m.Backends, ","), m.Version, health)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
@@ -53,6 +55,22 @@ func TestReportTableGolden(t *testing.T) {
 			golden(t, name+".table.golden", render(t, func(w *bytes.Buffer) error { return report.Table(w, doc) }))
 		})
 	}
+}
+
+// `linerate members` prints what the code at 743d6ca printed
+// (testdata/members.table.golden) for the members it wrote as JSON
+// (coordinator/testdata/members-743d6ca.json): the backends as announced,
+// an unknown speed and health as "-".
+func TestMembersTableGolden(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/members-743d6ca.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []coordinator.Member
+	if err := json.Unmarshal(raw, &ms); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "members.table.golden", render(t, func(w *bytes.Buffer) error { return report.Members(w, ms) }))
 }
 
 // b is the campaign measured again on a host whose driver changed: 64-byte

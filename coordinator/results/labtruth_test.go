@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"bytes"
@@ -7,18 +7,20 @@ import (
 	"testing"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/results"
 )
 
 // TestStoredLabTruth checks that a run document `linerate lab run` stored
 // before the lab's truth was typed (at 7132701) still loads, that its "lab"
 // sections (the document's and the run's) read as coordinator.PathTruth,
-// and that it encodes back to the same bytes.
+// and that it encodes back to the same document (its keys, their order
+// aside, and values; TestDocumentJSONUnchanged) with the same "lab" bytes.
 func TestStoredLabTruth(t *testing.T) {
 	raw, err := os.ReadFile("testdata/lab-run-7132701.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Decode(bytes.NewReader(raw))
+	doc, err := results.Decode(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +37,11 @@ func TestStoredLabTruth(t *testing.T) {
 		t.Errorf("ports s1 %+v, r1 %+v", s1, r1)
 	}
 	var buf bytes.Buffer
-	if err := Encode(&buf, doc); err != nil {
+	if err := results.Encode(&buf, doc); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(buf.Bytes(), raw) {
-		t.Errorf("encoded again, the document differs:\n%s", buf.Bytes())
+	if diff := jsonDiff(t, raw, buf.Bytes()); diff != "" {
+		t.Errorf("encoded again, the document differs (-stored +now):\n%s", diff)
 	}
 	// The "lab" object by itself, key for key.
 	var before, after struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,9 @@ var sameJSON = cmp.Comparer(func(a, b json.RawMessage) bool {
 	var ca, cb bytes.Buffer
 	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 })
+
+// sameAddr compares addresses (a stream's) by value.
+var sameAddr = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
 
 func TestResultsStoreRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
@@ -75,7 +79,7 @@ func TestResultsStoreRoundTrip(t *testing.T) {
 		if strings.HasPrefix(run.ID, id) {
 			want = run
 		}
-		if diff := cmp.Diff(want, got, sameJSON); diff != "" {
+		if diff := cmp.Diff(want, got, sameJSON, sameAddr); diff != "" {
 			t.Errorf("Load(%q) differs from what was saved (-want +got):\n%s", id, diff)
 		}
 	}

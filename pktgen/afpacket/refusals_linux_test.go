@@ -17,7 +17,7 @@ func TestRefusals(t *testing.T) {
 		edit  func(*pktgen.Config)
 	}{
 		{"imix", func(c *pktgen.Config) {
-			c.PktSize, c.IMIX = 0, []pktgen.IMIXEntry{{Size: 60, Weight: 1}, {Size: 1000, Weight: 1}}
+			c.PktSize, c.IMIX = 0, pktgen.IMIX{{Size: 64, Weight: 1}, {Size: 1004, Weight: 1}}
 		}},
 		{"clone_skb", func(c *pktgen.Config) { c.CloneSkb = 10 }},
 		{"burst", func(c *pktgen.Config) { c.Burst = 8 }},

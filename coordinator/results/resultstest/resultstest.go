@@ -9,12 +9,14 @@ package resultstest
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -76,16 +78,26 @@ func flows(size int, offered, capacity float64) []coordinator.Flow {
 		}
 		out = append(out, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:           []coordinator.Stream{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			Streams:           []coordinator.Stream{pairStream(i, sent, recv)},
 			ReceiverHostDrops: hostDrops,
 			DurationSec:       trialSec,
-			FrameBytes:        float64(size - 4),
+			FrameBytes:        float64(size - pktgen.FCSBytes),
 			LinkSpeedMbps:     LinkMbps,
 			OfferedPPS:        offered,
 			AchievedPPS:       offered,
 		}))
 	}
 	return out
+}
+
+// pairStream is the one stream of pair i's flow (sender 198.18.0.i+1 to
+// receiver 198.18.0.101+i, port 10000+i), sent packets sent and
+// received recv.
+func pairStream(i int, sent, recv uint64) coordinator.Stream {
+	return coordinator.Stream{Sent: sent, StreamReport: receiver.StreamReport{
+		Src: netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}), Dst: netip.AddrFrom4([4]byte{198, 18, 0, byte(101 + i)}),
+		DstPort: uint16(10000 + i), Received: recv,
+	}}
 }
 
 // Campaign is a complete NDR/PDR campaign document as the campaign
@@ -182,7 +194,7 @@ func Run() *results.Document {
 		}
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:     []coordinator.Stream{{Src: fmt.Sprintf("198.18.0.%d", i+1), Dst: fmt.Sprintf("198.18.0.%d", 101+i), DstPort: 10000 + i, Sent: sent, Received: recv}},
+			Streams:     []coordinator.Stream{pairStream(i, sent, recv)},
 			DurationSec: trialSec, FrameBytes: 508, LinkSpeedMbps: LinkMbps, OfferedPPS: 2e6, AchievedPPS: 2e6,
 		}))
 	}

@@ -168,7 +168,7 @@ func (r *relLab) hostNames() (senders, receivers []string) {
 func (r *relLab) conn(host string) *grpc.ClientConn {
 	r.t.Helper()
 	h := r.host(host)
-	conn, err := r.dial(coordinator.Member{Name: host, GRPC: net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(lab.GRPCPort))})
+	conn, err := r.dial(coordinator.Member{Name: host, Tags: gossip.Tags{GRPC: net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(lab.GRPCPort))}})
 	if err != nil {
 		r.t.Fatal(err)
 	}

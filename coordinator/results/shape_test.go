@@ -1,0 +1,66 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// The JSON of a stored document, and with it of a run (`lab run --json`
+// prints the Result a run document keeps), is a contract: every key, its
+// value's type and whether it is left out when empty. Two documents pin
+// it, each read and encoded again and compared, value for value, with
+// what the code at 743d6ca wrote:
+//
+//   - testdata/document-743d6ca.json, which the code at 743d6ca encoded
+//     from a document with every field set (each list of objects followed
+//     by one object with every field zero, for what omitempty leaves out);
+//   - testdata/lab-run-7132701.json, stored at 7132701, which the code at
+//     743d6ca encoded back byte for byte.
+//
+// Only the order of keys may differ: since the run's streams carry the
+// receiver's own report, a stream's sent, lost and first_frame_ns follow
+// the receiver's keys.
+func TestDocumentJSONUnchanged(t *testing.T) {
+	for _, path := range []string{"testdata/document-743d6ca.json", "testdata/lab-run-7132701.json"} {
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := results.Decode(bytes.NewReader(want))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var got bytes.Buffer
+		if err := results.Encode(&got, doc); err != nil {
+			t.Fatal(err)
+		}
+		if diff := jsonDiff(t, want, got.Bytes()); diff != "" {
+			t.Errorf("%s encoded again differs (-743d6ca +now):\n%s", path, diff)
+		}
+	}
+}
+
+// jsonDiff is how two JSON texts differ as values (keys, value types,
+// values, whatever the order of keys); "" when they do not.
+func jsonDiff(t *testing.T, want, got []byte) string {
+	t.Helper()
+	return cmp.Diff(jsonValue(t, want), jsonValue(t, got))
+}
+
+// jsonValue is the value of a JSON text, numbers as they are written.
+func jsonValue(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
