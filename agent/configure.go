@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/topology"
@@ -160,10 +161,8 @@ func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) 
 			refreshing = make(chan struct{})
 			go func(done chan struct{}) { defer close(done); c.refresh() }(refreshing)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := ctxsleep.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
 		}
 		ts, refused = c.targets.targets(ctx, cfg)
 		err = checkDestinations(cfg, ts, c.allowDst, c.gossip)

@@ -179,7 +179,7 @@ func (c *Config) Validate() error {
 	if c.Duration < 0 {
 		add(cfgErr("duration", "%s is negative", c.Duration))
 	}
-	minFrame := HeaderOffset(c.ipv6(), btoi(c.HasVLAN), 0) + HeaderLen
+	minFrame := MinFrame(c.ipv6(), c.HasVLAN)
 	checkSize := func(field string, v int) {
 		if v != 0 && (v < minFrame || v > 65535) {
 			add(cfgErr(field, "%d: want %d-65535 (frame without FCS, room for headers and the 16-byte pktgen header)", v, minFrame))
@@ -220,7 +220,12 @@ func (c *Config) Validate() error {
 	if c.CloneSkb < 0 || c.CloneSkb > 1<<30 {
 		add(cfgErr("clone_skb", "%d: want >= 0", c.CloneSkb))
 	}
-	rates := btoi(c.DelayNS > 0) + btoi(c.RatePPS > 0) + btoi(c.RateMbps > 0) + btoi(c.Rates != nil)
+	rates := 0
+	for _, set := range []bool{c.DelayNS > 0, c.RatePPS > 0, c.RateMbps > 0, c.Rates != nil} {
+		if set {
+			rates++
+		}
+	}
 	if rates > 1 {
 		add(cfgErr("rate", "set one of delay, rate (Mb/s), ratep (pps) and per-thread rates"))
 	}
@@ -367,13 +372,6 @@ func cpuList(cpus []int) string {
 		return "cpu " + s[0]
 	}
 	return "cpus " + strings.Join(s, ", ")
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }

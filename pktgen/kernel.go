@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
 // Kernel drives the kernel's pktgen through a Proc.
@@ -43,16 +45,7 @@ func (k *Kernel) defaults() {
 		k.MonoOffset = MonoOffset
 	}
 	if k.Sleep == nil {
-		k.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		k.Sleep = ctxsleep.Sleep
 	}
 }
 

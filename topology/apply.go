@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
@@ -91,18 +92,7 @@ func (o *ApplyOptions) defaults() {
 		o.Logger = hclog.NewNullLogger()
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		o.Sleep = ctxsleep.Sleep
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
@@ -226,12 +227,7 @@ func (a *app) irqVerify() *cobra.Command {
 				return err
 			}
 			res, err := topology.Verify(cmd.Context(), r, n, j, func(ctx context.Context) error {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(f.wait):
-					return nil
-				}
+				return ctxsleep.Sleep(ctx, f.wait)
 			})
 			if err != nil {
 				return err

@@ -16,6 +16,7 @@ import (
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/search"
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -333,10 +334,8 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		return nil, err
 	}
 	if n := len(c.doc.Trials); n > 0 && c.spec.Between.Pause > 0 {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Duration(c.spec.Between.Pause)):
+		if err := ctxsleep.Sleep(ctx, time.Duration(c.spec.Between.Pause)); err != nil {
+			return nil, err
 		}
 	}
 	s := c.spec

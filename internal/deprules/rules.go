@@ -63,13 +63,13 @@ var Rules = []Rule{
 		Deny:       []string{"pktgen/..."},
 		DenyExcept: []string{"pktgen"},
 		Allow: []string{Std, "golang.org/x/sys/...", "github.com/cilium/ebpf/...", "github.com/hashicorp/go-hclog",
-			"pktgen", "receiver/...", "internal/bpfasm", "internal/ethtool"},
+			"pktgen", "receiver/...", "internal/bpfasm", "internal/ethtool", "internal/enum"},
 		AllowTest: []string{"github.com/google/go-cmp/...", "github.com/vishvananda/netlink/...", "internal/netns/...", "internal/bpftest"},
 	},
 	{
-		Name:      "topology imports only std, x/sys, its own packages and internal/safefile",
+		Name:      "topology imports only std, x/sys, its own packages and the helpers internal/safefile, ctxsleep and enum",
 		From:      []string{"topology/..."},
-		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "topology/...", "internal/safefile"},
+		Allow:     []string{Std, "golang.org/x/sys/...", "github.com/hashicorp/go-hclog", "topology/...", "internal/safefile", "internal/ctxsleep", "internal/enum"},
 		AllowTest: []string{"github.com/google/go-cmp/...", "internal/fsfixture"},
 	},
 	{

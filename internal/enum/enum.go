@@ -1,0 +1,31 @@
+// Package enum words the closed sets of names the project keeps as typed
+// constants (sender backends, receiver methods, patterns, searches, the
+// irqbalance policy, a campaign's shortfall). Each set has one list, in
+// the package that owns the concept; its validators, errors and flag help
+// say that list through And and Or, so that no second list is written by
+// hand and none drifts from the names the code accepts.
+package enum
+
+import "strings"
+
+// And is names as a sentence joins them with "and": "a, b and c".
+func And[T ~string](names []T) string { return join(names, "and") }
+
+// Or is names as a sentence joins them with "or": "a, b or c".
+func Or[T ~string](names []T) string { return join(names, "or") }
+
+// join is names separated by commas, the last two by conj.
+func join[T ~string](names []T, conj string) string {
+	var b strings.Builder
+	for i, n := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			b.WriteString(" " + conj + " ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(n))
+	}
+	return b.String()
+}

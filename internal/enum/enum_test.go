@@ -1,0 +1,24 @@
+package enum
+
+import "testing"
+
+type color string
+
+func TestJoin(t *testing.T) {
+	for _, tc := range []struct {
+		names   []color
+		and, or string
+	}{
+		{nil, "", ""},
+		{[]color{"red"}, "red", "red"},
+		{[]color{"red", "blue"}, "red and blue", "red or blue"},
+		{[]color{"red", "green", "blue"}, "red, green and blue", "red, green or blue"},
+	} {
+		if got := And(tc.names); got != tc.and {
+			t.Errorf("And(%q) = %q, want %q", tc.names, got, tc.and)
+		}
+		if got := Or(tc.names); got != tc.or {
+			t.Errorf("Or(%q) = %q, want %q", tc.names, got, tc.or)
+		}
+	}
+}
