@@ -53,8 +53,8 @@ type configured struct {
 
 // prepare fills cfg's defaults (the agent's interface, the tuned CPUs and
 // queues, the source address) and chooses its backend (backendName: the
-// coordinator's choice, "" or "auto" for the best the host can run).
-func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured, error) {
+// coordinator's choice, pktgen.BackendAuto for the best the host can run).
+func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) (*configured, error) {
 	var warnings []string
 	if err := checkIface("config.device", cfg.Device, c.iface); err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	if len(cfg.CPUs) == 0 {
 		cpus, queues := c.tuner.tuned()
 		if len(cfg.Queues) == 0 && len(queues) > 0 {
-			cfg.CPUs, cfg.Queues = tunedThreads(cpus, queues, name == "kernel")
+			cfg.CPUs, cfg.Queues = tunedThreads(cpus, queues, name == pktgen.BackendKernel)
 		} else {
 			cfg.CPUs, _ = tunedThreads(cpus, nil, false)
 		}
@@ -110,7 +110,7 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured
 	if err := cfg.Validate(); err != nil {
 		return nil, fail(ErrInvalid, err)
 	}
-	if name != "kernel" {
+	if name != pktgen.BackendKernel {
 		if err := cfg.UserspaceCheck(name); err != nil {
 			return nil, fail(ErrInvalid, err)
 		}

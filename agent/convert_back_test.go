@@ -35,7 +35,7 @@ func reportFromProto(p *lineratev1.ReceiverReport) (*receiver.Report, error) {
 		return nil, nil
 	}
 	r := &receiver.Report{
-		Method: p.Method, MethodReason: p.MethodReason, XDPMode: p.XdpMode, Packets: p.Packets, OtherPackets: p.OtherPackets,
+		Method: receiver.Method(p.Method), MethodReason: p.MethodReason, XDPMode: p.XdpMode, Packets: p.Packets, OtherPackets: p.OtherPackets,
 		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets, Window: p.Window,
 	}
 	if l := p.Link; l != nil {

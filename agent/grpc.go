@@ -74,7 +74,7 @@ func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*linerat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}, nil
+	return &lineratev1.ArmResponse{Armed: true, Method: string(a.method), MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}, nil
 }
 
 func (s *service) Collect(ctx context.Context, req *lineratev1.CollectRequest) (*lineratev1.CollectResponse, error) {
@@ -95,12 +95,16 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	c, err := s.configure(ctx, req.LeaseId, cfg, req.Config.Backend)
+	backend, err := backendFromProto(req.Config)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	c, err := s.configure(ctx, req.LeaseId, cfg, backend)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	name := c.backend.Name()
-	return &lineratev1.ConfigureResponse{Accepted: true, Backend: name, Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}, nil
+	return &lineratev1.ConfigureResponse{Accepted: true, Backend: string(name), Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}, nil
 }
 
 func (s *service) Start(ctx context.Context, req *lineratev1.StartRequest) (*lineratev1.StartResponse, error) {

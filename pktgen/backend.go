@@ -13,9 +13,9 @@ import (
 // frames (BuildFrame), one sequence stream per thread, and fills the same
 // Summary.
 type Backend interface {
-	// Name is the backend's name in summaries and logs: "kernel", "xdp",
-	// "afpacket".
-	Name() string
+	// Name is the backend's name in summaries and logs: BackendKernel,
+	// BackendXDP or BackendAFPacket.
+	Name() BackendName
 	// Run sends until every thread's count is reached, the duration is
 	// over or ctx is cancelled (the summary is then marked Interrupted);
 	// progress, when not nil, gets live samples. With cfg.StartAt set it
@@ -28,8 +28,8 @@ type Backend interface {
 
 var _ Backend = (*Kernel)(nil)
 
-// Name is "kernel".
-func (k *Kernel) Name() string { return "kernel" }
+// Name is BackendKernel.
+func (k *Kernel) Name() BackendName { return BackendKernel }
 
 // ErrUnsupported is returned when a backend cannot honour a Config field
 // (the message names it; such errors also match ErrConfig), or cannot run
@@ -47,7 +47,7 @@ func Rate(packets, usec uint64) float64 { return rate(packets, usec) }
 // cannot send the way pktgen would: they send one frame template per
 // thread (BuildFrame) with only the sequence, timestamp, UDP source port
 // and UDP checksum changing. burstOK lets a backend accept Burst > 1.
-func (c *Config) UserspaceCheck(backend string) error {
+func (c *Config) UserspaceCheck(backend BackendName) error {
 	var errs []error
 	refuse := func(field, why string) {
 		errs = append(errs, fmt.Errorf("%s backend: %s: %s: %w (%w)", backend, field, why, ErrUnsupported, ErrConfig))

@@ -258,7 +258,7 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 			}
 		}
 	}()
-	sum = &Summary{Backend: "kernel", Device: cfg.Device}
+	sum = &Summary{Backend: string(BackendKernel), Device: cfg.Device}
 	warn := func(s string) { sum.Warnings = append(sum.Warnings, s); log.Warn(s) }
 	// Every thread's devices go once it is clear: a thread may carry
 	// several (one per queue).

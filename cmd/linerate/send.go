@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/topology"
@@ -64,7 +64,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
-	fl.StringVar(&f.backend, "backend", "auto", "kernel, xdp, afpacket, userspace (xdp, else afpacket) or auto (kernel when "+pktgen.DefaultProcDir+" exists, else userspace)")
+	fl.StringVar(&f.backend, "backend", string(pktgen.BackendAuto), enum.Or(pktgen.BackendNames)+": auto is kernel when "+pktgen.DefaultProcDir+" exists, else userspace, which is xdp, else afpacket")
 	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -73,19 +73,20 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 }
 
 func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
-	if !slices.Contains(choose.Names, f.backend) {
-		return usagef("--backend %q: valid backends are kernel, xdp, afpacket, auto and userspace (xdp, else afpacket)", f.backend)
+	backend := pktgen.BackendName(f.backend)
+	if err := backend.Check(); err != nil {
+		return usagef("--backend %v", err)
 	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {
 		return err
 	}
 	load := func() error { return choose.ModuleLoader{}.Load(cmd.Context()) }
-	be, why, err := choose.Backend(f.backend, cfg.Device, choose.Options{Log: a.log, LoadModule: load})
+	be, why, err := choose.Backend(backend, cfg.Device, choose.Options{Log: a.log, LoadModule: load})
 	if err != nil {
 		return err
 	}
-	a.log.Info("backend "+be.Name(), "why", why)
+	a.log.Info("backend "+string(be.Name()), "why", why)
 	last := time.Now()
 	progress := func(p pktgen.Progress) {
 		if time.Since(last) >= time.Second {
