@@ -439,7 +439,7 @@ func startAtFromProto(t *timestamppb.Timestamp) (time.Time, error) {
 }
 
 func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
-	return tuneOptions{threads: int(req.Threads), irqbalance: req.Irqbalance, exclude: ints(req.ExcludeCpus)}
+	return tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus)}
 }
 
 func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {

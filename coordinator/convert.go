@@ -65,7 +65,7 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 			f.queues++
 		}
 	}
-	f.kernelPktgen = slices.Contains(d.Backends, "kernel")
+	f.kernelPktgen = slices.Contains(d.Backends, string(pktgen.BackendKernel))
 	return f
 }
 
@@ -140,7 +140,7 @@ type sendPlan struct {
 	dst      endpoint   // the first flow's receiver
 	perDst   []endpoint // each thread's receiver, when it sends several flows
 	port     uint32     // UDP destination port of all its streams
-	backend  string
+	backend  pktgen.BackendName
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -168,7 +168,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		SrcPerThread: true,
 		UdpDstMin:    p.port,
 		UdpDstMax:    p.port,
-		Backend:      p.backend,
+		Backend:      string(p.backend),
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)

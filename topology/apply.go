@@ -68,8 +68,9 @@ type ApplyResult struct {
 // ApplyOptions configure Apply.
 type ApplyOptions struct {
 	StateDir string // journal directory; DefaultStateDir when empty
-	// IRQBalance is "refuse" (default: stop when irqbalance runs) or "ignore".
-	IRQBalance string
+	// IRQBalance is IRQBalanceRefuse (default: stop when irqbalance runs)
+	// or IRQBalanceIgnore.
+	IRQBalance IRQBalance
 	// RootName is recorded in the journal ("/" for the live host).
 	RootName string
 	// Owner is recorded in the journal (AgentOwner, OwnerIRQApply). A

@@ -10,16 +10,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/internal/ctxsleep"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
 // irqFlags are the flags the irq subcommands share.
+// irqbalanceHelp is the --irqbalance policies for a flag's help (irq
+// apply, run): "refuse (stop with advice) or ignore (pin and warn)".
+var irqbalanceHelp = enum.Or(enum.Explain(topology.IRQBalancePolicies, topology.IRQBalance.Meaning))
+
 type irqFlags struct {
-	iface, root, stateDir, exclude, irqbalance, output string
-	threads                                            int
-	json                                               bool
-	wait                                               time.Duration
+	iface, root, stateDir, exclude, output string
+	irqbalance                             topology.IRQBalance
+	threads                                int
+	json                                   bool
+	wait                                   time.Duration
 }
 
 func (a *app) irqCommand() *cobra.Command {
@@ -136,8 +142,8 @@ func (a *app) irqApply() *cobra.Command {
 		Short: "Journal the current affinities, then pin each queue IRQ to its planned CPU",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.irqbalance != topology.IRQBalanceRefuse && f.irqbalance != topology.IRQBalanceIgnore {
-				return usagef("--irqbalance %q: valid values are refuse and ignore", f.irqbalance)
+			if err := f.irqbalance.Check(); err != nil {
+				return usagef("--irqbalance %v", err)
 			}
 			r, n, cleanup, err := a.inspect(f)
 			if err != nil {
@@ -164,7 +170,7 @@ func (a *app) irqApply() *cobra.Command {
 	f.common(cmd, true)
 	f.planning(cmd)
 	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory for the journal of original affinities")
-	cmd.Flags().StringVar(&f.irqbalance, "irqbalance", topology.IRQBalanceRefuse, "when irqbalance runs: refuse (stop with advice) or ignore (pin and warn)")
+	cmd.Flags().StringVar((*string)(&f.irqbalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
 	return cmd
 }
 

@@ -281,7 +281,7 @@ func (c *campaignRun) run(ctx context.Context) error {
 func (c *campaignRun) size(ctx context.Context, size int, line float64, basis string, rep int) (*results.SizeResult, error) {
 	s := c.spec
 	first := s.Search.Max.PerFlow(line)
-	if s.Search.Type == SearchNone {
+	if s.Search.Type == search.TypeNone {
 		first = s.Rates[0].PerFlow(line)
 	}
 	if s.Warmup > 0 {
@@ -295,7 +295,7 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, basis st
 		res.Label = c.label(size)
 	}
 	switch s.Search.Type {
-	case SearchNone:
+	case search.TypeNone:
 		for _, rt := range s.Rates {
 			t, err := c.trial(ctx, size, rt.PerFlow(line), time.Duration(s.Duration), "sweep", true)
 			if err != nil {
@@ -354,7 +354,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	if err != nil {
 		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
-	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
+	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: string(s.Search.Type), Phase: phase, OfferedPPS: rate,
 		LinePPS: c.line, DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
 	t.Tally(append([]coordinator.Flow(nil), res.Flows...))
 	if c.line > 0 {
@@ -370,7 +370,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		// search must see it as one that failed, not as loss.
 		t.Error = fmt.Sprintf("run %s: %s", res.Status, strings.Join(res.Warnings, "; "))
 	}
-	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == "fail")
+	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == ShortfallFail)
 	t.Passed = t.Valid && t.LossRatio <= s.Search.LossGoal && !t.GeneratorLimited
 	if !counted {
 		t.Valid, t.Passed = false, false
@@ -421,7 +421,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		MaxPPS: sr.Max.PerFlow(line), MinPPS: sr.Min.PerFlow(line), Resolution: sr.Resolution.PerFlow(line),
 		Duration: time.Duration(c.spec.Duration), MaxTrials: sr.MaxTrials,
 	}
-	if sr.Type == SearchNDRPDR {
+	if sr.Type == search.TypeNDRPDR {
 		opts.Goals, opts.InitialDuration = sr.Goals, time.Duration(sr.Initial)
 	} else {
 		opts.LossGoal = sr.LossGoal
@@ -437,7 +437,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		if t.Error != "" {
 			o.Err = errors.New(t.Error)
 		}
-		if c.spec.Shortfall == "fail" && t.GeneratorLimited {
+		if c.spec.Shortfall == ShortfallFail && t.GeneratorLimited {
 			// The path pushed back: what could not be offered counts
 			// against the device like loss.
 			o.GeneratorLimited = false
@@ -449,7 +449,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 	}
 	var r *search.Result
 	var err error
-	if sr.Type == SearchNDRPDR {
+	if sr.Type == search.TypeNDRPDR {
 		r, err = search.NDRPDR(ctx, opts, fn)
 	} else {
 		r, err = search.RFC2544(ctx, opts, fn)
@@ -466,7 +466,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		if lo.Found && lo.Trial > 0 {
 			res.ThroughputTrial = n0 + lo.Trial // the search numbers its own trials from 1
 		}
-		if sr.Type == SearchNDRPDR {
+		if sr.Type == search.TypeNDRPDR {
 			hi := r.Goals[len(r.Goals)-1]
 			res.NDRPPS, res.PDRPPS, res.PDRGoal = lo.RatePPS, hi.RatePPS, hi.Goal
 		}

@@ -14,6 +14,20 @@ func And[T ~string](names []T) string { return join(names, "and") }
 // Or is names as a sentence joins them with "or": "a, b or c".
 func Or[T ~string](names []T) string { return join(names, "or") }
 
+// Explain is every name followed by what meaning says of it, in
+// brackets ("refuse (stop with advice)"), or alone where meaning says
+// nothing: a list for And or Or to join.
+func Explain[T ~string](names []T, meaning func(T) string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+		if m := meaning(n); m != "" {
+			out[i] += " (" + m + ")"
+		}
+	}
+	return out
+}
+
 // join is names separated by commas, the last two by conj.
 func join[T ~string](names []T, conj string) string {
 	var b strings.Builder

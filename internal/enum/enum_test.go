@@ -22,3 +22,15 @@ func TestJoin(t *testing.T) {
 		}
 	}
 }
+
+func TestExplain(t *testing.T) {
+	meaning := func(c color) string {
+		if c == "red" {
+			return "stop"
+		}
+		return ""
+	}
+	if got, want := Or(Explain([]color{"red", "green"}, meaning)), "red (stop) or green"; got != want {
+		t.Errorf("Or(Explain) = %q, want %q", got, want)
+	}
+}
