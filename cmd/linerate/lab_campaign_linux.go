@@ -62,7 +62,7 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 	// pushes back into its guest: the switch port drops, and loss alone
 	// decides.
 	if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM {
-		o.Shortfall = "fail"
+		o.Shortfall = campaign.ShortfallFail
 	}
 	for _, s := range f.sizes {
 		z, err := campaign.ParseSize(s)
@@ -152,11 +152,11 @@ lab: 'linerate lab down --name NAME' removes it first.`,
 			if err != nil {
 				return err
 			}
-			if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM && spec.Shortfall != "fail" {
+			if lf.spec.ShapeBPS > 0 && lf.spec.Hosts != lab.HostsVM && spec.Shortfall != campaign.ShortfallFail {
 				// The shaped veth path pushes back (see above), also for a
 				// spec file; VM hosts' taps drop instead.
-				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", "fail", "spec", spec.Shortfall)
-				spec.Shortfall = "fail"
+				a.log.Info("--shape: a trial whose senders were slowed fails", "shortfall", campaign.ShortfallFail, "spec", spec.Shortfall)
+				spec.Shortfall = campaign.ShortfallFail
 			}
 			return a.labCampaign(cmd.Context(), lf, spec, raw, out, stored)
 		},
