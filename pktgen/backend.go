@@ -103,9 +103,10 @@ func (c *Config) UserspaceCheck(backend BackendName) error {
 
 // Period is thread i's packet spacing the config asks for, as the
 // fraction num/den nanoseconds (0/1 when unpaced): from its Rates entry,
-// RatePPS, DelayNS, or RateMbps the way pktgen converts it (pkt_size*8
-// bits at that rate). The fraction is exact: threads paced at their
-// Rates send together exactly the flow's rate.
+// RatePPS, DelayNS (between pktgen's transmit calls, each of Burst
+// packets), or RateMbps the way pktgen converts it (pkt_size*8 bits at
+// that rate). The fraction is exact: threads paced at their Rates send
+// together exactly the flow's rate.
 func (c *Config) Period(i int) (num, den uint64) {
 	switch {
 	case c.Rates != nil && i < len(c.Rates) && c.Rates[i] > 0:
@@ -113,7 +114,7 @@ func (c *Config) Period(i int) (num, den uint64) {
 	case c.RatePPS > 0:
 		return 1e9, c.RatePPS
 	case c.DelayNS > 0:
-		return c.DelayNS, 1
+		return c.DelayNS, uint64(max(c.Burst, 1))
 	case c.RateMbps > 0:
 		size := uint64(c.PktSize)
 		if size == 0 {
