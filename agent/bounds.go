@@ -40,8 +40,6 @@ const (
 	maxDelayNS = 1_000 * uint64(time.Second)
 	// maxFlags bounds a send's pktgen flags: pktgen has about 20.
 	maxFlags = 64
-	// maxIMIX is pktgen's limit of imix_weights entries.
-	maxIMIX = 20
 	// maxIfaceName is IFNAMSIZ-1, the longest interface name Linux has.
 	maxIfaceName = 15
 	// maxWatchInterval is the longest Watch interval: a sample an hour is
@@ -160,8 +158,8 @@ func (b requestBounds) configure(c *lineratev1.SenderConfig) error {
 	if len(c.Flags) > maxFlags {
 		return failf(ErrInvalid, "config.flags: %d flags, at most %d", len(c.Flags), maxFlags)
 	}
-	if len(c.Imix) > maxIMIX {
-		return failf(ErrInvalid, "config.imix: %d entries, pktgen takes at most %d", len(c.Imix), maxIMIX)
+	if len(c.Imix) > pktgen.MaxIMIX {
+		return failf(ErrInvalid, "config.imix: %d entries, pktgen takes at most %d", len(c.Imix), pktgen.MaxIMIX)
 	}
 	if len(c.Device) > maxIfaceName {
 		return failf(ErrInvalid, "config.device %q: longer than an interface name (%d characters)", c.Device, maxIfaceName)

@@ -42,6 +42,16 @@ const (
 	maxDuration      = 24 * time.Hour
 )
 
+// Limits of a Spec's fields, a campaign spec's too.
+const (
+	// MinFrameSize and MaxFrameSize bound a frame size including FCS:
+	// Ethernet's minimum and the jumbo frame of a 9000-byte MTU.
+	MinFrameSize = 64
+	MaxFrameSize = 9018
+	// MaxThreads bounds the sender threads per flow.
+	MaxThreads = 1024
+)
+
 // Validate fills defaults and names the first bad field with what would be
 // valid, the pairing of senders and receivers by the pattern included.
 func (s *Spec) Validate() error {
@@ -71,8 +81,8 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("imix entry %d:%d: want a frame size of 64-9018 bytes (with FCS) and a weight of at least 1", e.Size, e.Weight)
 		}
 	}
-	if s.FrameSize < 64 || s.FrameSize > 9018 {
-		return fmt.Errorf("frame size %d: want 64 to 9018 bytes (Ethernet frame including FCS)", s.FrameSize)
+	if s.FrameSize < MinFrameSize || s.FrameSize > MaxFrameSize {
+		return fmt.Errorf("frame size %d: want %d to %d bytes (Ethernet frame including FCS)", s.FrameSize, MinFrameSize, MaxFrameSize)
 	}
 	switch {
 	case s.Duration == 0 && s.Count == 0:
@@ -82,8 +92,8 @@ func (s *Spec) Validate() error {
 	case s.Duration < 0 || s.Duration > maxDuration:
 		return fmt.Errorf("duration %s: want more than 0 and at most %s", s.Duration, maxDuration)
 	}
-	if s.Threads < 0 || s.Threads > 1024 {
-		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to 1024", s.Threads)
+	if s.Threads < 0 || s.Threads > MaxThreads {
+		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to %d", s.Threads, MaxThreads)
 	}
 	if err := CheckRate(s.Rate, s.Threads); err != nil {
 		return err

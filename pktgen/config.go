@@ -32,6 +32,10 @@ var knownFlags = []string{
 	"MACSRC_RND", "MACDST_RND", "VID_RND", "SVID_RND", "NODE", "NODE_ALLOC", "SHARED",
 }
 
+// MaxIMIX is how many sizes pktgen's imix_weights takes
+// (MAX_IMIX_ENTRIES).
+const MaxIMIX = 20
+
 // IMIXEntry is one size of an internet mix and its weight.
 type IMIXEntry struct {
 	Size   int // frame size without FCS, like PktSize
@@ -198,8 +202,8 @@ func (c *Config) Validate() error {
 		if c.MinPktSize != 0 {
 			add(cfgErr("imix", "set one of a size range or imix"))
 		}
-		if len(c.IMIX) > 20 {
-			add(cfgErr("imix", "%d entries, pktgen takes at most 20", len(c.IMIX)))
+		if len(c.IMIX) > MaxIMIX {
+			add(cfgErr("imix", "%d entries, pktgen takes at most %d", len(c.IMIX), MaxIMIX))
 		}
 		for _, e := range c.IMIX {
 			checkSize("imix size", e.Size)

@@ -68,7 +68,7 @@ func ParseSize(s string) (Size, error) {
 	}
 	v, err := strconv.Atoi(t)
 	if err != nil {
-		return Size{}, fmt.Errorf("frame size %q: want bytes including FCS (64-9018) or imix", s)
+		return Size{}, fmt.Errorf("frame size %q: want bytes including FCS (%d-%d) or imix", s, coordinator.MinFrameSize, coordinator.MaxFrameSize)
 	}
 	return Size{Bytes: v}, nil
 }

@@ -54,7 +54,7 @@ type Agents struct {
 
 // Size is a frame size including FCS, or the imix.
 type Size struct {
-	Bytes int  // 64 … 9018
+	Bytes int  // coordinator.MinFrameSize … MaxFrameSize
 	IMIX  bool // the spec's imix
 }
 
@@ -207,8 +207,8 @@ func (s *Spec) validate() error {
 		return s.errf("frame_sizes", "missing: give frame sizes including FCS (e.g. [64, 512, 1518]) and/or imix")
 	}
 	for i, sz := range s.Sizes {
-		if !sz.IMIX && (sz.Bytes < 64 || sz.Bytes > 9018) {
-			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want 64-9018 bytes (Ethernet frame including FCS) or imix", sz.Bytes)
+		if !sz.IMIX && (sz.Bytes < coordinator.MinFrameSize || sz.Bytes > coordinator.MaxFrameSize) {
+			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want %d-%d bytes (Ethernet frame including FCS) or imix", sz.Bytes, coordinator.MinFrameSize, coordinator.MaxFrameSize)
 		}
 	}
 	if len(s.IMIX) == 0 {
@@ -222,8 +222,8 @@ func (s *Spec) validate() error {
 			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: want a size of 64-9018 and a weight of at least 1", w.Size, w.Weight)
 		}
 	}
-	if s.Threads < 0 || s.Threads > 1024 {
-		return s.errf("threads", "%d: want 0 (one per queue) to 1024", s.Threads)
+	if s.Threads < 0 || s.Threads > coordinator.MaxThreads {
+		return s.errf("threads", "%d: want 0 (one per queue) to %d", s.Threads, coordinator.MaxThreads)
 	}
 	if s.Search.Type == "" {
 		s.Search.Type = search.TypeRFC2544
@@ -375,17 +375,13 @@ func (r Rate) check() error {
 	return nil
 }
 
-// UnmarshalYAML reads 64, "1518" or "imix".
+// UnmarshalYAML reads 64, "1518" or "imix" (ParseSize).
 func (z *Size) UnmarshalYAML(n *yaml.Node) error {
-	if strings.EqualFold(n.Value, "imix") {
-		*z = Size{IMIX: true}
-		return nil
-	}
-	v, err := strconv.Atoi(n.Value)
+	v, err := ParseSize(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: frame size %q: want bytes including FCS (64-9018) or imix", n.Line, n.Value)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	*z = Size{Bytes: v}
+	*z = v
 	return nil
 }
 
