@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -53,19 +54,6 @@ func dur(d time.Duration) *durationpb.Duration {
 		return nil
 	}
 	return durationpb.New(d)
-}
-
-// names are typed names (backends, receiver methods) as the proto and
-// the gossip tags carry them.
-func names[T ~string](v []T) []string {
-	if v == nil {
-		return nil
-	}
-	out := make([]string, len(v))
-	for i, n := range v {
-		out[i] = string(n)
-	}
-	return out
 }
 
 // backendFromProto is a SenderConfig's backend: "" is
@@ -471,7 +459,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	nic.Model = d.model
 	resp := &lineratev1.DescribeResponse{
 		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
-		Nic: nic, Backends: names(d.backends), ReceiverMethods: names(d.methods), ReceiverMemoryBytes: d.receiverMemory,
+		Nic: nic, Backends: enum.Strings(d.backends), ReceiverMethods: enum.Strings(d.methods), ReceiverMemoryBytes: d.receiverMemory,
 		Clock: clockToProto(d.clock),
 	}
 	if d.leased {

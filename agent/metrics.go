@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/topology"
 )
@@ -75,7 +76,7 @@ func newMetrics(s *service) *metrics {
 // setInfo sets linerate_agent_info (backends known after Inspect).
 func (m *metrics) setInfo(cfg Config, backends []pktgen.BackendName) {
 	m.info.Reset()
-	m.info.WithLabelValues(cfg.Version, string(cfg.Role), cfg.Iface, strings.Join(names(backends), ",")).Set(1)
+	m.info.WithLabelValues(cfg.Version, string(cfg.Role), cfg.Iface, strings.Join(enum.Strings(backends), ",")).Set(1)
 }
 
 // countSent adds what run r sent since it was last counted. Callers hold

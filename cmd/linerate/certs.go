@@ -11,6 +11,7 @@ import (
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/enum"
 )
 
 type certsFlags struct {
@@ -151,7 +152,7 @@ adds the DNS names and IP addresses the holder is reached at.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "", "certificate directory holding the CA")
 	fl.StringVar(&f.name, "name", "", "certificate name: the agent's node name or the coordinator's name")
-	fl.StringVar(&f.role, "role", "", "role: agent or coordinator")
+	fl.StringVar(&f.role, "role", "", "role: "+enum.Or(mtls.Roles()))
 	fl.StringSliceVar(&f.hosts, "host", nil, "DNS names and IP addresses to add as SANs, comma-separated")
 	fl.IntVar(&f.days, "days", int(mtls.DefaultLeafValidity/(24*time.Hour)), "validity in days (never beyond the CA's)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")

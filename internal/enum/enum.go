@@ -14,6 +14,19 @@ func And[T ~string](names []T) string { return join(names, "and") }
 // Or is names as a sentence joins them with "or": "a, b or c".
 func Or[T ~string](names []T) string { return join(names, "or") }
 
+// Strings is names as plain strings, for the edges that carry them so (a
+// proto message, gossip tags, a flag's usage line); nil for nil.
+func Strings[T ~string](names []T) []string {
+	if names == nil {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+	}
+	return out
+}
+
 // Explain is every name followed by what meaning says of it, in
 // brackets ("refuse (stop with advice)"), or alone where meaning says
 // nothing: a list for And or Or to join.

@@ -34,3 +34,12 @@ func TestExplain(t *testing.T) {
 		t.Errorf("Or(Explain) = %q, want %q", got, want)
 	}
 }
+
+func TestStrings(t *testing.T) {
+	if got := Strings[color](nil); got != nil {
+		t.Errorf("Strings(nil) = %#v, want nil", got)
+	}
+	if got := Strings([]color{"red", "blue"}); len(got) != 2 || got[0] != "red" || got[1] != "blue" {
+		t.Errorf("Strings = %#v", got)
+	}
+}
