@@ -157,7 +157,7 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	if len(c.Flags) == 0 {
 		c.Flags = nil
 	}
-	c.XmitMode = p.XmitMode
+	c.XmitMode = pktgen.XmitMode(p.XmitMode)
 	c.AllowFallback = p.AllowFallback
 	for _, e := range p.Imix {
 		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size), Weight: int(e.Weight)})
@@ -186,7 +186,7 @@ func senderConfigToProto(c *pktgen.Config, backend pktgen.BackendName) *linerate
 		DstMin: addrString(c.DstMin), DstMax: addrString(c.DstMax), SrcMin: addrString(c.SrcMin), SrcMax: addrString(c.SrcMax),
 		SrcPerThread: c.SrcPerThread, DstMac: macString(c.DstMAC), SrcMac: macString(c.SrcMAC),
 		UdpSrcMin: uint32(c.UDPSrcMin), UdpSrcMax: uint32(c.UDPSrcMax), UdpDstMin: uint32(c.UDPDstMin), UdpDstMax: uint32(c.UDPDstMax),
-		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: c.XmitMode, AllowFallback: c.AllowFallback,
+		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: string(c.XmitMode), AllowFallback: c.AllowFallback,
 		Backend: string(backend),
 	}
 	if len(c.Counts) > 0 {

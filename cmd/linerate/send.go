@@ -61,7 +61,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.udpSrc, "udp-src", "9", "UDP source port or range A-B (a range spreads flows over RSS queues)")
 	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
 	fl.IntVar(&f.vlan, "vlan", -1, "802.1Q VLAN id (0-4095)")
-	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
+	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: "+enum.Or(pktgen.XmitModes)+" (default "+string(pktgen.XmitStart)+")")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
 	fl.StringVar(&f.backend, "backend", string(pktgen.BackendAuto), enum.Or(pktgen.BackendNames)+": auto is kernel when "+pktgen.DefaultProcDir+" exists, else userspace, which is xdp, else afpacket")
@@ -147,7 +147,7 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	}
 	cfg := &pktgen.Config{
 		Device: f.iface, CPUs: cpus, Queues: queues, PktSize: f.frameSize - pktgen.FCSBytes, Duration: f.duration,
-		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: f.xmitMode, AllowFallback: f.allowFallback,
+		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: pktgen.XmitMode(f.xmitMode), AllowFallback: f.allowFallback,
 		SrcPerThread: true,
 	}
 	if f.count > 0 {
