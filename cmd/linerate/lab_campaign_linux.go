@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,7 +112,7 @@ func (a *app) labCampaignCommand() *cobra.Command {
 	cf := &labCampaignFlags{}
 	var resume string
 	cmd := &cobra.Command{
-		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
+		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search " + strings.Join(enum.Strings(search.Types), "|") + "] [--shape RATE] [--json] [--html FILE]",
 		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
 		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
 and removes the lab. With SPEC.yaml the spec is the one 'campaign run'
