@@ -174,47 +174,23 @@ func (b requestBounds) configure(c *lineratev1.SenderConfig) error {
 }
 
 // runLength refuses a count-based send whose count and rate derive a run
-// longer than the maximum run length (and a duration that does not end it
-// sooner).
+// longer than the maximum run length (pktgen.Config.SlowestThread, the
+// rule a send's deadline takes its length from; an unpaced send's length
+// cannot be derived), unless a duration ends it sooner.
 func (b requestBounds) runLength(c *lineratev1.SenderConfig) error {
-	secs, thread, count, rate := derivedRunLength(c)
-	if secs <= b.maxRun.Seconds() {
-		return nil
-	}
 	if c.Duration != nil && c.Duration.AsDuration() > 0 {
 		return nil // the duration (checked above) ends it first
 	}
-	return failf(ErrInvalid, "config.count %d at config.rate %d pps (thread %d) would send for %s, longer than the agent's maximum run length %s (--max-run): a lower count, a higher rate or a duration",
-		count, rate, thread, lengthString(secs), b.maxRun)
-}
-
-// derivedRunLength is how long, in seconds, the slowest thread of a
-// paced, count-based send takes to send its count, with that thread, its
-// count and its rate (0 when the send is unpaced or has no count: its
-// length cannot be derived). In seconds: a count of 1e10 at 1 pps is
-// longer than a time.Duration holds.
-func derivedRunLength(c *lineratev1.SenderConfig) (secs float64, thread int, count, rate uint64) {
-	threads := max(len(c.Cpus), len(c.Counts), len(c.RatesPps), 1)
-	for i := range threads {
-		n := c.Count
-		if i < len(c.Counts) {
-			n = c.Counts[i]
-		}
-		pps := c.RatePps
-		if i < len(c.RatesPps) {
-			pps = c.RatesPps[i]
-		}
-		if pps == 0 && c.DelayNs > 0 { // delay_ns is between transmit calls of burst packets
-			pps = max(uint64(max(c.Burst, 1))*uint64(time.Second)/c.DelayNs, 1)
-		}
-		if n == 0 || pps == 0 {
-			continue
-		}
-		if s := float64(n) / float64(pps); s > secs {
-			secs, thread, count, rate = s, i, n, pps
-		}
+	cfg, err := decodeSenderConfig(c)
+	if err != nil {
+		return nil // the handler's decoder refuses it, naming the field
 	}
-	return secs, thread, count, rate
+	s, ok := cfg.SlowestThread(0)
+	if !ok || s.Secs <= b.maxRun.Seconds() {
+		return nil
+	}
+	return failf(ErrInvalid, "config.count %d at config.rate %s pps (thread %d) would send for %s, longer than the agent's maximum run length %s (--max-run): a lower count, a higher rate or a duration",
+		s.Count, pktgen.PPSText(s.PPS), s.Thread, lengthString(s.Secs), b.maxRun)
 }
 
 // lengthString is secs as a reader takes it in: in years beyond a year.

@@ -188,7 +188,7 @@ func TestBoundsOverMTLS(t *testing.T) {
 	wantMsg(err, codes.InvalidArgument, "config.count 10000000000 at config.rate 1 pps (thread 0) would send for 317 years, longer than the agent's maximum run length 24h0m0s (--max-run)", "count 1e10 at 1 pps")
 	_, err = c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease.LeaseId, MaxStreams: 1 << 17})
 	wantMsg(err, codes.InvalidArgument, "max_streams 131072", "max_streams 2^17")
-	_, err = c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease.LeaseId, MaxStreams: receiver.MaxStreamsLimit, Window: receiver.MaxWindow, Method: receiver.MethodAFPacket})
+	_, err = c.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease.LeaseId, MaxStreams: receiver.MaxStreamsLimit, Window: receiver.MaxWindow, Method: string(receiver.MethodAFPacket)})
 	wantMsg(err, codes.ResourceExhausted, "65536 streams × a window of 134217728 sequences on", "AF_PACKET over the budget")
 	w, err := c.Watch(ctx, &lineratev1.WatchRequest{Interval: durationpb.New(2 * time.Hour)})
 	if err != nil {

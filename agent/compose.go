@@ -93,7 +93,7 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, []string, error) {
 			warnings = append(warnings, warning)
 		}
 		if len(cfg.Queues) == 0 {
-			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, in.backend != nil && in.backend.Name() == "kernel"))
+			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, in.backend != nil && in.backend.Name() == pktgen.BackendKernel))
 		} else {
 			// Queues the caller gave are kept, on the slots' CPUs.
 			cfg.CPUs, _ = pktgen.SlotLists(pktgen.Slots(pins, untuned, false))
@@ -184,7 +184,7 @@ func checkSources(cfg *pktgen.Config, n SendNames) error {
 // kinds: an unknown name is the caller's (ErrInvalid), a backend the host
 // cannot run the host's (ErrHost); name is how the caller calls the
 // backend's input.
-func chooseBackend(backend, device, name string, o choose.Options) (pktgen.Backend, string, error) {
+func chooseBackend(backend pktgen.BackendName, device, name string, o choose.Options) (pktgen.Backend, string, error) {
 	be, why, err := choose.Backend(backend, device, o)
 	switch {
 	case errors.Is(err, choose.ErrUnknown):
@@ -200,7 +200,7 @@ func chooseBackend(backend, device, name string, o choose.Options) (pktgen.Backe
 // userspace backends send one frame template per thread
 // (pktgen.Config.UserspaceCheck).
 func checkBackend(cfg *pktgen.Config, be pktgen.Backend) error {
-	if name := be.Name(); name != "kernel" {
+	if name := be.Name(); name != pktgen.BackendKernel {
 		if err := cfg.UserspaceCheck(name); err != nil {
 			return fail(ErrInvalid, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 )
@@ -49,11 +50,11 @@ type configured struct {
 
 // prepare completes cfg as every send is composed (compose.go): the
 // agent's interface, the tuned CPUs and queues, the source address; and
-// chooses its backend (backendName: the coordinator's choice, "" or
-// "auto" for the best the host can run). The destination and its MAC are
+// chooses its backend (backendName: the coordinator's choice,
+// pktgen.BackendAuto for the best the host can run). The destination and its MAC are
 // the coordinator's to give (Describe's nic.mac), never the neighbour
 // table's.
-func (c *configurer) prepare(cfg pktgen.Config, backendName string) (*configured, error) {
+func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) (*configured, error) {
 	if err := checkIface("config.device", cfg.Device, c.iface); err != nil {
 		return nil, err
 	}
@@ -115,10 +116,8 @@ func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) 
 			refreshing = make(chan struct{})
 			go func(done chan struct{}) { defer close(done); c.refresh() }(refreshing)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := ctxsleep.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
 		}
 		ts, refused = c.targets.targets(ctx, cfg)
 		err = checkDestinations(cfg, ts, c.allowDst, c.gossip)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -53,6 +54,20 @@ func dur(d time.Duration) *durationpb.Duration {
 		return nil
 	}
 	return durationpb.New(d)
+}
+
+// backendFromProto is a SenderConfig's backend: "" is
+// pktgen.BackendAuto, as the proto says; an unknown name is refused,
+// naming the field and the valid names.
+func backendFromProto(p *lineratev1.SenderConfig) (pktgen.BackendName, error) {
+	b := pktgen.BackendName(p.GetBackend())
+	if b == "" {
+		return pktgen.BackendAuto, nil
+	}
+	if err := b.Check(); err != nil {
+		return "", failf(ErrInvalid, "config.backend %v", err)
+	}
+	return b, nil
 }
 
 func addrString(a netip.Addr) string {
@@ -142,7 +157,7 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	if len(c.Flags) == 0 {
 		c.Flags = nil
 	}
-	c.XmitMode = p.XmitMode
+	c.XmitMode = pktgen.XmitMode(p.XmitMode)
 	c.AllowFallback = p.AllowFallback
 	for _, e := range p.Imix { // the wire's sizes are without FCS
 		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size) + pktgen.FCSBytes, Weight: int(e.Weight)})
@@ -163,7 +178,7 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 
 // senderConfigToProto is the inverse of senderConfigFromProto for the
 // fields a SenderConfig carries.
-func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderConfig {
+func senderConfigToProto(c *pktgen.Config, backend pktgen.BackendName) *lineratev1.SenderConfig {
 	p := &lineratev1.SenderConfig{
 		Device: c.Device, Cpus: i32s(c.CPUs), Count: c.Count, Duration: dur(c.Duration),
 		PktSize: int32(c.PktSize), Burst: int32(c.Burst), CloneSkb: int32(c.CloneSkb),
@@ -171,8 +186,8 @@ func senderConfigToProto(c *pktgen.Config, backend string) *lineratev1.SenderCon
 		DstMin: addrString(c.DstMin), DstMax: addrString(c.DstMax), SrcMin: addrString(c.SrcMin), SrcMax: addrString(c.SrcMax),
 		SrcPerThread: c.SrcPerThread, DstMac: macString(c.DstMAC), SrcMac: macString(c.SrcMAC),
 		UdpSrcMin: uint32(c.UDPSrcMin), UdpSrcMax: uint32(c.UDPSrcMax), UdpDstMin: uint32(c.UDPDstMin), UdpDstMax: uint32(c.UDPDstMax),
-		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: c.XmitMode, AllowFallback: c.AllowFallback,
-		Backend: backend,
+		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: string(c.XmitMode), AllowFallback: c.AllowFallback,
+		Backend: string(backend),
 	}
 	if len(c.Counts) > 0 {
 		p.Counts = append([]uint64(nil), c.Counts...)
@@ -218,7 +233,7 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 		return nil
 	}
 	p := &lineratev1.ReceiverReport{
-		Method: r.Method, MethodReason: r.MethodReason, XdpMode: r.XDPMode, Packets: r.Packets, OtherPackets: r.OtherPackets,
+		Method: string(r.Method), MethodReason: r.MethodReason, XdpMode: r.XDPMode, Packets: r.Packets, OtherPackets: r.OtherPackets,
 		RingDrops: r.RingDrops, OverflowPackets: r.OverflowPackets, Window: r.Window,
 		Link: &lineratev1.LinkCounters{
 			RxPackets: r.Link.RxPackets, RxDropped: r.Link.RxDropped, RxMissed: r.Link.RxMissed,
@@ -412,12 +427,12 @@ func startAtFromProto(t *timestamppb.Timestamp) (time.Time, error) {
 }
 
 func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
-	return tuneOptions{threads: int(req.Threads), irqbalance: req.Irqbalance, exclude: ints(req.ExcludeCpus)}
+	return tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus)}
 }
 
 func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {
 	return receiver.Options{
-		Iface: req.Iface, Method: req.Method, Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
+		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges),
 	}
 }
@@ -444,7 +459,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	nic.Model = d.model
 	resp := &lineratev1.DescribeResponse{
 		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
-		Nic: nic, Backends: d.backends, ReceiverMethods: d.methods, ReceiverMemoryBytes: d.receiverMemory,
+		Nic: nic, Backends: enum.Strings(d.backends), ReceiverMethods: enum.Strings(d.methods), ReceiverMemoryBytes: d.receiverMemory,
 		Clock: clockToProto(d.clock),
 	}
 	if d.leased {

@@ -24,14 +24,14 @@ func restoredToProto(iface string, changes []topology.Change, warnings []string)
 // armedToProto is an arm's answer: the method counting, why, and since
 // when.
 func armedToProto(a armedInfo) *lineratev1.ArmResponse {
-	return &lineratev1.ArmResponse{Armed: true, Method: a.method, MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}
+	return &lineratev1.ArmResponse{Armed: true, Method: string(a.method), MethodReason: a.why, XdpMode: a.xdpMode, ArmedAt: ts(a.at)}
 }
 
 // configuredToProto is a configure's answer: the backend chosen and the
 // configuration as the agent completed it.
 func configuredToProto(c *configured) *lineratev1.ConfigureResponse {
 	name := c.backend.Name()
-	return &lineratev1.ConfigureResponse{Accepted: true, Backend: name, Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}
+	return &lineratev1.ConfigureResponse{Accepted: true, Backend: string(name), Config: senderConfigToProto(&c.cfg, name), Warnings: c.warnings}
 }
 
 // startedToProto is a start's answer: when the send was handed its

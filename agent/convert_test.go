@@ -200,3 +200,19 @@ func TestChangesRoundTrip(t *testing.T) {
 		t.Errorf("round trip (-in +out):\n%s", diff)
 	}
 }
+
+// A SenderConfig's backend: empty is auto, as the proto says; every name
+// of pktgen.BackendNames is itself, userspace too; another is refused
+// naming the field and the valid names.
+func TestBackendFromProto(t *testing.T) {
+	if b, err := backendFromProto(&lineratev1.SenderConfig{}); err != nil || b != pktgen.BackendAuto {
+		t.Errorf("empty: %q, %v; want auto", b, err)
+	}
+	for _, name := range pktgen.BackendNames {
+		if b, err := backendFromProto(&lineratev1.SenderConfig{Backend: string(name)}); err != nil || b != name {
+			t.Errorf("%s: %q, %v", name, b, err)
+		}
+	}
+	_, err := backendFromProto(&lineratev1.SenderConfig{Backend: "warp"})
+	wantKind(t, err, ErrInvalid, `config.backend "warp": valid backends are auto, kernel, xdp, afpacket and userspace`, "warp")
+}

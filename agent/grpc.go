@@ -95,7 +95,11 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	c, err := s.configure(ctx, req.LeaseId, cfg, req.Config.Backend)
+	backend, err := backendFromProto(req.Config)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	c, err := s.configure(ctx, req.LeaseId, cfg, backend)
 	if err != nil {
 		return nil, toStatus(err)
 	}

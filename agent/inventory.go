@@ -10,6 +10,7 @@ import (
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/ethtool"
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/receiver"
@@ -57,7 +58,8 @@ type description struct {
 	driver                ethtool.DriverInfo
 	driverOK              bool
 	model                 string
-	backends, methods     []string
+	backends              []pktgen.BackendName
+	methods               []receiver.Method
 	// receiverMemory is the receiver's memory budget in bytes (0: not a
 	// receiver).
 	receiverMemory uint64
@@ -134,29 +136,29 @@ func (i *inventory) xdpBackend() *xdp.Backend {
 }
 
 // backends are the sender backends this host can run now.
-func (i *inventory) backends() []string {
+func (i *inventory) backends() []pktgen.BackendName {
 	if !i.role.Sends() {
 		return nil
 	}
-	var out []string
+	var out []pktgen.BackendName
 	if choose.KernelAvailable(nil) == nil {
-		out = append(out, "kernel")
+		out = append(out, pktgen.BackendKernel)
 	}
 	if i.xdpBackend().Probe(i.iface) == nil {
-		out = append(out, "xdp")
+		out = append(out, pktgen.BackendXDP)
 	}
 	if runtime.GOOS == "linux" {
-		out = append(out, "afpacket")
+		out = append(out, pktgen.BackendAFPacket)
 	}
 	return out
 }
 
 // receiverMethods are the counting methods the receiver can use.
-func (i *inventory) receiverMethods() []string {
+func (i *inventory) receiverMethods() []receiver.Method {
 	if !i.role.Receives() || runtime.GOOS != "linux" {
 		return nil
 	}
-	return []string{receiver.MethodXDP, receiver.MethodAFPacket}
+	return []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket}
 }
 
 // hostCPUs are the host's online CPUs, as read at start (empty: unknown).

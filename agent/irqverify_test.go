@@ -66,7 +66,7 @@ type firingBackend struct {
 	add map[int]map[int]uint64
 }
 
-func (firingBackend) Name() string { return "firing" }
+func (firingBackend) Name() pktgen.BackendName { return "firing" }
 func (b firingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
 	if pktgen.WaitUntil(ctx, cfg.StartAt) != nil {
 		return &pktgen.Summary{Backend: "firing", Device: cfg.Device, Interrupted: true}, nil

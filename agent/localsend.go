@@ -75,7 +75,7 @@ func (l LocalSend) Compose() (*pktgen.Config, error) {
 // Backend chooses the backend named (choose.Backend; load, when set,
 // loads pktgen's module when "auto" finds none) for cfg, a Compose
 // result, and checks cfg against it. It says why it chose it.
-func (l LocalSend) Backend(cfg *pktgen.Config, name string, load func() error) (pktgen.Backend, string, error) {
+func (l LocalSend) Backend(cfg *pktgen.Config, name pktgen.BackendName, load func() error) (pktgen.Backend, string, error) {
 	be, why, err := chooseBackend(name, cfg.Device, l.Names.Backend, choose.Options{Log: l.Log, LoadModule: load})
 	if err != nil {
 		return nil, "", err

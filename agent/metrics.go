@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -72,9 +74,9 @@ func newMetrics(s *service) *metrics {
 }
 
 // setInfo sets linerate_agent_info (backends known after Inspect).
-func (m *metrics) setInfo(cfg Config, backends []string) {
+func (m *metrics) setInfo(cfg Config, backends []pktgen.BackendName) {
 	m.info.Reset()
-	m.info.WithLabelValues(cfg.Version, string(cfg.Role), cfg.Iface, strings.Join(backends, ",")).Set(1)
+	m.info.WithLabelValues(cfg.Version, string(cfg.Role), cfg.Iface, strings.Join(enum.Strings(backends), ",")).Set(1)
 }
 
 // countSent adds what run r sent since it was last counted. Callers hold

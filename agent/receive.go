@@ -14,7 +14,7 @@ import (
 
 // counter is a started receiver (receiver.Receiver; a fake in tests).
 type counter interface {
-	Method() (method, reason string)
+	Method() (method receiver.Method, reason string)
 	XDPMode() string
 	Snapshot() receiver.Report
 	Stop() (*receiver.Report, error)
@@ -68,10 +68,11 @@ type receiving struct {
 
 // armedInfo is what arm tells of the armed receiver.
 type armedInfo struct {
-	method, why string // the counting method and why it was chosen
-	xdpMode     string // receiver.XDPNative or XDPGeneric for xdp
-	at          time.Time
-	armed       *armed // the receiver armed (disarmIf)
+	method  receiver.Method // the counting method
+	why     string          // why it was chosen
+	xdpMode string          // receiver.XDPNative or XDPGeneric for xdp
+	at      time.Time
+	armed   *armed // the receiver armed (disarmIf)
 }
 
 // receiverState is the receiver as a watch sample shows it.

@@ -71,10 +71,10 @@ func TestArmOverBudget(t *testing.T) {
 	}
 	// 34 streams × a window of 2^27 sequences (2^22 words × 8 bytes):
 	// over 1088 MiB, whatever the run's length, for every method.
-	for _, m := range []string{receiver.MethodAuto, receiver.MethodXDP, receiver.MethodAFPacket} {
+	for _, m := range receiver.Methods {
 		o := receiver.Options{Iface: "data0", Method: m, MaxStreams: 34, Window: 1 << 27}
 		_, err = s.arm(bg, g.id, o)
-		wantKind(t, err, ErrBudget, fmt.Sprintf("arm: 34 streams × a window of 134217728 sequences on %d CPUs need %d MiB of receiver state, the receiver's budget is 256 MiB (--receiver-memory)", cpus, mib(need(o))), "34 streams of 2^27, "+m)
+		wantKind(t, err, ErrBudget, fmt.Sprintf("arm: 34 streams × a window of 134217728 sequences on %d CPUs need %d MiB of receiver state, the receiver's budget is 256 MiB (--receiver-memory)", cpus, mib(need(o))), "34 streams of 2^27, "+string(m))
 		if got := grpcCode(err); got != codes.ResourceExhausted {
 			t.Errorf("code %v, want ResourceExhausted", got)
 		}

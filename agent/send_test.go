@@ -17,7 +17,7 @@ import (
 // a real backend waits for it (stopped before: nothing sent).
 type countingBackend struct{}
 
-func (countingBackend) Name() string { return "counting" }
+func (countingBackend) Name() pktgen.BackendName { return "counting" }
 func (countingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
 	if pktgen.WaitUntil(ctx, cfg.StartAt) != nil {
 		return &pktgen.Summary{Backend: "counting", Device: cfg.Device, Interrupted: true}, nil

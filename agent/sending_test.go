@@ -39,7 +39,7 @@ func unitService(t *testing.T, role Role, os fakeNetOS) *service {
 // blockingBackend sends until stopped; failing fails at once.
 type blockingBackend struct{}
 
-func (blockingBackend) Name() string { return "blocking" }
+func (blockingBackend) Name() pktgen.BackendName { return "blocking" }
 func (blockingBackend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktgen.Progress)) (*pktgen.Summary, error) {
 	progress(pktgen.Progress{Packets: 5})
 	<-ctx.Done()
@@ -48,7 +48,7 @@ func (blockingBackend) Run(ctx context.Context, cfg pktgen.Config, progress func
 
 type failingBackend struct{}
 
-func (failingBackend) Name() string { return "failing" }
+func (failingBackend) Name() pktgen.BackendName { return "failing" }
 func (failingBackend) Run(context.Context, pktgen.Config, func(pktgen.Progress)) (*pktgen.Summary, error) {
 	return nil, errors.New("no such device")
 }
@@ -197,7 +197,7 @@ func TestCheckStartAt(t *testing.T) {
 // that cannot arm; endsAtOnce returns at once, ignoring the instant.
 type recordingBackend struct{ at chan time.Time }
 
-func (recordingBackend) Name() string { return "recording" }
+func (recordingBackend) Name() pktgen.BackendName { return "recording" }
 func (b recordingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
 	b.at <- cfg.StartAt
 	if err := pktgen.WaitUntil(ctx, cfg.StartAt); err != nil {
@@ -208,14 +208,14 @@ func (b recordingBackend) Run(ctx context.Context, cfg pktgen.Config, _ func(pkt
 
 type armFails struct{}
 
-func (armFails) Name() string { return "armfails" }
+func (armFails) Name() pktgen.BackendName { return "armfails" }
 func (armFails) Run(context.Context, pktgen.Config, func(pktgen.Progress)) (*pktgen.Summary, error) {
 	return nil, errors.New("load the XDP program: operation not permitted")
 }
 
 type endsAtOnce struct{}
 
-func (endsAtOnce) Name() string { return "null" }
+func (endsAtOnce) Name() pktgen.BackendName { return "null" }
 func (endsAtOnce) Run(context.Context, pktgen.Config, func(pktgen.Progress)) (*pktgen.Summary, error) {
 	return &pktgen.Summary{}, nil
 }

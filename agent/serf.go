@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/enum"
 )
 
 // tags encodes the compact serf tags the agent announces (gossip.Tags);
@@ -26,7 +27,7 @@ func (a *Agent) tags(grpcAddr net.Addr) (map[string]string, error) {
 	nic := a.svc.inv.facts()
 	t := gossip.Tags{
 		Role: a.cfg.Role, GRPC: addr, Iface: a.cfg.Iface, NUMA: nic.numa, Queues: nic.queues, SpeedMbps: nic.speed,
-		Backends: a.svc.inv.backends(), Version: a.cfg.Version,
+		Backends: enum.Strings(a.svc.inv.backends()), Version: a.cfg.Version,
 	}
 	if a.cfg.Role.Receives() {
 		// What a sender checks its destination against (targetsOf).

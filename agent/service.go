@@ -228,7 +228,7 @@ func (s *service) mayConfigure(ctx context.Context, id string) error {
 
 // configure makes cfg (sent by the backend named, "" for the best) the
 // next send of the holder of lease id, once the safety rails allow it.
-func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, backend string) (*configured, error) {
+func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, backend pktgen.BackendName) (*configured, error) {
 	if err := s.mayConfigure(ctx, id); err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ func newGate(t *testing.T) *gate {
 
 func (g *gate) open() { g.once.Do(func() { close(g.C) }) }
 
-func (slowCounter) Method() (string, string) { return "fake", "a test hook" }
-func (slowCounter) XDPMode() string          { return "" }
+func (slowCounter) Method() (receiver.Method, string) { return "fake", "a test hook" }
+func (slowCounter) XDPMode() string                   { return "" }
 func (slowCounter) Snapshot() receiver.Report {
 	return receiver.Report{Streams: []receiver.StreamReport{{Src: netip.MustParseAddr("198.18.0.1"), Received: 5}}}
 }

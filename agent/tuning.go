@@ -33,9 +33,9 @@ type tuner struct {
 type tuneOptions struct {
 	// threads is how many queues to pin (0: every queue).
 	threads int
-	// irqbalance is "" or "refuse" (stop when irqbalance runs) or
-	// "ignore".
-	irqbalance string
+	// irqbalance is "" or topology.IRQBalanceRefuse (stop when
+	// irqbalance runs) or topology.IRQBalanceIgnore.
+	irqbalance topology.IRQBalance
 	exclude    []int // CPUs to keep queues off
 }
 
@@ -54,10 +54,10 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 	if o.threads < 0 {
 		return nil, failf(ErrInvalid, "threads %d: want 0 (every queue) or more", o.threads)
 	}
-	switch o.irqbalance {
-	case "", topology.IRQBalanceRefuse, "ignore":
-	default:
-		return nil, failf(ErrInvalid, "irqbalance %q: valid values are refuse and ignore", o.irqbalance)
+	if o.irqbalance != "" {
+		if err := o.irqbalance.Check(); err != nil {
+			return nil, failf(ErrInvalid, "irqbalance %v", err)
+		}
 	}
 	nic, err := topology.Inspect(t.root, t.iface)
 	if err != nil {

@@ -18,7 +18,7 @@ type stuckBackend struct {
 	resets  *atomic.Int32
 }
 
-func (stuckBackend) Name() string { return "stuck" }
+func (stuckBackend) Name() pktgen.BackendName { return "stuck" }
 func (b stuckBackend) Run(_ context.Context, _ pktgen.Config, progress func(pktgen.Progress)) (*pktgen.Summary, error) {
 	progress(pktgen.Progress{Packets: 3})
 	<-b.release

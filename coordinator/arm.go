@@ -14,7 +14,7 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 		return err
 	}
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
-		LeaseId: n.lease, Method: st.spec.Method,
+		LeaseId: n.lease, Method: string(st.spec.Method),
 		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
 	})
 	if err != nil {

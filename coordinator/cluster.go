@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
 // Member is one agent as serf announces it: its name, the tags it
@@ -231,10 +232,9 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 			refreshing, refresh = nil, time.Now().Add(500*time.Millisecond)
 		default:
 		}
-		select {
-		case <-ctx.Done():
-			return ms, ctx.Err()
-		case <-time.After(100 * time.Millisecond): // a thousand members decoded each time: not faster
+		// A thousand members are decoded each time: not faster.
+		if err := ctxsleep.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return ms, err
 		}
 	}
 }

@@ -105,7 +105,7 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 		n.host.OtherFrames = rp.OtherPackets
 		n.host.HostDrops = hostDrops(rp)
 		if n.host.Method == "" {
-			n.host.Method, n.host.XDPMode = rp.Method, rp.XDPMode
+			n.host.Method, n.host.XDPMode = string(rp.Method), rp.XDPMode
 		}
 	}
 	return nil

@@ -126,5 +126,5 @@ func (st *runState) perQueue(n *node) bool {
 	if st.spec.NoTune || !n.nic.queueIRQs {
 		return false
 	}
-	return st.spec.Backend == "kernel" || (st.spec.Backend == "auto" && n.nic.kernelPktgen)
+	return st.spec.Backend == pktgen.BackendKernel || (st.spec.Backend == pktgen.BackendAuto && n.nic.kernelPktgen)
 }

@@ -69,7 +69,7 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 			f.queues++
 		}
 	}
-	f.kernelPktgen = slices.Contains(d.Backends, "kernel")
+	f.kernelPktgen = slices.Contains(d.Backends, string(pktgen.BackendKernel))
 	return f
 }
 
@@ -144,7 +144,7 @@ type sendPlan struct {
 	dst      endpoint   // the first flow's receiver
 	perDst   []endpoint // each thread's receiver, when it sends several flows
 	port     uint32     // UDP destination port of all its streams
-	backend  string
+	backend  pktgen.BackendName
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -172,7 +172,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		SrcPerThread: true,
 		UdpDstMin:    p.port,
 		UdpDstMax:    p.port,
-		Backend:      p.backend,
+		Backend:      string(p.backend),
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)
@@ -209,7 +209,7 @@ func receiverReportOf(p *lineratev1.ReceiverReport) (*recv.Report, error) {
 		return nil, nil
 	}
 	r := &recv.Report{
-		Method: p.Method, MethodReason: p.MethodReason, XDPMode: p.XdpMode, Packets: p.Packets, OtherPackets: p.OtherPackets,
+		Method: recv.Method(p.Method), MethodReason: p.MethodReason, XDPMode: p.XdpMode, Packets: p.Packets, OtherPackets: p.OtherPackets,
 		RingDrops: p.RingDrops, OverflowPackets: p.OverflowPackets, Window: p.Window,
 	}
 	if l := p.Link; l != nil {

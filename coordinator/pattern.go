@@ -3,18 +3,34 @@ package coordinator
 import (
 	"fmt"
 	"slices"
+
+	"github.com/linerate/linerate/internal/enum"
 )
+
+// Pattern is how a run pairs its senders and receivers into flows, as a
+// run's spec, a campaign spec and --pattern give it.
+type Pattern string
 
 // Patterns a run can pair senders and receivers in.
 const (
-	Pairwise = "pairwise" // sender i → receiver i
-	FanIn    = "fan-in"   // every sender → the one receiver (N:1)
-	FanOut   = "fan-out"  // the one sender → every receiver (1:N)
-	Mesh     = "mesh"     // every sender → every receiver
+	Pairwise Pattern = "pairwise" // sender i → receiver i
+	FanIn    Pattern = "fan-in"   // every sender → the one receiver (N:1)
+	FanOut   Pattern = "fan-out"  // the one sender → every receiver (1:N)
+	Mesh     Pattern = "mesh"     // every sender → every receiver
 )
 
-// Patterns lists the valid pattern names.
-var Patterns = []string{Pairwise, FanIn, FanOut, Mesh}
+// Patterns lists the valid patterns, the default first: the one list
+// every validator, error and flag help says.
+var Patterns = []Pattern{Pairwise, FanIn, FanOut, Mesh}
+
+// Check is nil when p is one of Patterns; otherwise it names p and the
+// valid patterns, for the caller to prefix with its field.
+func (p Pattern) Check() error {
+	if slices.Contains(Patterns, p) {
+		return nil
+	}
+	return fmt.Errorf("%q: valid patterns are %s", p, enum.And(Patterns))
+}
 
 // Pair is one flow of a plan.
 type Pair struct {
@@ -23,7 +39,7 @@ type Pair struct {
 
 // Pairs plans the flows of a pattern over the named agents, in a stable
 // order (senders as given, then receivers as given).
-func Pairs(pattern string, senders, receivers []string) ([]Pair, error) {
+func Pairs(pattern Pattern, senders, receivers []string) ([]Pair, error) {
 	if len(senders) == 0 || len(receivers) == 0 {
 		return nil, fmt.Errorf("pattern %s: %d senders and %d receivers: want at least one of each", pattern, len(senders), len(receivers))
 	}
@@ -69,7 +85,7 @@ func Pairs(pattern string, senders, receivers []string) ([]Pair, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("pattern %q: valid patterns are %v", pattern, Patterns)
+		return nil, fmt.Errorf("pattern %w", pattern.Check())
 	}
 	return out, nil
 }

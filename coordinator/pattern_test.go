@@ -10,7 +10,7 @@ import (
 func TestPairs(t *testing.T) {
 	s2, r2, r1, s1 := []string{"a", "b"}, []string{"c", "d"}, []string{"c"}, []string{"a"}
 	for _, tt := range []struct {
-		pattern  string
+		pattern  Pattern
 		s, r     []string
 		want     []Pair
 		errorHas string

@@ -38,7 +38,7 @@ type Result struct {
 	// first frame and first arrival (absent from a run without them, and
 	// from documents that predate it).
 	StartSpread *StartSpread `json:"start_spread,omitempty"`
-	Pattern     string       `json:"pattern"`
+	Pattern     Pattern      `json:"pattern"`
 	FrameSize   int          `json:"frame_size"`
 	IMIX        pktgen.IMIX  `json:"imix,omitempty"`     // the mix sent instead of frame_size
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible

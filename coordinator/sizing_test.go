@@ -21,7 +21,7 @@ func names(prefix string, n int) []string {
 // table has a quarter (at least 16) to spare.
 func TestSizeReceiverStreams(t *testing.T) {
 	for _, tc := range []struct {
-		pattern            string
+		pattern            Pattern
 		senders, receivers int
 		threads            int // --threads; 0: automatic (2 CPUs, tuned)
 		want               map[string]int

@@ -2,33 +2,33 @@ package coordinator
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
 )
 
 // Spec is one run: who sends to whom, what, and for how long.
 type Spec struct {
 	Senders, Receivers []string // agent (serf node) names
-	Pattern            string   // pairwise (default), fan-in, fan-out, mesh
+	Pattern            Pattern  // Pairwise (default), FanIn, FanOut, Mesh
 	FrameSize          int      // Ethernet frame including FCS (RFC 2544), default 64
 	// IMIX, when set, replaces FrameSize with an internet mix (frame sizes
 	// including FCS and weights; pktgen's imix_weights: kernel backend).
 	IMIX          pktgen.IMIX
 	Duration      time.Duration
-	Count         uint64 // packets per flow; 0 with a duration
-	Rate          uint64 // packets per second per flow; 0 = as fast as the sender goes
-	Threads       int    // sender threads per flow (0: every tuned queue, at least 1)
-	Backend       string // sender backend: auto (default), kernel, xdp, afpacket
-	Method        string // receiver method: auto (default), xdp, afpacket
+	Count         uint64             // packets per flow; 0 with a duration
+	Rate          uint64             // packets per second per flow; 0 = as fast as the sender goes
+	Threads       int                // sender threads per flow (0: every tuned queue, at least 1)
+	Backend       pktgen.BackendName // sender backend: pktgen.BackendAuto (default) or another of pktgen.BackendNames
+	Method        recv.Method        // receiver method: receiver.MethodAuto (default) or another of receiver.Methods
 	Drain         time.Duration
 	LeaseTTL      time.Duration
-	StartLead     time.Duration // how far ahead the common start instant is set (default: from RTTs)
-	KeepTuning    bool          // leave the IRQ affinities applied after the run
-	NoTune        bool          // do not touch IRQ affinities
-	IRQBalance    string        // refuse (default) or ignore
+	StartLead     time.Duration       // how far ahead the common start instant is set (default: from RTTs)
+	KeepTuning    bool                // leave the IRQ affinities applied after the run
+	NoTune        bool                // do not touch IRQ affinities
+	IRQBalance    topology.IRQBalance // topology.IRQBalanceRefuse (default) or IRQBalanceIgnore
 	WatchInterval time.Duration
 	BasePort      int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
 }
@@ -42,14 +42,20 @@ const (
 	maxDuration      = 24 * time.Hour
 )
 
+// Limits of a Spec's fields, a campaign spec's too.
+const (
+	// MaxThreads bounds the sender threads per flow.
+	MaxThreads = 1024
+)
+
 // Validate fills defaults and names the first bad field with what would be
 // valid, the pairing of senders and receivers by the pattern included.
 func (s *Spec) Validate() error {
 	if s.Pattern == "" {
 		s.Pattern = Pairwise
 	}
-	if !slices.Contains(Patterns, s.Pattern) {
-		return fmt.Errorf("pattern %q: valid patterns are %s", s.Pattern, strings.Join(Patterns, ", "))
+	if err := s.Pattern.Check(); err != nil {
+		return fmt.Errorf("pattern %w", err)
 	}
 	if len(s.Senders) == 0 {
 		return fmt.Errorf("senders: none named: give at least one sender agent")
@@ -71,8 +77,8 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("imix entry %d:%d: want a frame size of 64-9018 bytes (with FCS) and a weight of at least 1", e.Size, e.Weight)
 		}
 	}
-	if s.FrameSize < 64 || s.FrameSize > 9018 {
-		return fmt.Errorf("frame size %d: want 64 to 9018 bytes (Ethernet frame including FCS)", s.FrameSize)
+	if s.FrameSize < pktgen.MinFrameSize || s.FrameSize > pktgen.MaxFrameSize {
+		return fmt.Errorf("frame size %d: want %d to %d bytes (Ethernet frame including FCS)", s.FrameSize, pktgen.MinFrameSize, pktgen.MaxFrameSize)
 	}
 	switch {
 	case s.Duration == 0 && s.Count == 0:
@@ -82,30 +88,28 @@ func (s *Spec) Validate() error {
 	case s.Duration < 0 || s.Duration > maxDuration:
 		return fmt.Errorf("duration %s: want more than 0 and at most %s", s.Duration, maxDuration)
 	}
-	if s.Threads < 0 || s.Threads > 1024 {
-		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to 1024", s.Threads)
+	if s.Threads < 0 || s.Threads > MaxThreads {
+		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to %d", s.Threads, MaxThreads)
 	}
 	if err := CheckRate(s.Rate, s.Threads); err != nil {
 		return err
 	}
-	switch s.Backend {
-	case "":
-		s.Backend = "auto"
-	case "auto", "kernel", "xdp", "afpacket":
-	default:
-		return fmt.Errorf("backend %q: valid backends are auto, kernel, xdp, afpacket", s.Backend)
+	if s.Backend == "" {
+		s.Backend = pktgen.BackendAuto
 	}
-	switch s.Method {
-	case "":
-		s.Method = "auto"
-	case "auto", "xdp", "afpacket":
-	default:
-		return fmt.Errorf("method %q: valid receiver methods are auto, xdp, afpacket", s.Method)
+	if err := s.Backend.Check(); err != nil {
+		return fmt.Errorf("backend %w", err)
 	}
-	switch s.IRQBalance {
-	case "", "refuse", "ignore":
-	default:
-		return fmt.Errorf("irqbalance %q: valid values are refuse and ignore", s.IRQBalance)
+	if s.Method == "" {
+		s.Method = recv.MethodAuto
+	}
+	if err := s.Method.Check(); err != nil {
+		return fmt.Errorf("method %w", err)
+	}
+	if s.IRQBalance != "" {
+		if err := s.IRQBalance.Check(); err != nil {
+			return fmt.Errorf("irqbalance %w", err)
+		}
 	}
 	if s.Drain == 0 {
 		s.Drain = DefaultDrain

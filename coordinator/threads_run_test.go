@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -100,7 +101,7 @@ func TestRunSpreadsSendersOfOneKernelOverCPUs(t *testing.T) {
 // a userspace backend one thread per CPU, on its first queue.
 func TestRunKernelPktgenDevicePerQueue(t *testing.T) {
 	for _, tt := range []struct {
-		backend  string
+		backend  pktgen.BackendName
 		backends []string
 		cpus     string
 		queues   string
@@ -109,6 +110,7 @@ func TestRunKernelPktgenDevicePerQueue(t *testing.T) {
 		{"kernel", []string{"kernel"}, "[2 3 2 3]", "[0 1 2 3]"},
 		{"auto", []string{"xdp", "afpacket"}, "[2 3]", "[0 1]"},
 		{"xdp", []string{"kernel", "xdp"}, "[2 3]", "[0 1]"},
+		{"userspace", []string{"kernel", "xdp"}, "[2 3]", "[0 1]"},
 	} {
 		s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4")
 		s1.queueCPUs, s1.backends = []int32{2, 3, 2, 3}, tt.backends

@@ -24,7 +24,7 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 	if n.role == gossip.RoleSender {
 		threads = st.spec.Threads * len(st.flowsOf(n))
 	}
-	t, err := unary(ctx, st, "tune", n.c.Tune, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: st.spec.IRQBalance})
+	t, err := unary(ctx, st, "tune", n.c.Tune, &lineratev1.TuneRequest{LeaseId: n.lease, Threads: int32(threads), Irqbalance: string(st.spec.IRQBalance)})
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 // frames (BuildFrame), one sequence stream per thread, and fills the same
 // Summary.
 type Backend interface {
-	// Name is the backend's name in summaries and logs: "kernel", "xdp",
-	// "afpacket".
-	Name() string
+	// Name is the backend's name in summaries and logs: BackendKernel,
+	// BackendXDP or BackendAFPacket.
+	Name() BackendName
 	// Run sends until every thread's count is reached, the duration is
 	// over or ctx is cancelled (the summary is then marked Interrupted);
 	// progress, when not nil, gets live samples. With cfg.StartAt set it
@@ -28,8 +28,8 @@ type Backend interface {
 
 var _ Backend = (*Kernel)(nil)
 
-// Name is "kernel".
-func (k *Kernel) Name() string { return "kernel" }
+// Name is BackendKernel.
+func (k *Kernel) Name() BackendName { return BackendKernel }
 
 // ErrUnsupported is returned when a backend cannot honour a Config field
 // (the message names it; such errors also match ErrConfig), or cannot run
@@ -47,7 +47,7 @@ func Rate(packets, usec uint64) float64 { return rate(packets, usec) }
 // cannot send the way pktgen would: they send one frame template per
 // thread (BuildFrame) with only the sequence, timestamp, UDP source port
 // and UDP checksum changing. burstOK lets a backend accept Burst > 1.
-func (c *Config) UserspaceCheck(backend string) error {
+func (c *Config) UserspaceCheck(backend BackendName) error {
 	var errs []error
 	refuse := func(field, why string) {
 		errs = append(errs, fmt.Errorf("%s backend: %s: %s: %w (%w)", backend, field, why, ErrUnsupported, ErrConfig))
@@ -103,9 +103,10 @@ func (c *Config) UserspaceCheck(backend string) error {
 
 // Period is thread i's packet spacing the config asks for, as the
 // fraction num/den nanoseconds (0/1 when unpaced): from its Rates entry,
-// RatePPS, DelayNS, or RateMbps the way pktgen converts it (pkt_size*8
-// bits at that rate). The fraction is exact: threads paced at their
-// Rates send together exactly the flow's rate.
+// RatePPS, DelayNS (between pktgen's transmit calls, each of Burst
+// packets), or RateMbps the way pktgen converts it (pkt_size*8 bits at
+// that rate). The fraction is exact: threads paced at their Rates send
+// together exactly the flow's rate.
 func (c *Config) Period(i int) (num, den uint64) {
 	switch {
 	case c.Rates != nil && i < len(c.Rates) && c.Rates[i] > 0:
@@ -113,7 +114,7 @@ func (c *Config) Period(i int) (num, den uint64) {
 	case c.RatePPS > 0:
 		return 1e9, c.RatePPS
 	case c.DelayNS > 0:
-		return c.DelayNS, 1
+		return c.DelayNS, uint64(max(c.Burst, 1))
 	case c.RateMbps > 0:
 		size := uint64(c.PktSize)
 		if size == 0 {

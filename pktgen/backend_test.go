@@ -49,6 +49,7 @@ func TestPeriod(t *testing.T) {
 	}{
 		{Config{RatePPS: 20000}, 1e9, 20000},
 		{Config{DelayNS: 5000}, 5000, 1},
+		{Config{DelayNS: 5000, Burst: 4}, 5000, 4},
 		{Config{RateMbps: 100, PktSize: 60}, 60 * 8 * 1000, 100},
 		{Config{}, 0, 1},
 	} {

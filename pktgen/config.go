@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/internal/errjoin"
 )
 
@@ -17,12 +18,19 @@ import (
 // names the field and the valid range.
 var ErrConfig = errors.New("invalid pktgen config")
 
+// XmitMode is how pktgen hands its frames to the device (xmit_mode).
+type XmitMode string
+
 // Xmit modes.
 const (
-	XmitStart        = "start_xmit"    // driver ndo_start_xmit, bypasses the qdisc (default)
-	XmitNetifReceive = "netif_receive" // inject into the receive path
-	XmitQueue        = "queue_xmit"    // dev_queue_xmit: through the qdisc
+	XmitStart        XmitMode = "start_xmit"    // driver ndo_start_xmit, bypasses the qdisc (default)
+	XmitNetifReceive XmitMode = "netif_receive" // inject into the receive path
+	XmitQueue        XmitMode = "queue_xmit"    // dev_queue_xmit: through the qdisc
 )
+
+// XmitModes lists every xmit mode, the default first: the one list its
+// check and help say.
+var XmitModes = []XmitMode{XmitStart, XmitNetifReceive, XmitQueue}
 
 // Flags pktgen knows (flag NAME / flag !NAME). NODE_ALLOC is the name
 // kernels before the flag table used; Run falls back to it for NODE.
@@ -114,7 +122,7 @@ type Config struct {
 	HasNode bool
 
 	Flags    []string // e.g. QUEUE_MAP_CPU, UDPSRC_RND, NO_TIMESTAMP, NODE, UDPCSUM; "!NAME" clears
-	XmitMode string   // "" = start_xmit
+	XmitMode XmitMode // "" = XmitStart
 
 	// AllowFallback lets Run fall back to burst 1 / clone_skb 0, with a
 	// warning, when the device refuses skb sharing (veth, lo, bonds).
@@ -175,7 +183,7 @@ func (c *Config) Validate() error {
 	if c.Duration < 0 {
 		add(cfgErr("duration", "%s is negative", c.Duration))
 	}
-	minFrame := HeaderOffset(c.ipv6(), btoi(c.HasVLAN), 0) + HeaderLen
+	minFrame := MinFrame(c.ipv6(), c.HasVLAN)
 	checkSize := func(field string, v int) {
 		if v != 0 && (v < minFrame || v > 65535) {
 			add(cfgErr(field, "%d: want %d-65535 (frame without FCS, room for headers and the 16-byte pktgen header)", v, minFrame))
@@ -216,7 +224,12 @@ func (c *Config) Validate() error {
 	if c.CloneSkb < 0 || c.CloneSkb > 1<<30 {
 		add(cfgErr("clone_skb", "%d: want >= 0", c.CloneSkb))
 	}
-	rates := btoi(c.DelayNS > 0) + btoi(c.RatePPS > 0) + btoi(c.RateMbps > 0) + btoi(c.Rates != nil)
+	rates := 0
+	for _, set := range []bool{c.DelayNS > 0, c.RatePPS > 0, c.RateMbps > 0, c.Rates != nil} {
+		if set {
+			rates++
+		}
+	}
 	if rates > 1 {
 		add(cfgErr("rate", "set one of delay, rate (Mb/s), ratep (pps) and per-thread rates"))
 	}
@@ -295,10 +308,8 @@ func (c *Config) Validate() error {
 			add(cfgErr("flag", "%q unknown (valid: %s)", f, strings.Join(knownFlags, ", ")))
 		}
 	}
-	switch c.XmitMode {
-	case "", XmitStart, XmitNetifReceive, XmitQueue:
-	default:
-		add(cfgErr("xmit_mode", "%q: want %s, %s or %s", c.XmitMode, XmitStart, XmitNetifReceive, XmitQueue))
+	if c.XmitMode != "" && !slices.Contains(XmitModes, c.XmitMode) {
+		add(cfgErr("xmit_mode", "%q: want %s", c.XmitMode, enum.Or(XmitModes)))
 	}
 	if c.XmitMode == XmitQueue && c.Burst > 1 {
 		add(cfgErr("burst", "%d with xmit_mode queue_xmit: pktgen refuses bursts through the qdisc", c.Burst))
@@ -363,13 +374,6 @@ func cpuList(cpus []int) string {
 		return "cpu " + s[0]
 	}
 	return "cpus " + strings.Join(s, ", ")
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }

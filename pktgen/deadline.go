@@ -65,34 +65,13 @@ func (c *Config) Deadline(margin time.Duration) Deadline {
 }
 
 // countTime is how long the slowest thread's count takes at its rate
-// (at most FloorPPS), saturated at MaxDeadline; counted is false for a
-// run without counts.
+// (at most FloorPPS, SlowestThread), saturated at MaxDeadline; counted is
+// false for a run without counts.
 func (c *Config) countTime() (d time.Duration, basis string, counted bool) {
-	var worst float64
-	for i := range max(len(c.CPUs), 1) {
-		n := c.CountOf(i)
-		if n == 0 {
-			continue
-		}
-		counted = true
-		num, den := c.Period(i)
-		pps, rate := float64(FloorPPS), fmt.Sprintf("unpaced, taken as %d pps", FloorPPS)
-		if num > 0 {
-			asked := float64(den) * 1e9 / float64(num)
-			rate = fmt.Sprintf("%.0f pps", asked)
-			if asked > pps {
-				rate += fmt.Sprintf(", taken as %d pps", FloorPPS)
-			} else {
-				pps = asked
-			}
-		}
-		if secs := float64(n) / pps; secs > worst || basis == "" {
-			worst, basis = secs, fmt.Sprintf("count %d at %s", n, rate)
-		}
-	}
-	if !counted {
+	s, ok := c.SlowestThread(FloorPPS)
+	if !ok {
 		return 0, "", false
 	}
-	ns := math.Min(worst*1e9, float64(MaxDeadline))
-	return time.Duration(ns), basis, true
+	ns := math.Min(s.Secs*1e9, float64(MaxDeadline))
+	return time.Duration(ns), s.String(), true
 }

@@ -56,7 +56,7 @@ func BuildFrame(cfg *Config, i int, srcMAC net.HardwareAddr) (*Frame, error) {
 	}
 	ipv6 := cfg.ipv6()
 	size := cfg.PktSize
-	minSize := HeaderOffset(ipv6, btoi(cfg.HasVLAN), 0) + HeaderLen
+	minSize := MinFrame(ipv6, cfg.HasVLAN)
 	if size == 0 {
 		size = minSize
 	}

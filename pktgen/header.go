@@ -60,6 +60,18 @@ func HeaderOffset(ipv6 bool, vlanTags, mplsLabels int) int {
 	return off
 }
 
+// MinFrame is the smallest frame without FCS that carries the pktgen
+// header: the headers before it (HeaderOffset, with one 802.1Q tag when
+// vlan) and the header itself. Config.Validate and BuildFrame refuse a
+// smaller pkt_size; a frame of 0 bytes is built at this size.
+func MinFrame(ipv6, vlan bool) int {
+	tags := 0
+	if vlan {
+		tags = 1
+	}
+	return HeaderOffset(ipv6, tags, 0) + HeaderLen
+}
+
 // SeqAfter reports whether sequence a comes after b in serial-number
 // arithmetic (RFC 1982), so that a stream survives the u32 wrap.
 func SeqAfter(a, b uint32) bool { return int32(a-b) > 0 }

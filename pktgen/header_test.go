@@ -40,6 +40,19 @@ func TestHeaderOffset(t *testing.T) {
 	}
 }
 
+// MinFrame is the headers and the 16-byte pktgen header: pktgen's own
+// minimum of 58 bytes for IPv4 and 78 for IPv6, 4 more with a VLAN tag.
+func TestMinFrame(t *testing.T) {
+	for _, tt := range []struct {
+		v6, vlan bool
+		want     int
+	}{{false, false, 58}, {true, false, 78}, {false, true, 62}, {true, true, 82}} {
+		if got := MinFrame(tt.v6, tt.vlan); got != tt.want {
+			t.Errorf("MinFrame(%v, %v) = %d, want %d", tt.v6, tt.vlan, got, tt.want)
+		}
+	}
+}
+
 func TestSeqAfter(t *testing.T) {
 	if !SeqAfter(2, 1) || SeqAfter(1, 2) || SeqAfter(5, 5) || !SeqAfter(0, 0xffffffff) || SeqAfter(0xffffffff, 0) {
 		t.Error("serial-number order wrong")

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
 // Kernel drives the kernel's pktgen through a Proc.
@@ -43,16 +45,7 @@ func (k *Kernel) defaults() {
 		k.MonoOffset = MonoOffset
 	}
 	if k.Sleep == nil {
-		k.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		k.Sleep = ctxsleep.Sleep
 	}
 }
 
@@ -265,7 +258,7 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 			}
 		}
 	}()
-	sum = &Summary{Backend: "kernel", Device: cfg.Device}
+	sum = &Summary{Backend: string(BackendKernel), Device: cfg.Device}
 	warn := func(s string) { sum.Warnings = append(sum.Warnings, s); log.Warn(s) }
 	// Every thread's devices go once it is clear: a thread may carry
 	// several (one per queue).

@@ -2,6 +2,7 @@ package pktgen
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,10 +24,65 @@ const (
 
 // DeviceFile is one /proc/net/pktgen/<dev> file, parsed.
 type DeviceFile struct {
-	Device  string         `json:"device"`
-	Params  map[string]any `json:"params"`
-	Current Current        `json:"current"`
-	Result  Result         `json:"result"`
+	Device  string  `json:"device"`
+	Params  Params  `json:"params"`
+	Current Current `json:"current"`
+	Result  Result  `json:"result"`
+}
+
+// Params is the "Params:" section: every key pktgen printed, with its
+// value.
+type Params map[string]Param
+
+// ParamKind is what a Param holds.
+type ParamKind uint8
+
+// Kinds of Param.
+const (
+	ParamText   ParamKind = iota // a word ("ifname: veth0@0"), possibly empty
+	ParamNumber                  // a whole number ("count 1000000")
+	ParamList                    // the rest of its line (Flags, imix_weights, …)
+)
+
+// Param is one value of the Params section. Its JSON is what it holds: a
+// number, a string, or an array of strings.
+type Param struct {
+	Kind ParamKind
+	// Text is the value as the file wrote it (without quotes), for
+	// ParamText and ParamNumber.
+	Text string
+	// Number is Text's value, for ParamNumber.
+	Number int64
+	// List is the items, for ParamList (empty, never nil, for none).
+	List []string
+}
+
+// param is s as a value: a number when it is one, else text.
+func param(s string) Param {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Param{Kind: ParamNumber, Text: s, Number: n}
+	}
+	return Param{Kind: ParamText, Text: s}
+}
+
+// String is the value as the file wrote it, a list's items separated by
+// spaces.
+func (p Param) String() string {
+	if p.Kind == ParamList {
+		return strings.Join(p.List, " ")
+	}
+	return p.Text
+}
+
+// MarshalJSON writes the number, the string or the array of strings.
+func (p Param) MarshalJSON() ([]byte, error) {
+	switch p.Kind {
+	case ParamNumber:
+		return json.Marshal(p.Number)
+	case ParamList:
+		return json.Marshal(p.List)
+	}
+	return json.Marshal(p.Text)
 }
 
 // Current is the "Current:" section.
@@ -68,7 +124,7 @@ var listKeys = map[string]bool{"Flags": true, "imix_weights": true, "imix_size_c
 // ParseDeviceFile parses the text of a pktgen device file. device names
 // the file in the result (and in errors).
 func ParseDeviceFile(device string, r io.Reader) (*DeviceFile, error) {
-	df := &DeviceFile{Device: device, Params: map[string]any{}, Result: Result{State: StateIdle}}
+	df := &DeviceFile{Device: device, Params: Params{}, Result: Result{State: StateIdle}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	section := ""
@@ -165,43 +221,32 @@ func ParseResult(text string) (Result, error) {
 	return r, nil
 }
 
-func parseParams(p map[string]any, line string) {
+func parseParams(p Params, line string) {
 	toks := strings.Fields(line)
 	for i := 0; i < len(toks); i++ {
 		key, hasColon := strings.CutSuffix(toks[i], ":")
 		if !hasColon {
 			if (key == "count" || key == "odev") && i+1 < len(toks) { // "count 1000", `odev "eth1"` have no colon
-				p[key] = value(strings.Trim(toks[i+1], `"`))
+				p[key] = param(strings.Trim(toks[i+1], `"`))
 				i++
 			}
 			continue
 		}
 		if listKeys[key] {
-			var items []string
+			items := []string{}
 			for _, t := range toks[i+1:] {
 				items = append(items, strings.TrimSuffix(t, ","))
 			}
-			if items == nil {
-				items = []string{}
-			}
-			p[key] = items
+			p[key] = Param{Kind: ParamList, List: items}
 			return
 		}
 		if i+1 < len(toks) && !strings.HasSuffix(toks[i+1], ":") {
-			p[key] = value(toks[i+1])
+			p[key] = param(toks[i+1])
 			i++
 		} else {
-			p[key] = ""
+			p[key] = Param{Kind: ParamText}
 		}
 	}
-}
-
-// value keeps numbers as numbers and everything else as text.
-func value(s string) any {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n
-	}
-	return s
 }
 
 func parseCurrent(c *Current, line string) error {

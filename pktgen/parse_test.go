@@ -63,10 +63,11 @@ func TestParseResultFields(t *testing.T) {
 	if df.Current != (Current{PktsSofar: 1000000, SeqNum: 1000001, StartedUS: 1933264893, StoppedUS: 1943393122, IdleUS: 1254}) {
 		t.Errorf("current %+v", df.Current)
 	}
-	if df.Params["count"] != int64(1000000) || df.Params["ifname"] != "veth0@0" || df.Params["dst_min"] != "198.18.0.2" {
+	if c, i, d := df.Params["count"], df.Params["ifname"], df.Params["dst_min"]; c.Kind != ParamNumber || c.Number != 1000000 ||
+		i.Kind != ParamText || i.Text != "veth0@0" || d.Kind != ParamText || d.Text != "198.18.0.2" {
 		t.Errorf("params %v", df.Params)
 	}
-	if flags, _ := df.Params["Flags"].([]string); strings.Join(flags, ",") != "UDPSRC_RND,NO_TIMESTAMP,QUEUE_MAP_CPU,SHARED" {
+	if flags := df.Params["Flags"]; flags.Kind != ParamList || strings.Join(flags.List, ",") != "UDPSRC_RND,NO_TIMESTAMP,QUEUE_MAP_CPU,SHARED" {
 		t.Errorf("flags %v", df.Params["Flags"])
 	}
 }
@@ -82,7 +83,7 @@ func TestParseQuirks(t *testing.T) {
 	if err != nil || df.Current.SeqNum != 4000000000 || df.Result.Frags != -1 || df.Result.Errors != 12 {
 		t.Errorf("imix: %+v %+v %v", df.Current, df.Result, err)
 	}
-	if w, _ := df.Params["imix_weights"].([]string); strings.Join(w, " ") != "64,7 570,4 1518,1" {
+	if w := df.Params["imix_weights"]; w.Kind != ParamList || strings.Join(w.List, " ") != "64,7 570,4 1518,1" {
 		t.Errorf("imix weights %v", df.Params["imix_weights"])
 	}
 	df, err = ParseDeviceFile("e", strings.NewReader(mustRead(t, "testdata/files/flag-error-eth0@1")))
@@ -158,4 +159,26 @@ func FuzzParseDeviceFile(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A parameter is a number, a word or a list, in Go as in its JSON, and
+// prints as the file wrote it.
+func TestParamKinds(t *testing.T) {
+	p := Params{}
+	parseParams(p, `count 1000  odev "eth1"  src_min:   Flags: `)
+	for key, want := range map[string]struct {
+		kind       ParamKind
+		json, text string
+	}{
+		"count":   {ParamNumber, `1000`, "1000"},
+		"odev":    {ParamText, `"eth1"`, "eth1"},
+		"src_min": {ParamText, `""`, ""},
+		"Flags":   {ParamList, `[]`, ""},
+	} {
+		got := p[key]
+		b, err := json.Marshal(got)
+		if got.Kind != want.kind || err != nil || string(b) != want.json || got.String() != want.text {
+			t.Errorf("%s: %+v, JSON %s %v, text %q; want kind %d, JSON %s, text %q", key, got, b, err, got.String(), want.kind, want.json, want.text)
+		}
+	}
 }

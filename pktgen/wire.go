@@ -12,9 +12,12 @@ const (
 	// its bytes: the FCS (4), the preamble and SFD (8) and the
 	// inter-frame gap (12).
 	WireOverhead = FCSBytes + 8 + 12
-	// MinFrame is the smallest Ethernet frame, FCS included (RFC 2544's
-	// 64 bytes; a NIC pads anything shorter).
-	MinFrame = 64
+	// MinFrameSize is the smallest Ethernet frame, FCS included (RFC
+	// 2544's 64 bytes; a NIC pads anything shorter); MaxFrameSize the
+	// largest a run or a campaign offers: the jumbo frame of a 9000-byte
+	// MTU.
+	MinFrameSize = 64
+	MaxFrameSize = 9018
 	// MTUOverhead is what a frame without a VLAN tag carries beyond the
 	// MTU, FCS included: the Ethernet header (14) and the FCS; a VLAN tag
 	// adds VLANTag.
@@ -57,12 +60,13 @@ func LinePPS(speedMbps, frameBytes float64) float64 {
 }
 
 // FrameRange is the range of frame sizes, FCS included, that c's
-// headers allow on an interface of mtu (0: unknown): at least MinFrame
-// and room for the headers, at most MaxFrame. headers is that room: the
-// Ethernet, IP and UDP headers, the pktgen header and the FCS.
+// headers allow on an interface of mtu (0: unknown): at least
+// MinFrameSize and room for the headers, at most MaxFrame. headers is
+// that room: MinFrame (the Ethernet, IP and UDP headers and the pktgen
+// header) and the FCS.
 func (c *Config) FrameRange(mtu int) (lo, hi, headers int) {
-	headers = HeaderOffset(c.ipv6(), btoi(c.HasVLAN), 0) + HeaderLen + FCSBytes
-	return max(MinFrame, headers), MaxFrame(mtu, c.HasVLAN), headers
+	headers = MinFrame(c.ipv6(), c.HasVLAN) + FCSBytes
+	return max(MinFrameSize, headers), MaxFrame(mtu, c.HasVLAN), headers
 }
 
 // Sizes are the frame sizes c sends, without FCS: PktSize, the bounds

@@ -56,7 +56,7 @@ func manyStreams(p *nstest.Pair) (frames [][]byte, streams int) {
 // sized for them — and, with a table of 1,024, exactly the packets of the
 // 76 streams beyond it as overflow.
 func TestReceiveManyStreams(t *testing.T) {
-	for _, method := range []string{MethodXDP, MethodAFPacket} {
+	for _, method := range []Method{MethodXDP, MethodAFPacket} {
 		for _, table := range []int{1100 + 275, 1024} {
 			t.Run(fmt.Sprintf("%s/table%d", method, table), func(t *testing.T) {
 				p := nstest.NewPair(t, 2)

@@ -226,8 +226,8 @@ func waitFor(t *testing.T, r *Receiver, want uint64) {
 }
 
 func TestReceiveNetns(t *testing.T) {
-	for _, method := range []string{MethodXDP, MethodAFPacket} {
-		t.Run(method, func(t *testing.T) {
+	for _, method := range []Method{MethodXDP, MethodAFPacket} {
+		t.Run(string(method), func(t *testing.T) {
 			p := nstest.NewPair(t, 2)
 			frames, other := scenario(p)
 			// The oracle: the Go core fed the same frames in the same order.
@@ -336,8 +336,8 @@ func diffStreams(want, got []StreamReport) string {
 // TestCancelDetaches checks that a receiver whose context is cancelled
 // after Start detaches by itself, and that Stop still returns a report.
 func TestCancelDetaches(t *testing.T) {
-	for _, method := range []string{MethodXDP, MethodAFPacket} {
-		t.Run(method, func(t *testing.T) {
+	for _, method := range []Method{MethodXDP, MethodAFPacket} {
+		t.Run(string(method), func(t *testing.T) {
 			p := nstest.NewPair(t, 1)
 			ctx, cancel := context.WithCancel(t.Context())
 			r := startIn(t, ctx, p.B, Options{Method: method, Window: 1 << 10})

@@ -3,16 +3,37 @@ package receiver
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/enum"
 )
+
+// Method is how a receiver counts, as a run's spec, a campaign spec,
+// `linerate recv --method` and an agent's Arm give it. A running receiver
+// reports MethodXDP or MethodAFPacket (Report.Method).
+type Method string
 
 // Methods a receiver counts with.
 const (
-	MethodAuto     = "auto"     // XDP, else AF_PACKET
-	MethodXDP      = "xdp"      // an XDP program counts in the kernel
-	MethodAFPacket = "afpacket" // TPACKET_V3 rings with fanout, counted in Go
+	MethodAuto     Method = "auto"     // XDP, else AF_PACKET
+	MethodXDP      Method = "xdp"      // an XDP program counts in the kernel
+	MethodAFPacket Method = "afpacket" // TPACKET_V3 rings with fanout, counted in Go
 )
+
+// Methods lists every valid method, the default first: the one list
+// every validator, error and flag help says.
+var Methods = []Method{MethodAuto, MethodXDP, MethodAFPacket}
+
+// Check is nil when m is one of Methods; otherwise it names m and the
+// valid methods, for the caller to prefix with its field.
+func (m Method) Check() error {
+	if slices.Contains(Methods, m) {
+		return nil
+	}
+	return fmt.Errorf("%q: valid receiver methods are %s", m, enum.And(Methods))
+}
 
 // How the xdp method's program is attached (Report.XDPMode).
 const (
@@ -88,7 +109,7 @@ type Options struct {
 	// thread that calls Start.
 	Iface string
 	// Method is MethodAuto (default), MethodXDP or MethodAFPacket.
-	Method string
+	Method Method
 	// Pass lets test packets continue to the network stack after they
 	// are counted (XDP_PASS). By default the XDP method drops them
 	// (XDP_DROP: the receiver is a sink). Packets without the pktgen
@@ -161,12 +182,11 @@ func (o Options) WithDefaults() (Options, error) { return o.withDefaults() }
 func (o Options) withDefaults() (Options, error) {
 	n := o.Names
 	method, _ := orField(n.Method, "Method")
-	switch o.Method {
-	case "":
+	if o.Method == "" {
 		o.Method = MethodAuto
-	case MethodAuto, MethodXDP, MethodAFPacket:
-	default:
-		return o, fmt.Errorf("%w: %s %q: valid methods are auto, xdp and afpacket", ErrOptions, method, o.Method)
+	}
+	if err := o.Method.Check(); err != nil {
+		return o, fmt.Errorf("%w: %s %v", ErrOptions, method, err)
 	}
 	repeats, given := orField(n.Repeats, "Repeats")
 	if o.Repeats == 0 && !given {

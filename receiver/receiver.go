@@ -22,7 +22,7 @@ type Receiver struct {
 	m       method
 	links   linkReader
 	base    LinkCounters
-	method  string
+	method  Method
 	reason  string
 	xdpMode string // XDPNative or XDPGeneric for the xdp method
 
@@ -79,8 +79,8 @@ func Start(ctx context.Context, o Options) (*Receiver, error) {
 	return r, nil
 }
 
-// Method is "xdp" or "afpacket"; MethodReason says why.
-func (r *Receiver) Method() (method, reason string) { return r.method, r.reason }
+// Method is MethodXDP or MethodAFPacket; reason says why.
+func (r *Receiver) Method() (method Method, reason string) { return r.method, r.reason }
 
 // XDPMode is XDPNative or XDPGeneric for the xdp method, else "".
 func (r *Receiver) XDPMode() string { return r.xdpMode }

@@ -5,9 +5,9 @@ import "net/netip"
 // Report is what a receiver counted. Its JSON is the receiver half of a
 // run's result.
 type Report struct {
-	// Method is "xdp" or "afpacket"; MethodReason says why (and for XDP
-	// whether it attached native or generic).
-	Method       string `json:"method"`
+	// Method is MethodXDP or MethodAFPacket; MethodReason says why (and
+	// for XDP whether it attached native or generic).
+	Method       Method `json:"method"`
 	MethodReason string `json:"method_reason"`
 	// XDPMode is how the XDP program is attached: XDPNative (in the
 	// driver) or XDPGeneric (after the skb is built, slower); absent for

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
@@ -67,8 +68,9 @@ type ApplyResult struct {
 // ApplyOptions configure Apply.
 type ApplyOptions struct {
 	StateDir string // journal directory; DefaultStateDir when empty
-	// IRQBalance is "refuse" (default: stop when irqbalance runs) or "ignore".
-	IRQBalance string
+	// IRQBalance is IRQBalanceRefuse (default: stop when irqbalance runs)
+	// or IRQBalanceIgnore.
+	IRQBalance IRQBalance
 	// RootName is recorded in the journal ("/" for the live host).
 	RootName string
 	// Owner is recorded in the journal (AgentOwner, OwnerIRQApply). A
@@ -91,18 +93,7 @@ func (o *ApplyOptions) defaults() {
 		o.Logger = hclog.NewNullLogger()
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+		o.Sleep = ctxsleep.Sleep
 	}
 }
 

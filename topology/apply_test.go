@@ -412,7 +412,7 @@ func TestApplyIRQBalance(t *testing.T) {
 		t.Fatalf("ignore: %v %+v", err, res)
 	}
 	o.IRQBalance = "maybe"
-	if _, err := Apply(context.Background(), r, p, o); err == nil || !strings.Contains(err.Error(), `"refuse"`) {
+	if _, err := Apply(context.Background(), r, p, o); err == nil || !strings.Contains(err.Error(), `"maybe": valid values are refuse and ignore`) {
 		t.Errorf("bad policy error: %v", err)
 	}
 }

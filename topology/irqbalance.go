@@ -3,18 +3,48 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
+// IRQBalance is what Apply does when irqbalance runs, as `linerate irq
+// apply --irqbalance`, a run's spec and an agent's Tune give it.
+type IRQBalance string
+
 // irqbalance policies for Apply.
 const (
-	IRQBalanceRefuse = "refuse"
-	IRQBalanceIgnore = "ignore"
+	IRQBalanceRefuse IRQBalance = "refuse" // the default
+	IRQBalanceIgnore IRQBalance = "ignore"
 )
+
+// IRQBalancePolicies lists every valid policy, the default first: the one
+// list every validator, error and flag help says.
+var IRQBalancePolicies = []IRQBalance{IRQBalanceRefuse, IRQBalanceIgnore}
+
+// Check is nil when b is one of IRQBalancePolicies; otherwise it names b
+// and the valid policies, for the caller to prefix with its field.
+func (b IRQBalance) Check() error {
+	if slices.Contains(IRQBalancePolicies, b) {
+		return nil
+	}
+	return fmt.Errorf("%q: valid values are %s", b, enum.And(IRQBalancePolicies))
+}
+
+// Meaning is what the policy does, for help texts.
+func (b IRQBalance) Meaning() string {
+	switch b {
+	case IRQBalanceRefuse:
+		return "stop with advice"
+	case IRQBalanceIgnore:
+		return "pin and warn"
+	}
+	return ""
+}
 
 // ErrIRQBalance is returned when irqbalance runs and would move pinned
 // IRQs back.
@@ -44,11 +74,9 @@ func IRQBalancePIDs(r Root) []int {
 // checkIRQBalance applies the irqbalance policy: an error for "refuse"
 // (naming the exact settings that make irqbalance leave these IRQs alone),
 // a warning for "ignore".
-func checkIRQBalance(r Root, p *Plan, policy string) (string, error) {
-	switch policy {
-	case IRQBalanceRefuse, IRQBalanceIgnore:
-	default:
-		return "", fmt.Errorf("--irqbalance %q: valid values are %q and %q", policy, IRQBalanceRefuse, IRQBalanceIgnore)
+func checkIRQBalance(r Root, p *Plan, policy IRQBalance) (string, error) {
+	if err := policy.Check(); err != nil {
+		return "", fmt.Errorf("--irqbalance %w", err)
 	}
 	pids := IRQBalancePIDs(r)
 	if len(pids) == 0 {

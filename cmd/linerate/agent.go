@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/agent"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -30,7 +31,7 @@ type agentFlags struct {
 func (a *app) agentCommand() *cobra.Command {
 	f := &agentFlags{receiverMemory: agent.DefaultReceiverMemory}
 	cmd := &cobra.Command{
-		Use:   "agent --role sender|receiver|both --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
+		Use:   "agent --role " + strings.Join(enum.Strings(gossip.AgentRoles), "|") + " --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
 		Long: `agent runs on every host under test. It inspects --iface, restores the IRQ
 affinities of a crashed run from --state-dir, serves the Agent gRPC service
@@ -74,7 +75,7 @@ in on, unless --allow-mgmt-iface.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.name, "name", "", "node name (default: the host name); also the certificate name in --tls-dir")
-	fl.StringVar(&f.role, "role", "", "sender, receiver or both")
+	fl.StringVar(&f.role, "role", "", enum.Or(gossip.AgentRoles))
 	fl.StringVar(&f.iface, "iface", "", "data interface the agent owns")
 	fl.StringVar(&f.bind, "bind", ":7946", "gossip address:port (no host: the management address, see README; 0.0.0.0:PORT: every address; empty: no gossip, the agent is only reachable by its gRPC address)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")

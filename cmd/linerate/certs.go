@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/enum"
 )
 
 type certsFlags struct {
@@ -114,7 +116,7 @@ func (a *app) certsGossipKeyCommand() *cobra.Command {
 func (a *app) certsIssueCommand() *cobra.Command {
 	f := &certsFlags{}
 	cmd := &cobra.Command{
-		Use:   "issue --dir DIR --name NAME --role agent|coordinator [--host H1,H2]",
+		Use:   "issue --dir DIR --name NAME --role " + strings.Join(enum.Strings(mtls.Roles()), "|") + " [--host H1,H2]",
 		Short: "Issue a certificate for an agent or a coordinator, signed by DIR's CA",
 		Long: `issue writes DIR/NAME.crt and DIR/NAME.key, signed by DIR's CA, usable as TLS
 server and client certificate, with the role in the certificate (URI SAN
@@ -150,7 +152,7 @@ adds the DNS names and IP addresses the holder is reached at.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", "", "certificate directory holding the CA")
 	fl.StringVar(&f.name, "name", "", "certificate name: the agent's node name or the coordinator's name")
-	fl.StringVar(&f.role, "role", "", "role: agent or coordinator")
+	fl.StringVar(&f.role, "role", "", "role: "+enum.Or(mtls.Roles()))
 	fl.StringSliceVar(&f.hosts, "host", nil, "DNS names and IP addresses to add as SANs, comma-separated")
 	fl.IntVar(&f.days, "days", int(mtls.DefaultLeafValidity/(24*time.Hour)), "validity in days (never beyond the CA's)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")

@@ -170,8 +170,8 @@ func TestCertsBadInput(t *testing.T) {
 		args []string
 		says []string
 	}{
-		{[]string{"certs", "issue", "--dir", dir, "--name", "x", "--role", "admin"}, []string{`--role: role "admin"`, "valid roles are agent, coordinator"}},
-		{[]string{"certs", "issue", "--dir", dir, "--name", "x"}, []string{`role ""`, "agent, coordinator"}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "x", "--role", "admin"}, []string{`--role: role "admin"`, "valid roles are agent and coordinator"}},
+		{[]string{"certs", "issue", "--dir", dir, "--name", "x"}, []string{`role ""`, "agent and coordinator"}},
 		{[]string{"certs", "issue", "--dir", dir, "--role", "agent"}, []string{"--name: required"}},
 		{[]string{"certs", "issue", "--dir", dir, "--name", "../evil", "--role", "agent"}, []string{`--name: name "../evil"`}},
 		{[]string{"certs", "issue", "--dir", dir, "--name", "ca", "--role", "agent"}, []string{"CA's own file name"}},

@@ -9,15 +9,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/ctxsleep"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/topology"
 )
 
 // irqFlags are the flags the irq subcommands share.
+// irqbalanceHelp is the --irqbalance policies for a flag's help (irq
+// apply, run): "refuse (stop with advice) or ignore (pin and warn)".
+var irqbalanceHelp = enum.Or(enum.Explain(topology.IRQBalancePolicies, topology.IRQBalance.Meaning))
+
 type irqFlags struct {
-	iface, root, stateDir, exclude, irqbalance, output string
-	threads                                            int
-	json                                               bool
-	wait                                               time.Duration
+	iface, root, stateDir, exclude, output string
+	irqbalance                             topology.IRQBalance
+	threads                                int
+	json                                   bool
+	wait                                   time.Duration
 }
 
 func (a *app) irqCommand() *cobra.Command {
@@ -122,8 +129,8 @@ func (a *app) irqApply() *cobra.Command {
 		Short: "Journal the current affinities, then pin each queue IRQ to its planned CPU",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.irqbalance != topology.IRQBalanceRefuse && f.irqbalance != topology.IRQBalanceIgnore {
-				return usagef("--irqbalance %q: valid values are refuse and ignore", f.irqbalance)
+			if err := f.irqbalance.Check(); err != nil {
+				return usagef("--irqbalance %v", err)
 			}
 			r, cleanup, err := openHost(f.root)
 			if err != nil {
@@ -150,7 +157,7 @@ func (a *app) irqApply() *cobra.Command {
 	f.common(cmd, true)
 	f.planning(cmd)
 	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory for the journal of original affinities")
-	cmd.Flags().StringVar(&f.irqbalance, "irqbalance", topology.IRQBalanceRefuse, "when irqbalance runs: refuse (stop with advice) or ignore (pin and warn)")
+	cmd.Flags().StringVar((*string)(&f.irqbalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
 	return cmd
 }
 
@@ -202,12 +209,7 @@ func (a *app) irqVerify() *cobra.Command {
 			}
 			defer cleanup()
 			res, err := topology.VerifyIface(cmd.Context(), r, f.iface, f.stateDir, func(ctx context.Context) error {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(f.wait):
-					return nil
-				}
+				return ctxsleep.Sleep(ctx, f.wait)
 			})
 			if err != nil {
 				return irqError(err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,27 +15,33 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // labCampaignFlags describe a campaign without a spec file.
 type labCampaignFlags struct {
-	sizes, rates                                                     []string
-	search, resolution, maxRate, minRate, duration, pattern, backend string
-	lossGoal                                                         float64
-	threads                                                          int
+	sizes, rates                           []string
+	resolution, maxRate, minRate, duration string
+	search                                 search.Type
+	pattern                                coordinator.Pattern
+	backend                                pktgen.BackendName
+	lossGoal                               float64
+	threads                                int
 }
 
 func (f *labCampaignFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.sizes, "sizes", []string{"64", "512", "1518"}, "frame sizes including FCS")
 	fl.StringSliceVar(&f.rates, "rates", nil, "offered rates per flow for a sweep (--search none): pps or % of line rate")
-	fl.StringVar(&f.search, "search", "rfc2544", "rfc2544, ndr-pdr or none")
+	fl.StringVar((*string)(&f.search), "search", string(search.TypeRFC2544), enum.Or(enum.Explain(search.Types, search.Type.Meaning)))
 	fl.Float64Var(&f.lossGoal, "loss-goal", 0, "rfc2544: the highest loss ratio that passes")
 	fl.StringVar(&f.resolution, "resolution", "1%", "search resolution: pps or % of line rate")
 	fl.StringVar(&f.minRate, "min-rate", "1%", "search lower bound")
 	fl.StringVar(&f.maxRate, "max-rate", "100%", "search upper bound")
 	fl.StringVar(&f.duration, "trial-duration", "1s", "duration of each trial")
-	fl.StringVar(&f.pattern, "pattern", "pairwise", "pairwise, fan-in, fan-out or mesh")
-	fl.StringVar(&f.backend, "backend", "auto", "sender backend")
+	fl.StringVar((*string)(&f.pattern), "pattern", string(coordinator.Pairwise), enum.Or(coordinator.Patterns))
+	fl.StringVar((*string)(&f.backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.IntVar(&f.threads, "threads", 0, "sender threads per flow")
 }
 
@@ -68,7 +75,7 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 	if o.Duration, err = time.ParseDuration(f.duration); err != nil {
 		return nil, nil, usagef("--trial-duration %q: want a Go duration such as 500ms, 10s, 1m30s", f.duration)
 	}
-	if f.search != campaign.SearchNone {
+	if f.search != search.TypeNone {
 		o.LossGoal = f.lossGoal
 		for _, b := range []struct {
 			flag, value string
@@ -95,7 +102,7 @@ func (a *app) labCampaignCommand() *cobra.Command {
 	cf := &labCampaignFlags{}
 	var resume string
 	cmd := &cobra.Command{
-		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search rfc2544|ndr-pdr|none] [--shape RATE] [--json] [--html FILE]",
+		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search " + strings.Join(enum.Strings(search.Types), "|") + "] [--shape RATE] [--json] [--html FILE]",
 		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
 		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
 and removes the lab. With SPEC.yaml the spec is the one 'campaign run'

@@ -7,11 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/receiver"
 )
 
 type recvFlags struct {
-	iface, method       string
+	iface               string
+	method              receiver.Method
 	duration, untilIdle time.Duration
 	repeats, maxStreams int
 	window, seqCapacity uint64
@@ -40,7 +42,7 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.iface, "iface", "", "interface to count on")
-	fl.StringVar(&f.method, "method", receiver.MethodAuto, "auto, xdp or afpacket")
+	fl.StringVar((*string)(&f.method), "method", string(receiver.MethodAuto), enum.Or(receiver.Methods))
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long")
 	fl.DurationVar(&f.untilIdle, "until-idle", 0, "stop after this long without new test packets (once one has arrived)")
 	fl.BoolVar(&f.pass, "pass", false, "XDP: let test packets continue to the network stack instead of dropping them")

@@ -3,19 +3,20 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/coordinator/report"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/internal/safefile"
 )
 
 func (a *app) reportCommand() *cobra.Command {
-	var dir, out, format string
+	var dir, out string
+	var format report.Format
 	cmd := &cobra.Command{
-		Use:   "report ID [--dir D] [-o FILE] [--format html|csv|json|table]",
+		Use:   "report ID [--dir D] [-o FILE] [--format " + strings.Join(enum.Strings(report.Formats), "|") + "]",
 		Short: "Render a stored result: a self-contained HTML report, CSV, JSON or a table",
 		Long: `report renders the stored result ID (a full id, a unique prefix, or a result
 file's path) to -o FILE, or to standard output without -o (or with -o -).
@@ -36,14 +37,14 @@ all.`,
 			if f == "" {
 				f = report.FormatFromPath(out)
 				if f == "" && out != "" && out != "-" {
-					return usagef("-o %s: cannot tell the format from the extension (.html, .csv, .json, .txt): give --format %s", out, strings.Join(report.Formats, "|"))
+					return usagef("-o %s: cannot tell the format from the extension (.html, .csv, .json, .txt): give --format %s", out, strings.Join(enum.Strings(report.Formats), "|"))
 				}
 				if f == "" {
-					f = "table"
+					f = report.FormatTable
 				}
 			}
-			if !slices.Contains(report.Formats, f) {
-				return usagef("--format %q: valid formats are %s", f, strings.Join(report.Formats, ", "))
+			if err := f.Check(); err != nil {
+				return usagef("--format %v", err)
 			}
 			if out == "" {
 				out = safefile.Stdout
@@ -70,6 +71,6 @@ all.`,
 	}
 	dirFlag(cmd, &dir)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (- or none: standard output)")
-	cmd.Flags().StringVar(&format, "format", "", "html, csv, json or table (default: from -o's extension, else table)")
+	cmd.Flags().StringVar((*string)(&format), "format", "", enum.Or(report.Formats)+" (default: from -o's extension, else "+string(report.FormatTable)+")")
 	return cmd
 }

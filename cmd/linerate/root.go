@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/enum"
 	buildversion "github.com/linerate/linerate/internal/version"
 	"github.com/linerate/linerate/topology"
 )
@@ -33,6 +35,13 @@ type app struct {
 	log            hclog.Logger
 }
 
+// logLevels and logFormats are what --log-level and --log-format take:
+// the one list each that their check and help say.
+var (
+	logLevels  = []string{"trace", "debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+)
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
@@ -44,10 +53,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			lvl := hclog.LevelFromString(a.logLevel)
 			if lvl == hclog.NoLevel {
-				return usagef("--log-level %q: valid levels are trace, debug, info, warn, error", a.logLevel)
+				return usagef("--log-level %q: valid levels are %s", a.logLevel, strings.Join(logLevels, ", "))
 			}
-			if a.logFormat != "text" && a.logFormat != "json" {
-				return usagef("--log-format %q: valid formats are text and json", a.logFormat)
+			if !slices.Contains(logFormats, a.logFormat) {
+				return usagef("--log-format %q: valid formats are %s", a.logFormat, enum.And(logFormats))
 			}
 			a.log = hclog.New(&hclog.LoggerOptions{Name: "linerate", Level: lvl, Output: stderr, JSONFormat: a.logFormat == "json"})
 			return nil
@@ -57,8 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
-	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: "+strings.Join(logLevels, ", "))
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", logFormats[0], "log format: "+enum.Or(logFormats))
 	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
 	root.AddCommand(a.recvCommand())
 	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())

@@ -16,6 +16,10 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
 )
 
 // runFlags are the run's shape, shared by `run` and `lab run`.
@@ -27,19 +31,19 @@ type runFlags struct {
 
 func (f *runFlags) register(fl *pflag.FlagSet) {
 	s := &f.spec
-	fl.StringVar(&s.Pattern, "pattern", coordinator.Pairwise, "pairwise, fan-in, fan-out or mesh")
+	fl.StringVar((*string)(&s.Pattern), "pattern", string(coordinator.Pairwise), enum.Or(coordinator.Patterns))
 	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, "Ethernet frame size in bytes including the FCS (64-9018)")
 	fl.DurationVar(&s.Duration, "duration", 0, "how long every sender sends (or --count)")
 	fl.Uint64Var(&s.Count, "count", 0, "packets per flow (or --duration)")
 	ppsVar(fl, &s.Rate, "rate", "packets per second per flow, at least 1 per thread (default: as fast as the sender goes)")
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
-	fl.StringVar(&s.Backend, "backend", "auto", "sender backend: auto, kernel, xdp or afpacket")
-	fl.StringVar(&s.Method, "method", "auto", "receiver method: auto, xdp or afpacket")
+	fl.StringVar((*string)(&s.Backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
+	fl.StringVar((*string)(&s.Method), "method", string(receiver.MethodAuto), "receiver method: "+enum.Or(receiver.Methods))
 	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
 	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")
 	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
 	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
-	fl.StringVar(&s.IRQBalance, "irqbalance", "refuse", "when irqbalance runs: refuse, or ignore it")
+	fl.StringVar((*string)(&s.IRQBalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
 	f.out.register(fl, "events (phases, live samples)")
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
 	"github.com/linerate/linerate/topology/cpuset"
@@ -59,10 +59,10 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.udpSrc, "udp-src", "9", "UDP source port or range A-B (a range spreads flows over RSS queues)")
 	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
 	fl.IntVar(&f.vlan, "vlan", -1, "802.1Q VLAN id (0-4095)")
-	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: start_xmit (default), queue_xmit, netif_receive")
+	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: "+enum.Or(pktgen.XmitModes)+" (default "+string(pktgen.XmitStart)+")")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
-	fl.StringVar(&f.backend, "backend", "auto", "kernel, xdp, afpacket, userspace (xdp, else afpacket) or auto (kernel when "+pktgen.DefaultProcDir+" exists, else userspace)")
+	fl.StringVar(&f.backend, "backend", string(pktgen.BackendAuto), enum.Or(pktgen.BackendNames)+": auto is kernel when "+pktgen.DefaultProcDir+" exists, else userspace, which is xdp, else afpacket")
 	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -78,19 +78,20 @@ var sendNames = agent.SendNames{
 }
 
 func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
-	if !slices.Contains(choose.Names, f.backend) {
-		return usagef("--backend %q: valid backends are kernel, xdp, afpacket, auto and userspace (xdp, else afpacket)", f.backend)
+	backend := pktgen.BackendName(f.backend)
+	if err := backend.Check(); err != nil {
+		return usagef("--backend %v", err)
 	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {
 		return err
 	}
 	load := func() error { return choose.ModuleLoader{}.Load(cmd.Context()) }
-	be, why, err := agent.LocalSend{Names: sendNames, Log: a.log}.Backend(cfg, f.backend, load)
+	be, why, err := agent.LocalSend{Names: sendNames, Log: a.log}.Backend(cfg, backend, load)
 	if err != nil {
 		return sendError(err)
 	}
-	a.log.Info("backend "+be.Name(), "why", why)
+	a.log.Info("backend "+string(be.Name()), "why", why)
 	last := time.Now()
 	progress := func(p pktgen.Progress) {
 		if time.Since(last) >= time.Second {
@@ -130,7 +131,7 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	}
 	cfg := pktgen.Config{
 		Device: f.iface, CPUs: cpus, PktSize: f.frameSize - pktgen.FCSBytes, Duration: f.duration,
-		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: f.xmitMode, AllowFallback: f.allowFallback,
+		DstMin: dst, Burst: f.burst, CloneSkb: f.cloneSkb, XmitMode: pktgen.XmitMode(f.xmitMode), AllowFallback: f.allowFallback,
 		SrcPerThread: true,
 	}
 	if f.src != "" {

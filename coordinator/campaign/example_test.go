@@ -3,6 +3,8 @@ package campaign
 import (
 	"os"
 	"testing"
+
+	"github.com/linerate/linerate/coordinator/search"
 )
 
 // The example in the repository stays valid.
@@ -15,7 +17,7 @@ func TestExampleSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Sizes) != 7 || s.Search.Type != SearchRFC2544 || s.Repetitions != 2 {
+	if len(s.Sizes) != 7 || s.Search.Type != search.TypeRFC2544 || s.Repetitions != 2 {
 		t.Errorf("example: %+v", s)
 	}
 }

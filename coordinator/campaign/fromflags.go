@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Options are a campaign described by command-line flags rather than a
@@ -14,20 +18,20 @@ import (
 type Options struct {
 	Name               string
 	Senders, Receivers []string
-	Pattern            string
+	Pattern            coordinator.Pattern
 	Sizes              []Size // frame sizes including FCS, or the imix
 	Rates              []Rate // a sweep's offered rates per flow (search none)
 	// Search is the search type; LossGoal, Resolution, Min and Max apply
-	// to a search (they are left out of a sweep, search none).
-	Search       string
+	// to a search (they are left out of a sweep, search.TypeNone).
+	Search       search.Type
 	LossGoal     float64
 	Resolution   Rate
 	Min, Max     Rate
 	Duration     time.Duration // of each trial
-	Backend      string
+	Backend      pktgen.BackendName
 	Threads      int
 	Pause, Drain time.Duration // between trials; after the senders stop
-	Shortfall    string
+	Shortfall    Shortfall
 }
 
 // FromOptions builds the spec o describes and validates it as Parse
@@ -42,7 +46,7 @@ func FromOptions(o Options) (*Spec, []byte, error) {
 		Backend: o.Backend, Threads: o.Threads, Between: Between{Pause: Duration(o.Pause)}, Drain: Duration(o.Drain),
 		Shortfall: o.Shortfall,
 	}
-	if o.Search != SearchNone {
+	if o.Search != search.TypeNone {
 		s.Search.LossGoal, s.Search.Resolution, s.Search.Min, s.Search.Max = o.LossGoal, o.Resolution, o.Min, o.Max
 	}
 	record, err := json.Marshal(given(s))
@@ -64,7 +68,7 @@ func ParseSize(s string) (Size, error) {
 	}
 	v, err := strconv.Atoi(t)
 	if err != nil {
-		return Size{}, fmt.Errorf("frame size %q: want bytes including FCS (64-9018) or imix", s)
+		return Size{}, fmt.Errorf("frame size %q: want bytes including FCS (%d-%d) or imix", s, pktgen.MinFrameSize, pktgen.MaxFrameSize)
 	}
 	return Size{Bytes: v}, nil
 }
@@ -72,18 +76,40 @@ func ParseSize(s string) (Size, error) {
 // givenSpec is a spec as a spec file holds it: the record of a spec
 // built from Options, in the spec file's field names.
 type givenSpec struct {
-	Name      string        `json:"name,omitempty"`
-	Agents    *givenAgents  `json:"agents,omitempty"`
-	Pattern   string        `json:"pattern,omitempty"`
-	Sizes     []any         `json:"frame_sizes,omitempty"`
-	Threads   int           `json:"threads"`
-	Backend   string        `json:"backend,omitempty"`
-	Duration  string        `json:"trial_duration,omitempty"`
-	Rates     []any         `json:"rates,omitempty"`
-	Search    givenSearch   `json:"search"`
-	Between   *givenBetween `json:"between_trials,omitempty"`
-	Drain     string        `json:"drain,omitempty"`
-	Shortfall string        `json:"shortfall,omitempty"`
+	Name      string              `json:"name,omitempty"`
+	Agents    *givenAgents        `json:"agents,omitempty"`
+	Pattern   coordinator.Pattern `json:"pattern,omitempty"`
+	Sizes     []givenSize         `json:"frame_sizes,omitempty"`
+	Threads   int                 `json:"threads"`
+	Backend   pktgen.BackendName  `json:"backend,omitempty"`
+	Duration  string              `json:"trial_duration,omitempty"`
+	Rates     []givenRate         `json:"rates,omitempty"`
+	Search    givenSearch         `json:"search"`
+	Between   *givenBetween       `json:"between_trials,omitempty"`
+	Drain     string              `json:"drain,omitempty"`
+	Shortfall Shortfall           `json:"shortfall,omitempty"`
+}
+
+// givenSize is a frame size as a spec file's list holds it: a number of
+// bytes, or "imix".
+type givenSize Size
+
+func (z givenSize) MarshalJSON() ([]byte, error) {
+	if z.IMIX {
+		return json.Marshal("imix")
+	}
+	return json.Marshal(z.Bytes)
+}
+
+// givenRate is a rate as a spec file's list holds it: a number of packets
+// per second, or "N%".
+type givenRate Rate
+
+func (r givenRate) MarshalJSON() ([]byte, error) {
+	if r.Percent > 0 {
+		return json.Marshal(rateText(Rate(r)))
+	}
+	return json.Marshal(r.PPS)
 }
 
 type givenAgents struct {
@@ -92,11 +118,11 @@ type givenAgents struct {
 }
 
 type givenSearch struct {
-	Type       string   `json:"type,omitempty"`
-	LossGoal   *float64 `json:"loss_goal,omitempty"`
-	Resolution string   `json:"resolution,omitempty"`
-	Min        string   `json:"min_rate,omitempty"`
-	Max        string   `json:"max_rate,omitempty"`
+	Type       search.Type `json:"type,omitempty"`
+	LossGoal   *float64    `json:"loss_goal,omitempty"`
+	Resolution string      `json:"resolution,omitempty"`
+	Min        string      `json:"min_rate,omitempty"`
+	Max        string      `json:"max_rate,omitempty"`
 }
 
 type givenBetween struct {
@@ -113,16 +139,12 @@ func given(s *Spec) givenSpec {
 		g.Agents = &givenAgents{Senders: s.Agents.Senders, Receivers: s.Agents.Receivers}
 	}
 	for _, z := range s.Sizes {
-		if z.IMIX {
-			g.Sizes = append(g.Sizes, "imix")
-		} else {
-			g.Sizes = append(g.Sizes, z.Bytes)
-		}
+		g.Sizes = append(g.Sizes, givenSize(z))
 	}
 	for _, r := range s.Rates {
 		g.Rates = append(g.Rates, givenRate(r))
 	}
-	if s.Search.Type != SearchNone {
+	if s.Search.Type != search.TypeNone {
 		goal := s.Search.LossGoal
 		g.Search.LossGoal = &goal
 		g.Search.Resolution, g.Search.Min, g.Search.Max = rateText(s.Search.Resolution), rateText(s.Search.Min), rateText(s.Search.Max)
@@ -137,15 +159,6 @@ func given(s *Spec) givenSpec {
 		g.Drain = time.Duration(s.Drain).String()
 	}
 	return g
-}
-
-// givenRate is a rate as a spec file's list holds it: a number of
-// packets per second, or "N%".
-func givenRate(r Rate) any {
-	if r.Percent > 0 {
-		return rateText(r)
-	}
-	return r.PPS
 }
 
 // rateText is a rate as a spec file's string holds it: "N%" or a number

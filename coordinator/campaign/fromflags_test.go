@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerate/linerate/coordinator/search"
 )
 
 // labOptions are the options `linerate lab campaign` builds from its
@@ -12,7 +14,7 @@ import (
 func labOptions() Options {
 	return Options{
 		Name: "lab x", Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Pattern: "pairwise",
-		Sizes: []Size{{Bytes: 64}, {Bytes: 512}, {Bytes: 1518}}, Search: SearchRFC2544,
+		Sizes: []Size{{Bytes: 64}, {Bytes: 512}, {Bytes: 1518}}, Search: search.TypeRFC2544,
 		Resolution: Rate{Percent: 1}, Min: Rate{Percent: 1}, Max: Rate{Percent: 100},
 		Duration: time.Second, Backend: "auto", Pause: 200 * time.Millisecond, Drain: 300 * time.Millisecond,
 	}
@@ -72,7 +74,7 @@ drain: 300ms
 shortfall: fail
 `},
 		{"sweep", func(o *Options) {
-			o.Search, o.Rates, o.Sizes = SearchNone, []Rate{{Percent: 10}, {Percent: 50.5}, {PPS: 100000}, {PPS: 1.5e6}}, []Size{{Bytes: 64}}
+			o.Search, o.Rates, o.Sizes = search.TypeNone, []Rate{{Percent: 10}, {Percent: 50.5}, {PPS: 100000}, {PPS: 1.5e6}}, []Size{{Bytes: 64}}
 			o.LossGoal = 0.5 // left out of a sweep, as the YAML did
 		}, `name: lab x
 agents:
@@ -91,7 +93,7 @@ between_trials:
 drain: 300ms
 `},
 		{"ndr-pdr-imix", func(o *Options) {
-			o.Search, o.Sizes, o.Backend = SearchNDRPDR, []Size{{Bytes: 64}, {IMIX: true}}, "kernel"
+			o.Search, o.Sizes, o.Backend = search.TypeNDRPDR, []Size{{Bytes: 64}, {IMIX: true}}, "kernel"
 		}, `name: lab x
 agents:
   senders: [s1, s2]
@@ -153,7 +155,7 @@ func TestFromOptionsBadInput(t *testing.T) {
 		{func(o *Options) { o.Sizes = nil }, "frame_sizes: missing"},
 		{func(o *Options) { o.Pattern = "ring" }, `pattern: "ring": valid patterns are`},
 		{func(o *Options) { o.Rates = []Rate{{Percent: 10}} }, "rates: a rfc2544 search finds the rates itself"},
-		{func(o *Options) { o.Search = SearchNone }, "rates: missing: a sweep"},
+		{func(o *Options) { o.Search = search.TypeNone }, "rates: missing: a sweep"},
 		{func(o *Options) { o.Min = Rate{Percent: 100} }, "search.min_rate: 100% is not below max_rate 100%"},
 		{func(o *Options) { o.Duration = time.Millisecond }, "trial_duration: 1ms: want 100ms to 1h"},
 		{func(o *Options) { o.Sizes = []Size{{IMIX: true}} }, "imix needs backend: kernel"},

@@ -17,6 +17,7 @@ import (
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/search"
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -277,7 +278,7 @@ func (c *campaignRun) run(ctx context.Context) error {
 func (c *campaignRun) size(ctx context.Context, size int, line float64, basis string, rep int) (*results.SizeResult, error) {
 	s := c.spec
 	first := s.Search.Max.PerFlow(line)
-	if s.Search.Type == SearchNone {
+	if s.Search.Type == search.TypeNone {
 		first = s.Rates[0].PerFlow(line)
 	}
 	if s.Warmup > 0 {
@@ -291,7 +292,7 @@ func (c *campaignRun) size(ctx context.Context, size int, line float64, basis st
 		res.Label = c.label(size)
 	}
 	switch s.Search.Type {
-	case SearchNone:
+	case search.TypeNone:
 		for _, rt := range s.Rates {
 			t, err := c.trial(ctx, size, rt.PerFlow(line), time.Duration(s.Duration), "sweep", true)
 			if err != nil {
@@ -330,10 +331,8 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		return nil, err
 	}
 	if n := len(c.doc.Trials); n > 0 && c.spec.Between.Pause > 0 {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Duration(c.spec.Between.Pause)):
+		if err := ctxsleep.Sleep(ctx, time.Duration(c.spec.Between.Pause)); err != nil {
+			return nil, err
 		}
 	}
 	s := c.spec
@@ -352,7 +351,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	if err != nil {
 		return nil, fmt.Errorf("campaign: trial at %.0f pps, %s frames: %w", rate, c.label(size), err)
 	}
-	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: s.Search.Type, Phase: phase, OfferedPPS: rate,
+	t := results.Trial{N: len(c.doc.Trials) + 1, Size: size, Search: string(s.Search.Type), Phase: phase, OfferedPPS: rate,
 		LinePPS: c.line, DurationSec: d.Seconds(), RunID: res.RunID, Error: res.Error}
 	t.Tally(append([]coordinator.Flow(nil), res.Flows...))
 	if c.line > 0 {
@@ -368,7 +367,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 		// search must see it as one that failed, not as loss.
 		t.Error = fmt.Sprintf("run %s: %s", res.Status, strings.Join(res.Warnings, "; "))
 	}
-	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == "fail")
+	t.Valid = res.Status == coordinator.StatusOK && (!t.GeneratorLimited || s.Shortfall == ShortfallFail)
 	t.Passed = t.Valid && t.LossRatio <= s.Search.LossGoal && !t.GeneratorLimited
 	if !counted {
 		t.Valid, t.Passed = false, false
@@ -419,7 +418,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		MaxPPS: sr.Max.PerFlow(line), MinPPS: sr.Min.PerFlow(line), Resolution: sr.Resolution.PerFlow(line),
 		Duration: time.Duration(c.spec.Duration), MaxTrials: sr.MaxTrials,
 	}
-	if sr.Type == SearchNDRPDR {
+	if sr.Type == search.TypeNDRPDR {
 		opts.Goals, opts.InitialDuration = sr.Goals, time.Duration(sr.Initial)
 	} else {
 		opts.LossGoal = sr.LossGoal
@@ -435,7 +434,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		if t.Error != "" {
 			o.Err = errors.New(t.Error)
 		}
-		if c.spec.Shortfall == "fail" && t.GeneratorLimited {
+		if c.spec.Shortfall == ShortfallFail && t.GeneratorLimited {
 			// The path pushed back: what could not be offered counts
 			// against the device like loss.
 			o.GeneratorLimited = false
@@ -447,7 +446,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 	}
 	var r *search.Result
 	var err error
-	if sr.Type == SearchNDRPDR {
+	if sr.Type == search.TypeNDRPDR {
 		r, err = search.NDRPDR(ctx, opts, fn)
 	} else {
 		r, err = search.RFC2544(ctx, opts, fn)
@@ -464,7 +463,7 @@ func (c *campaignRun) search(ctx context.Context, size int, line float64, res *r
 		if lo.Found && lo.Trial > 0 {
 			res.ThroughputTrial = n0 + lo.Trial // the search numbers its own trials from 1
 		}
-		if sr.Type == SearchNDRPDR {
+		if sr.Type == search.TypeNDRPDR {
 			hi := r.Goals[len(r.Goals)-1]
 			res.NDRPPS, res.PDRPPS, res.PDRGoal = lo.RatePPS, hi.RatePPS, hi.Goal
 		}

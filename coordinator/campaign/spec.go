@@ -13,34 +13,34 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/search"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 )
 
 // Spec is a campaign as written in YAML.
 type Spec struct {
-	Name    string      `yaml:"name"`
-	Agents  Agents      `yaml:"agents"`
-	Pattern string      `yaml:"pattern"`
-	Sizes   []Size      `yaml:"frame_sizes"`
-	IMIX    pktgen.IMIX `yaml:"imix"`
-	Threads int         `yaml:"threads"`
+	Name    string              `yaml:"name"`
+	Agents  Agents              `yaml:"agents"`
+	Pattern coordinator.Pattern `yaml:"pattern"`
+	Sizes   []Size              `yaml:"frame_sizes"`
+	IMIX    pktgen.IMIX         `yaml:"imix"`
+	Threads int                 `yaml:"threads"`
 	// Rates are offered rates per flow for a sweep (search: none).
 	Rates    []Rate   `yaml:"rates"`
 	Search   Search   `yaml:"search"`
 	Duration Duration `yaml:"trial_duration"`
 	// Repetitions repeat each size's search (or sweep); the summary keeps
 	// the lowest throughput, the conservative answer.
-	Repetitions int      `yaml:"repetitions"`
-	Warmup      Duration `yaml:"warmup"`
-	Drain       Duration `yaml:"drain"`
-	Between     Between  `yaml:"between_trials"`
-	Backend     string   `yaml:"backend"`
-	Method      string   `yaml:"method"`
+	Repetitions int                `yaml:"repetitions"`
+	Warmup      Duration           `yaml:"warmup"`
+	Drain       Duration           `yaml:"drain"`
+	Between     Between            `yaml:"between_trials"`
+	Backend     pktgen.BackendName `yaml:"backend"`
+	Method      receiver.Method    `yaml:"method"`
 	// Shortfall says what a trial whose senders did not reach the offered
-	// rate is: "invalid" (default: the generator's limit, never the
-	// device's loss) or "fail" (the path pushed back — a socket sender
-	// behind a shaped link is slowed, not dropped).
-	Shortfall string `yaml:"shortfall"`
+	// rate is: ShortfallInvalid (default) or ShortfallFail.
+	Shortfall Shortfall `yaml:"shortfall"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -54,7 +54,7 @@ type Agents struct {
 
 // Size is a frame size including FCS, or the imix.
 type Size struct {
-	Bytes int  // 64 … 9018
+	Bytes int  // pktgen.MinFrameSize … MaxFrameSize
 	IMIX  bool // the spec's imix
 }
 
@@ -100,14 +100,14 @@ func rateNumber(v float64) string {
 
 // Search is the throughput search of every frame size.
 type Search struct {
-	Type       string    `yaml:"type"`             // rfc2544 (default), ndr-pdr, none (sweep the rates)
-	LossGoal   float64   `yaml:"loss_goal"`        // rfc2544: the highest loss ratio that passes (default 0)
-	Goals      []float64 `yaml:"goals"`            // ndr-pdr: loss ratio goals (default: search.NDRGoal and PDRGoal)
-	Resolution Rate      `yaml:"resolution"`       // stop when the bounds are this close (default 1%)
-	Min        Rate      `yaml:"min_rate"`         // default 1%
-	Max        Rate      `yaml:"max_rate"`         // default 100%
-	Initial    Duration  `yaml:"initial_duration"` // ndr-pdr: short trials (default search.DefaultInitialDuration)
-	MaxTrials  int       `yaml:"max_trials"`       // default: the search's own budget
+	Type       search.Type `yaml:"type"`             // search.TypeRFC2544 (default), TypeNDRPDR, TypeNone (sweep the rates)
+	LossGoal   float64     `yaml:"loss_goal"`        // rfc2544: the highest loss ratio that passes (default 0)
+	Goals      []float64   `yaml:"goals"`            // ndr-pdr: loss ratio goals (default: search.NDRGoal and PDRGoal)
+	Resolution Rate        `yaml:"resolution"`       // stop when the bounds are this close (default 1%)
+	Min        Rate        `yaml:"min_rate"`         // default 1%
+	Max        Rate        `yaml:"max_rate"`         // default 100%
+	Initial    Duration    `yaml:"initial_duration"` // ndr-pdr: short trials (default search.DefaultInitialDuration)
+	MaxTrials  int         `yaml:"max_trials"`       // default: the search's own budget
 }
 
 // Between is what happens between trials.
@@ -117,13 +117,6 @@ type Between struct {
 
 // Duration is a YAML duration ("10s", "1m30s").
 type Duration time.Duration
-
-// Search types.
-const (
-	SearchRFC2544 = "rfc2544"
-	SearchNDRPDR  = "ndr-pdr"
-	SearchNone    = "none"
-)
 
 // Parse reads and validates a spec. Errors name the line and the field.
 func Parse(data []byte) (*Spec, error) {
@@ -194,8 +187,8 @@ func (s *Spec) validate() error {
 	if s.Pattern == "" {
 		s.Pattern = coordinator.Pairwise
 	}
-	if !slices.Contains(coordinator.Patterns, s.Pattern) {
-		return s.errf("pattern", "%q: valid patterns are %s", s.Pattern, strings.Join(coordinator.Patterns, ", "))
+	if err := s.Pattern.Check(); err != nil {
+		return s.errf("pattern", "%v", err)
 	}
 	a := s.Agents
 	if len(a.Select) == 0 && (len(a.Senders) == 0 || len(a.Receivers) == 0) {
@@ -208,8 +201,8 @@ func (s *Spec) validate() error {
 		return s.errf("frame_sizes", "missing: give frame sizes including FCS (e.g. [64, 512, 1518]) and/or imix")
 	}
 	for i, sz := range s.Sizes {
-		if !sz.IMIX && (sz.Bytes < 64 || sz.Bytes > 9018) {
-			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want 64-9018 bytes (Ethernet frame including FCS) or imix", sz.Bytes)
+		if !sz.IMIX && (sz.Bytes < pktgen.MinFrameSize || sz.Bytes > pktgen.MaxFrameSize) {
+			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want %d-%d bytes (Ethernet frame including FCS) or imix", sz.Bytes, pktgen.MinFrameSize, pktgen.MaxFrameSize)
 		}
 	}
 	if len(s.IMIX) == 0 {
@@ -223,23 +216,22 @@ func (s *Spec) validate() error {
 			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: want a size of 64-9018 and a weight of at least 1", w.Size, w.Weight)
 		}
 	}
-	if s.Threads < 0 || s.Threads > 1024 {
-		return s.errf("threads", "%d: want 0 (one per queue) to 1024", s.Threads)
+	if s.Threads < 0 || s.Threads > coordinator.MaxThreads {
+		return s.errf("threads", "%d: want 0 (one per queue) to %d", s.Threads, coordinator.MaxThreads)
 	}
-	switch s.Search.Type {
-	case "":
-		s.Search.Type = SearchRFC2544
+	if s.Search.Type == "" {
+		s.Search.Type = search.TypeRFC2544
 		if len(s.Rates) > 0 {
-			s.Search.Type = SearchNone
+			s.Search.Type = search.TypeNone
 		}
-	case SearchRFC2544, SearchNDRPDR, SearchNone:
-	default:
-		return s.errf("search.type", "%q: valid searches are rfc2544, ndr-pdr and none (sweep the rates)", s.Search.Type)
 	}
-	if s.Search.Type == SearchNone && len(s.Rates) == 0 {
+	if err := s.Search.Type.Check(); err != nil {
+		return s.errf("search.type", "%v", err)
+	}
+	if s.Search.Type == search.TypeNone && len(s.Rates) == 0 {
 		return s.errf("rates", "missing: a sweep (search: none) needs offered rates, e.g. [10%%, 50%%, 100%%] or [100000, 200000]")
 	}
-	if s.Search.Type != SearchNone && len(s.Rates) > 0 {
+	if s.Search.Type != search.TypeNone && len(s.Rates) > 0 {
 		return s.errf("rates", "a %s search finds the rates itself; give rates only with search type none", s.Search.Type)
 	}
 	for i, r := range s.Rates {
@@ -317,29 +309,26 @@ func (s *Spec) validate() error {
 	if s.Between.Pause < 0 || s.Between.Pause > Duration(10*time.Minute) {
 		return s.errf("between_trials.pause", "%s: want 0 to 10m", time.Duration(s.Between.Pause))
 	}
-	switch s.Backend {
-	case "":
-		s.Backend = "auto"
-	case "auto", "kernel", "xdp", "afpacket":
-	default:
-		return s.errf("backend", "%q: valid backends are auto, kernel, xdp, afpacket", s.Backend)
+	if s.Backend == "" {
+		s.Backend = pktgen.BackendAuto
 	}
-	if slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) && s.Backend != "kernel" {
+	if err := s.Backend.Check(); err != nil {
+		return s.errf("backend", "%v", err)
+	}
+	if slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) && s.Backend != pktgen.BackendKernel {
 		return s.errf("frame_sizes", "imix needs backend: kernel (pktgen's imix_weights); the userspace generators send one size per run")
 	}
-	switch s.Method {
-	case "":
-		s.Method = "auto"
-	case "auto", "xdp", "afpacket":
-	default:
-		return s.errf("method", "%q: valid receiver methods are auto, xdp, afpacket", s.Method)
+	if s.Method == "" {
+		s.Method = receiver.MethodAuto
 	}
-	switch s.Shortfall {
-	case "":
-		s.Shortfall = "invalid"
-	case "invalid", "fail":
-	default:
-		return s.errf("shortfall", "%q: valid values are invalid (a generator-limited trial proves nothing) and fail (the path pushed back)", s.Shortfall)
+	if err := s.Method.Check(); err != nil {
+		return s.errf("method", "%v", err)
+	}
+	if s.Shortfall == "" {
+		s.Shortfall = ShortfallInvalid
+	}
+	if err := s.Shortfall.Check(); err != nil {
+		return s.errf("shortfall", "%v", err)
 	}
 	return nil
 }
@@ -380,17 +369,13 @@ func (r Rate) check() error {
 	return nil
 }
 
-// UnmarshalYAML reads 64, "1518" or "imix".
+// UnmarshalYAML reads 64, "1518" or "imix" (ParseSize).
 func (z *Size) UnmarshalYAML(n *yaml.Node) error {
-	if strings.EqualFold(n.Value, "imix") {
-		*z = Size{IMIX: true}
-		return nil
-	}
-	v, err := strconv.Atoi(n.Value)
+	v, err := ParseSize(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: frame size %q: want bytes including FCS (64-9018) or imix", n.Line, n.Value)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	*z = Size{Bytes: v}
+	*z = v
 	return nil
 }
 

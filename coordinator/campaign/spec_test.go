@@ -4,6 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 )
 
 const goodSpec = `name: nic-qual
@@ -30,7 +35,7 @@ func TestParseGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name != "nic-qual" || len(s.Sizes) != 3 || s.Sizes[2].Bytes != 1518 || s.Search.Type != SearchNDRPDR {
+	if s.Name != "nic-qual" || len(s.Sizes) != 3 || s.Sizes[2].Bytes != 1518 || s.Search.Type != search.TypeNDRPDR {
 		t.Errorf("spec %+v", s)
 	}
 	if s.Search.Resolution.Percent != 0.5 || s.Search.Max.PPS != 1.5e6 || s.Search.Min.Percent != 1 {
@@ -50,11 +55,42 @@ func TestParseSweepDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Search.Type != SearchNone || len(s.Rates) != 3 || s.Rates[0].Percent != 10 || s.Rates[1].PPS != 200000 || s.Rates[2].PPS != 1e5 {
+	if s.Search.Type != search.TypeNone || len(s.Rates) != 3 || s.Rates[0].Percent != 10 || s.Rates[1].PPS != 200000 || s.Rates[2].PPS != 1e5 {
 		t.Errorf("sweep %+v rates %+v", s.Search, s.Rates)
 	}
 	if got := s.Rates[0].PerFlow(1e6); got != 1e5 {
 		t.Errorf("10%% of 1 Mpps = %v", got)
+	}
+}
+
+// A spec takes every name of each name's one list: a campaign's backend
+// as an agent takes it, userspace too.
+func TestParseNames(t *testing.T) {
+	base := "agents: {senders: [a], receivers: [b]}\nframe_sizes: [64]\n"
+	var specs []string
+	for _, b := range pktgen.BackendNames {
+		specs = append(specs, base+"backend: "+string(b)+"\n")
+	}
+	for _, m := range receiver.Methods {
+		specs = append(specs, base+"method: "+string(m)+"\n")
+	}
+	for _, p := range coordinator.Patterns {
+		specs = append(specs, "agents: {select: {rack: a}}\nframe_sizes: [64]\npattern: "+string(p)+"\n")
+	}
+	for _, st := range search.Types {
+		rates := ""
+		if st == search.TypeNone {
+			rates = "rates: [50%]\n"
+		}
+		specs = append(specs, base+rates+"search: {type: "+string(st)+"}\n")
+	}
+	for _, sf := range Shortfalls {
+		specs = append(specs, base+"shortfall: "+string(sf)+"\n")
+	}
+	for _, spec := range specs {
+		if _, err := Parse([]byte(spec)); err != nil {
+			t.Errorf("%q: %v", spec, err)
+		}
 	}
 }
 
@@ -90,7 +126,9 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nsearch:\n  resolution: nan\n", "campaign spec: line 4: search.resolution: nan: not a number"},
 		{base + "frame_sizes: [64]\nsearch:\n  resolution: 200%\n", "search.resolution: 200% is not below the span from min_rate 1% to max_rate 100%"},
 		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 1000\n  max_rate: 5000\n  resolution: 4000\n", "search.resolution: 4000pps is not below the span from min_rate 1000pps to max_rate 5000pps"},
-		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid`},
+		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid (a generator-limited trial proves nothing) and fail (the path pushed back)`},
+		{base + "frame_sizes: [64]\nbackend: warp\n", `line 3: backend: "warp": valid backends are auto, kernel, xdp, afpacket and userspace`},
+		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp and afpacket`},
 		{"frame_sizes: [64]\n", "agents: name senders and receivers, or give a tag selector"},
 		{base, "frame_sizes: missing"},
 		{"", "campaign spec: empty"},

@@ -4,44 +4,68 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/internal/enum"
 )
 
-// Formats are the output formats, in the order help lists them.
-var Formats = []string{"html", "csv", "json", "table"}
+// Format is a report's output format, as `linerate report --format`
+// gives it.
+type Format string
+
+// The output formats.
+const (
+	FormatHTML  Format = "html"
+	FormatCSV   Format = "csv"
+	FormatJSON  Format = "json"
+	FormatTable Format = "table"
+)
+
+// Formats are the output formats, in the order help lists them: the one
+// list Check and the help say.
+var Formats = []Format{FormatHTML, FormatCSV, FormatJSON, FormatTable}
+
+// Check is nil when f is one of Formats; otherwise it names f and the
+// valid formats, for the caller to prefix with its flag.
+func (f Format) Check() error {
+	if slices.Contains(Formats, f) {
+		return nil
+	}
+	return fmt.Errorf("%q: valid formats are %s", f, strings.Join(enum.Strings(Formats), ", "))
+}
 
 // FormatFromPath is the format an output file's extension implies
 // (.html/.htm, .csv, .json, .txt), or "" when it implies none.
-func FormatFromPath(path string) string {
+func FormatFromPath(path string) Format {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".html", ".htm":
-		return "html"
+		return FormatHTML
 	case ".csv":
-		return "csv"
+		return FormatCSV
 	case ".json":
-		return "json"
+		return FormatJSON
 	case ".txt":
-		return "table"
+		return FormatTable
 	}
 	return ""
 }
 
 // Write renders doc in format (one of Formats).
-func Write(w io.Writer, format string, doc *results.Document) error {
+func Write(w io.Writer, format Format, doc *results.Document) error {
 	switch format {
-	case "html":
+	case FormatHTML:
 		return HTML(w, doc)
-	case "csv":
+	case FormatCSV:
 		return CSV(w, doc)
-	case "json":
+	case FormatJSON:
 		return JSON(w, doc)
-	case "table":
+	case FormatTable:
 		return Table(w, doc)
 	}
-	return fmt.Errorf("report format %q: valid formats are %s", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("report format %w", format.Check())
 }
 
 // JSON writes the document itself, indented, as the store keeps it.

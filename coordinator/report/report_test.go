@@ -183,7 +183,7 @@ func TestReportJSONIsTheDocument(t *testing.T) {
 }
 
 func TestReportFormats(t *testing.T) {
-	for path, want := range map[string]string{"r.html": "html", "R.HTM": "html", "x.csv": "csv", "a/b.json": "json", "t.txt": "table", "report": "", "r.pdf": ""} {
+	for path, want := range map[string]report.Format{"r.html": "html", "R.HTM": "html", "x.csv": "csv", "a/b.json": "json", "t.txt": "table", "report": "", "r.pdf": ""} {
 		if got := report.FormatFromPath(path); got != want {
 			t.Errorf("FormatFromPath(%q) = %q, want %q", path, got, want)
 		}

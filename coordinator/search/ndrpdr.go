@@ -46,7 +46,7 @@ func NDRPDR(ctx context.Context, o Options, fn TrialFunc) (*Result, error) {
 	if s.initial >= s.dur {
 		phases = phases[1:]
 	}
-	x := newSearcher("ndr-pdr", fn, s)
+	x := newSearcher(TypeNDRPDR, fn, s)
 	for _, ph := range phases {
 		for {
 			rate, goal, ok := x.nextMulti(ph.d)

@@ -24,7 +24,7 @@ func RFC2544(ctx context.Context, o Options, fn TrialFunc) (*Result, error) {
 		return nil, err
 	}
 	goal := o.LossGoal
-	x := newSearcher("rfc2544", fn, s)
+	x := newSearcher(TypeRFC2544, fn, s)
 	for {
 		rate, phase, done := x.nextBinary(goal)
 		if done {

@@ -109,7 +109,7 @@ type GoalResult struct {
 
 // Result is the outcome of a search.
 type Result struct {
-	Search        string  `json:"search"` // "rfc2544" or "ndr-pdr"
+	Search        Type    `json:"search"` // TypeRFC2544 or TypeNDRPDR
 	MaxPPS        float64 `json:"max_pps"`
 	MinPPS        float64 `json:"min_pps"`
 	ResolutionPPS float64 `json:"resolution_pps"`
@@ -232,14 +232,14 @@ func (o Options) settings(fn TrialFunc, maxTrials int) (settings, error) {
 // searcher holds the state both searches share: the trials so far and the
 // generator's ceiling.
 type searcher struct {
-	name    string
+	name    Type
 	fn      TrialFunc
 	s       settings
 	ceiling float64 // the highest rate the search may offer
 	trials  []Trial
 }
 
-func newSearcher(name string, fn TrialFunc, s settings) *searcher {
+func newSearcher(name Type, fn TrialFunc, s settings) *searcher {
 	return &searcher{name: name, fn: fn, s: s, ceiling: s.max}
 }
 

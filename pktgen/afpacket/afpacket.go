@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 // DefaultBatch frames per sendmmsg call.
@@ -26,5 +28,5 @@ type Backend struct {
 // New returns the backend with defaults.
 func New(log hclog.Logger) *Backend { return &Backend{Log: log} }
 
-// Name is "afpacket".
-func (b *Backend) Name() string { return "afpacket" }
+// Name is pktgen.BackendAFPacket.
+func (b *Backend) Name() pktgen.BackendName { return pktgen.BackendAFPacket }

@@ -93,7 +93,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.UserspaceCheck("afpacket"); err != nil {
+	if err := cfg.UserspaceCheck(b.Name()); err != nil {
 		return nil, err
 	}
 	r := &run{cfg: &cfg, batch: b.Batch}

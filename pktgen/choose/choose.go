@@ -1,7 +1,8 @@
-// Package choose resolves a backend name into a pktgen.Backend, the one
-// rule `linerate send` and the agent share: "auto" is the kernel's pktgen
-// when /proc/net/pktgen exists, else "userspace"; "userspace" is XDP live
-// frames when they can run on the interface, else AF_PACKET.
+// Package choose resolves a backend name (pktgen.BackendName) into a
+// pktgen.Backend, the one rule `linerate send` and the agent share:
+// "auto" is the kernel's pktgen when /proc/net/pktgen exists, else
+// "userspace"; "userspace" is XDP live frames when they can run on the
+// interface, else AF_PACKET.
 //
 // When "auto" finds no pktgen, Options.LoadModule is tried once:
 // [ModuleLoader] runs `modprobe pktgen`, which needs root ([ErrNotRoot]
@@ -19,10 +20,7 @@ import (
 	"github.com/linerate/linerate/pktgen/xdp"
 )
 
-// Names lists the valid backend names.
-var Names = []string{"kernel", "xdp", "afpacket", "userspace", "auto"}
-
-// ErrUnknown is returned when the name is none of Names.
+// ErrUnknown is returned when the name is none of pktgen.BackendNames.
 var ErrUnknown = errors.New("unknown backend")
 
 // Options shape the choice.
@@ -55,7 +53,7 @@ func KernelAvailable(k *pktgen.Kernel) error {
 // Backend returns the backend for name on iface and why it was chosen.
 // An explicitly named backend that cannot run here is an error wrapping
 // pktgen.ErrNoPktgen or pktgen.ErrUnsupported.
-func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
+func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, string, error) {
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
 	}
@@ -68,19 +66,19 @@ func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
 	ab := afpacket.New(o.Log)
 	ab.ThreadInit = o.ThreadInit
 	switch name {
-	case "kernel":
+	case pktgen.BackendKernel:
 		if err := KernelAvailable(k); err != nil {
 			return nil, "", fmt.Errorf("backend kernel: %w", err)
 		}
 		return k, "asked for", nil
-	case "xdp":
+	case pktgen.BackendXDP:
 		if err := xb.Probe(iface); err != nil {
 			return nil, "", fmt.Errorf("backend xdp: %w", err)
 		}
 		return xb, "asked for", nil
-	case "afpacket":
+	case pktgen.BackendAFPacket:
 		return ab, "asked for", nil
-	case "auto":
+	case pktgen.BackendAuto:
 		err := KernelAvailable(k)
 		if err != nil && o.LoadModule != nil {
 			if lerr := o.LoadModule(); lerr != nil {
@@ -93,9 +91,9 @@ func Backend(name, iface string, o Options) (pktgen.Backend, string, error) {
 			return k, pktgen.DefaultProcDir + " exists", nil
 		}
 		o.Log.Info("no kernel pktgen: trying the userspace backends", "why", err)
-	case "userspace":
+	case pktgen.BackendUserspace:
 	default:
-		return nil, "", fmt.Errorf("backend %q: %w (valid: %v)", name, ErrUnknown, Names)
+		return nil, "", fmt.Errorf("%w %v", ErrUnknown, name.Check())
 	}
 	if err := xb.Probe(iface); err != nil {
 		return ab, fmt.Sprintf("XDP live frames cannot send from %s (%v)", iface, err), nil

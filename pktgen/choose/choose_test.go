@@ -33,6 +33,21 @@ func TestBackendWithoutPktgen(t *testing.T) {
 	}
 }
 
+// Every name of pktgen.BackendNames is one choose resolves (or refuses
+// for the host, never as unknown), and the error for another names them.
+func TestBackendNames(t *testing.T) {
+	none := &pktgen.Kernel{Proc: pktgen.DirProc{Dir: t.TempDir() + "/none"}}
+	for _, name := range pktgen.BackendNames {
+		if _, _, err := Backend(name, "lo", Options{Kernel: none}); errors.Is(err, ErrUnknown) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	_, _, err := Backend("fpga", "lo", Options{Kernel: none})
+	if want := `unknown backend "fpga": valid backends are auto, kernel, xdp, afpacket and userspace`; err == nil || err.Error() != want {
+		t.Errorf("fpga: %v, want %q", err, want)
+	}
+}
+
 // A readable pgctrl is a kernel pktgen available.
 func TestKernelAvailable(t *testing.T) {
 	dir := t.TempDir()

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Defaults.
@@ -50,5 +52,5 @@ type Backend struct {
 // New returns the backend with defaults.
 func New(log hclog.Logger) *Backend { return &Backend{Log: log} }
 
-// Name is "xdp".
-func (b *Backend) Name() string { return "xdp" }
+// Name is pktgen.BackendXDP.
+func (b *Backend) Name() pktgen.BackendName { return pktgen.BackendXDP }

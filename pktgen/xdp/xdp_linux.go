@@ -156,7 +156,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.UserspaceCheck("xdp"); err != nil {
+	if err := cfg.UserspaceCheck(b.Name()); err != nil {
 		return nil, err
 	}
 	log := b.log().Named("xdp").With("dev", cfg.Device)

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/linerate/linerate/internal/enum"
 )
 
 // Role is what a member of the cluster does: an agent sends, receives or
@@ -22,16 +25,16 @@ const (
 	RoleCoordinator Role = "coordinator"
 )
 
-// AgentRoles are the roles an agent may run as.
+// AgentRoles are the roles an agent may run as: the one list its
+// validator, errors and flag help say.
 var AgentRoles = []Role{RoleSender, RoleReceiver, RoleBoth}
 
-// ParseAgentRole reads an agent's role (sender, receiver or both).
+// ParseAgentRole reads an agent's role, one of AgentRoles.
 func ParseAgentRole(s string) (Role, error) {
-	switch r := Role(s); r {
-	case RoleSender, RoleReceiver, RoleBoth:
+	if r := Role(s); slices.Contains(AgentRoles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("role %q: valid roles are sender, receiver and both", s)
+	return "", fmt.Errorf("role %q: valid roles are %s", s, enum.And(AgentRoles))
 }
 
 // Sends tells whether a member of role r runs senders.

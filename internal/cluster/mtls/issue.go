@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/linerate/linerate/internal/enum"
 )
 
 // Role is what a certificate's holder is in the cluster.
@@ -28,14 +30,6 @@ const (
 
 // Roles lists the valid roles, for messages and flag help.
 func Roles() []Role { return []Role{RoleAgent, RoleCoordinator} }
-
-func roleList() string {
-	var s []string
-	for _, r := range Roles() {
-		s = append(s, string(r))
-	}
-	return strings.Join(s, ", ")
-}
 
 // Sentinel errors callers branch on.
 var (
@@ -60,7 +54,7 @@ func ParseRole(s string) (Role, error) {
 			return r, nil
 		}
 	}
-	return "", fmt.Errorf("role %q: valid roles are %s: %w", s, roleList(), ErrRole)
+	return "", fmt.Errorf("role %q: valid roles are %s: %w", s, enum.And(Roles()), ErrRole)
 }
 
 // roleScheme and roleHost make the URI SAN linerate://role/<role>.

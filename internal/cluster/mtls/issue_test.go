@@ -113,7 +113,7 @@ func TestIssueLeafRefuses(t *testing.T) {
 		is   error
 		msg  string
 	}{
-		{"bad role", LeafOptions{Name: "a", Role: "admin"}, ErrRole, "valid roles are agent, coordinator"},
+		{"bad role", LeafOptions{Name: "a", Role: "admin"}, ErrRole, "valid roles are agent and coordinator"},
 		{"no role", LeafOptions{Name: "a"}, ErrRole, "valid roles"},
 		{"empty name", LeafOptions{Role: RoleAgent}, ErrName, "letters, digits"},
 		{"slash", LeafOptions{Name: "../x", Role: RoleAgent}, ErrName, "../x"},

@@ -101,7 +101,7 @@ type Opener func(i, cpu int) (Thread, error)
 
 // Options are one run.
 type Options struct {
-	Backend  string
+	Backend  pktgen.BackendName
 	Config   *pktgen.Config
 	Open     Opener
 	Log      hclog.Logger
@@ -248,7 +248,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	if failed != nil {
 		return nil, failed
 	}
-	sum := &pktgen.Summary{Backend: o.Backend, Device: cfg.Device, Interrupted: interrupted}
+	sum := &pktgen.Summary{Backend: string(o.Backend), Device: cfg.Device, Interrupted: interrupted}
 	var first, last time.Time
 	for i, w := range ws {
 		firstFrame := w.start

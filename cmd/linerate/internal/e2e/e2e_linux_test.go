@@ -117,7 +117,7 @@ func TestEndToEndExact(t *testing.T) {
 				if sum.Packets != count || sum.Errors != 0 || sum.Backend != backend {
 					t.Fatalf("sent %+v", sum)
 				}
-				if rep.Method != method || len(rep.Streams) != threads {
+				if string(rep.Method) != method || len(rep.Streams) != threads {
 					t.Fatalf("received with %s, %d streams: %+v", rep.Method, len(rep.Streams), rep)
 				}
 				for i, st := range rep.Streams {

@@ -132,7 +132,7 @@ func (r *relLab) runner(onPhase func(coordinator.PhaseEvent)) *coordinator.Runne
 // runSucceeds runs a short count-based run until it succeeds, within
 // 20 s (a restarted agent learns the others' tags by gossip first); it
 // returns how long that took.
-func (r *relLab) runSucceeds(senders, receivers []string, pattern string) time.Duration {
+func (r *relLab) runSucceeds(senders, receivers []string, pattern coordinator.Pattern) time.Duration {
 	r.t.Helper()
 	var last string
 	took, ok := waitFor(20*time.Second, func() bool {

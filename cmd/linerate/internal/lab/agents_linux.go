@@ -21,6 +21,7 @@ import (
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
 // Ports the lab's agents listen on, on their management address.
@@ -263,10 +264,8 @@ func (l *Lab) waitListening(ctx context.Context, h *Host, port int, timeout time
 		if time.Now().After(deadline) {
 			return fmt.Errorf("lab %s: agent %s not listening on %s after %s:\n%s", l.Spec.Name, h.Name, addr, timeout, tail(log, 15))
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		if err := ctxsleep.Sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
@@ -193,16 +194,16 @@ func (s *Session) Close() error {
 
 // Shortfall is what a campaign on the lab makes of a trial whose senders
 // fell short of the offered rate (campaign Spec.Shortfall), given the
-// campaign's own choice: "fail" behind the shaper of a lab of namespace
+// campaign's own choice: campaign.ShortfallFail behind the shaper of a lab of namespace
 // hosts, else given. There a veth path pushes back on its sender where
 // the host kernel keeps the socket's accounting across it: the lab then
 // slows the senders and loses nothing, so a trial the senders fell short
 // of is the shaper's verdict (where the kernel does not, the port drops
 // and the loss decides as well). A VM host's tap never pushes back into
 // its guest: the switch port drops, and loss alone decides.
-func (spec Spec) Shortfall(given string) string {
+func (spec Spec) Shortfall(given campaign.Shortfall) campaign.Shortfall {
 	if spec.ShapeBPS > 0 && spec.Hosts != HostsVM {
-		return "fail"
+		return campaign.ShortfallFail
 	}
 	return given
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/linerate/linerate/coordinator/campaign"
 )
 
 // A shaped lab of namespaces fails a trial its senders fell short of,
@@ -14,14 +16,14 @@ import (
 func TestSpecShortfall(t *testing.T) {
 	for _, tt := range []struct {
 		spec        Spec
-		given, want string
+		given, want campaign.Shortfall
 	}{
-		{Spec{ShapeBPS: 200e6}, "", "fail"},
-		{Spec{ShapeBPS: 200e6, Hosts: HostsNetns}, "invalid", "fail"},
-		{Spec{ShapeBPS: 200e6, Hosts: HostsVM}, "invalid", "invalid"},
+		{Spec{ShapeBPS: 200e6}, "", campaign.ShortfallFail},
+		{Spec{ShapeBPS: 200e6, Hosts: HostsNetns}, campaign.ShortfallInvalid, campaign.ShortfallFail},
+		{Spec{ShapeBPS: 200e6, Hosts: HostsVM}, campaign.ShortfallInvalid, campaign.ShortfallInvalid},
 		{Spec{ShapeBPS: 200e6, Hosts: HostsVM}, "", ""},
-		{Spec{Hosts: HostsNetns}, "invalid", "invalid"},
-		{Spec{}, "fail", "fail"},
+		{Spec{Hosts: HostsNetns}, campaign.ShortfallInvalid, campaign.ShortfallInvalid},
+		{Spec{}, campaign.ShortfallFail, campaign.ShortfallFail},
 	} {
 		if got := tt.spec.Shortfall(tt.given); got != tt.want {
 			t.Errorf("%+v, campaign's %q: %q, want %q", tt.spec, tt.given, got, tt.want)

@@ -59,7 +59,7 @@ func TestMain(m *testing.M) {
 // (discovery, health, leases, the scheduled start), not traffic.
 type nullBackend struct{}
 
-func (nullBackend) Name() string { return "null" }
+func (nullBackend) Name() pktgen.BackendName { return "null" }
 func (nullBackend) Run(_ context.Context, cfg pktgen.Config, _ func(pktgen.Progress)) (*pktgen.Summary, error) {
 	return &pktgen.Summary{Backend: "null", Device: cfg.Device}, nil
 }

@@ -1,0 +1,63 @@
+package coordinator
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology"
+)
+
+// A spec takes every name of each name's one list (a run's backend as an
+// agent takes it: userspace too), fills the defaults of those left out,
+// and refuses another naming the field and the valid names.
+func TestSpecNames(t *testing.T) {
+	spec := func(f func(*Spec)) Spec {
+		s := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1}
+		f(&s)
+		return s
+	}
+	s := spec(func(*Spec) {})
+	if err := s.Validate(); err != nil || s.Pattern != Pairwise || s.Backend != pktgen.BackendAuto || s.Method != recv.MethodAuto {
+		t.Errorf("defaults: %v, pattern %q, backend %q, method %q", err, s.Pattern, s.Backend, s.Method)
+	}
+	for _, b := range pktgen.BackendNames {
+		if s := spec(func(s *Spec) { s.Backend = b }); s.Validate() != nil {
+			t.Errorf("backend %s refused: %v", b, s.Validate())
+		}
+	}
+	for _, m := range recv.Methods {
+		if s := spec(func(s *Spec) { s.Method = m }); s.Validate() != nil {
+			t.Errorf("method %s refused: %v", m, s.Validate())
+		}
+	}
+	for _, p := range topology.IRQBalancePolicies {
+		if s := spec(func(s *Spec) { s.IRQBalance = p }); s.Validate() != nil {
+			t.Errorf("irqbalance %s refused: %v", p, s.Validate())
+		}
+	}
+	for _, p := range Patterns {
+		s := spec(func(s *Spec) { s.Pattern = p })
+		if err := s.Validate(); err != nil {
+			t.Errorf("pattern %s refused: %v", p, err)
+		}
+	}
+	for _, tc := range []struct {
+		f    func(*Spec)
+		want string
+	}{
+		{func(s *Spec) { s.Pattern = "star" }, `pattern "star": valid patterns are pairwise, fan-in, fan-out and mesh`},
+		{func(s *Spec) { s.Backend = "dpdk" }, `backend "dpdk": valid backends are auto, kernel, xdp, afpacket and userspace`},
+		{func(s *Spec) { s.Method = "pcap" }, `method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{func(s *Spec) { s.IRQBalance = "maybe" }, `irqbalance "maybe": valid values are refuse and ignore`},
+	} {
+		s := spec(tc.f)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", s, err, tc.want)
+		}
+	}
+	if _, err := Pairs("star", []string{"a"}, []string{"b"}); err == nil || !strings.Contains(err.Error(), `pattern "star": valid patterns are`) {
+		t.Errorf("Pairs of an unknown pattern: %v", err)
+	}
+}
