@@ -73,8 +73,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("imix: %d sizes: pktgen takes at most %d", len(s.IMIX), pktgen.MaxIMIX)
 	}
 	for _, e := range s.IMIX {
-		if e.Size < 64 || e.Size > 9018 || e.Weight < 1 {
-			return fmt.Errorf("imix entry %d:%d: want a frame size of 64-9018 bytes (with FCS) and a weight of at least 1", e.Size, e.Weight)
+		if err := e.Check(); err != nil {
+			return fmt.Errorf("imix entry %d:%d: %w", e.Size, e.Weight, err)
 		}
 	}
 	if s.FrameSize < pktgen.MinFrameSize || s.FrameSize > pktgen.MaxFrameSize {

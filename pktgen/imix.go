@@ -1,5 +1,7 @@
 package pktgen
 
+import "fmt"
+
 // MaxIMIX is how many sizes pktgen's imix_weights takes.
 const MaxIMIX = 20
 
@@ -17,6 +19,15 @@ type IMIXEntry struct {
 // PktSize is the entry's frame without FCS, as pktgen's imix_weights and
 // the Agent service's ImixEntry take it.
 func (e IMIXEntry) PktSize() int { return e.Size - FCSBytes }
+
+// Check refuses an entry whose size is no frame a run offers
+// (MinFrameSize to MaxFrameSize, FCS included) or whose weight is below 1.
+func (e IMIXEntry) Check() error {
+	if e.Size < MinFrameSize || e.Size > MaxFrameSize || e.Weight < 1 {
+		return fmt.Errorf("want a frame size of %d-%d bytes (with FCS) and a weight of at least 1", MinFrameSize, MaxFrameSize)
+	}
+	return nil
+}
 
 // IMIX is an internet mix: frame sizes and their weights.
 type IMIX []IMIXEntry

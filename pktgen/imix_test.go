@@ -23,3 +23,26 @@ func TestIMIXFrameBytes(t *testing.T) {
 		t.Errorf("no mix: %v, want 0", got)
 	}
 }
+
+// An entry is a frame a run offers, 64 to 9018 bytes with its FCS, with a
+// weight of at least 1; anything else is refused with what would do.
+func TestIMIXEntryCheck(t *testing.T) {
+	for _, tt := range []struct {
+		e  IMIXEntry
+		ok bool
+	}{
+		{IMIXEntry{Size: 64, Weight: 1}, true},
+		{IMIXEntry{Size: 9018, Weight: 7}, true},
+		{IMIXEntry{Size: 63, Weight: 1}, false},
+		{IMIXEntry{Size: 9019, Weight: 1}, false},
+		{IMIXEntry{Size: 570, Weight: 0}, false},
+	} {
+		err := tt.e.Check()
+		if (err == nil) != tt.ok {
+			t.Errorf("%+v: %v, want ok %v", tt.e, err, tt.ok)
+		}
+		if err != nil && err.Error() != "want a frame size of 64-9018 bytes (with FCS) and a weight of at least 1" {
+			t.Errorf("%+v: %q does not say what would do", tt.e, err)
+		}
+	}
+}

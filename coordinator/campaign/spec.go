@@ -212,8 +212,8 @@ func (s *Spec) validate() error {
 		return s.errf("imix", "%d sizes: pktgen's imix_weights takes at most %d", len(s.IMIX), pktgen.MaxIMIX)
 	}
 	for i, w := range s.IMIX {
-		if w.Size < 64 || w.Size > 9018 || w.Weight < 1 {
-			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: want a size of 64-9018 and a weight of at least 1", w.Size, w.Weight)
+		if err := w.Check(); err != nil {
+			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: %v", w.Size, w.Weight, err)
 		}
 	}
 	if s.Threads < 0 || s.Threads > coordinator.MaxThreads {
