@@ -329,7 +329,7 @@ func progressToSample(p pktgen.Progress, frameBytes float64) *lineratev1.SenderS
 func snapshotToSample(r receiver.Report) *lineratev1.ReceiverSample {
 	s := &lineratev1.ReceiverSample{
 		Packets: r.TestPackets(),
-		Errors:  r.Link.RxDropped + r.Link.RxMissed + r.RingDrops,
+		Errors:  r.HostDrops(),
 	}
 	for _, st := range r.Streams {
 		s.Streams = append(s.Streams, &lineratev1.StreamCounters{

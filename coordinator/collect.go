@@ -103,7 +103,7 @@ func (st *runState) collect(ctx context.Context, n *node) error {
 	if rp := n.received; rp != nil {
 		n.host.Received = rp.Packets - min(rp.OtherPackets, rp.Packets) // test packets only
 		n.host.OtherFrames = rp.OtherPackets
-		n.host.HostDrops = hostDrops(rp)
+		n.host.HostDrops = rp.HostDrops()
 		if n.host.Method == "" {
 			n.host.Method, n.host.XDPMode = string(rp.Method), rp.XDPMode
 		}

@@ -59,7 +59,7 @@ func TestReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hostDrops(r) != 10 || r.Packets != 12 || r.OtherPackets != 2 || len(r.Streams) != 1 || r.Streams[0].Src != netip.MustParseAddr("198.18.0.1") ||
+	if r.HostDrops() != 10 || r.Packets != 12 || r.OtherPackets != 2 || len(r.Streams) != 1 || r.Streams[0].Src != netip.MustParseAddr("198.18.0.1") ||
 		r.Streams[0].Dst != netip.MustParseAddr("2001:db8::2") || r.Streams[0].DstPort != 10000 || !slices.Equal(r.Streams[0].MissingRanges, [][2]uint64{{4, 4}}) {
 		t.Errorf("receiver report %+v", r)
 	}

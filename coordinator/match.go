@@ -55,7 +55,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 	}
 	for name, r := range in.Receivers {
 		if r.Report != nil {
-			rxBudget[name] = hostDrops(r.Report)
+			rxBudget[name] = r.Report.HostDrops()
 		}
 	}
 	for _, p := range in.Pairs {

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"github.com/linerate/linerate/pktgen"
-	recv "github.com/linerate/linerate/receiver"
 )
 
 // The agents' accounts of a run are the data plane's own types, decoded
@@ -16,10 +15,4 @@ import (
 type senderReport struct {
 	pktgen.Summary
 	TxDropped uint64
-}
-
-// hostDrops are a receiving host's drops before its receiver counted:
-// ring drops, rx_dropped, rx_missed and rx_fifo.
-func hostDrops(r *recv.Report) uint64 {
-	return r.RingDrops + r.Link.RxDropped + r.Link.RxMissed + r.Link.RxFifo
 }

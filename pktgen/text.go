@@ -22,8 +22,7 @@ func WriteDeviceTable(w io.Writer, files []*DeviceFile) error {
 // WriteTable renders the summary for people (`linerate send`): the
 // totals, a row per stream, then the warnings.
 func (s *Summary) WriteTable(w io.Writer) error {
-	secs := float64(s.USec) / 1e6
-	fmt.Fprintf(w, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, secs)
+	fmt.Fprintf(w, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, s.Seconds())
 	fmt.Fprintf(w, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CPU\tQUEUE\tENTRY\tSRC\tPACKETS\tERRORS\tUSEC\tPPS\t")

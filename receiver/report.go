@@ -127,6 +127,13 @@ func (c LinkCounters) sub(base LinkCounters) LinkCounters {
 	}
 }
 
+// HostDrops are the receiving host's drops before the receiver counted:
+// its rings' drops, rx_dropped, rx_missed and rx_fifo. They are never the
+// network's loss.
+func (r Report) HostDrops() uint64 {
+	return r.RingDrops + r.Link.RxDropped + r.Link.RxMissed + r.Link.RxFifo
+}
+
 // TestPackets is the number of packets that carried the pktgen magic.
 func (r Report) TestPackets() uint64 {
 	n := r.OverflowPackets

@@ -18,3 +18,12 @@ func TestRangesText(t *testing.T) {
 		}
 	}
 }
+
+// A receiving host's drops are its rings', rx_dropped, rx_missed and
+// rx_fifo; the XDP program's own drops are not the host's.
+func TestReportHostDrops(t *testing.T) {
+	r := Report{RingDrops: 1, Link: LinkCounters{RxPackets: 50, RxDropped: 2, RxMissed: 3, RxFifo: 4, XDPPackets: 50, XDPDrops: 100}}
+	if got := r.HostDrops(); got != 10 {
+		t.Errorf("host drops %d, want 10", got)
+	}
+}
