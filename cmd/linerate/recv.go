@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,7 @@ type recvFlags struct {
 func (a *app) recvCommand() *cobra.Command {
 	f := &recvFlags{}
 	cmd := &cobra.Command{
-		Use:   "recv --iface IF [--duration D | --until-idle 2s] [--method auto|xdp|afpacket]",
+		Use:   "recv --iface IF [--duration D | --until-idle 2s] [--method " + strings.Join(enum.Strings(receiver.Methods), "|") + "]",
 		Short: "Count the pktgen traffic arriving on one interface, per stream, exactly",
 		Long: `recv counts every packet that carries the pktgen header on one interface,
 per stream (source, destination, UDP destination port): received, highest
