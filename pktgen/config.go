@@ -618,7 +618,9 @@ func (c *Config) delayOf(pps uint64) uint64 {
 }
 
 // FrameBytes is the mean frame size without FCS that the config sends:
-// PktSize, the middle of a size range, or the IMIX's weighted mean.
+// PktSize, the middle of a size range, or the IMIX's weighted mean; with
+// none of them, the smallest frame that carries the header (MinFrame),
+// which the userspace backends build then (a run always gives a size).
 func (c *Config) FrameBytes() float64 {
 	switch {
 	case len(c.IMIX) > 0:
@@ -628,8 +630,5 @@ func (c *Config) FrameBytes() float64 {
 	case c.PktSize != 0:
 		return float64(c.PktSize)
 	}
-	if c.ipv6() {
-		return 78 // pktgen's default minimum
-	}
-	return 58
+	return float64(MinFrame(c.ipv6(), c.HasVLAN))
 }
