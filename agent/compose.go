@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 
@@ -29,6 +30,8 @@ type SendNames struct {
 	// counts it with the FCS (RFC 2544's 64), else without (pkt_size).
 	FrameSize    string
 	FrameWithFCS bool
+	// IMIX names an imix's entries (their sizes count the FCS).
+	IMIX string
 	// Count and Rate name the totals split over the threads; Threads
 	// and CPUs what chooses the threads.
 	Count, Rate, Threads, CPUs string
@@ -37,7 +40,7 @@ type SendNames struct {
 // configNames are the agent's: the fields of Configure's config.
 var configNames = SendNames{
 	Device: "config.device", Src: "config.src_min", DstMAC: "config.dst_mac", Backend: "config.backend",
-	FrameSize: "config.pkt_size", Count: "config.counts", Rate: "config.rates", Threads: "config.cpus", CPUs: "config.cpus",
+	FrameSize: "config.pkt_size", IMIX: "config.imix", Count: "config.counts", Rate: "config.rates", Threads: "config.cpus", CPUs: "config.cpus",
 }
 
 // sendInput is a send as its caller gives it.
@@ -150,14 +153,31 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, []string, error) {
 // terms.
 func checkFrames(cfg *pktgen.Config, mtu int, n SendNames) error {
 	lo, hi, headers := cfg.FrameRange(mtu)
-	fcs, what := 0, "frame without FCS"
-	if n.FrameWithFCS {
-		fcs, what = pktgen.FCSBytes, "Ethernet frame with FCS"
+	// check refuses frame (bytes with FCS) outside lo-hi, saying the
+	// sizes as the input named counts them.
+	check := func(name string, withFCS bool, frame int) error {
+		if frame >= lo && frame <= hi {
+			return nil
+		}
+		fcs, what := 0, "frame without FCS"
+		if withFCS {
+			fcs, what = pktgen.FCSBytes, "Ethernet frame with FCS"
+		}
+		return failf(ErrInvalid, "%s %d: want %d-%d (%s; %d bytes of headers and the pktgen header, MTU %d)",
+			name, frame-pktgen.FCSBytes+fcs, lo-pktgen.FCSBytes+fcs, hi-pktgen.FCSBytes+fcs, what, headers-pktgen.FCSBytes+fcs, mtu)
 	}
-	for _, s := range cfg.Sizes() {
-		if f := s + pktgen.FCSBytes; f < lo || f > hi {
-			return failf(ErrInvalid, "%s %d: want %d-%d (%s; %d bytes of headers and the pktgen header, MTU %d)",
-				n.FrameSize, f-pktgen.FCSBytes+fcs, lo-pktgen.FCSBytes+fcs, hi-pktgen.FCSBytes+fcs, what, headers-pktgen.FCSBytes+fcs, mtu)
+	for _, s := range []int{cfg.PktSize, cfg.MinPktSize, cfg.MaxPktSize} {
+		if s == 0 {
+			continue
+		}
+		if err := check(n.FrameSize, n.FrameWithFCS, s+pktgen.FCSBytes); err != nil {
+			return err
+		}
+	}
+	// An imix's sizes count their FCS, whoever gives them.
+	for i, e := range cfg.IMIX {
+		if err := check(fmt.Sprintf("%s[%d]", n.IMIX, i), true, e.Size); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -87,6 +87,19 @@ func TestConfigurePrepare(t *testing.T) {
 	_, err = c.prepare(bad, "")
 	wantKind(t, err, ErrInvalid, "config.pkt_size 1600: want 60-1514 (frame without FCS; 58 bytes of headers and the pktgen header, MTU 1500)", "a frame over the interface's MTU")
 
+	// An imix's sizes count their FCS (pktgen.IMIXEntry): a 1518-byte
+	// frame is the largest of MTU 1500, for the kernel backend that sends
+	// an imix.
+	c.backend = kernelNamed{}
+	mix := sendConfig()
+	mix.PktSize, mix.IMIX = 0, pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}, {Size: 1518, Weight: 1}}
+	if _, err := c.prepare(mix, ""); err != nil {
+		t.Errorf("an imix up to 1518 bytes with FCS at MTU 1500: %v", err)
+	}
+	mix.IMIX = pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 1519, Weight: 1}}
+	_, err = c.prepare(mix, "")
+	wantKind(t, err, ErrInvalid, "config.imix[1] 1519: want 64-1518 (Ethernet frame with FCS; 62 bytes of headers and the pktgen header, MTU 1500)", "an imix frame over the interface's MTU")
+
 	c.backend = nil
 	_, err = c.prepare(sendConfig(), "warp")
 	wantKind(t, err, ErrInvalid, "config.backend:", "an unknown backend")
@@ -152,3 +165,10 @@ func TestConfigureTunedQueues(t *testing.T) {
 		t.Errorf("given queues: %+v %v", got, err)
 	}
 }
+
+// kernelNamed is the counting backend under the kernel backend's name:
+// what Configure checks for kernel pktgen (an imix, several devices a
+// thread) without the module.
+type kernelNamed struct{ countingBackend }
+
+func (kernelNamed) Name() pktgen.BackendName { return pktgen.BackendKernel }

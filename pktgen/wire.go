@@ -68,18 +68,3 @@ func (c *Config) FrameRange(mtu int) (lo, hi, headers int) {
 	headers = MinFrame(c.ipv6(), c.HasVLAN) + FCSBytes
 	return max(MinFrameSize, headers), MaxFrame(mtu, c.HasVLAN), headers
 }
-
-// Sizes are the frame sizes c sends, without FCS: PktSize, the bounds
-// of its size range, or its IMIX's sizes (none: pktgen's default).
-func (c *Config) Sizes() []int {
-	var out []int
-	for _, s := range []int{c.PktSize, c.MinPktSize, c.MaxPktSize} {
-		if s != 0 {
-			out = append(out, s)
-		}
-	}
-	for _, e := range c.IMIX {
-		out = append(out, e.Size)
-	}
-	return out
-}
