@@ -8,8 +8,8 @@ import (
 // Stream is one sequence stream of a flow (one sender thread) as both
 // ends saw it: the receiver's account (receiver.StreamReport, as its
 // agent reported it) and what only the sending end and the balance know.
-// Its JSON is a flow's stream_detail: the receiver's keys, then sent,
-// lost and first_frame_ns.
+// Its JSON is a flow's stream_detail, in the order documents have always
+// had (streamjson.go).
 type Stream struct {
 	recv.StreamReport
 	Sent uint64 `json:"sent"` // the sender backend's count for this stream
