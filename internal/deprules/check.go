@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -45,13 +46,33 @@ type pkg struct {
 	Error        *struct{ Err string }
 }
 
+// Build is one way the tree is built: for an operating system (GOOS; ""
+// this one) with build tags. Files of other systems (`_other.go`, `!linux`)
+// and tagged tests only show in the builds that take them.
+type Build struct {
+	GOOS string
+	Tags []string
+}
+
+// String names the build in messages.
+func (b Build) String() string {
+	s := b.GOOS
+	if s == "" {
+		s = "this system"
+	}
+	if len(b.Tags) > 0 {
+		s += ", tags " + strings.Join(b.Tags, ",")
+	}
+	return s
+}
+
 // Check runs `go list -deps -test` over every package of the module in
-// dir (with the build tags given) and returns the imports that break the
+// dir (as build b sees it) and returns the imports that break the
 // package table rows: the Cross rules, each row's may-import and the
 // floors. Violations are module-relative, at most one per (from, to)
 // edge: the first rule it breaks.
-func Check(ctx context.Context, dir string, tags []string, rows []Row) ([]Violation, error) {
-	mod, pkgs, err := load(ctx, dir, tags)
+func Check(ctx context.Context, dir string, b Build, rows []Row) ([]Violation, error) {
+	mod, pkgs, err := load(ctx, dir, b)
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +89,10 @@ func Check(ctx context.Context, dir string, tags []string, rows []Row) ([]Violat
 	return out, nil
 }
 
-// Packages are the import paths of the module's own packages in dir,
-// with the build tags given.
-func Packages(ctx context.Context, dir string, tags []string) (mod string, paths []string, err error) {
-	mod, pkgs, err := load(ctx, dir, tags)
+// Packages are the import paths of the module's own packages in dir, as
+// build b sees them.
+func Packages(ctx context.Context, dir string, b Build) (mod string, paths []string, err error) {
+	mod, pkgs, err := load(ctx, dir, b)
 	if err != nil {
 		return "", nil, err
 	}
@@ -80,17 +101,17 @@ func Packages(ctx context.Context, dir string, tags []string) (mod string, paths
 
 // load is the module path of dir and every package `go list -deps -test`
 // finds there, by import path.
-func load(ctx context.Context, dir string, tags []string) (string, map[string]*pkg, error) {
-	module, err := goList(ctx, dir, "-m")
+func load(ctx context.Context, dir string, b Build) (string, map[string]*pkg, error) {
+	module, err := goList(ctx, dir, b, "-m")
 	if err != nil {
 		return "", nil, err
 	}
 	mod := strings.TrimSpace(string(module))
 	args := []string{"-deps", "-test", "-json"}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
+	if len(b.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(b.Tags, ","))
 	}
-	out, err := goList(ctx, dir, append(args, "./...")...)
+	out, err := goList(ctx, dir, b, append(args, "./...")...)
 	if err != nil {
 		return "", nil, err
 	}
@@ -102,10 +123,13 @@ func load(ctx context.Context, dir string, tags []string) (string, map[string]*p
 }
 
 // goList runs `go list args...` in dir.
-func goList(ctx context.Context, dir string, args ...string) ([]byte, error) {
+func goList(ctx context.Context, dir string, b Build, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "go", append([]string{"list"}, args...)...)
 	cmd.Dir = dir
+	if b.GOOS != "" {
+		cmd.Env = append(os.Environ(), "GOOS="+b.GOOS)
+	}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("go list %s in %s: %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))

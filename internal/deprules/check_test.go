@@ -41,24 +41,29 @@ func table(t *testing.T) []Row {
 	return rows
 }
 
-// The tree keeps the package table whole, the traffic-tagged tests
-// included: every import allowed by its row and on its floor or below,
-// every package in a row, no folder of two floors.
+// builds are the ways the tree is built: this system and another (for
+// its `_other.go` and `!linux` files, as make crossbuild builds them),
+// each with and without the traffic tag.
+var builds = []Build{{}, {Tags: []string{"traffic"}}, {GOOS: "darwin"}, {GOOS: "darwin", Tags: []string{"traffic"}}}
+
+// The tree keeps the package table whole, in every build: every import
+// allowed by its row and on its floor or below, every package in exactly
+// one row, no folder of two floors, no row naming what is not there.
 func TestTreeKeepsTheTable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rows := table(t)
 	var mod string
 	var all []string
-	for _, tags := range [][]string{nil, {"traffic"}} {
-		vs, err := Check(ctx, moduleRoot(t), tags, rows)
+	for _, b := range builds {
+		vs, err := Check(ctx, moduleRoot(t), b, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range vs {
-			t.Errorf("tags %v: %s", tags, v)
+			t.Errorf("%s: %s", b, v)
 		}
-		m, paths, err := Packages(ctx, moduleRoot(t), tags)
+		m, paths, err := Packages(ctx, moduleRoot(t), b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +112,7 @@ func checkFake(t *testing.T, pkgs map[string][]string) []Violation {
 	defer cancel()
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOFLAGS", "-mod=mod")
-	vs, err := Check(ctx, writeModule(t, pkgs), nil, table(t))
+	vs, err := Check(ctx, writeModule(t, pkgs), Build{}, table(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,23 +53,33 @@ func floors(mod string, pkgs map[string]*pkg, rows []Row) []Violation {
 }
 
 // Layout says where the module's packages (import paths) and the table
-// disagree: a package no row names, and a folder that holds packages of
-// two floors (the packages directly in it, and the folder's own package).
-// The module's root is the design card's: its seven top-level packages
+// disagree: a package no row names or that two rows name, a folder that
+// holds packages of two floors (the packages directly in it, and the
+// folder's own package), and a pattern of the module that names no
+// package (a row whose package moved away, an import it allows of a
+// package that is gone), so the table cannot go stale unseen. The
+// module's root is the design card's: its seven top-level packages
 // (topology, pktgen, receiver, proto, agent, coordinator, cmd) are fixed
 // there whatever their floors.
 func Layout(mod string, packages []string, rows []Row) []string {
 	var out []string
+	own := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(packages), func(p string) bool { return !inModule(mod, p) })))
 	byFolder := map[string]map[int][]string{}
-	for _, p := range slices.Sorted(slices.Values(packages)) {
-		if !inModule(mod, p) {
-			continue
+	for _, p := range own {
+		var lines []string
+		for _, r := range rows {
+			if matchAny(mod, r.Packages, p, nil) {
+				lines = append(lines, fmt.Sprint(r.Line))
+			}
 		}
-		f, ok := floorOf(mod, p, rows)
-		if !ok {
+		switch {
+		case len(lines) == 0:
 			out = append(out, fmt.Sprintf("package %s is in no row of the package table: give it one (its floor, its job, what it may import)", short(mod, p)))
 			continue
+		case len(lines) > 1:
+			out = append(out, fmt.Sprintf("package %s is in %d rows of the package table (lines %s): give it one", short(mod, p), len(lines), strings.Join(lines, ", ")))
 		}
+		f, _ := floorOf(mod, p, rows)
 		rel := short(mod, p)
 		for _, folder := range []string{rel, path.Dir(rel)} {
 			if byFolder[folder] == nil {
@@ -91,7 +101,22 @@ func Layout(mod string, packages []string, rows []Row) []string {
 		}
 		out = append(out, fmt.Sprintf("folder %s holds packages of %d floors (%s): give each floor a folder of its own", folder, len(fs), strings.Join(parts, "; ")))
 	}
+	for _, r := range rows {
+		for _, pat := range slices.Concat(r.Packages, r.Allow, r.AllowTest) {
+			if !ofModule(pat) || slices.ContainsFunc(own, func(p string) bool { return match(mod, pat, p, nil) }) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("the row of line %d names `%s`, which is no package of the module: mend the row", r.Line, pat))
+		}
+	}
 	return out
+}
+
+// ofModule tells whether pattern is one of the module's packages (not
+// the standard library's nor another module's).
+func ofModule(pattern string) bool {
+	first, _, _ := strings.Cut(pattern, "/")
+	return pattern != Std && !strings.Contains(first, ".")
 }
 
 // sortedModulePackages are pkgs' module packages, sorted.

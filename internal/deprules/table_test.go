@@ -68,7 +68,7 @@ func TestEveryRowBites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rows := table(t)
-	mod, pkgs, err := load(ctx, moduleRoot(t), []string{"traffic"})
+	mod, pkgs, err := load(ctx, moduleRoot(t), Build{Tags: []string{"traffic"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,13 +140,16 @@ func clonePkgs(pkgs map[string]*pkg) map[string]*pkg {
 }
 
 // No package imports one above it, whatever its row allows; a package in
-// no row and a folder of two floors are named.
+// no row or in two, a folder of two floors and a row naming no package
+// are named.
 func TestFloorsAndFolders(t *testing.T) {
 	const mod = "example.com/m"
 	rows := []Row{
 		{Line: 1, Floor: 2, Packages: []string{"top/..."}, Allow: []string{"..."}},
 		{Line: 2, Floor: 1, Packages: []string{"low"}, Allow: []string{"..."}},
-		{Line: 3, Floor: 0, Packages: []string{"low/helper"}, Allow: []string{Std}},
+		{Line: 3, Floor: 0, Packages: []string{"low/helper"}, Allow: []string{Std, "gone"}, AllowTest: []string{"github.com/google/go-cmp/..."}},
+		{Line: 4, Floor: 2, Packages: []string{"top/twice"}, Allow: []string{Std}},
+		{Line: 5, Floor: 0, Packages: []string{"moved/away"}, Allow: []string{Std}},
 	}
 	pkgs := map[string]*pkg{
 		mod + "/top":        {ImportPath: mod + "/top", Imports: []string{mod + "/low"}},
@@ -157,10 +160,13 @@ func TestFloorsAndFolders(t *testing.T) {
 	if len(vs) != 1 || vs[0].From != "low" || vs[0].To != "top" || !vs[0].Test || !strings.Contains(vs[0].Rule, "floor 1 imports floor 2") {
 		t.Errorf("floors %q, want low (tests) → top, floor 1 imports floor 2", vs)
 	}
-	got := Layout(mod, []string{mod + "/top", mod + "/low", mod + "/low/helper", mod + "/stray"}, rows)
+	got := Layout(mod, []string{mod + "/top", mod + "/top/twice", mod + "/low", mod + "/low/helper", mod + "/stray", "fmt"}, rows)
 	want := []string{
 		"package stray is in no row of the package table",
+		"package top/twice is in 2 rows of the package table (lines 1, 4)",
 		"folder low holds packages of 2 floors (floor 0: low/helper; floor 1: low)",
+		"the row of line 3 names `gone`, which is no package of the module",
+		"the row of line 5 names `moved/away`, which is no package of the module",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("layout %q, want %q", got, want)
