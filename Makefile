@@ -219,10 +219,13 @@ crossbuild:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet -tags traffic ./...
 
-# bench-deps: what the bench scripts run besides linerate: trafgen
-# (netsniff-ng), iperf3 and jq, from Debian when root. Not root and one is
-# missing: this fails naming it (the scripts need root anyway).
-BENCH_TOOLS := trafgen:netsniff-ng iperf3:iperf3 jq:jq
+# bench-deps: what a bench script runs besides linerate, from Debian
+# when root: BENCH_TOOLS, command:package pairs, each target its own
+# (bench-generators: trafgen from netsniff-ng, iperf3 and jq; bench-start
+# and bench-vm: jq). Not root and one is missing: this fails naming it
+# (the scripts need root anyway).
+BENCH_TOOLS ?= jq:jq
+bench-generators: BENCH_TOOLS = trafgen:netsniff-ng iperf3:iperf3 jq:jq
 bench-deps:
 	@missing=; for t in $(BENCH_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

@@ -51,11 +51,14 @@ type sendInput struct {
 	// count and rate are totals over the threads, split once they are
 	// laid out (0: cfg's own counts and rates).
 	count, rate uint64
-	// backend, when known, lays the threads out (the kernel backend's
-	// one stream per tuned queue) and checks cfg against what it can
-	// send; without one the threads are one per CPU.
-	backend pktgen.Backend
-	names   SendNames
+	// choose, when set, chooses the send's backend once the caller's
+	// rails passed, before anything else touches the device (an XDP
+	// probe): the backend lays the threads out (the kernel backend's one
+	// stream per tuned queue) and cfg is checked against what it can
+	// send. Without it the threads are one per CPU, and the caller
+	// checks the backend it chooses later.
+	choose func(device string) (pktgen.Backend, error)
+	names  SendNames
 }
 
 // sendHost is what compose reads of the host, each when it needs it.
@@ -74,29 +77,36 @@ type sendHost struct {
 	place func() (pins []pktgen.QueuePin, untuned []int, warning string, err error)
 }
 
-// compose completes in's configuration on host h and checks it.
-func compose(in sendInput, h sendHost) (*pktgen.Config, []string, error) {
+// compose completes in's configuration on host h and checks it; it
+// returns the backend in.choose chose (nil without in.choose).
+func compose(in sendInput, h sendHost) (*pktgen.Config, pktgen.Backend, []string, error) {
 	cfg, n := in.cfg, in.names
 	var warnings []string
 	link, err := h.link(cfg.Device)
 	if err != nil {
-		return nil, nil, failf(ErrHost, "%s %s: %v", n.Device, cfg.Device, err)
+		return nil, nil, nil, failf(ErrHost, "%s %s: %v", n.Device, cfg.Device, err)
 	}
 	if h.check != nil {
 		if err := h.check(&cfg, link.mac); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+	}
+	var be pktgen.Backend
+	if in.choose != nil {
+		if be, err = in.choose(cfg.Device); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	if len(cfg.CPUs) == 0 {
 		pins, untuned, warning, err := h.place()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if warning != "" {
 			warnings = append(warnings, warning)
 		}
 		if len(cfg.Queues) == 0 {
-			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, in.backend != nil && in.backend.Name() == pktgen.BackendKernel))
+			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, be != nil && be.Name() == pktgen.BackendKernel))
 		} else {
 			// Queues the caller gave are kept, on the slots' CPUs.
 			cfg.CPUs, _ = pktgen.SlotLists(pktgen.Slots(pins, untuned, false))
@@ -105,13 +115,13 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, []string, error) {
 	threads := uint64(len(cfg.CPUs))
 	if in.count > 0 {
 		if in.count < threads {
-			return nil, nil, failf(ErrInvalid, "%s %d is less than the %d threads", n.Count, in.count, threads)
+			return nil, nil, nil, failf(ErrInvalid, "%s %d is less than the %d threads", n.Count, in.count, threads)
 		}
 		cfg.Counts = pktgen.SplitCount(in.count, len(cfg.CPUs))
 	}
 	if in.rate > 0 {
 		if in.rate < threads {
-			return nil, nil, failf(ErrInvalid, "%s %d over %d threads: below 1 pps per thread: want %s at least %d or fewer threads (%s, %s)",
+			return nil, nil, nil, failf(ErrInvalid, "%s %d over %d threads: below 1 pps per thread: want %s at least %d or fewer threads (%s, %s)",
 				n.Rate, in.rate, threads, n.Rate, threads, n.Threads, n.CPUs)
 		}
 		cfg.Rates = pktgen.SplitRate(in.rate, len(cfg.CPUs))
@@ -119,33 +129,33 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, []string, error) {
 	if !cfg.SrcMin.IsValid() {
 		src, ok := topology.SourceAddr(link.addrs, cfg.DstMin)
 		if !ok {
-			return nil, nil, failf(ErrInvalid, "%s: missing, and %s has no address of the destination's family (%s): give %s",
+			return nil, nil, nil, failf(ErrInvalid, "%s: missing, and %s has no address of the destination's family (%s): give %s",
 				n.Src, cfg.Device, cfg.DstMin, n.Src)
 		}
 		cfg.SrcMin = src
 	}
 	if len(cfg.DstMAC) == 0 {
 		if h.neighbour == nil {
-			return nil, nil, failf(ErrInvalid, "%s: missing", n.DstMAC)
+			return nil, nil, nil, failf(ErrInvalid, "%s: missing", n.DstMAC)
 		}
 		m, err := h.neighbour(cfg.DstMin)
 		if err != nil {
-			return nil, nil, failf(ErrInvalid, "%s: %s is not in the ARP table; give %s (or ping it first)", n.DstMAC, cfg.DstMin, n.DstMAC)
+			return nil, nil, nil, failf(ErrInvalid, "%s: %s is not in the ARP table; give %s (or ping it first)", n.DstMAC, cfg.DstMin, n.DstMAC)
 		}
 		cfg.DstMAC = m
 	}
 	if err := checkFrames(&cfg, link.mtu, n); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, nil, fail(ErrInvalid, err)
+		return nil, nil, nil, fail(ErrInvalid, err)
 	}
-	if in.backend != nil {
-		if err := checkBackend(&cfg, in.backend); err != nil {
-			return nil, nil, err
+	if be != nil {
+		if err := checkBackend(&cfg, be); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	return &cfg, warnings, nil
+	return &cfg, be, warnings, nil
 }
 
 // checkFrames refuses frame sizes the interface cannot carry (its MTU;

@@ -50,8 +50,10 @@ type configured struct {
 
 // prepare completes cfg as every send is composed (compose.go): the
 // agent's interface, the tuned CPUs and queues, the source address; and
-// chooses its backend (backendName: the coordinator's choice,
-// pktgen.BackendAuto for the best the host can run). The destination and its MAC are
+// chooses its backend once the rails passed (backendName: the
+// coordinator's choice, pktgen.BackendAuto for the best the host can run;
+// an agent with a generator of its own sends with that, whatever the
+// name). The destination and its MAC are
 // the coordinator's to give (Describe's nic.mac), never the neighbour
 // table's.
 func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) (*configured, error) {
@@ -65,17 +67,16 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) 
 	if len(cfg.DstMAC) == 0 {
 		return nil, failf(ErrInvalid, "config.dst_mac: missing: the receiver's MAC (Describe's nic.mac)")
 	}
-	be := c.backend
-	if be != nil {
-		c.log.Debug("backend chosen", "backend", be.Name(), "why", "the agent's configured generator")
-	} else {
-		var err error
-		if be, _, err = chooseBackend(backendName, cfg.Device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit}); err != nil {
-			return nil, err
+	choose := func(device string) (pktgen.Backend, error) {
+		if c.backend != nil {
+			c.log.Debug("backend chosen", "backend", c.backend.Name(), "why", "the agent's configured generator")
+			return c.backend, nil
 		}
+		be, _, err := chooseBackend(backendName, device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit})
+		return be, err
 	}
 	host := sendHost{link: c.inv.link, check: c.frames.check, place: c.tunedPlaces}
-	out, warnings, err := compose(sendInput{cfg: cfg, backend: be, names: configNames}, host)
+	out, be, warnings, err := compose(sendInput{cfg: cfg, choose: choose, names: configNames}, host)
 	if err != nil {
 		return nil, err
 	}

@@ -100,9 +100,16 @@ func TestConfigurePrepare(t *testing.T) {
 	_, err = c.prepare(mix, "")
 	wantKind(t, err, ErrInvalid, "config.imix[1] 1519: want 64-1518 (Ethernet frame with FCS; 62 bytes of headers and the pktgen header, MTU 1500)", "an imix frame over the interface's MTU")
 
+	// An agent with a generator of its own sends with it whatever the
+	// name; without one, a name it does not know is refused with the
+	// valid ones.
+	c.backend = countingBackend{}
+	if got, err := c.prepare(sendConfig(), "null"); err != nil || got.backend.Name() != "counting" {
+		t.Errorf("its own generator, named null: %+v %v", got, err)
+	}
 	c.backend = nil
 	_, err = c.prepare(sendConfig(), "warp")
-	wantKind(t, err, ErrInvalid, "config.backend:", "an unknown backend")
+	wantKind(t, err, ErrInvalid, `config.backend: unknown backend "warp": valid backends are auto, kernel, xdp, afpacket and userspace`, "an unknown backend")
 }
 
 func TestConfigureDestinations(t *testing.T) {

@@ -57,17 +57,14 @@ func dur(d time.Duration) *durationpb.Duration {
 }
 
 // backendFromProto is a SenderConfig's backend: "" is
-// pktgen.BackendAuto, as the proto says; an unknown name is refused,
-// naming the field and the valid names.
-func backendFromProto(p *lineratev1.SenderConfig) (pktgen.BackendName, error) {
-	b := pktgen.BackendName(p.GetBackend())
-	if b == "" {
-		return pktgen.BackendAuto, nil
+// pktgen.BackendAuto, as the proto says. The name is the backend choice's
+// to refuse (prepare), naming the field and the valid names: an agent
+// with a generator of its own sends with that, whatever the name.
+func backendFromProto(p *lineratev1.SenderConfig) pktgen.BackendName {
+	if b := pktgen.BackendName(p.GetBackend()); b != "" {
+		return b
 	}
-	if err := b.Check(); err != nil {
-		return "", failf(ErrInvalid, "config.backend %v", err)
-	}
-	return b, nil
+	return pktgen.BackendAuto
 }
 
 func addrString(a netip.Addr) string {
@@ -430,6 +427,10 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
 	return tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus)}
 }
 
+// armOptionsFromProto is an Arm request's options. It names no fields
+// (receiver.Options.Names): a zero the proto leaves out is the
+// receiver's default, as the proto says, where a named field's zero would
+// be refused as given.
 func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {
 	return receiver.Options{
 		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,

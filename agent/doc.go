@@ -34,7 +34,9 @@
 // reports, the NIC, samples; convert_answers.go and convert_lease.go: the
 // calls' answers; convert_clock.go, convert_irqverify.go), and
 // grpc_errors.go maps each kind of failure to a status code. bounds.go
-// reads the raw requests, to bound them before anything decodes them. serf.go announces the agent (gossip.Tags),
+// reads the raw requests, to bound them before a handler decodes them
+// (a send's length it derives from the configuration decoded as
+// Configure decodes it). serf.go announces the agent (gossip.Tags),
 // metrics.go serves Prometheus metrics, netos.go reads the host's interfaces,
 // default routes (netlink) and driver facts (ethtool).
 //

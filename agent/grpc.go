@@ -95,11 +95,7 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	backend, err := backendFromProto(req.Config)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	c, err := s.configure(ctx, req.LeaseId, cfg, backend)
+	c, err := s.configure(ctx, req.LeaseId, cfg, backendFromProto(req.Config))
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -59,7 +59,7 @@ func (l LocalSend) Compose() (*pktgen.Config, error) {
 			return pins, untuned, "", err
 		},
 	}
-	cfg, _, err := compose(sendInput{cfg: l.Config, count: l.Count, rate: l.Rate, names: l.Names}, host)
+	cfg, _, _, err := compose(sendInput{cfg: l.Config, count: l.Count, rate: l.Rate, names: l.Names}, host)
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +86,10 @@ func (l LocalSend) Backend(cfg *pktgen.Config, name pktgen.BackendName, load fun
 	return be, why, nil
 }
 
-// link reads the interface. The host's files may be a snapshot (Root
-// of another host) while the interface is this host's: one that cannot
-// be read has no addresses and an unknown MTU, and what needs them says
+// link reads the interface: its MTU from the host's files (Root, which
+// may be a snapshot of the host), else from the interface itself, and its
+// MAC and addresses from the interface. One that cannot be read has no
+// addresses and, without the files, an unknown MTU; what needs them says
 // so.
 func (l LocalSend) link(device string) (ifaceInfo, error) {
 	reader := l.netOS
@@ -97,8 +98,13 @@ func (l LocalSend) link(device string) (ifaceInfo, error) {
 	}
 	info, err := reader.iface(device)
 	if err != nil {
-		logOr(l.Log).Debug("interface unreadable: no address, MTU unknown", "iface", device, "error", err)
-		return ifaceInfo{}, nil
+		logOr(l.Log).Debug("interface unreadable: no address", "iface", device, "error", err)
+		info = ifaceInfo{}
+	}
+	if mtu, err := topology.MTU(l.Root, device); err == nil {
+		info.mtu = mtu
+	} else {
+		logOr(l.Log).Debug("no MTU in the host's files: the interface's", "iface", device, "mtu", info.mtu, "error", err)
 	}
 	return info, nil
 }

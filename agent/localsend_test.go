@@ -148,3 +148,36 @@ func TestLocalSendBackend(t *testing.T) {
 		t.Errorf("afpacket: %v %q %v", be, why, err)
 	}
 }
+
+// The MTU comes from the host's files when they have it (a snapshot under
+// --root, or the live /sys), else from the interface: a frame the files'
+// MTU carries is sent, one above it refused.
+func TestLocalSendMTUFromRoot(t *testing.T) {
+	l := localSend(t, "apply-basic", arpTable)
+	dir := t.TempDir()
+	if err := fsfixture.UnpackFile(filepath.Join("..", "topology", "testdata", "apply-basic.tree"), dir); err != nil {
+		t.Fatal(err)
+	}
+	for p, b := range map[string]string{topology.ARPFile: arpTable, "sys/class/net/eth0/mtu": "9000\n"} {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := topology.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	l.Root = root // the interface itself says 1500 (fakeNetOS)
+	l.Config.PktSize = 9014
+	if _, err := l.Compose(); err != nil {
+		t.Errorf("a 9018-byte frame at the files' MTU 9000: %v", err)
+	}
+	l.Config.PktSize = 9015
+	_, err = l.Compose()
+	wantKind(t, err, ErrInvalid, "--frame-size 9019: want 64-9018", "a frame over the files' MTU")
+}

@@ -185,8 +185,8 @@ func (c *Config) Validate() error {
 	}
 	minFrame := MinFrame(c.ipv6(), c.HasVLAN)
 	checkSize := func(field string, v int) {
-		if v != 0 && (v < minFrame || v > 65535) {
-			add(cfgErr(field, "%d: want %d-65535 (frame without FCS, room for headers and the 16-byte pktgen header)", v, minFrame))
+		if v != 0 && (v < minFrame || v > PktSizeLimit) {
+			add(cfgErr(field, "%d: want %d-%d (frame without FCS, room for headers and the 16-byte pktgen header)", v, minFrame, PktSizeLimit))
 		}
 	}
 	checkSize("pkt_size", c.PktSize)

@@ -10,8 +10,8 @@ type Slot struct{ CPU, Queue int }
 
 // Slots are the places a send's streams may run on a host, the one
 // rule every sender uses (the coordinator's thread plan, the agent's
-// defaults and `linerate send`): one per tuned queue of pins (in queue
-// order; a queue listed again, a second IRQ of it, adds none), and one
+// defaults and `linerate send`): one per tuned queue of pins (in the
+// order of pins; a queue listed again, a second IRQ of it, adds none), and one
 // per CPU: a queue whose IRQ shares a CPU with an earlier queue's adds
 // none, unless perQueue. perQueue is the kernel backend's layout, one
 // stream per entry and several on one kpktgend thread when each has its

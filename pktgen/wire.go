@@ -24,16 +24,17 @@ const (
 	MTUOverhead = 14 + FCSBytes
 	// VLANTag is an 802.1Q tag.
 	VLANTag = 4
-	// MaxPktSize is pktgen's largest pkt_size, the bound of a frame on an
-	// interface whose MTU is unknown.
-	MaxPktSize = 65535
+	// PktSizeLimit is pktgen's largest pkt_size (a frame without FCS),
+	// the bound of a frame on an interface whose MTU is unknown.
+	PktSizeLimit = 65535
 )
 
 // MaxFrame is the largest frame, FCS included, an interface of mtu
-// carries (tagged: vlan); MaxPktSize when the MTU is unknown (0).
+// carries (tagged: vlan); with the MTU unknown (0), the largest pktgen
+// builds (PktSizeLimit and the FCS).
 func MaxFrame(mtu int, vlan bool) int {
 	if mtu <= 0 {
-		return MaxPktSize
+		return PktSizeLimit + FCSBytes
 	}
 	if vlan {
 		return mtu + MTUOverhead + VLANTag

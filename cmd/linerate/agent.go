@@ -31,7 +31,7 @@ type agentFlags struct {
 func (a *app) agentCommand() *cobra.Command {
 	f := &agentFlags{receiverMemory: agent.DefaultReceiverMemory}
 	cmd := &cobra.Command{
-		Use:   "agent --role " + strings.Join(enum.Strings(gossip.AgentRoles), "|") + " --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
+		Use:   "agent --role " + enum.Usage(gossip.AgentRoles) + " --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
 		Long: `agent runs on every host under test. It inspects --iface, restores the IRQ
 affinities of a crashed run from --state-dir, serves the Agent gRPC service

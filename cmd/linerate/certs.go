@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,7 +115,7 @@ func (a *app) certsGossipKeyCommand() *cobra.Command {
 func (a *app) certsIssueCommand() *cobra.Command {
 	f := &certsFlags{}
 	cmd := &cobra.Command{
-		Use:   "issue --dir DIR --name NAME --role " + strings.Join(enum.Strings(mtls.Roles()), "|") + " [--host H1,H2]",
+		Use:   "issue --dir DIR --name NAME --role " + enum.Usage(mtls.Roles()) + " [--host H1,H2]",
 		Short: "Issue a certificate for an agent or a coordinator, signed by DIR's CA",
 		Long: `issue writes DIR/NAME.crt and DIR/NAME.key, signed by DIR's CA, usable as TLS
 server and client certificate, with the role in the certificate (URI SAN

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,7 +101,7 @@ func (a *app) labCampaignCommand() *cobra.Command {
 	cf := &labCampaignFlags{}
 	var resume string
 	cmd := &cobra.Command{
-		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search " + strings.Join(enum.Strings(search.Types), "|") + "] [--shape RATE] [--json] [--html FILE]",
+		Use:   "campaign [SPEC.yaml | --resume ID] [--sizes 64,512,1518] [--search " + enum.Usage(search.Types) + "] [--shape RATE] [--json] [--html FILE]",
 		Short: "Build a lab and run a campaign on it (a spec file, or one from the flags)",
 		Long: `lab campaign builds the lab (as lab run does), runs a campaign on its agents
 and removes the lab. With SPEC.yaml the spec is the one 'campaign run'

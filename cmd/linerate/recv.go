@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +23,7 @@ type recvFlags struct {
 func (a *app) recvCommand() *cobra.Command {
 	f := &recvFlags{}
 	cmd := &cobra.Command{
-		Use:   "recv --iface IF [--duration D | --until-idle 2s] [--method " + strings.Join(enum.Strings(receiver.Methods), "|") + "]",
+		Use:   "recv --iface IF [--duration D | --until-idle 2s] [--method " + enum.Usage(receiver.Methods) + "]",
 		Short: "Count the pktgen traffic arriving on one interface, per stream, exactly",
 		Long: `recv counts every packet that carries the pktgen header on one interface,
 per stream (source, destination, UDP destination port): received, highest

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +15,7 @@ func (a *app) reportCommand() *cobra.Command {
 	var dir, out string
 	var format report.Format
 	cmd := &cobra.Command{
-		Use:   "report ID [--dir D] [-o FILE] [--format " + strings.Join(enum.Strings(report.Formats), "|") + "]",
+		Use:   "report ID [--dir D] [-o FILE] [--format " + enum.Usage(report.Formats) + "]",
 		Short: "Render a stored result: a self-contained HTML report, CSV, JSON or a table",
 		Long: `report renders the stored result ID (a full id, a unique prefix, or a result
 file's path) to -o FILE, or to standard output without -o (or with -o -).
@@ -37,7 +36,7 @@ all.`,
 			if f == "" {
 				f = report.FormatFromPath(out)
 				if f == "" && out != "" && out != "-" {
-					return usagef("-o %s: cannot tell the format from the extension (.html, .csv, .json, .txt): give --format %s", out, strings.Join(enum.Strings(report.Formats), "|"))
+					return usagef("-o %s: cannot tell the format from the extension (.html, .csv, .json, .txt): give --format %s", out, enum.Usage(report.Formats))
 				}
 				if f == "" {
 					f = report.FormatTable

@@ -32,7 +32,7 @@ type runFlags struct {
 func (f *runFlags) register(fl *pflag.FlagSet) {
 	s := &f.spec
 	fl.StringVar((*string)(&s.Pattern), "pattern", string(coordinator.Pairwise), enum.Or(coordinator.Patterns))
-	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, "Ethernet frame size in bytes including the FCS (64-9018)")
+	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, fmt.Sprintf("Ethernet frame size in bytes including the FCS (%d-%d)", pktgen.MinFrameSize, pktgen.MaxFrameSize))
 	fl.DurationVar(&s.Duration, "duration", 0, "how long every sender sends (or --count)")
 	fl.Uint64Var(&s.Count, "count", 0, "packets per flow (or --duration)")
 	ppsVar(fl, &s.Rate, "rate", "packets per second per flow, at least 1 per thread (default: as fast as the sender goes)")

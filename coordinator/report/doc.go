@@ -21,7 +21,7 @@
 // line-rate-pct (chart-throughput-pct); loss-SIZE, one per frame size
 // (chart-loss).
 //
-// The theoretical maximum is results.LineRatePPS: coordinator.MaxPPS of
+// The theoretical maximum is results.LineRatePPS: pktgen.LinePPS of
 // each host's link speed for the frame without FCS, shared by the flows
 // on that link, times the number of flows (pairwise over equal links:
 // pktgen.LinePPS(slowest link) × flows).

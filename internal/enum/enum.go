@@ -14,6 +14,9 @@ func And[T ~string](names []T) string { return join(names, "and") }
 // Or is names as a sentence joins them with "or": "a, b or c".
 func Or[T ~string](names []T) string { return join(names, "or") }
 
+// Usage is names as a usage line offers them: "a|b|c".
+func Usage[T ~string](names []T) string { return strings.Join(Strings(names), "|") }
+
 // Strings is names as plain strings, for the edges that carry them so (a
 // proto message, gossip tags, a flag's usage line); nil for nil.
 func Strings[T ~string](names []T) []string {

@@ -43,3 +43,13 @@ func TestStrings(t *testing.T) {
 		t.Errorf("Strings = %#v", got)
 	}
 }
+
+// A usage line offers the names between bars, in the list's order.
+func TestUsage(t *testing.T) {
+	if got := Usage([]color{"red", "green", "blue"}); got != "red|green|blue" {
+		t.Errorf("Usage = %q", got)
+	}
+	if got := Usage([]color(nil)); got != "" {
+		t.Errorf("Usage(nil) = %q", got)
+	}
+}

@@ -1,4 +1,4 @@
-// Package gentest is the generator tests' test bed: namespaces joined by
+// Package pktgentest is the generator tests' test bed: namespaces joined by
 // a veth (internal/netns/nstest) and a Sink, a test-only receiver: an XDP
 // program on the receiving interface that records, for every stream
 // (thread) and every sequence number, how often it arrived and the UDP

@@ -363,7 +363,7 @@ func startSenders(t *testing.T, ms []coordinator.Member, senders int, dial coord
 				return
 			}
 			if _, err := c.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: lease.LeaseId, Config: &lineratev1.SenderConfig{
-				Cpus: []int32{0}, Count: 1, PktSize: 60, DstMin: "198.18.0.9", DstMac: "02:00:00:00:00:09",
+				Cpus: []int32{0}, Count: 1, PktSize: 60, DstMin: "198.18.0.9", DstMac: "02:00:00:00:00:09", Backend: "null",
 			}}); err != nil {
 				errs[i] = fmt.Errorf("configure %s: %w", m.Name, err)
 				return
