@@ -24,16 +24,31 @@ var flagNames = SendNames{
 // 198.18.1.1 at MTU 1500, with the neighbour table arp.
 func localSend(t *testing.T, fixture, arp string) LocalSend {
 	t.Helper()
+	files := map[string]string{}
+	if arp != "" {
+		files[topology.ARPFile] = arp
+	}
+	return LocalSend{
+		Root:   hostRoot(t, fixture, files),
+		Config: pktgen.Config{Device: "eth0", PktSize: 60, DstMin: netip.MustParseAddr("198.18.0.2"), SrcPerThread: true},
+		Count:  1003, Rate: 4000, Names: flagNames, Log: testLog(t),
+		netOS: fakeNetOS{addrs: map[string][]netip.Addr{"eth0": addrs("fe80::1", "198.18.1.1")}},
+	}
+}
+
+// hostRoot is the fixture host's files with files (path: content) added.
+func hostRoot(t *testing.T, fixture string, files map[string]string) topology.Root {
+	t.Helper()
 	dir := t.TempDir()
 	if err := fsfixture.UnpackFile(filepath.Join("..", "topology", "testdata", fixture+".tree"), dir); err != nil {
 		t.Fatal(err)
 	}
-	if arp != "" {
-		p := filepath.Join(dir, topology.ARPFile)
+	for p, b := range files {
+		p = filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(arp), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,12 +57,7 @@ func localSend(t *testing.T, fixture, arp string) LocalSend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return LocalSend{
-		Root:   root,
-		Config: pktgen.Config{Device: "eth0", PktSize: 60, DstMin: netip.MustParseAddr("198.18.0.2"), SrcPerThread: true},
-		Count:  1003, Rate: 4000, Names: flagNames, Log: testLog(t),
-		netOS: fakeNetOS{addrs: map[string][]netip.Addr{"eth0": addrs("fe80::1", "198.18.1.1")}},
-	}
+	return root
 }
 
 const arpTable = "IP address       HW type     Flags       HW address            Mask     Device\n" +
@@ -154,30 +164,13 @@ func TestLocalSendBackend(t *testing.T) {
 // MTU carries is sent, one above it refused.
 func TestLocalSendMTUFromRoot(t *testing.T) {
 	l := localSend(t, "apply-basic", arpTable)
-	dir := t.TempDir()
-	if err := fsfixture.UnpackFile(filepath.Join("..", "topology", "testdata", "apply-basic.tree"), dir); err != nil {
-		t.Fatal(err)
-	}
-	for p, b := range map[string]string{topology.ARPFile: arpTable, "sys/class/net/eth0/mtu": "9000\n"} {
-		p = filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	root, err := topology.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	l.Root = root // the interface itself says 1500 (fakeNetOS)
+	// The interface itself says 1500 (fakeNetOS).
+	l.Root = hostRoot(t, "apply-basic", map[string]string{topology.ARPFile: arpTable, "sys/class/net/eth0/mtu": "9000\n"})
 	l.Config.PktSize = 9014
 	if _, err := l.Compose(); err != nil {
 		t.Errorf("a 9018-byte frame at the files' MTU 9000: %v", err)
 	}
 	l.Config.PktSize = 9015
-	_, err = l.Compose()
+	_, err := l.Compose()
 	wantKind(t, err, ErrInvalid, "--frame-size 9019: want 64-9018", "a frame over the files' MTU")
 }
