@@ -1,0 +1,49 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linerate/linerate/coordinator/report"
+	"github.com/linerate/linerate/coordinator/results"
+)
+
+// Documents stored before the run's types were made one per fact (a lab
+// run: a 2-to-1 fan-in that the switch dropped every 50th test packet of;
+// a lab campaign of two sizes at two rates) render today byte for byte as
+// the code of 743d6ca rendered them, in every format: testdata/743d6ca
+// holds each document as that code stored it and its table, CSV and HTML
+// as that code's `linerate report` printed them, and the JSON is the
+// stored document itself. These files are references, never rewritten by
+// -update.
+func TestEarlierDocumentsRenderAsBefore(t *testing.T) {
+	for _, name := range []string{"lab-run", "lab-campaign"} {
+		stored, err := os.ReadFile(filepath.Join("testdata", "743d6ca", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := results.Decode(bytes.NewReader(stored))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, f := range report.Formats {
+			want := stored
+			if f != report.FormatJSON {
+				if want, err = os.ReadFile(filepath.Join("testdata", "743d6ca", name+"."+string(f))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got bytes.Buffer
+			if err := report.Write(&got, f, doc); err != nil {
+				t.Fatalf("%s as %s: %v", name, f, err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s as %s differs from 743d6ca's (-then +now):\n%s", name, f, cmp.Diff(string(want), got.String()))
+			}
+		}
+	}
+}
