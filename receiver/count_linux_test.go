@@ -3,9 +3,12 @@
 package receiver
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
@@ -30,10 +33,15 @@ func TestCount(t *testing.T) {
 				err error
 			}
 			done := make(chan result, 1)
+			// A bound packet socket is not yet counting (its filter
+			// drops all until every ring has joined the fanout group):
+			// the frames go out once Count logs that it is armed.
+			armed := &armedWriter{t: t, at: make(chan struct{})}
+			log := hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: armed})
 			go func() {
 				var res result
 				_ = p.B.NS.Do(func() error {
-					res.rep, res.err = Count(t.Context(), Options{Iface: p.B.Name, Method: MethodAFPacket, Window: 1 << 10, Logger: testLogger(t)}, tt.until, func(pr Progress) {
+					res.rep, res.err = Count(t.Context(), Options{Iface: p.B.Name, Method: MethodAFPacket, Window: 1 << 10, Logger: log}, tt.until, func(pr Progress) {
 						mu.Lock()
 						progress = append(progress, pr)
 						mu.Unlock()
@@ -42,10 +50,15 @@ func TestCount(t *testing.T) {
 				})
 				done <- res
 			}()
-			for deadline := time.Now().Add(5 * time.Second); packetSockets(t, p.B) == 0; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("not counting after 5s")
-				}
+			select {
+			case <-armed.at:
+			case res := <-done:
+				t.Fatalf("Count returned before it was armed: %v", res.err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("not counting after 5s")
+			}
+			if packetSockets(t, p.B) == 0 {
+				t.Fatal("armed with no packet socket on lrb")
 			}
 			sendFrames(t, p.A, [][]byte{withMACs(testFrame{seq: 1}.bytes(), p.B.MAC, p.A.MAC), withMACs(testFrame{seq: 2}.bytes(), p.B.MAC, p.A.MAC)})
 			var res result
@@ -78,4 +91,21 @@ func TestCount(t *testing.T) {
 	if err == nil || err.Error() != "--iface nosuch0: no such interface (here: lo, "+p.B.Name+")" {
 		t.Errorf("missing interface: %v", err)
 	}
+}
+
+// armedWriter passes log lines to t.Log and closes at when Count logs
+// that it is armed.
+type armedWriter struct {
+	t    *testing.T
+	at   chan struct{}
+	once sync.Once
+}
+
+func (w *armedWriter) Write(p []byte) (int, error) {
+	line := strings.TrimRight(string(p), "\n")
+	w.t.Log(line)
+	if strings.Contains(line, "armed: counting") {
+		w.once.Do(func() { close(w.at) })
+	}
+	return len(p), nil
 }

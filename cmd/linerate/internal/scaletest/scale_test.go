@@ -296,7 +296,7 @@ func stopHosts(t *testing.T, hosts []*host) {
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Errorf("host pid %d: %v (stderr in %s)", h.cmd.Process.Pid, err, h.stderr)
+					t.Errorf("host pid %d: %v; the end of its stderr (%s):\n%s", h.cmd.Process.Pid, err, h.stderr, logTail(h.stderr, 200))
 				}
 			case <-time.After(30 * time.Second):
 				t.Errorf("host pid %d did not stop within 30 s: killed", h.cmd.Process.Pid)
@@ -427,4 +427,16 @@ func joinRetries(hosts []*host) int {
 		}
 	}
 	return n
+}
+
+// logTail is the last n lines of the file at path (a race report, a
+// panic), or why it cannot be read: a host's log goes with the test's
+// directory.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
