@@ -24,10 +24,15 @@ func member(a *Agent, name string) (serf.Member, bool) {
 	return serf.Member{}, false
 }
 
-// fastSerf shortens serf's leave on loopback.
+// fastSerf shortens serf's leave on loopback, and its push-pull to
+// every second: gossip retransmits a join only twice in a cluster this
+// small (gossip.fleetTiming), and under make unit's load a lost one was
+// repaired only by the next push-pull, 30 s later (a member a test
+// waited 20 s for never came).
 func fastSerf(c *serf.Config) {
 	c.LeavePropagateDelay = 10 * time.Millisecond
 	c.BroadcastTimeout = 500 * time.Millisecond
+	c.MemberlistConfig.PushPullInterval = time.Second
 }
 
 func TestSerfJoinTags(t *testing.T) {
