@@ -10,7 +10,7 @@ import "math"
 // counted apart (a clock problem, not a path).
 type Summary struct {
 	// Samples is every sample, in range or not.
-	Samples uint64 `json:"samples"`
+	Samples uint64  `json:"samples"`
 	MinUs   float64 `json:"min_us"`
 	P50Us   float64 `json:"p50_us"`
 	P90Us   float64 `json:"p90_us"`
