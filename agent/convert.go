@@ -11,6 +11,7 @@ import (
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -242,12 +243,31 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
 			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
 			BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
-			FirstArrivalUnixNs: s.FirstArrivalNs,
+			FirstArrivalUnixNs: s.FirstArrivalNs, Latency: latencyToProto(s.Latency),
 		}
 		for _, m := range s.MissingRanges {
 			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
 		}
 		p.Streams = append(p.Streams, ps)
+	}
+	return p
+}
+
+// latencyToProto is a stream's delays on the wire: the buckets that are
+// not empty (nil: latency off).
+func latencyToProto(l *latency.Latency) *lineratev1.Latency {
+	if l == nil {
+		return nil
+	}
+	p := &lineratev1.Latency{
+		Negative: l.Negative, Absurd: l.Absurd, SumUs: l.SumUs, MinUs: l.MinUs, MaxUs: l.MaxUs,
+		Jitter16: l.Jitter16, JitterDiffs: l.JitterN, Clock: string(l.Clock), ClockErrorUs: l.ClockErrorUs,
+	}
+	for b, c := range l.Counts {
+		if c != 0 {
+			lo, _ := latency.BucketRange(b)
+			p.Buckets = append(p.Buckets, &lineratev1.LatencyBucket{LoUs: lo, Count: c})
+		}
 	}
 	return p
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	recv "github.com/linerate/linerate/receiver"
@@ -235,9 +236,40 @@ func receiverReportOf(p *lineratev1.ReceiverReport) (*recv.Report, error) {
 		for _, m := range s.MissingRanges {
 			rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
 		}
+		if rs.Latency, err = latencyFromProto(s.Latency); err != nil {
+			return nil, fmt.Errorf("receiver report: streams[%d].latency: %w", i, err)
+		}
 		r.Streams = append(r.Streams, rs)
 	}
 	return r, nil
+}
+
+// latencyFromProto is a stream's delays as an agent sent them (nil:
+// latency off, or an agent that predates it); a bucket that is not one of
+// the layout's, or a clock that is not one of latency.Clocks, is an
+// error.
+func latencyFromProto(p *lineratev1.Latency) (*latency.Latency, error) {
+	if p == nil {
+		return nil, nil
+	}
+	clock, err := latency.ParseClock("clock", p.Clock)
+	if err != nil {
+		return nil, err
+	}
+	l := &latency.Latency{Clock: clock, ClockErrorUs: p.ClockErrorUs}
+	l.Negative, l.Absurd, l.SumUs, l.MinUs, l.MaxUs = p.Negative, p.Absurd, p.SumUs, p.MinUs, p.MaxUs
+	l.Jitter16, l.JitterN = p.Jitter16, p.JitterDiffs
+	for _, b := range p.Buckets {
+		if b.LoUs >= latency.AbsurdUs {
+			return nil, fmt.Errorf("bucket at %d µs: past the histogram's top (%d µs)", b.LoUs, uint64(latency.AbsurdUs))
+		}
+		i := latency.Bucket(b.LoUs)
+		if lo, _ := latency.BucketRange(i); lo != b.LoUs {
+			return nil, fmt.Errorf("bucket at %d µs: not a bucket's lowest value (the bucket holding it starts at %d µs)", b.LoUs, lo)
+		}
+		l.Counts[i] += b.Count
+	}
+	return l, nil
 }
 
 // streamAddr is a stream's address as an agent sends it: an IPv4 or IPv6

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -104,7 +105,9 @@ func TestReportsDecodeEveryField(t *testing.T) {
 
 // fillMessage sets every field of m, each list to one element and every
 // nested message filled in turn, each to a value of its own (*n counts
-// them). Strings are addresses, which any string of a report may be.
+// them). Strings are addresses, which any string of a report may be, but
+// a clock (one of latency.Clocks); a bucket's lowest delay is one below
+// 64 µs, where every value starts a bucket.
 func fillMessage(m protoreflect.Message, n *int) {
 	fields := m.Descriptor().Fields()
 	for i := range fields.Len() {
@@ -121,6 +124,10 @@ func fillMessage(m protoreflect.Message, n *int) {
 			m.Mutable(fd).List().Append(scalarOf(fd, n))
 		case fd.Message() != nil:
 			fillMessage(m.Mutable(fd).Message(), n)
+		case fd.Name() == "clock":
+			m.Set(fd, protoreflect.ValueOfString(string(latency.Estimated)))
+		case fd.Name() == "lo_us":
+			m.Set(fd, protoreflect.ValueOfUint64(uint64(*n%64)))
 		default:
 			m.Set(fd, scalarOf(fd, n))
 		}
@@ -164,7 +171,10 @@ func unset(v reflect.Value, path string) []string {
 			}
 		}
 		return out
-	case reflect.Slice, reflect.Array:
+	case reflect.Array:
+		// a fixed array (a histogram's buckets) is set when any element is
+		return unsetIf(v.IsZero(), path)
+	case reflect.Slice:
 		if v.Len() == 0 {
 			return []string{path}
 		}
@@ -205,5 +215,27 @@ func TestSenderConfig(t *testing.T) {
 	p.imix, p.duration, p.perDst = nil, 0, nil
 	if c := senderConfig(p); c.PktSize != 60 || c.Duration != nil || c.ThreadDst != nil {
 		t.Errorf("one size, a count, one flow: %v", c)
+	}
+}
+
+// A stream's delays decode bucket by bucket; a bucket that is not one
+// of the layout's, or a clock that is not one of latency.Clocks, is
+// refused by name.
+func TestLatencyFromProto(t *testing.T) {
+	l, err := latencyFromProto(&lineratev1.Latency{Buckets: []*lineratev1.LatencyBucket{{LoUs: 5, Count: 2}, {LoUs: 1024, Count: 3}}, MinUs: 5, MaxUs: 1050, Clock: "same-host"})
+	if err != nil || l.Samples() != 5 || l.Counts[latency.Bucket(1024)] != 3 || l.Clock != latency.SameHost {
+		t.Errorf("latency %+v, %v", l, err)
+	}
+	for bad, says := range map[*lineratev1.Latency]string{
+		{Clock: "gps"}: `clock "gps"`,
+		{Clock: "same-host", Buckets: []*lineratev1.LatencyBucket{{LoUs: 1025, Count: 1}}}:    "bucket at 1025 µs: not a bucket's lowest value (the bucket holding it starts at 1024 µs)",
+		{Clock: "same-host", Buckets: []*lineratev1.LatencyBucket{{LoUs: 1 << 24, Count: 1}}}: "past the histogram's top",
+	} {
+		if _, err := latencyFromProto(bad); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%v: %v, want it to say %q", bad, err, says)
+		}
+	}
+	if l, err := latencyFromProto(nil); l != nil || err != nil {
+		t.Errorf("no latency: %+v, %v", l, err)
 	}
 }

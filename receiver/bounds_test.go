@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
+
+	"github.com/linerate/linerate/latency"
 )
 
 // TestForgedSequencesBounded feeds four rings' tables (forks of one, as
@@ -94,6 +96,9 @@ func TestPerCPUStreamBytes(t *testing.T) {
 	if n := unsafe.Sizeof(stream{}) + 2*unsafe.Sizeof(&stream{}) + 2*unsafe.Sizeof(&stream{}); n > perCPUStreamBytes {
 		t.Errorf("a ring's stream entry takes %d bytes, perCPUStreamBytes is %d", n, perCPUStreamBytes)
 	}
+	if n := unsafe.Sizeof(latency.Recorder{}) + 8; n > latencyBytes { // + the stream's pointer to it
+		t.Errorf("a ring's latency recorder takes %d bytes, latencyBytes is %d", n, latencyBytes)
+	}
 	if n := unsafe.Sizeof(window{}) + 64; n > perStreamBytes { // + its map entry
 		t.Errorf("a window's bookkeeping takes %d bytes, perStreamBytes is %d", n, perStreamBytes)
 	}
@@ -109,8 +114,14 @@ func TestMemoryBytes(t *testing.T) {
 	}
 	seq, _ := o.SeqStateBytes()
 	sixtyFour, _ := o.MemoryBytes(64)
-	if one <= seq || sixtyFour-one != 63*1024*perCPUStreamBytes {
-		t.Errorf("MemoryBytes(1) %d, (64) %d, sequence state %d: want more than the sequence state and %d a CPU", one, sixtyFour, seq, 1024*perCPUStreamBytes)
+	if one <= seq || sixtyFour-one != 63*1024*(perCPUStreamBytes+latencyBytes) {
+		t.Errorf("MemoryBytes(1) %d, (64) %d, sequence state %d: want more than the sequence state and %d a CPU", one, sixtyFour, seq, 1024*(perCPUStreamBytes+latencyBytes))
+	}
+	o.Latency = LatencyOff
+	one, _ = o.MemoryBytes(1)
+	sixtyFour, _ = o.MemoryBytes(64)
+	if sixtyFour-one != 63*1024*perCPUStreamBytes {
+		t.Errorf("latency off: MemoryBytes(1) %d, (64) %d: want %d a CPU", one, sixtyFour, 1024*perCPUStreamBytes)
 	}
 	if _, err := (Options{MaxRanges: MaxRangesLimit + 1}).MemoryBytes(1); err == nil {
 		t.Errorf("MaxRanges %d accepted", MaxRangesLimit+1)

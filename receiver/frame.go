@@ -58,25 +58,33 @@ const (
 
 // parseFrame decodes an Ethernet frame (up to two 802.1Q/802.1ad tags,
 // IPv4 with any header length or IPv6 with UDP as the next header, UDP)
-// and, when the UDP payload starts with the pktgen magic, fills k and
-// returns the sequence number and true. Anything else — ARP, IPv6 ND,
-// IPv4 fragments after the first, IPv6 extension headers, UDP without the
-// magic, truncated frames — returns false. It never allocates.
-func parseFrame(b []byte, k *streamKey) (seq uint32, ok bool) {
+// and, when the UDP payload starts with the pktgen magic and holds the
+// whole 16-byte header, fills k and returns the sequence number, the
+// send time (sentUs: the header's tv_sec and tv_usec in Unix
+// microseconds) and true. Anything else — ARP, IPv6 ND, IPv4 fragments
+// after the first, IPv6 extension headers, UDP without the magic,
+// truncated frames — returns false. It never allocates.
+func parseFrame(b []byte, k *streamKey) (seq uint32, sentUs uint64, ok bool) {
 	return parseAny(b, k)
 }
 
+// sentUs is the send time of a pktgen header h (at least 16 bytes) in
+// Unix microseconds.
+func sentUs(h []byte) uint64 {
+	return uint64(binary.BigEndian.Uint32(h[8:]))*1e6 + uint64(binary.BigEndian.Uint32(h[12:]))
+}
+
 // parseAny is parseFrame's general case: VLAN tags, IPv4 options, IPv6.
-func parseAny(b []byte, k *streamKey) (seq uint32, ok bool) {
+func parseAny(b []byte, k *streamKey) (seq uint32, sent uint64, ok bool) {
 	if len(b) < 14 {
-		return 0, false
+		return 0, 0, false
 	}
 	off := 12
 	et := binary.BigEndian.Uint16(b[off:])
 	off += 2
 	for i := 0; i < maxVLANs && (et == etherVLAN || et == etherQinQ); i++ {
 		if len(b) < off+4 {
-			return 0, false
+			return 0, 0, false
 		}
 		et = binary.BigEndian.Uint16(b[off+2:])
 		off += 4
@@ -84,37 +92,37 @@ func parseAny(b []byte, k *streamKey) (seq uint32, ok bool) {
 	switch et {
 	case etherIPv4:
 		if len(b) < off+ipv4MinHdr {
-			return 0, false
+			return 0, 0, false
 		}
 		ip := b[off : off+ipv4MinHdr]
 		ihl := int(ip[0]&0x0f) * 4
 		if ip[0]>>4 != 4 || ihl < ipv4MinHdr || ip[9] != protoUDP || binary.BigEndian.Uint16(ip[6:])&0x1fff != 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		k.src0, k.src1 = 0, v4Mapped|uint64(binary.BigEndian.Uint32(ip[12:]))
 		k.dst0, k.dst1 = 0, v4Mapped|uint64(binary.BigEndian.Uint32(ip[16:]))
 		off += ihl
 	case etherIPv6:
 		if len(b) < off+ipv6Hdr {
-			return 0, false
+			return 0, 0, false
 		}
 		ip := b[off : off+ipv6Hdr]
 		if ip[0]>>4 != 6 || ip[6] != protoUDP {
-			return 0, false
+			return 0, 0, false
 		}
 		k.src0, k.src1 = binary.BigEndian.Uint64(ip[8:]), binary.BigEndian.Uint64(ip[16:])
 		k.dst0, k.dst1 = binary.BigEndian.Uint64(ip[24:]), binary.BigEndian.Uint64(ip[32:])
 		off += ipv6Hdr
 	default:
-		return 0, false
+		return 0, 0, false
 	}
-	if len(b) < off+udpHdr+8 {
-		return 0, false
+	if len(b) < off+udpHdr+pktgen.HeaderLen {
+		return 0, 0, false
 	}
-	u := b[off : off+udpHdr+8]
+	u := b[off : off+udpHdr+pktgen.HeaderLen]
 	if binary.BigEndian.Uint32(u[udpHdr:]) != pktgen.Magic {
-		return 0, false
+		return 0, 0, false
 	}
 	k.port = binary.BigEndian.Uint16(u[2:])
-	return binary.BigEndian.Uint32(u[udpHdr+4:]), true
+	return binary.BigEndian.Uint32(u[udpHdr+4:]), sentUs(u[udpHdr:]), true
 }

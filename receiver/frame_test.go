@@ -13,11 +13,12 @@ type testFrame struct {
 	src, dst netip.Addr // default 198.18.0.1 -> 198.18.0.2
 	port     uint16     // UDP destination port (default 9)
 	seq      uint32
-	vlans    int  // 802.1Q tags (the second one 802.1ad)
-	ihl      int  // IPv4 header length in words (default 5)
-	noMagic  bool // UDP without the pktgen header
-	arp      bool // an ARP request instead
-	size     int  // frame length without FCS (default: minimum, at least 60)
+	vlans    int    // 802.1Q tags (the second one 802.1ad)
+	ihl      int    // IPv4 header length in words (default 5)
+	noMagic  bool   // UDP without the pktgen header
+	arp      bool   // an ARP request instead
+	size     int    // frame length without FCS (default: minimum, at least 60)
+	sentUs   uint64 // the header's send time, Unix µs (default 0: none)
 }
 
 var (
@@ -59,7 +60,7 @@ func (f testFrame) bytes() []byte {
 	}
 	payload := make([]byte, pktgen.HeaderLen)
 	if !f.noMagic {
-		pktgen.Header{Seq: f.seq}.Encode(payload)
+		pktgen.Header{Seq: f.seq, TvSec: uint32(f.sentUs / 1e6), TvUsec: uint32(f.sentUs % 1e6)}.Encode(payload)
 	}
 	udp := make([]byte, 8, 8+len(payload))
 	binary.BigEndian.PutUint16(udp[0:], 9)
@@ -139,7 +140,7 @@ func TestParseFrame(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var k streamKey
-			seq, ok := parseFrame(tt.frame, &k)
+			seq, sent, ok := parseFrame(tt.frame, &k)
 			if ok != tt.ok {
 				t.Fatalf("ok = %v, want %v", ok, tt.ok)
 			}
@@ -147,6 +148,9 @@ func TestParseFrame(t *testing.T) {
 				return
 			}
 			src, dst := k.addrs()
+			if sent != 0 {
+				t.Errorf("send time %d, want 0 (not stamped)", sent)
+			}
 			if src != tt.src || dst != tt.dst || k.port != tt.port || seq != tt.seq {
 				t.Errorf("got %v -> %v :%d seq %d, want %v -> %v :%d seq %d", src, dst, k.port, seq, tt.src, tt.dst, tt.port, tt.seq)
 			}
@@ -165,7 +169,7 @@ func FuzzParseFrame(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var k streamKey
-		seq, ok := parseFrame(b, &k)
+		seq, sent, ok := parseFrame(b, &k)
 		// Table.Add's IPv4 fast path agrees with the parser.
 		tab := newTable(Options{Window: MinWindow, Repeats: 1, MaxStreams: 1})
 		tab.Add(b)
@@ -178,10 +182,11 @@ func FuzzParseFrame(f *testing.F) {
 		if !ok {
 			return
 		}
-		// The header must really be in the frame: its magic then seq.
+		// The header must really be in the frame: its magic, seq and
+		// send time.
 		var found bool
-		for i := 0; i+8 <= len(b); i++ {
-			if binary.BigEndian.Uint32(b[i:]) == pktgen.Magic && binary.BigEndian.Uint32(b[i+4:]) == seq {
+		for i := 0; i+pktgen.HeaderLen <= len(b); i++ {
+			if binary.BigEndian.Uint32(b[i:]) == pktgen.Magic && binary.BigEndian.Uint32(b[i+4:]) == seq && sentUs(b[i:]) == sent {
 				found = true
 				break
 			}

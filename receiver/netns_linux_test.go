@@ -23,6 +23,8 @@ import (
 
 	"github.com/linerate/linerate/internal/netns"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/latency"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // testLogger writes the receiver's log into the test's.
@@ -71,7 +73,7 @@ func sendFrames(t *testing.T, l *netns.Link, frames [][]byte) {
 		defer unix.Close(fd)
 		sa := &unix.SockaddrLinklayer{Ifindex: l.Index, Halen: 6}
 		for i, f := range frames {
-			if err := unix.Sendto(fd, f, 0, sa); err != nil {
+			if err := unix.Sendto(fd, stamped(f), 0, sa); err != nil {
 				return fmt.Errorf("send frame %d: %w", i, err)
 			}
 		}
@@ -209,6 +211,26 @@ func packetSockets(t *testing.T, l *netns.Link) int {
 	return n
 }
 
+// stamped returns a copy of frame f whose pktgen header (if it has one)
+// carries the send time now, as a generator stamps it.
+func stamped(f []byte) []byte {
+	var k streamKey
+	seq, _, ok := parseFrame(f, &k)
+	if !ok {
+		return f
+	}
+	b := slices.Clone(f)
+	now := time.Now()
+	for off := 14; off+pktgen.HeaderLen <= len(b); off++ {
+		if binary.BigEndian.Uint32(b[off:]) == pktgen.Magic && binary.BigEndian.Uint32(b[off+4:]) == seq {
+			binary.BigEndian.PutUint32(b[off+8:], uint32(now.Unix()))
+			binary.BigEndian.PutUint32(b[off+12:], uint32(now.Nanosecond()/1000))
+			return b
+		}
+	}
+	return f
+}
+
 // waitFor polls the receiver until it has seen want test packets.
 func waitFor(t *testing.T, r *Receiver, want uint64) {
 	t.Helper()
@@ -238,6 +260,7 @@ func TestReceiveNetns(t *testing.T) {
 				test += s.Received
 			}
 
+			o.Clock = latency.SameHost
 			r := startIn(t, t.Context(), p.B, o)
 			if m, why := r.Method(); m != method {
 				t.Fatalf("method %s (%s), want %s", m, why, method)
@@ -266,6 +289,18 @@ func TestReceiveNetns(t *testing.T) {
 				at := time.Unix(0, int64(s.FirstArrivalNs))
 				if at.Before(sent.Add(-time.Millisecond)) || at.After(done.Add(time.Millisecond)) {
 					t.Errorf("stream %v:%d: first arrival %v, sent from %v to %v", s.Src, s.DstPort, at.Format(time.StampMicro), sent.Format(time.StampMicro), done.Format(time.StampMicro))
+				}
+			}
+
+			// Every packet has its delay, on this host's one clock: never
+			// negative, never longer than the sending took (and a
+			// millisecond for the clocks' reading).
+			for _, s := range rep.Streams {
+				l := s.Latency
+				t.Logf("stream %v:%d: latency %s", s.Src, s.DstPort, latencyJSON(l))
+				if l == nil || l.Samples() != s.Received || l.Negative != 0 || l.Absurd != 0 || l.Clock != latency.SameHost ||
+					float64(l.MaxUs) > float64(done.Sub(sent).Microseconds())+1000 {
+					t.Errorf("stream %v:%d: latency %s over %d packets sent in %v", s.Src, s.DstPort, latencyJSON(l), s.Received, done.Sub(sent))
 				}
 			}
 

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/latency"
 )
 
 // Method is how a receiver counts, as a run's spec, a campaign spec,
@@ -33,6 +34,31 @@ func (m Method) Check() error {
 		return nil
 	}
 	return fmt.Errorf("%q: valid receiver methods are %s", m, enum.And(Methods))
+}
+
+// LatencyMode is whether a receiver times its test packets.
+type LatencyMode string
+
+// Latency modes.
+const (
+	// LatencyOneWay (the default) records every test packet's delay:
+	// its arrival time less the send time its header carries, on the
+	// clocks Options.Clock states.
+	LatencyOneWay LatencyMode = "oneway"
+	// LatencyOff records none (the per-packet cost and the histograms'
+	// memory are saved).
+	LatencyOff LatencyMode = "off"
+)
+
+// LatencyModes lists the modes, the default first.
+var LatencyModes = []LatencyMode{LatencyOneWay, LatencyOff}
+
+// Check is nil when m is one of LatencyModes.
+func (m LatencyMode) Check() error {
+	if slices.Contains(LatencyModes, m) {
+		return nil
+	}
+	return fmt.Errorf("%q: valid latency modes are %s", m, enum.And(LatencyModes))
 }
 
 // How the xdp method's program is attached (Report.XDPMode).
@@ -82,6 +108,9 @@ const (
 	// perStreamBytes bounds a stream's state outside the window and the
 	// per-CPU state: the window's struct and map entry.
 	perStreamBytes = 256
+	// latencyBytes is one stream's delay histogram and its recorder's
+	// state on one CPU (ring), when latency is on.
+	latencyBytes = latency.Buckets*8 + 128
 	// seenRunBytes is one seen run (two uint64) with the slack of the
 	// slice's doubling.
 	seenRunBytes = 32
@@ -138,6 +167,14 @@ type Options struct {
 	// MaxRanges is how many missing ranges each stream lists (the first
 	// ones by sequence). Default DefaultMaxRanges.
 	MaxRanges int
+	// Latency is LatencyOneWay (default) or LatencyOff.
+	Latency LatencyMode
+	// Clock is what the delays are measured on, as the caller knows it
+	// (the receiver sees only its own clock): latency.SameHost when the
+	// senders share this host's clock, latency.Unsynchronised (default)
+	// when nothing relates them. ClockErrorUs is its bound.
+	Clock        latency.Clock
+	ClockErrorUs float64
 	// Logger receives what the receiver decides (method, mode, fallbacks).
 	// Default: no logging.
 	Logger hclog.Logger
@@ -152,7 +189,7 @@ type Options struct {
 // its own), so its zero is checked as a value rather than taken as the
 // default; Window's zero stays the default, which depends on Repeats.
 type Names struct {
-	Iface, Method, Repeats, Window, MaxStreams, MaxRanges string
+	Iface, Method, Repeats, Window, MaxStreams, MaxRanges, Latency, Clock string
 	// Duration and UntilIdle name Count's Until.
 	Duration, UntilIdle string
 }
@@ -219,6 +256,20 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxRanges < 1 || o.MaxRanges > MaxRangesLimit {
 		return o, fmt.Errorf("%w: %s %d: want 1 to %d", ErrOptions, ranges, o.MaxRanges, MaxRangesLimit)
 	}
+	if o.Latency == "" {
+		o.Latency = LatencyOneWay
+	}
+	if err := o.Latency.Check(); err != nil {
+		name, _ := orField(n.Latency, "Latency")
+		return o, fmt.Errorf("%w: %s %v", ErrOptions, name, err)
+	}
+	if o.Clock == "" {
+		o.Clock = latency.Unsynchronised
+	}
+	if _, err := latency.ParseClock("", string(o.Clock)); err != nil {
+		name, _ := orField(n.Clock, "Clock")
+		return o, fmt.Errorf("%w: %s%v", ErrOptions, name, err)
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -261,6 +312,10 @@ func (o Options) MemoryBytes(cpus int) (uint64, error) {
 	}
 	seq := uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes()
 	runs := uint64(newRangeList(o.MaxRanges).limit) * seenRunBytes
-	per := runs + perStreamBytes + uint64(max(cpus, 1))*perCPUStreamBytes
+	perCPU := uint64(perCPUStreamBytes)
+	if o.Latency == LatencyOneWay {
+		perCPU += latencyBytes
+	}
+	per := runs + perStreamBytes + uint64(max(cpus, 1))*perCPU
 	return seq + uint64(o.MaxStreams)*per, nil
 }

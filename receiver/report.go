@@ -1,6 +1,10 @@
 package receiver
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/linerate/linerate/latency"
+)
 
 // Report is what a receiver counted. Its JSON is the receiver half of a
 // run's result.
@@ -92,6 +96,11 @@ type StreamReport struct {
 	// receiver's realtime clock (Unix nanoseconds): the earliest over the
 	// CPUs (rings) that saw the stream (absent when 0).
 	FirstArrivalNs uint64 `json:"first_arrival_ns,omitempty"`
+	// Latency is the delay of every packet in Received (its arrival less
+	// the send time its header carries; copies sent on purpose, Repeats
+	// > 1, share their first copy's send time), on the clock it states
+	// (absent when latency is off).
+	Latency *latency.Latency `json:"latency,omitempty"`
 }
 
 // LinkCounters are interface counters: netlink stats64 and the sum of

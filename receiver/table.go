@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -57,6 +58,9 @@ type stream struct {
 	streamCounts
 	win   *window  // shared with the table's forks (see seqwindow.go)
 	words []uint64 // win.words, for the fast path
+	// lat records the stream's delays in this table's order of arrival
+	// (nil when latency is off).
+	lat *latency.Recorder
 }
 
 // windows are the streams' sequence windows, shared by a table and its
@@ -68,6 +72,11 @@ type windows struct {
 	byKey     map[streamKey]*window
 	max       int
 	maxRanges int // what a report lists: each window's recorded ranges hold about twice that
+	// latency is whether streams record delays; clock and clockErrUs
+	// are what a report says they were measured on.
+	latency    bool
+	clock      latency.Clock
+	clockErrUs float64
 }
 
 // window returns k's window, making it when there is room (nil: the
@@ -132,7 +141,8 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 // newTable makes a table for options already through withDefaults.
 func newTable(o Options) *Table {
 	g := newGeometry(o.Window, o.Repeats)
-	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges}, o.MaxStreams)
+	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges,
+		latency: o.Latency == LatencyOneWay, clock: o.Clock, clockErrUs: o.ClockErrorUs}, o.MaxStreams)
 }
 
 func newTableOf(w *windows, maxStreams int) *Table {
@@ -172,10 +182,11 @@ func (t *Table) Add(b []byte) {
 			}
 		}
 		t.count(s, binary.BigEndian.Uint32(b[46:]))
+		t.record(s, sentUs(b[42:]))
 		return
 	}
 	var k streamKey
-	seq, ok := parseAny(b, &k)
+	seq, sent, ok := parseAny(b, &k)
 	if !ok {
 		t.other++
 		return
@@ -189,6 +200,20 @@ func (t *Table) Add(b []byte) {
 		t.last = s
 	}
 	t.count(s, seq)
+	t.record(s, sent)
+}
+
+// record adds the delay of s's packet sent at sentUs (Unix µs): its
+// arrival (the ring's timestamp, else now) less its send time.
+func (t *Table) record(s *stream, sentUs uint64) {
+	if s.lat == nil {
+		return
+	}
+	arr := t.frameNs
+	if arr == 0 {
+		arr = uint64(time.Now().UnixNano())
+	}
+	s.lat.Record(int64(arr/1000) - int64(sentUs))
 }
 
 // lookup4 finds (or adds) the IPv4 stream of frame b, whose raw address
@@ -253,8 +278,11 @@ func (t *Table) count(s *stream, wire uint32) {
 	}
 }
 
-func newStream(k streamKey) *stream {
+func newStream(k streamKey, lat bool) *stream {
 	s := &stream{key: k}
+	if lat {
+		s.lat = new(latency.Recorder)
+	}
 	if k.src0 == 0 && k.dst0 == 0 && k.src1>>32 == 0xffff && k.dst1>>32 == 0xffff {
 		var b [10]byte
 		binary.BigEndian.PutUint32(b[0:], uint32(k.src1))
@@ -279,7 +307,7 @@ func (t *Table) lookup(k *streamKey, add bool) *stream {
 			if ws == nil {
 				return nil
 			}
-			s = newStream(*k)
+			s = newStream(*k, t.wins.latency)
 			s.win, s.words = ws, ws.words
 			s.FirstNs = t.frameNs
 			if s.FirstNs == 0 {
@@ -308,11 +336,14 @@ func (t *Table) Merge(o *Table) {
 			if len(t.streams) >= len(t.index)/2 {
 				t.rehash(2 * len(t.index))
 			}
-			s = newStream(os.key)
+			s = newStream(os.key, os.lat != nil)
 			s.win, s.words = os.win, os.words
 			t.insert(s)
 		}
 		s.add(os.streamCounts)
+		if os.lat != nil {
+			s.lat.H.Add(&os.lat.H)
+		}
 	}
 	t.last = nil
 	t.cache4 = [8]*stream{}
@@ -345,7 +376,11 @@ func (t *Table) rehash(n int) {
 func (t *Table) counts(final bool, maxRanges int) (streams []StreamReport, other, overflow uint64) {
 	streams = make([]StreamReport, 0, len(t.streams))
 	for _, s := range t.streams {
-		r := streamReport(s.key, s.streamCounts)
+		var lat *latency.Latency
+		if s.lat != nil {
+			lat = &latency.Latency{Histogram: s.lat.H, Clock: t.wins.clock, ClockErrorUs: t.wins.clockErrUs}
+		}
+		r := streamReport(s.key, s.streamCounts, lat)
 		if final {
 			r.MissingRanges = t.g.finalRanges(s.win, s.MaxSeq, maxRanges)
 		}
@@ -355,10 +390,10 @@ func (t *Table) counts(final bool, maxRanges int) (streams []StreamReport, other
 	return streams, t.other, t.overflow
 }
 
-// streamReport turns one stream's counters into its report, without
-// missing ranges; the XDP method calls it with what it read from its
-// maps.
-func streamReport(k streamKey, c streamCounts) StreamReport {
+// streamReport turns one stream's counters and delays (nil: latency
+// off) into its report, without missing ranges; the XDP method calls it
+// with what it read from its maps.
+func streamReport(k streamKey, c streamCounts, lat *latency.Latency) StreamReport {
 	src, dst := k.addrs()
 	r := StreamReport{
 		Src: src, Dst: dst, DstPort: k.port,
@@ -369,6 +404,7 @@ func streamReport(k streamKey, c streamCounts) StreamReport {
 	if c.MaxSeq > c.Unique {
 		r.Missing = c.MaxSeq - c.Unique
 	}
+	r.Latency = lat
 	return r
 }
 

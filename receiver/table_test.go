@@ -146,12 +146,7 @@ func TestTable(t *testing.T) {
 				tab.Add(f)
 			}
 			got, other, overflow := tab.Streams(tt.opts.MaxRanges)
-			for i := range got {
-				if got[i].FirstArrivalNs == 0 {
-					t.Errorf("stream %d: no first arrival", i)
-				}
-				got[i].FirstArrivalNs = 0
-			}
+			clearTimes(t, got)
 			if diff := cmp.Diff(tt.want, got, cmpAddr); diff != "" {
 				t.Errorf("streams (-want +got):\n%s", diff)
 			}
@@ -222,5 +217,20 @@ func benchAdd(b *testing.B, streams, repeats int) {
 	}
 	if got != uint64(n) {
 		b.Fatalf("received %d of %d", got, n)
+	}
+}
+
+// clearTimes checks every stream has its first arrival and a delay for
+// every packet received, and clears both, for comparing the rest.
+func clearTimes(t *testing.T, ss []StreamReport) {
+	t.Helper()
+	for i := range ss {
+		if ss[i].FirstArrivalNs == 0 {
+			t.Errorf("stream %v->%v:%d: no first arrival", ss[i].Src, ss[i].Dst, ss[i].DstPort)
+		}
+		if l := ss[i].Latency; l == nil || l.Samples() != ss[i].Received {
+			t.Errorf("stream %v->%v:%d: latency %+v, want a sample for each of its %d packets", ss[i].Src, ss[i].Dst, ss[i].DstPort, l, ss[i].Received)
+		}
+		ss[i].FirstArrivalNs, ss[i].Latency = 0, nil
 	}
 }

@@ -23,6 +23,11 @@ type xdpMethod struct {
 	heads                                     *ebpf.Map // per slot: the stream's head (see headStep), shared by all CPUs
 	evicted                                   *ebpf.Map // ring buffer: the program's eviction records
 	runs                                      *ebpf.Map // per CPU and slot: the run of full words the CPU evicted last
+	lat                                       *ebpf.Map // per CPU and slot: latValue (nil: latency off)
+	clock                                     *ebpf.Map // one u64: what turns the program's clock into Unix ns
+	clk                                       bpfClock
+	clockDone                                 chan struct{} // closed to stop keeping clock current
+	clockKept                                 chan struct{} // closed when keepClock ends
 	prog                                      *ebpf.Program
 	lnk                                       link.Link
 	g                                         geometry // every slot's window in seqs
@@ -56,6 +61,7 @@ func loadXDP(o Options) (*xdpMethod, error) {
 		return nil, err
 	}
 	x.startConsume()
+	x.startClock()
 	return x, nil
 }
 
@@ -94,6 +100,15 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: ring}},
 		{&x.runs, ebpf.MapSpec{Name: "lr_runs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(o.MaxStreams)}},
 	}
+	if o.Latency == LatencyOneWay {
+		specs = append(specs, []struct {
+			m    **ebpf.Map
+			spec ebpf.MapSpec
+		}{
+			{&x.lat, ebpf.MapSpec{Name: "lr_lat", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: latValSize, MaxEntries: uint32(o.MaxStreams)}},
+			{&x.clock, ebpf.MapSpec{Name: "lr_clock", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
+		}...)
+	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
 		if err != nil {
@@ -101,10 +116,19 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		}
 		*s.m = m
 	}
-	insns, err := xdpProgram(xdpParams{
+	params := xdpParams{
 		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
-		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass,
-	})
+		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1,
+	}
+	if x.lat != nil {
+		x.clk = bpfClocks()
+		params.lat, params.clock, params.now = x.lat.FD(), x.clock.FD(), x.clk.helper
+		if err := x.setClock(); err != nil {
+			return nil, err
+		}
+		o.Logger.Debug("xdp: delays timed on "+x.clk.name, "why", x.clk.why)
+	}
+	insns, err := xdpProgram(params)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +280,12 @@ func (x *xdpMethod) close() error {
 			<-x.consumed
 		}
 	}
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs} {
+	if x.clockDone != nil {
+		close(x.clockDone)
+		<-x.clockKept
+		x.clockDone = nil
+	}
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock} {
 		if m != nil {
 			m.Close()
 		}
@@ -298,7 +327,11 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 		if sc.FirstNs != 0 {
 			sc.FirstNs = uint64(int64(sc.FirstNs) + mono)
 		}
-		r := streamReport(xdpKey(key), sc)
+		lat, err := x.slotLatency(slot)
+		if err != nil {
+			return c, err
+		}
+		r := streamReport(xdpKey(key), sc, lat)
 		if final {
 			words, err := x.words(slot)
 			if err != nil {

@@ -8,11 +8,14 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/latency"
 )
 
 func skipUnlessRoot(t testing.TB) {
@@ -56,7 +59,7 @@ func TestXDPProgramMatchesTable(t *testing.T) {
 						t.Fatal(err)
 					}
 					var k streamKey
-					if _, ok := parseFrame(f, &k); ok && ret != wantTest || !ok && ret != wantOther {
+					if _, _, ok := parseFrame(f, &k); ok && ret != wantTest || !ok && ret != wantOther {
 						t.Fatalf("frame %d (test packet %v): verdict %d", i, ok, ret)
 					}
 				}
@@ -64,7 +67,7 @@ func TestXDPProgramMatchesTable(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				clearFirstArrival(t, c.streams)
+				clearTimes(t, c.streams)
 				if diff := cmp.Diff(tt.want, c.streams, cmpAddr); diff != "" {
 					t.Errorf("streams (-want +got):\n%s", diff)
 				}
@@ -122,7 +125,7 @@ func TestXDPProgramPerCPU(t *testing.T) {
 	}
 	want := []StreamReport{{Src: addrA, Dst: addrB, DstPort: 9, Received: 79, MaxSeq: 70, Duplicates: 14, Reordered: 1,
 		Missing: 5, MissingRanges: [][2]uint64{{64, 64}, {66, 69}}}}
-	clearFirstArrival(t, c.streams)
+	clearTimes(t, c.streams)
 	if diff := cmp.Diff(want, c.streams, cmpAddr); diff != "" {
 		t.Errorf("streams (-want +got):\n%s", diff)
 	}
@@ -248,15 +251,81 @@ func TestXDPProgramLostEvictions(t *testing.T) {
 	}
 }
 
-// clearFirstArrival checks every stream has its first arrival and
-// zeroes it, for comparing the rest.
-func clearFirstArrival(t *testing.T, ss []StreamReport) {
-	t.Helper()
-	for i := range ss {
-		if ss[i].FirstArrivalNs == 0 {
-			t.Errorf("stream %v->%v:%d: no first arrival", ss[i].Src, ss[i].Dst, ss[i].DstPort)
+// The XDP program's delay of each frame is the kernel's clock at the
+// program (BPF_PROG_TEST_RUN) less the send time its header carries:
+// frames stamped a known delay before the run are recorded with that
+// delay and at most the run's own duration more, in the bucket the Go
+// layout gives, the negative and absurd ones apart; and latency off
+// loads a program without any of it.
+func TestXDPLatencyKnownDelays(t *testing.T) {
+	skipUnlessRoot(t)
+	for _, clk := range []bpfClock{taiClock, monoClock} {
+		t.Run(clk.name, func(t *testing.T) {
+			bpfClocks = func() bpfClock { return clk }
+			t.Cleanup(func() { bpfClocks = chooseBPFClock })
+			xdpKnownDelays(t)
+		})
+	}
+}
+
+func xdpKnownDelays(t *testing.T) {
+	x, err := loadXDP(mustOptions(t, Options{Window: MinWindow, Clock: latency.SameHost}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	t.Logf("xdp clock: %s (%s)", x.clk.name, x.clk.why)
+	var slack int64
+	var want latency.Recorder
+	for i, d := range knownDelays {
+		before := time.Now()
+		sent := uint64(before.UnixMicro() - d)
+		if _, err := x.prog.Run(&ebpf.RunOptions{Data: testFrame{seq: uint32(i + 1), sentUs: sent}.bytes()}); err != nil {
+			t.Fatal(err)
 		}
-		ss[i].FirstArrivalNs = 0
+		slack = max(slack, time.Since(before).Microseconds()+1)
+		want.Record(d)
+	}
+	c, err := x.read(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.streams) != 1 || c.streams[0].Latency == nil {
+		t.Fatalf("streams %+v", c.streams)
+	}
+	got := c.streams[0].Latency
+	w := want.H
+	if got.Samples() != uint64(len(knownDelays)) || got.Negative != w.Negative || got.Absurd != w.Absurd || got.Clock != latency.SameHost {
+		t.Errorf("latency %s: want %d samples, %d negative, %d absurd", latencyJSON(got), len(knownDelays), w.Negative, w.Absurd)
+	}
+	if got.MinUs < w.MinUs || got.MinUs > w.MinUs+uint64(slack) || got.MaxUs < w.MaxUs || got.MaxUs > w.MaxUs+uint64(slack) {
+		t.Errorf("min %d max %d, want %d and %d (+%d µs at most)", got.MinUs, got.MaxUs, w.MinUs, w.MaxUs, slack)
+	}
+	for b, n := range w.Counts {
+		if n == 0 {
+			continue
+		}
+		// The delay and up to slack µs more: the bucket of one of them.
+		lo, _ := latency.BucketRange(b)
+		var found uint64
+		for b2 := b; b2 <= latency.Bucket(min(lo+uint64(slack)+64, latency.AbsurdUs-1)); b2++ {
+			found += got.Counts[b2]
+		}
+		if found < n {
+			t.Errorf("bucket %d (%d µs): %d samples near it, want %d; latency %s", b, lo, found, n, latencyJSON(got))
+		}
+	}
+
+	off, err := loadXDP(mustOptions(t, Options{Window: MinWindow, Latency: LatencyOff}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.close()
+	if _, err := off.prog.Run(&ebpf.RunOptions{Data: testFrame{seq: 1}.bytes()}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := off.read(true); err != nil || len(c.streams) != 1 || c.streams[0].Latency != nil || off.lat != nil {
+		t.Errorf("latency off: %+v, %v", c.streams, err)
 	}
 }
 

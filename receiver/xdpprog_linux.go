@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/linerate/linerate/internal/bpfasm"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -41,6 +42,21 @@ const (
 	lastSize    = 48
 	lastEntries = 8  // a power of two
 	lastShift   = 61 // 64 - log2(lastEntries)
+	// per-CPU latency state of a slot (latValue): the previous delay,
+	// RFC 3550's J·16 and its differences, the sum, min and max of the
+	// delays in range, the negative and absurd ones, how many were in
+	// range, then the histogram's latency.Buckets counts.
+	latLast    = 0
+	latJ16     = 8
+	latJN      = 16
+	latSum     = 24
+	latMin     = 32
+	latMax     = 40
+	latNeg     = 48
+	latAbsurd  = 56
+	latN       = 64
+	latCounts  = 72
+	latValSize = latCounts + latency.Buckets*8
 	// per-CPU counters
 	cpuOther    = 0
 	cpuOverflow = 1
@@ -62,6 +78,7 @@ const (
 	stOld     = -88  // u64 the word the compare-and-swap evicted (0: none)
 	stRec     = -112 // the eviction record: slot u32, kind u32, two u64 (see evictedWord)
 	stBase    = -120 // u64 the evicted full word's first sequence
+	stSent    = -128 // u64 the packet's send time, Unix µs
 	// evictedSize is the eviction record's size (see stRec).
 	evictedSize = 24
 	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
@@ -79,6 +96,11 @@ type xdpParams struct {
 	maxStreams                                                      int
 	g                                                               geometry // every slot's window
 	pass                                                            bool
+	// lat and clock are the latency maps (lat < 0: latency off); now is
+	// the clock helper (bpf_ktime_get_tai_ns, else bpf_ktime_get_ns),
+	// which clock's one u64 turns into Unix ns.
+	lat, clock int
+	now        asm.BuiltinFunc
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -126,6 +148,115 @@ var atomicFetch = bpfasm.AtomicFetch
 
 // atomicImm is bpfasm.Imm.
 var atomicImm = bpfasm.Imm
+
+// latencyRecord is the program's latency.Recorder.Record for the
+// packet (every packet of a known stream, as Go records every frame), on
+// this CPU's latency state of the slot (R7; R8 = its counters), from
+// label "latency" on, ending at "unwrap". In C terms:
+//
+//	l = &lat[slot] (per CPU); d = (now() + *clock) / 1000 - sent_us
+//	c->received > 1 -> j = min(|d - l->last|, AbsurdUs);
+//	  l->j16 += j - (l->j16 + 8) >> 4; l->jn++
+//	l->last = d
+//	d < 0 -> l->neg++; d >= AbsurdUs -> l->absurd++
+//	else: min, max (the first: both), l->n++, l->sum += d,
+//	  l->counts[latency.Bucket(d)]++ (the top bit by binary search)
+//
+// R9 holds l (it is free until the window's lookup).
+func latencyRecord(p xdpParams) asm.Instructions {
+	absurd := int32(latency.AbsurdUs)
+	is := asm.Instructions{}
+	add := func(i ...asm.Instruction) { is = append(is, i...) }
+	is = append(is, at("latency", lookup(p.lat, stSlot))...)
+	add(
+		asm.JEq.Imm(asm.R0, 0, "unwrap"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		p.now.Call(),
+		asm.LoadMapValue(asm.R1, p.clock, 0),
+		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
+		asm.Add.Reg(asm.R0, asm.R1),
+		asm.Div.Imm(asm.R0, 1000),
+		asm.LoadMem(asm.R1, asm.RFP, stSent, asm.DWord),
+		asm.Sub.Reg(asm.R0, asm.R1),
+		// Jitter, from the second packet this CPU saw of the stream.
+		asm.LoadMem(asm.R1, asm.R8, slotReceived, asm.DWord),
+		asm.JLE.Imm(asm.R1, 1, "latfirst"),
+		asm.LoadMem(asm.R2, asm.R9, latLast, asm.DWord),
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.Sub.Reg(asm.R3, asm.R2),
+		asm.JSGE.Imm(asm.R3, 0, "latabs"),
+		asm.Neg.Imm(asm.R3, 0),
+		asm.JLE.Imm(asm.R3, absurd, "latj").WithSymbol("latabs"),
+		asm.Mov.Imm(asm.R3, absurd),
+		asm.LoadMem(asm.R4, asm.R9, latJ16, asm.DWord).WithSymbol("latj"),
+		asm.Mov.Reg(asm.R5, asm.R4),
+		asm.Add.Imm(asm.R5, 8),
+		asm.RSh.Imm(asm.R5, 4),
+		asm.Sub.Reg(asm.R4, asm.R5),
+		asm.Add.Reg(asm.R4, asm.R3),
+		asm.StoreMem(asm.R9, latJ16, asm.R4, asm.DWord),
+	)
+	is = append(is, inc(asm.R9, latJN)...)
+	add(
+		asm.StoreMem(asm.R9, latLast, asm.R0, asm.DWord).WithSymbol("latfirst"),
+		asm.JSLT.Imm(asm.R0, 0, "latneg"),
+		asm.JSGE.Imm(asm.R0, absurd, "latabsurd"),
+		// Min and max: the first sample in range sets both.
+		asm.LoadMem(asm.R1, asm.R9, latN, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, "latmin"),
+		asm.StoreMem(asm.R9, latMin, asm.R0, asm.DWord),
+		asm.StoreMem(asm.R9, latMax, asm.R0, asm.DWord),
+		asm.Ja.Label("latsum"),
+		asm.LoadMem(asm.R2, asm.R9, latMin, asm.DWord).WithSymbol("latmin"),
+		asm.JGE.Reg(asm.R0, asm.R2, "latmax"),
+		asm.StoreMem(asm.R9, latMin, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R9, latMax, asm.DWord).WithSymbol("latmax"),
+		asm.JLE.Reg(asm.R0, asm.R2, "latsum"),
+		asm.StoreMem(asm.R9, latMax, asm.R0, asm.DWord),
+		asm.Add.Imm(asm.R1, 1).WithSymbol("latsum"),
+		asm.StoreMem(asm.R9, latN, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R9, latSum, asm.DWord),
+		asm.Add.Reg(asm.R1, asm.R0),
+		asm.StoreMem(asm.R9, latSum, asm.R1, asm.DWord),
+		// The bucket: R2. Below 2^LinearBits the value itself; else R3 =
+		// the top bit's position p, and the bucket is 2^LinearBits +
+		// (p-LinearBits)·2^SubBits + the SubBits bits below the top.
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.JLT.Imm(asm.R0, 1<<latency.LinearBits, "latidx"),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.Mov.Reg(asm.R4, asm.R0),
+	)
+	for _, sh := range []int32{16, 8, 4, 2, 1} {
+		next := fmt.Sprintf("latbit%d", sh)
+		add(
+			asm.JLT.Imm(asm.R4, 1<<sh, next),
+			asm.RSh.Imm(asm.R4, sh),
+			asm.Add.Imm(asm.R3, sh),
+			asm.Mov.Reg(asm.R4, asm.R4).WithSymbol(next), // a landing place
+		)
+	}
+	add(
+		asm.Mov.Reg(asm.R4, asm.R3),
+		asm.Sub.Imm(asm.R4, latency.SubBits),
+		asm.RSh.Reg(asm.R2, asm.R4),
+		asm.And.Imm(asm.R2, 1<<latency.SubBits-1),
+		asm.Sub.Imm(asm.R3, latency.LinearBits),
+		asm.LSh.Imm(asm.R3, latency.SubBits),
+		asm.Add.Reg(asm.R2, asm.R3),
+		asm.Add.Imm(asm.R2, 1<<latency.LinearBits),
+		asm.JGE.Imm(asm.R2, latency.Buckets, "unwrap").WithSymbol("latidx"), // the verifier's bound; never taken
+		asm.LSh.Imm(asm.R2, 3),
+		asm.Mov.Reg(asm.R3, asm.R9),
+		asm.Add.Reg(asm.R3, asm.R2),
+	)
+	is = append(is, inc(asm.R3, latCounts)...)
+	add(asm.Ja.Label("unwrap"))
+	is = append(is, at("latneg", inc(asm.R9, latNeg))...)
+	add(asm.Ja.Label("unwrap"))
+	is = append(is, at("latabsurd", inc(asm.R9, latAbsurd))...)
+	add(asm.Ja.Label("unwrap"))
+	return is
+}
 
 // xdpProgram is the receiver's XDP program. In C terms:
 //
@@ -267,7 +398,7 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	// UDP and the pktgen header: R6 = sequence.
 	add(
 		asm.Mov.Reg(asm.R2, asm.R9).WithSymbol("udp"),
-		asm.Add.Imm(asm.R2, udpHdr+8),
+		asm.Add.Imm(asm.R2, udpHdr+pktgen.HeaderLen),
 		asm.JGT.Reg(asm.R2, asm.R8, "other"),
 		asm.LoadMem(asm.R3, asm.R9, 2, asm.Half),
 		asm.StoreMem(asm.RFP, stKey+32, asm.R3, asm.Half),
@@ -276,6 +407,18 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R6, asm.R9, udpHdr+4, asm.Word),
 		asm.HostTo(asm.BE, asm.R6, asm.Word),
 	)
+	if p.lat >= 0 {
+		// The send time: tv_sec·10^6 + tv_usec.
+		add(
+			asm.LoadMem(asm.R3, asm.R9, udpHdr+8, asm.Word),
+			asm.HostTo(asm.BE, asm.R3, asm.Word),
+			asm.Mul.Imm(asm.R3, 1000000),
+			asm.LoadMem(asm.R4, asm.R9, udpHdr+12, asm.Word),
+			asm.HostTo(asm.BE, asm.R4, asm.Word),
+			asm.Add.Reg(asm.R3, asm.R4),
+			asm.StoreMem(asm.RFP, stSent, asm.R3, asm.DWord),
+		)
+	}
 	// Stream slot: R7. This CPU's recent streams first: entry
 	// (xor of the key's words) * 2^64/phi >> lastShift.
 	add(asm.LoadMem(asm.R1, asm.RFP, stKey, asm.DWord))
@@ -361,10 +504,15 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	// The first arrival, on CLOCK_MONOTONIC.
 	add(
 		asm.LoadMem(asm.R1, asm.R8, slotFirstNs, asm.DWord),
-		asm.JNE.Imm(asm.R1, 0, "unwrap"),
+		asm.JNE.Imm(asm.R1, 0, "latency"),
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.R8, slotFirstNs, asm.R0, asm.DWord),
 	)
+	if p.lat >= 0 {
+		addN(latencyRecord(p))
+	} else {
+		add(asm.Ja.Label("unwrap").WithSymbol("latency"))
+	}
 	// Unwrap the wire sequence (R6) to the lap nearest the stream's
 	// head (a word index shared by all CPUs, not this CPU's max_seq: a
 	// CPU that first sees the stream past 2^32 takes its lap): R3 = the

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -18,6 +19,9 @@ type recvFlags struct {
 	repeats, maxStreams int
 	window, seqCapacity uint64
 	pass, json          bool
+	latency             receiver.LatencyMode
+	clock               latency.Clock
+	clockError          time.Duration
 }
 
 func (a *app) recvCommand() *cobra.Command {
@@ -51,6 +55,9 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, "replaced by --window")
 	_ = fl.MarkHidden("seq-capacity")
 	fl.IntVar(&f.maxStreams, "max-streams", receiver.DefaultMaxStreams, "streams counted; packets of further streams are counted only in overflow_packets")
+	fl.StringVar((*string)(&f.latency), "latency", string(receiver.LatencyOneWay), "time every test packet (its arrival less the send time in its header): "+enum.Or(receiver.LatencyModes))
+	fl.StringVar((*string)(&f.clock), "clock", string(latency.Unsynchronised), "what the senders' clocks are to this host's, as you know it, which the delays are reported on: "+enum.Or(latency.Clocks)+" (same-host: sent from this host, namespaces included)")
+	fl.DurationVar(&f.clockError, "clock-error", 0, "the bound of --clock synchronised or estimated, reported with the delays")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
 	_ = cmd.MarkFlagRequired("iface")
 	return cmd
@@ -59,7 +66,7 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 // recvNames are how the flags name a receiver's inputs in its errors.
 var recvNames = receiver.Names{
 	Iface: "--iface", Method: "--method", Repeats: "--repeats", Window: "--window", MaxStreams: "--max-streams",
-	Duration: "--duration", UntilIdle: "--until-idle",
+	Duration: "--duration", UntilIdle: "--until-idle", Latency: "--latency", Clock: "--clock",
 }
 
 func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
@@ -69,6 +76,7 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 	o := receiver.Options{
 		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats,
 		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"), Names: recvNames,
+		Latency: f.latency, Clock: f.clock, ClockErrorUs: float64(f.clockError) / float64(time.Microsecond),
 	}
 	progress := func(p receiver.Progress) {
 		a.log.Info("receiving", "test_packets", p.TestPackets, "elapsed", p.Elapsed.Round(time.Millisecond))

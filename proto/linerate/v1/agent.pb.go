@@ -2364,8 +2364,11 @@ type StreamReport struct {
 	// When the stream's first packet arrived: Unix ns of the receiving
 	// host's CLOCK_REALTIME (0: unknown, or an agent that predates it).
 	FirstArrivalUnixNs uint64 `protobuf:"varint,14,opt,name=first_arrival_unix_ns,json=firstArrivalUnixNs,proto3" json:"first_arrival_unix_ns,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Every packet's delay (absent when latency is off, or from an agent
+	// that predates it).
+	Latency       *Latency `protobuf:"bytes,15,opt,name=latency,proto3" json:"latency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamReport) Reset() {
@@ -2496,6 +2499,192 @@ func (x *StreamReport) GetFirstArrivalUnixNs() uint64 {
 	return 0
 }
 
+func (x *StreamReport) GetLatency() *Latency {
+	if x != nil {
+		return x.Latency
+	}
+	return nil
+}
+
+// Latency is a delay histogram (linerate's latency package: 0 to 63 µs
+// exact, then 32 buckets per power of two up to 2^24 µs) with the
+// figures it cannot give again and the clock it was measured on. Every
+// sample is in one of the buckets, negative or absurd.
+type Latency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The buckets that are not empty, by their lowest value.
+	Buckets []*LatencyBucket `protobuf:"bytes,1,rep,name=buckets,proto3" json:"buckets,omitempty"`
+	// Delays below 0 (the clocks disagree) and of 2^24 µs or more.
+	Negative uint64 `protobuf:"varint,2,opt,name=negative,proto3" json:"negative,omitempty"`
+	Absurd   uint64 `protobuf:"varint,3,opt,name=absurd,proto3" json:"absurd,omitempty"`
+	// Over the delays in the buckets, exact.
+	SumUs uint64 `protobuf:"varint,4,opt,name=sum_us,json=sumUs,proto3" json:"sum_us,omitempty"`
+	MinUs uint64 `protobuf:"varint,5,opt,name=min_us,json=minUs,proto3" json:"min_us,omitempty"`
+	MaxUs uint64 `protobuf:"varint,6,opt,name=max_us,json=maxUs,proto3" json:"max_us,omitempty"`
+	// RFC 3550 interarrival jitter ×16, in µs, over jitter_diffs
+	// differences.
+	Jitter16    uint64 `protobuf:"varint,7,opt,name=jitter16,proto3" json:"jitter16,omitempty"`
+	JitterDiffs uint64 `protobuf:"varint,8,opt,name=jitter_diffs,json=jitterDiffs,proto3" json:"jitter_diffs,omitempty"`
+	// same-host, synchronised, estimated or unsynchronised, and its bound.
+	Clock         string  `protobuf:"bytes,9,opt,name=clock,proto3" json:"clock,omitempty"`
+	ClockErrorUs  float64 `protobuf:"fixed64,10,opt,name=clock_error_us,json=clockErrorUs,proto3" json:"clock_error_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Latency) Reset() {
+	*x = Latency{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Latency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Latency) ProtoMessage() {}
+
+func (x *Latency) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Latency.ProtoReflect.Descriptor instead.
+func (*Latency) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *Latency) GetBuckets() []*LatencyBucket {
+	if x != nil {
+		return x.Buckets
+	}
+	return nil
+}
+
+func (x *Latency) GetNegative() uint64 {
+	if x != nil {
+		return x.Negative
+	}
+	return 0
+}
+
+func (x *Latency) GetAbsurd() uint64 {
+	if x != nil {
+		return x.Absurd
+	}
+	return 0
+}
+
+func (x *Latency) GetSumUs() uint64 {
+	if x != nil {
+		return x.SumUs
+	}
+	return 0
+}
+
+func (x *Latency) GetMinUs() uint64 {
+	if x != nil {
+		return x.MinUs
+	}
+	return 0
+}
+
+func (x *Latency) GetMaxUs() uint64 {
+	if x != nil {
+		return x.MaxUs
+	}
+	return 0
+}
+
+func (x *Latency) GetJitter16() uint64 {
+	if x != nil {
+		return x.Jitter16
+	}
+	return 0
+}
+
+func (x *Latency) GetJitterDiffs() uint64 {
+	if x != nil {
+		return x.JitterDiffs
+	}
+	return 0
+}
+
+func (x *Latency) GetClock() string {
+	if x != nil {
+		return x.Clock
+	}
+	return ""
+}
+
+func (x *Latency) GetClockErrorUs() float64 {
+	if x != nil {
+		return x.ClockErrorUs
+	}
+	return 0
+}
+
+// LatencyBucket is one histogram bucket: its lowest delay and its count.
+type LatencyBucket struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LoUs          uint64                 `protobuf:"varint,1,opt,name=lo_us,json=loUs,proto3" json:"lo_us,omitempty"`
+	Count         uint64                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatencyBucket) Reset() {
+	*x = LatencyBucket{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatencyBucket) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatencyBucket) ProtoMessage() {}
+
+func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatencyBucket.ProtoReflect.Descriptor instead.
+func (*LatencyBucket) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *LatencyBucket) GetLoUs() uint64 {
+	if x != nil {
+		return x.LoUs
+	}
+	return 0
+}
+
+func (x *LatencyBucket) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // SeqRange is an inclusive range of sequence numbers; the receiver's JSON
 // writes it as a pair [from, to].
 type SeqRange struct {
@@ -2510,7 +2699,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2522,7 +2711,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +2724,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -2569,7 +2758,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2770,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2783,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -2649,7 +2838,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +2850,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +2863,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -2773,7 +2962,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +2974,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +2987,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -3029,7 +3218,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3230,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3243,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -3082,7 +3271,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3283,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3296,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -3144,7 +3333,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3156,7 +3345,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3169,7 +3358,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -3212,7 +3401,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3413,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3426,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -3264,7 +3453,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3465,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3478,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -3308,7 +3497,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3320,7 +3509,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3333,7 +3522,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -3354,7 +3543,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3366,7 +3555,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3379,7 +3568,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3407,7 +3596,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3608,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3621,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3464,7 +3653,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3665,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3678,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3557,7 +3746,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3569,7 +3758,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3582,7 +3771,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -3699,7 +3888,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3711,7 +3900,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3724,7 +3913,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -3794,7 +3983,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3806,7 +3995,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3819,7 +4008,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -3850,7 +4039,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3862,7 +4051,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3875,7 +4064,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -3927,7 +4116,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +4128,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +4141,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -4026,7 +4215,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4038,7 +4227,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4051,7 +4240,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -4114,7 +4303,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4126,7 +4315,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4139,7 +4328,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -4177,7 +4366,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4189,7 +4378,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4202,7 +4391,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -4428,7 +4617,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
 	"\x06window\x18\t \x01(\x04R\x06window\x12\x19\n" +
 	"\bxdp_mode\x18\n" +
-	" \x01(\tR\axdpMode\"\xd8\x03\n" +
+	" \x01(\tR\axdpMode\"\x88\x04\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
@@ -4448,7 +4637,23 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"unrecorded\x18\f \x01(\x04R\n" +
 	"unrecorded\x12.\n" +
 	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\x121\n" +
-	"\x15first_arrival_unix_ns\x18\x0e \x01(\x04R\x12firstArrivalUnixNs\".\n" +
+	"\x15first_arrival_unix_ns\x18\x0e \x01(\x04R\x12firstArrivalUnixNs\x12.\n" +
+	"\alatency\x18\x0f \x01(\v2\x14.linerate.v1.LatencyR\alatency\"\xb3\x02\n" +
+	"\aLatency\x124\n" +
+	"\abuckets\x18\x01 \x03(\v2\x1a.linerate.v1.LatencyBucketR\abuckets\x12\x1a\n" +
+	"\bnegative\x18\x02 \x01(\x04R\bnegative\x12\x16\n" +
+	"\x06absurd\x18\x03 \x01(\x04R\x06absurd\x12\x15\n" +
+	"\x06sum_us\x18\x04 \x01(\x04R\x05sumUs\x12\x15\n" +
+	"\x06min_us\x18\x05 \x01(\x04R\x05minUs\x12\x15\n" +
+	"\x06max_us\x18\x06 \x01(\x04R\x05maxUs\x12\x1a\n" +
+	"\bjitter16\x18\a \x01(\x04R\bjitter16\x12!\n" +
+	"\fjitter_diffs\x18\b \x01(\x04R\vjitterDiffs\x12\x14\n" +
+	"\x05clock\x18\t \x01(\tR\x05clock\x12$\n" +
+	"\x0eclock_error_us\x18\n" +
+	" \x01(\x01R\fclockErrorUs\":\n" +
+	"\rLatencyBucket\x12\x13\n" +
+	"\x05lo_us\x18\x01 \x01(\x04R\x04loUs\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\".\n" +
 	"\bSeqRange\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x04R\x02to\"\xc0\x01\n" +
@@ -4641,7 +4846,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -4672,30 +4877,32 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*VerifiedIrq)(nil),           // 26: linerate.v1.VerifiedIrq
 	(*ReceiverReport)(nil),        // 27: linerate.v1.ReceiverReport
 	(*StreamReport)(nil),          // 28: linerate.v1.StreamReport
-	(*SeqRange)(nil),              // 29: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 30: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 31: linerate.v1.ConfigureRequest
-	(*SenderConfig)(nil),          // 32: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 33: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 34: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 35: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 36: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 37: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 38: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 39: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 40: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 41: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 42: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 43: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 44: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 45: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 46: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 47: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 48: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 49: linerate.v1.StreamCounters
-	nil,                           // 50: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
+	(*Latency)(nil),               // 29: linerate.v1.Latency
+	(*LatencyBucket)(nil),         // 30: linerate.v1.LatencyBucket
+	(*SeqRange)(nil),              // 31: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 32: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 33: linerate.v1.ConfigureRequest
+	(*SenderConfig)(nil),          // 34: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 35: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 36: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 37: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 38: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 39: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 40: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 41: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 42: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 43: linerate.v1.ResultResponse
+	(*SenderSummary)(nil),         // 44: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 45: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 46: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 47: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 48: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 49: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 50: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 51: linerate.v1.StreamCounters
+	nil,                           // 52: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 54: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -4704,83 +4911,85 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	4,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
 	6,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	7,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	51, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	52, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	51, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	52, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	52, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	51, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	52, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	53, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	54, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	53, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	54, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	54, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	53, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	54, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
 	18, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
 	17, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
 	17, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
 	7,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
 	18, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
 	18, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	51, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	53, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
 	27, // 20: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	51, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	53, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
 	25, // 22: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
 	26, // 23: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	50, // 24: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	52, // 24: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
 	28, // 25: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	30, // 26: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	29, // 27: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	32, // 28: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	52, // 29: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	34, // 30: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	33, // 31: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	32, // 32: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	51, // 33: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	51, // 34: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	51, // 35: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	42, // 36: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	51, // 37: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	51, // 38: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	25, // 39: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	43, // 40: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	52, // 41: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	51, // 42: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	46, // 43: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	47, // 44: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	8,  // 45: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 46: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	52, // 47: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	48, // 48: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 49: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	52, // 50: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	49, // 51: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 52: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	9,  // 53: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	11, // 54: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	13, // 55: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	15, // 56: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	19, // 57: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	21, // 58: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	23, // 59: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	31, // 60: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	36, // 61: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	38, // 62: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	40, // 63: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	44, // 64: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 65: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	10, // 66: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	12, // 67: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	14, // 68: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	16, // 69: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	20, // 70: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	22, // 71: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	24, // 72: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	35, // 73: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	37, // 74: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	39, // 75: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	41, // 76: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	45, // 77: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	65, // [65:78] is the sub-list for method output_type
-	52, // [52:65] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	32, // 26: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	31, // 27: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	29, // 28: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
+	30, // 29: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
+	34, // 30: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	54, // 31: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	36, // 32: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	35, // 33: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	34, // 34: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	53, // 35: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	53, // 36: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	53, // 37: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	44, // 38: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	53, // 39: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	53, // 40: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	25, // 41: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	45, // 42: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	54, // 43: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	53, // 44: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	48, // 45: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	49, // 46: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	8,  // 47: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 48: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	54, // 49: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	50, // 50: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 51: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	54, // 52: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	51, // 53: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	2,  // 54: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	9,  // 55: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	11, // 56: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	13, // 57: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	15, // 58: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	19, // 59: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	21, // 60: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	23, // 61: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	33, // 62: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	38, // 63: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	40, // 64: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	42, // 65: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	46, // 66: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	3,  // 67: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	10, // 68: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	12, // 69: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	14, // 70: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	16, // 71: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	20, // 72: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	22, // 73: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	24, // 74: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	37, // 75: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	39, // 76: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	41, // 77: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	43, // 78: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	47, // 79: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	67, // [67:80] is the sub-list for method output_type
+	54, // [54:67] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -4788,14 +4997,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[30].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   49,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 )
@@ -24,7 +25,7 @@ func startRecv(t *testing.T, bin string, h *lab.Host, method string) (wait func(
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", h.NS.Name, bin, "recv", "--iface", "data0",
-		"--method", method, "--until-idle", "1500ms", "--json")
+		"--method", method, "--until-idle", "1500ms", "--clock", "same-host", "--json")
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()
@@ -127,6 +128,13 @@ func TestEndToEndExact(t *testing.T) {
 					}
 					if st.Received != want || st.Duplicates != 0 || st.Missing != 0 || st.MaxSeq != want {
 						t.Errorf("stream %d %s: received %d max_seq %d missing %d dup %d; sent %d", i, st.Src, st.Received, st.MaxSeq, st.Missing, st.Duplicates, want)
+					}
+					// Every packet timed, on this host's one clock: never
+					// before its send time, never absurd.
+					if l := st.Latency; l == nil || l.Samples() != st.Received || l.Negative != 0 || l.Absurd != 0 || l.Clock != latency.SameHost {
+						t.Errorf("stream %d %s: latency %+v over %d packets", i, st.Src, l, st.Received)
+					} else {
+						t.Logf("stream %d %s: latency %+v", i, st.Src, l.Summary())
 					}
 				}
 				if rep.TestPackets() != count {
