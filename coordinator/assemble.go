@@ -39,6 +39,7 @@ func (st *runState) reconcile() {
 		clocks[n.m.Name] = n.host.Clock
 	}
 	st.res.StartSpread = startSpreadOf(st.res.Flows, clocks)
+	st.res.Warnings = append(st.res.Warnings, stateLatencyClocks(st.res.Flows, clocks)...)
 }
 
 // finish sets the result's status from how the run ended (err: why it

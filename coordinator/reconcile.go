@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	recv "github.com/linerate/linerate/receiver"
 )
@@ -83,6 +84,9 @@ type Flow struct {
 	// DurationSec is the send window the rates are over (the sender's
 	// time from first to last packet).
 	DurationSec float64 `json:"duration_s,omitempty"`
+	// Latency is the delays of every packet of the flow's streams, on the
+	// clock it states (absent when the receiver timed none).
+	Latency *latency.Latency `json:"latency,omitempty"`
 	// StreamDetail is every stream of the flow as both ends saw it.
 	StreamDetail []Stream `json:"stream_detail,omitempty"`
 }
@@ -119,6 +123,12 @@ func Reconcile(in FlowInput) Flow {
 		f.Reordered += s.Reordered
 		f.Lost += s.Lost
 		f.StreamDetail = append(f.StreamDetail, s)
+		if s.Latency != nil {
+			if f.Latency == nil {
+				f.Latency = &latency.Latency{Clock: s.Latency.Clock, ClockErrorUs: s.Latency.ClockErrorUs}
+			}
+			f.Latency.Add(&s.Latency.Histogram)
+		}
 	}
 	if f.Sent > 0 {
 		f.LossRatio = float64(f.Lost) / float64(f.Sent)

@@ -37,6 +37,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
 	}
 	tw.Flush()
+	latencyTable(w, res.Flows)
 	fmt.Fprintln(w)
 	tw = newTab(w, 0)
 	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
@@ -66,6 +67,35 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 	return w.err
+}
+
+// latencyTable writes each flow's one-way delays, with the clock they
+// are on (nothing when no flow was timed).
+func latencyTable(w io.Writer, flows []coordinator.Flow) {
+	timed := false
+	for _, fl := range flows {
+		timed = timed || fl.Latency != nil
+	}
+	if !timed {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "LATENCY (µs)\tSAMPLES\tMIN\tP50\tP90\tP99\tP99.9\tMAX\tMEAN\tJITTER\tPDV99\tCLOCK\t")
+	for _, fl := range flows {
+		l := fl.Latency
+		if l == nil {
+			continue
+		}
+		m := l.Summary()
+		clock := string(l.Clock)
+		if l.ClockErrorUs > 0 {
+			clock += fmt.Sprintf(" ±%g", l.ClockErrorUs)
+		}
+		fmt.Fprintf(tw, "%s→%s\t%d\t%g\t%g\t%g\t%g\t%g\t%g\t%.1f\t%.1f\t%g\t%s\t\n", fl.Sender, fl.Receiver, m.Samples,
+			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clock)
+	}
+	tw.Flush()
 }
 
 // spreadLine writes one start spread: its percentiles and what its

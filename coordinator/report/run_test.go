@@ -7,6 +7,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/latency"
 )
 
 // The run table names both start spreads with their percentiles, the
@@ -69,5 +70,34 @@ func TestReportsShowXDPMode(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", what, want, out)
 			}
 		}
+	}
+}
+
+// The run table gives each timed flow's delays and their clock; a run
+// without latency has no such table.
+func TestRunTableLatency(t *testing.T) {
+	var r latency.Recorder
+	for _, d := range []int64{100, 200, 300, 400} {
+		r.Record(d)
+	}
+	res := &coordinator.Result{RunID: "r", Status: coordinator.StatusOK, FrameSize: 64, Flows: []coordinator.Flow{
+		{Sender: "s1", Receiver: "r1", Latency: &latency.Latency{Histogram: r.H, Clock: latency.Synchronised, ClockErrorUs: 42}},
+		{Sender: "s2", Receiver: "r1"},
+	}}
+	var b strings.Builder
+	if err := RunTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "LATENCY (µs)  SAMPLES  MIN  P50  P90  P99  P99.9  MAX   MEAN  JITTER  PDV99             CLOCK") ||
+		!strings.Contains(out, "s1→r1        4  100  202  400  400    400  400  250.0    17.6    300  synchronised ±42") ||
+		strings.Contains(out[strings.Index(out, "LATENCY"):], "s2→r1") {
+		t.Errorf("run table:\n%s", out)
+	}
+	res.Flows[0].Latency = nil
+	b.Reset()
+	_ = RunTable(&b, res)
+	if strings.Contains(b.String(), "LATENCY") {
+		t.Errorf("no flow timed, yet:\n%s", b.String())
 	}
 }

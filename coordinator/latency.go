@@ -1,0 +1,46 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/linerate/linerate/latency"
+)
+
+// latencyClock is the clock a flow's delays are on, from its two hosts'
+// clocks (nil: not known): one boot id is one clock (same-host, exact);
+// two clocks that their kernels say are synchronised, with the sum of
+// their estimated errors; else nothing relates them.
+func latencyClock(sender, receiver *Clock) (latency.Clock, float64) {
+	switch {
+	case sender == nil || receiver == nil:
+		return latency.Unsynchronised, 0
+	case sender.BootID != "" && sender.BootID == receiver.BootID:
+		return latency.SameHost, 0
+	case sender.Error == "" && receiver.Error == "" && sender.Synchronised && receiver.Synchronised:
+		return latency.Synchronised, float64(sender.EstErrorUS + receiver.EstErrorUS)
+	}
+	return latency.Unsynchronised, 0
+}
+
+// stateLatencyClocks sets the clock of every flow's delays and of its
+// streams' (the receiver knows only its own clock), and warns of each
+// flow whose delays are on clocks nothing relates.
+func stateLatencyClocks(flows []Flow, clocks map[string]*Clock) (warnings []string) {
+	for i := range flows {
+		f := &flows[i]
+		if f.Latency == nil {
+			continue
+		}
+		c, errUs := latencyClock(clocks[f.Sender], clocks[f.Receiver])
+		f.Latency.Clock, f.Latency.ClockErrorUs = c, errUs
+		for j := range f.StreamDetail {
+			if l := f.StreamDetail[j].Latency; l != nil {
+				l.Clock, l.ClockErrorUs = c, errUs
+			}
+		}
+		if c == latency.Unsynchronised {
+			warnings = append(warnings, fmt.Sprintf("latency %s → %s: the two clocks are not synchronised and not measured against each other: only the delays' spread (jitter, PDV) means something, not their level; synchronise both hosts (chrony, PTP)", f.Sender, f.Receiver))
+		}
+	}
+	return warnings
+}
