@@ -14,14 +14,15 @@ import (
 // (every packet counted on the peer), two devices on one thread on two
 // queues (each its own stream at the peer), stop by cancel, the kernel's
 // refusals (bad parameter, unknown flag, burst on veth), and probing; then
-// `linerate send` end to end through the CLI.
+// `linerate send` end to end through the CLI, and `linerate recv`'s
+// delays against a known netem delay on one clock.
 func TestPktgenRealKernel(t *testing.T) {
 	k := SkipUnlessAvailable(t)
 	bin := BuildTestBinary(t, "github.com/linerate/linerate/pktgen")
 	cli := BuildTestBinary(t, "github.com/linerate/linerate/cmd/linerate")
 	g := &Guest{
 		Kernel:  k,
-		Modules: []string{"veth", "pktgen"},
+		Modules: []string{"veth", "pktgen", "sch_netem"},
 		Files:   map[string]string{"/bin/pktgen.test": bin, "/bin/linerate.test": cli},
 		CPUs:    2,
 		Memory:  "512M",
@@ -42,7 +43,7 @@ exit $rc
 	if res.ExitCode != 0 {
 		t.Fatalf("pktgen guest tests failed (exit %d); console:\n%s", res.ExitCode, res.Console)
 	}
-	for _, name := range []string{"TestGuestKernelCount", "TestGuestKernelDevicesPerThread", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend"} {
+	for _, name := range []string{"TestGuestKernelCount", "TestGuestKernelDevicesPerThread", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend", "TestGuestLatencyNetem"} {
 		if !strings.Contains(res.Output, "--- PASS: "+name) {
 			t.Errorf("%s did not pass in the guest (skipped or missing)", name)
 		}
