@@ -1,8 +1,12 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
+
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
 // The kernel's verdict: TIME_ERROR or STA_UNSYNC is unsynchronised.
@@ -45,5 +49,23 @@ func TestReadHostClock(t *testing.T) {
 	}
 	if c.bootID == "" || c.estErrorUS < 0 || c.maxErrorUS < 0 || c.synchronised != synced(c.state, c.status) {
 		t.Errorf("host clock %+v", c)
+	}
+}
+
+// Clock answers with its arrival and departure on this host's realtime
+// clock, in order, between the caller's send and receipt (one host: one
+// clock), and the boot id.
+func TestClockCall(t *testing.T) {
+	s := unitService(t, RoleSender, fakeNetOS{})
+	s.inv.clock = func() clockInfo { return clockInfo{bootID: "b1"} }
+	before := time.Now()
+	resp, err := s.Clock(context.Background(), &lineratev1.ClockRequest{})
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, t3 := time.Unix(0, resp.ReceivedUnixNs), time.Unix(0, resp.SentUnixNs)
+	if t2.Before(before.Truncate(0)) || t3.Before(t2) || t3.After(after.Truncate(0)) || resp.BootId != "b1" {
+		t.Errorf("clock %v .. %v (boot %q), asked at %v, answered by %v", t2, t3, resp.BootId, before, after)
 	}
 }

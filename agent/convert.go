@@ -451,11 +451,21 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
 // (receiver.Options.Names): a zero the proto leaves out is the
 // receiver's default, as the proto says, where a named field's zero would
 // be refused as given.
-func armOptionsFromProto(req *lineratev1.ArmRequest) receiver.Options {
-	return receiver.Options{
+func armOptionsFromProto(req *lineratev1.ArmRequest) (receiver.Options, error) {
+	o := receiver.Options{
 		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges),
 	}
+	if len(req.ClockCorrections) > 0 {
+		o.ClockCorrections = map[uint16]time.Duration{}
+		for i, c := range req.ClockCorrections {
+			if c.DstPort == 0 || c.DstPort > 65535 {
+				return o, failf(ErrInvalid, "clock_corrections[%d].dst_port %d: want a UDP port, 1 to 65535", i, c.DstPort)
+			}
+			o.ClockCorrections[uint16(c.DstPort)] = time.Duration(c.AddNs)
+		}
+	}
+	return o, nil
 }
 
 func describeToProto(d description) *lineratev1.DescribeResponse {

@@ -18,6 +18,15 @@ func (s *service) Describe(context.Context, *lineratev1.DescribeRequest) (*liner
 	return describeToProto(s.describe()), nil
 }
 
+// Clock answers with its arrival and its departure on this host's
+// realtime clock, and the boot id (NTP's t2 and t3; the caller has t1
+// and t4).
+func (s *service) Clock(context.Context, *lineratev1.ClockRequest) (*lineratev1.ClockResponse, error) {
+	in := time.Now()
+	boot := s.inv.clock().bootID
+	return &lineratev1.ClockResponse{ReceivedUnixNs: in.UnixNano(), BootId: boot, SentUnixNs: time.Now().UnixNano()}, nil
+}
+
 func (s *service) AcquireLease(ctx context.Context, req *lineratev1.AcquireLeaseRequest) (*lineratev1.AcquireLeaseResponse, error) {
 	var ttl *time.Duration
 	if req.CoordinatorId != "" { // a missing coordinator is told first (acquire)
@@ -70,7 +79,11 @@ func (s *service) Restore(ctx context.Context, req *lineratev1.RestoreRequest) (
 }
 
 func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {
-	a, err := s.arm(ctx, req.LeaseId, armOptionsFromProto(req))
+	o, err := armOptionsFromProto(req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	a, err := s.arm(ctx, req.LeaseId, o)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 
+	"github.com/linerate/linerate/latency"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -16,12 +17,30 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
 		LeaseId: n.lease, Method: string(st.spec.Method),
 		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
+		ClockCorrections: st.corrections(n),
 	})
 	if err != nil {
 		return err
 	}
 	armedInto(n.host, resp)
 	return nil
+}
+
+// corrections are what receiver n adds to the delays from each of its
+// senders whose clock and its own are related only by the offsets the
+// run measured (pairClock: estimated), by the sender's UDP port.
+func (st *runState) corrections(n *node) []*lineratev1.ClockCorrection {
+	var out []*lineratev1.ClockCorrection
+	for _, p := range st.pairs {
+		s := st.nodes[p.Sender]
+		if p.Receiver != n.m.Name || s == nil {
+			continue
+		}
+		if c, _ := pairClock(s, n); c == latency.Estimated {
+			out = append(out, &lineratev1.ClockCorrection{DstPort: uint32(st.portOf(s.m.Name)), AddNs: int64(correction(s, n))})
+		}
+	}
+	return out
 }
 
 // checkMemory refuses, before anything is leased, a plan whose sequence

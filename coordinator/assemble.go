@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/latency"
 )
 
 // reconcile balances the run's flows (reconcileRun) from what its
@@ -38,8 +39,17 @@ func (st *runState) reconcile() {
 	for _, n := range st.order {
 		clocks[n.m.Name] = n.host.Clock
 	}
-	st.res.StartSpread = startSpreadOf(st.res.Flows, clocks)
-	st.res.Warnings = append(st.res.Warnings, stateLatencyClocks(st.res.Flows, clocks)...)
+	offsets := map[string][2]*Offset{}
+	for _, n := range st.order {
+		offsets[n.m.Name] = [2]*Offset{n.clock, n.clockAfter}
+	}
+	st.res.StartSpread = startSpreadOf(st.res.Flows, clocks, offsets)
+	st.res.Warnings = append(st.res.Warnings, stateLatencyClocks(st.res.Flows, func(s, r string) (latency.Clock, float64) {
+		if st.nodes[s] == nil || st.nodes[r] == nil {
+			return latencyClock(clocks[s], clocks[r])
+		}
+		return pairClock(st.nodes[s], st.nodes[r])
+	})...)
 }
 
 // finish sets the result's status from how the run ended (err: why it

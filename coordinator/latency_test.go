@@ -39,7 +39,8 @@ func TestFlowLatencyClocks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			flows := []Flow{Reconcile(FlowInput{Sender: "s", Receiver: "r", Streams: []Stream{stream(9, 10)}})}
-			w := stateLatencyClocks(flows, map[string]*Clock{"s": tc.s, "r": tc.r})
+			clocks := map[string]*Clock{"s": tc.s, "r": tc.r}
+			w := stateLatencyClocks(flows, func(s, r string) (latency.Clock, float64) { return latencyClock(clocks[s], clocks[r]) })
 			l, sl := flows[0].Latency, flows[0].StreamDetail[0].Latency
 			if l.Clock != tc.want || l.ClockErrorUs != tc.errUs || sl.Clock != tc.want || sl.ClockErrorUs != tc.errUs {
 				t.Errorf("flow on %s ±%g, stream on %s ±%g; want %s ±%g", l.Clock, l.ClockErrorUs, sl.Clock, sl.ClockErrorUs, tc.want, tc.errUs)

@@ -103,7 +103,22 @@ type Host struct {
 	// that ended before the host's traffic did.
 	IRQVerify       *topology.VerifyResult `json:"irq_verify,omitempty"`
 	IRQVerifyReason string                 `json:"irq_verify_reason,omitempty"`
-	Warnings        []string               `json:"warnings,omitempty"`
+	// ClockOffset is the host's clock against the coordinator's, as the
+	// run measured it (absent: not measured, or a document that predates
+	// it).
+	ClockOffset *ClockOffset `json:"clock_offset,omitempty"`
+	Warnings    []string     `json:"warnings,omitempty"`
+}
+
+// ClockOffset is a host's realtime clock against the coordinator's,
+// measured over the control connection before the traffic (OffsetUS,
+// within BoundUS: half the lowest round trip) and after it (DriftUS: how
+// far it moved).
+type ClockOffset struct {
+	OffsetUS float64 `json:"offset_us"`
+	BoundUS  float64 `json:"bound_us"`
+	DriftUS  float64 `json:"drift_us"`
+	Samples  int     `json:"samples"`
 }
 
 // IRQPin is one queue IRQ pinned to a CPU.

@@ -128,6 +128,9 @@ func (st *runState) run(ctx context.Context) error {
 		return err
 	}
 	st.setPhase(PhaseArm)
+	if err := st.each(ctx, st.order, st.measureClock(false)); err != nil {
+		return err
+	}
 	if err := st.each(ctx, st.withRole(gossip.RoleReceiver), st.arm); err != nil {
 		return err
 	}
@@ -156,6 +159,9 @@ func (st *runState) run(ctx context.Context) error {
 	}
 	st.setPhase(PhaseCollect)
 	if err := st.each(ctx, st.withRole(gossip.RoleReceiver), st.collect); err != nil {
+		return err
+	}
+	if err := st.each(ctx, st.order, st.measureClock(true)); err != nil {
 		return err
 	}
 	stopWatch()

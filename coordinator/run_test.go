@@ -56,6 +56,10 @@ type fakeAgent struct {
 	watchSilent bool
 	// leasedTo is the lease Describe shows (nil: free).
 	leasedTo *lineratev1.LeaseInfo
+	// clockOffset is how far its clock is ahead of the test's: what Clock
+	// answers, Start's instant and its start time are on it.
+	clockOffset time.Duration
+	startAtReq  time.Time // the instant Start was given, on its clock
 
 	mu        sync.Mutex
 	calls     []string
@@ -157,11 +161,19 @@ func (f *fakeAgent) Start(ctx context.Context, req *lineratev1.StartRequest) (*l
 	if err := f.record("Start"); err != nil {
 		return nil, err
 	}
-	time.Sleep(time.Until(req.At.AsTime()))
+	time.Sleep(time.Until(req.At.AsTime().Add(-f.clockOffset)))
 	f.mu.Lock()
-	f.startedAt = time.Now()
+	f.startedAt, f.startAtReq = time.Now(), req.At.AsTime()
 	f.mu.Unlock()
-	return &lineratev1.StartResponse{StartedAt: timestamppb.New(f.startedAt)}, nil
+	return &lineratev1.StartResponse{StartedAt: timestamppb.New(f.startedAt.Add(f.clockOffset))}, nil
+}
+
+func (f *fakeAgent) Clock(context.Context, *lineratev1.ClockRequest) (*lineratev1.ClockResponse, error) {
+	if err := f.record("Clock"); err != nil {
+		return nil, err
+	}
+	in := time.Now().Add(f.clockOffset)
+	return &lineratev1.ClockResponse{ReceivedUnixNs: in.UnixNano(), SentUnixNs: time.Now().Add(f.clockOffset).UnixNano(), BootId: cmp.Or(f.bootID, "boot-test")}, nil
 }
 
 func (f *fakeAgent) Stop(context.Context, *lineratev1.StopRequest) (*lineratev1.StopResponse, error) {

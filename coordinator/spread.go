@@ -3,6 +3,7 @@ package coordinator
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // What a spread's clocks are worth (Spread.Clocks).
@@ -14,6 +15,11 @@ const (
 	// daemon (adjtimex: synchronised); ClockErrorUS is the worst
 	// estimated error of one of them.
 	ClocksSynced = "synchronised clocks"
+	// ClocksEstimated: several hosts whose clocks are not synchronised,
+	// each measured against the coordinator's (Host.ClockOffset): the
+	// times are corrected by those offsets, and ClockErrorUS bounds the
+	// correction of any two of them.
+	ClocksEstimated = "clocks corrected by measured offsets"
 	// ClocksUnsynced: several hosts, some clock not disciplined or not
 	// known: the spread includes the clocks' offsets.
 	ClocksUnsynced = "unsynchronised clocks"
@@ -56,41 +62,64 @@ type Spread struct {
 
 // startSpreadOf measures the first-frame and first-arrival spreads of
 // the flows' streams, each labelled by the clocks of the hosts it read
-// (clocks: by host name; a host without one counts as unsynchronised).
-func startSpreadOf(flows []Flow, clocks map[string]*Clock) *StartSpread {
-	var frames, arrivals []uint64
+// (clocks: by host name; a host without one counts as unsynchronised);
+// times of hosts whose clocks are unrelated but measured (offsets: by
+// host name, before and after the traffic) are corrected by their
+// offsets.
+func startSpreadOf(flows []Flow, clocks map[string]*Clock, offsets map[string][2]*Offset) *StartSpread {
+	var frames, arrivals []hostTime
 	var frameMissing, arrivalMissing int
 	senders, receivers := map[string]bool{}, map[string]bool{}
 	for _, f := range flows {
 		for _, s := range f.StreamDetail {
 			if s.FirstFrameNs > 0 {
-				frames = append(frames, s.FirstFrameNs)
+				frames = append(frames, hostTime{f.Sender, s.FirstFrameNs})
 				senders[f.Sender] = true
 			} else if s.Sent > 0 {
 				frameMissing++
 			}
 			if s.FirstArrivalNs > 0 {
-				arrivals = append(arrivals, s.FirstArrivalNs)
+				arrivals = append(arrivals, hostTime{f.Receiver, s.FirstArrivalNs})
 				receivers[f.Receiver] = true
 			} else if s.Sent > 0 {
 				arrivalMissing++
 			}
 		}
 	}
-	sp := &StartSpread{FirstFrame: spreadOf(frames, frameMissing, senders, clocks), FirstArrival: spreadOf(arrivals, arrivalMissing, receivers, clocks)}
+	sp := &StartSpread{FirstFrame: spreadOf(frames, frameMissing, senders, clocks, offsets), FirstArrival: spreadOf(arrivals, arrivalMissing, receivers, clocks, offsets)}
 	if sp.FirstFrame == nil && sp.FirstArrival == nil {
 		return nil
 	}
 	return sp
 }
 
-// spreadOf is the spread of times (Unix ns) read on hosts (nil: no
-// times, and none missing either).
-func spreadOf(times []uint64, missing int, hosts map[string]bool, clocks map[string]*Clock) *Spread {
-	if len(times) == 0 && missing == 0 {
+// hostTime is a time (Unix ns) read on a host's clock.
+type hostTime struct {
+	host string
+	ns   uint64
+}
+
+// spreadOf is the spread of times read on hosts (nil: no times, and none
+// missing either).
+func spreadOf(hts []hostTime, missing int, hosts map[string]bool, clocks map[string]*Clock, offsets map[string][2]*Offset) *Spread {
+	if len(hts) == 0 && missing == 0 {
 		return nil
 	}
-	s := &Spread{Streams: len(times), Missing: missing, Hosts: []string{}}
+	s := &Spread{Streams: len(hts), Missing: missing, Hosts: []string{}}
+	for h := range hosts {
+		s.Hosts = append(s.Hosts, h)
+	}
+	slices.Sort(s.Hosts)
+	s.Clocks, s.ClockErrorUS = clocksOf(s.Hosts, clocks)
+	times := make([]uint64, len(hts))
+	for i, ht := range hts {
+		times[i] = ht.ns
+	}
+	if s.Clocks == ClocksUnsynced {
+		if corrected, errUS, ok := correctedTimes(hts, s.Hosts, offsets); ok {
+			times, s.Clocks, s.ClockErrorUS = corrected, ClocksEstimated, errUS
+		}
+	}
 	if len(times) > 0 {
 		first := uint64(math.MaxUint64)
 		for _, t := range times {
@@ -102,12 +131,30 @@ func spreadOf(times []uint64, missing int, hosts map[string]bool, clocks map[str
 		}
 		s.P50US, s.P99US, s.MaxUS = percentile(offs, 50), percentile(offs, 99), percentile(offs, 100)
 	}
-	for h := range hosts {
-		s.Hosts = append(s.Hosts, h)
-	}
-	slices.Sort(s.Hosts)
-	s.Clocks, s.ClockErrorUS = clocksOf(s.Hosts, clocks)
 	return s
+}
+
+// correctedTimes are the times on the coordinator's clock: each less its
+// host's offset (ok false: a host was not measured). The error bounds
+// the difference of any two: twice the worst host's bound and drift.
+func correctedTimes(hts []hostTime, hosts []string, offsets map[string][2]*Offset) (times []uint64, errUS int64, ok bool) {
+	var worst time.Duration
+	for _, h := range hosts {
+		o := offsets[h]
+		if o[0] == nil {
+			return nil, 0, false
+		}
+		b := o[0].Bound()
+		if o[1] != nil {
+			b += max(o[1].Offset-o[0].Offset, o[0].Offset-o[1].Offset)
+		}
+		worst = max(worst, b)
+	}
+	times = make([]uint64, len(hts))
+	for i, ht := range hts {
+		times[i] = uint64(int64(ht.ns) - int64(offsets[ht.host][0].Offset))
+	}
+	return times, int64(2 * worst / time.Microsecond), true
 }
 
 // clocksOf labels times read on hosts: one clock (one host, or one boot

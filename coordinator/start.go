@@ -18,14 +18,18 @@ import (
 func (st *runState) start(ctx context.Context) error {
 	var starters []Starter
 	for _, n := range st.withRole(gossip.RoleSender) {
-		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease})
+		s := Starter{Name: n.m.Name, Client: n.c, Lease: n.lease}
+		if n.clock != nil {
+			s.Offset = n.clock.Offset
+		}
+		starters = append(starters, s)
 	}
 	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
 	if err != nil {
 		return err
 	}
 	for _, n := range st.withRole(gossip.RoleSender) {
-		n.started = rep.Started[n.m.Name]
+		n.started = rep.Started[n.m.Name] // on the coordinator's clock
 		t := n.started.UTC()
 		n.host.StartedAt = &t
 	}
@@ -36,19 +40,22 @@ func (st *runState) start(ctx context.Context) error {
 	return nil
 }
 
-// Starter is a configured sender to start: its agent's name, a client
-// and the lease it was configured under.
+// Starter is a configured sender to start: its agent's name, a client,
+// the lease it was configured under and its clock's offset from the
+// coordinator's (Offset.Offset; 0: taken as the same), so that the
+// instant it is given is the one instant on its own clock.
 type Starter struct {
 	Name   string
 	Client lineratev1.AgentClient
 	Lease  string
+	Offset time.Duration
 }
 
 // StartReport tells when each sender began against the common instant.
 type StartReport struct {
 	At      time.Time
 	Lead    time.Duration
-	Started map[string]time.Time
+	Started map[string]time.Time // on the coordinator's clock
 	// SpreadUS is the start skew: last start minus first, µs. P50US and
 	// P99US are percentiles of each start's lateness after At.
 	SpreadUS, P50US, P99US float64
@@ -82,12 +89,12 @@ func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Dura
 		s := senders[i]
 		cctx, cancel := context.WithTimeout(ctx, lead+callTimeout)
 		defer cancel()
-		resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At)})
+		resp, err := s.Client.Start(cctx, &lineratev1.StartRequest{LeaseId: s.Lease, At: timestamppb.New(rep.At.Add(s.Offset))})
 		if err != nil {
 			return &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("start: %w", err)}
 		}
 		mu.Lock()
-		rep.Started[s.Name] = resp.StartedAt.AsTime()
+		rep.Started[s.Name] = resp.StartedAt.AsTime().Add(-s.Offset) // on the coordinator's clock
 		mu.Unlock()
 		return nil
 	})

@@ -33,7 +33,10 @@ type node struct {
 	received *recv.Report
 	size     receiverSize // receivers: how it was armed
 	started  time.Time
-	stopOnce sync.Once
+	// clock and clockAfter are the agent's clock against the
+	// coordinator's before the traffic and after it (nil: not measured).
+	clock, clockAfter *Offset
+	stopOnce          sync.Once
 	// gone: the run lost this host (its connection went quiet or broke,
 	// gossip declared it failed or it left): cleanup gives its calls
 	// goneBudget only; if it cannot answer, its agent restores by itself

@@ -2,7 +2,9 @@ package receiver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/linerate/linerate/latency"
 )
@@ -55,4 +57,30 @@ func latencyJSON(l *latency.Latency) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// A port's clock correction is added to every delay of its streams, and
+// to no other's: a sender whose clock is 5 s ahead stamps 5 s late, and
+// its delays come out as they were.
+func TestTableClockCorrections(t *testing.T) {
+	const arrivalUs = 1_780_000_000_000_000
+	const ahead = 10009
+	tab, err := NewTable(Options{ClockCorrections: map[uint16]time.Duration{ahead: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.frameNs = arrivalUs * 1000
+	tab.Add(testFrame{port: ahead, seq: 1, sentUs: arrivalUs - 700 + 5e6}.bytes())
+	tab.Add(testFrame{seq: 1, sentUs: arrivalUs - 700}.bytes())
+	streams, _, _ := tab.Streams(0)
+	for _, s := range streams {
+		if l := s.Latency; l == nil || l.Samples() != 1 || l.MinUs != 700 {
+			t.Errorf("stream to port %d: latency %s, want one delay of 700 µs", s.DstPort, latencyJSON(l))
+		}
+	}
+	for _, bad := range []map[uint16]time.Duration{{ahead: 25 * time.Hour}, {9: -25 * time.Hour}} {
+		if _, err := NewTable(Options{ClockCorrections: bad}); err == nil || !strings.Contains(err.Error(), "ClockCorrections") {
+			t.Errorf("corrections %v: %v, want an error naming them", bad, err)
+		}
+	}
 }

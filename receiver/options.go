@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -82,6 +83,9 @@ const (
 	// the window, which is how the window unwraps them.
 	MinWindow = 1 << 10
 	MaxWindow = 1 << 27
+	// MaxClockCorrection bounds a clock correction (Options.ClockCorrections):
+	// clocks a day apart are not corrected, they are set.
+	MaxClockCorrection = 24 * time.Hour
 	// MaxStreamsLimit is the largest stream table (MaxStreams).
 	MaxStreamsLimit = 1 << 16
 	// DefaultMaxStreams is the number of streams counted when
@@ -175,6 +179,11 @@ type Options struct {
 	// when nothing relates them. ClockErrorUs is its bound.
 	Clock        latency.Clock
 	ClockErrorUs float64
+	// ClockCorrections are added to the delays of the streams to each
+	// UDP destination port (a run gives each sender its own): the sender's
+	// clock less this host's, as someone measured them (at most
+	// MaxClockCorrection either way).
+	ClockCorrections map[uint16]time.Duration
 	// Logger receives what the receiver decides (method, mode, fallbacks).
 	// Default: no logging.
 	Logger hclog.Logger
@@ -269,6 +278,11 @@ func (o Options) withDefaults() (Options, error) {
 	if _, err := latency.ParseClock("", string(o.Clock)); err != nil {
 		name, _ := orField(n.Clock, "Clock")
 		return o, fmt.Errorf("%w: %s%v", ErrOptions, name, err)
+	}
+	for port, c := range o.ClockCorrections {
+		if c < -MaxClockCorrection || c > MaxClockCorrection {
+			return o, fmt.Errorf("%w: ClockCorrections[port %d] %v: want at most %v either way", ErrOptions, port, c, MaxClockCorrection)
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

@@ -59,8 +59,10 @@ type stream struct {
 	win   *window  // shared with the table's forks (see seqwindow.go)
 	words []uint64 // win.words, for the fast path
 	// lat records the stream's delays in this table's order of arrival
-	// (nil when latency is off).
-	lat *latency.Recorder
+	// (nil when latency is off); corrUs is added to each
+	// (Options.ClockCorrections of its port).
+	lat    *latency.Recorder
+	corrUs int64
 }
 
 // windows are the streams' sequence windows, shared by a table and its
@@ -77,6 +79,7 @@ type windows struct {
 	latency    bool
 	clock      latency.Clock
 	clockErrUs float64
+	corr       map[uint16]time.Duration
 }
 
 // window returns k's window, making it when there is room (nil: the
@@ -142,7 +145,7 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 func newTable(o Options) *Table {
 	g := newGeometry(o.Window, o.Repeats)
 	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges,
-		latency: o.Latency == LatencyOneWay, clock: o.Clock, clockErrUs: o.ClockErrorUs}, o.MaxStreams)
+		latency: o.Latency == LatencyOneWay, clock: o.Clock, clockErrUs: o.ClockErrorUs, corr: o.ClockCorrections}, o.MaxStreams)
 }
 
 func newTableOf(w *windows, maxStreams int) *Table {
@@ -213,7 +216,7 @@ func (t *Table) record(s *stream, sentUs uint64) {
 	if arr == 0 {
 		arr = uint64(time.Now().UnixNano())
 	}
-	s.lat.Record(int64(arr/1000) - int64(sentUs))
+	s.lat.Record(int64(arr/1000) - int64(sentUs) + s.corrUs)
 }
 
 // lookup4 finds (or adds) the IPv4 stream of frame b, whose raw address
@@ -309,6 +312,7 @@ func (t *Table) lookup(k *streamKey, add bool) *stream {
 			}
 			s = newStream(*k, t.wins.latency)
 			s.win, s.words = ws, ws.words
+			s.corrUs = t.wins.corr[k.port].Microseconds()
 			s.FirstNs = t.frameNs
 			if s.FirstNs == 0 {
 				s.FirstNs = uint64(time.Now().UnixNano())

@@ -25,6 +25,7 @@ type xdpMethod struct {
 	runs                                      *ebpf.Map // per CPU and slot: the run of full words the CPU evicted last
 	lat                                       *ebpf.Map // per CPU and slot: latValue (nil: latency off)
 	clock                                     *ebpf.Map // one u64: what turns the program's clock into Unix ns
+	corr                                      *ebpf.Map // UDP destination port → µs to add to its delays (nil: none)
 	clk                                       bpfClock
 	clockDone                                 chan struct{} // closed to stop keeping clock current
 	clockKept                                 chan struct{} // closed when keepClock ends
@@ -108,6 +109,12 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 			{&x.lat, ebpf.MapSpec{Name: "lr_lat", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: latValSize, MaxEntries: uint32(o.MaxStreams)}},
 			{&x.clock, ebpf.MapSpec{Name: "lr_clock", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}},
 		}...)
+		if len(o.ClockCorrections) > 0 {
+			specs = append(specs, struct {
+				m    **ebpf.Map
+				spec ebpf.MapSpec
+			}{&x.corr, ebpf.MapSpec{Name: "lr_corr", Type: ebpf.Hash, KeySize: 2, ValueSize: 8, MaxEntries: uint32(len(o.ClockCorrections))}})
+		}
 	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
@@ -118,13 +125,19 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 	}
 	params := xdpParams{
 		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
-		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1,
+		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1, corr: -1,
 	}
 	if x.lat != nil {
 		x.clk = bpfClocks()
 		params.lat, params.clock, params.now = x.lat.FD(), x.clock.FD(), x.clk.helper
 		if err := x.setClock(); err != nil {
 			return nil, err
+		}
+		if x.corr != nil {
+			params.corr = x.corr.FD()
+			if err := x.setCorrections(); err != nil {
+				return nil, err
+			}
 		}
 		o.Logger.Debug("xdp: delays timed on "+x.clk.name, "why", x.clk.why)
 	}
@@ -285,7 +298,7 @@ func (x *xdpMethod) close() error {
 		<-x.clockKept
 		x.clockDone = nil
 	}
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock, x.corr} {
 		if m != nil {
 			m.Close()
 		}

@@ -316,6 +316,30 @@ func xdpKnownDelays(t *testing.T) {
 		}
 	}
 
+	// A port's clock correction, in the kernel: a sender 5 s ahead.
+	const ahead = 10009
+	cx, err := loadXDP(mustOptions(t, Options{Window: MinWindow, ClockCorrections: map[uint16]time.Duration{ahead: 5 * time.Second}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cx.close()
+	before := time.Now()
+	for _, f := range []testFrame{{port: ahead, seq: 1, sentUs: uint64(before.UnixMicro() - 700 + 5e6)}, {seq: 1, sentUs: uint64(before.UnixMicro() - 700)}} {
+		if _, err := cx.prog.Run(&ebpf.RunOptions{Data: f.bytes()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := uint64(time.Since(before).Microseconds() + 1)
+	cc, err := cx.read(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cc.streams {
+		if l := s.Latency; l == nil || l.Samples() != 1 || l.MinUs < 700 || l.MinUs > 700+took {
+			t.Errorf("stream to port %d: latency %s, want one delay of 700 µs (+%d at most)", s.DstPort, latencyJSON(l), took)
+		}
+	}
+
 	off, err := loadXDP(mustOptions(t, Options{Window: MinWindow, Latency: LatencyOff}))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@
 package receiver
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -101,7 +102,20 @@ func (x *xdpMethod) startClock() {
 type latValue struct {
 	Last                                         int64
 	J16, JN, Sum, Min, Max, Neg, Absurd, InRange uint64
+	Corr                                         int64
 	Counts                                       [latency.Buckets]uint64
+}
+
+// setCorrections fills the corrections map: each UDP destination port,
+// in network order as the stream key holds it, to its correction in µs.
+func (x *xdpMethod) setCorrections() error {
+	for port, c := range x.o.ClockCorrections {
+		k := binary.BigEndian.AppendUint16(nil, port)
+		if err := x.corr.Update(k, c.Microseconds(), ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("xdp: write the clock correction of port %d: %w", port, err)
+		}
+	}
+	return nil
 }
 
 // slotLatency merges the CPUs' latency state of slot (nil: latency off).

@@ -45,7 +45,8 @@ const (
 	// per-CPU latency state of a slot (latValue): the previous delay,
 	// RFC 3550's J·16 and its differences, the sum, min and max of the
 	// delays in range, the negative and absurd ones, how many were in
-	// range, then the histogram's latency.Buckets counts.
+	// range, the clock correction of the stream's source, then the
+	// histogram's latency.Buckets counts.
 	latLast    = 0
 	latJ16     = 8
 	latJN      = 16
@@ -55,7 +56,8 @@ const (
 	latNeg     = 48
 	latAbsurd  = 56
 	latN       = 64
-	latCounts  = 72
+	latCorr    = 72 // µs added to every delay: the clock correction of the stream's port
+	latCounts  = 80
 	latValSize = latCounts + latency.Buckets*8
 	// per-CPU counters
 	cpuOther    = 0
@@ -98,9 +100,10 @@ type xdpParams struct {
 	pass                                                            bool
 	// lat and clock are the latency maps (lat < 0: latency off); now is
 	// the clock helper (bpf_ktime_get_tai_ns, else bpf_ktime_get_ns),
-	// which clock's one u64 turns into Unix ns.
-	lat, clock int
-	now        asm.BuiltinFunc
+	// which clock's one u64 turns into Unix ns; corr holds the clock
+	// corrections by UDP destination port (< 0: none).
+	lat, clock, corr int
+	now              asm.BuiltinFunc
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -154,7 +157,9 @@ var atomicImm = bpfasm.Imm
 // this CPU's latency state of the slot (R7; R8 = its counters), from
 // label "latency" on, ending at "unwrap". In C terms:
 //
-//	l = &lat[slot] (per CPU); d = (now() + *clock) / 1000 - sent_us
+//	l = &lat[slot] (per CPU); this CPU's first packet of the stream:
+//	  l->corr = corr[dst port] (0 when absent)
+//	d = (now() + *clock) / 1000 - sent_us + l->corr
 //	c->received > 1 -> j = min(|d - l->last|, AbsurdUs);
 //	  l->j16 += j - (l->j16 + 8) >> 4; l->jn++
 //	l->last = d
@@ -171,13 +176,29 @@ func latencyRecord(p xdpParams) asm.Instructions {
 	add(
 		asm.JEq.Imm(asm.R0, 0, "unwrap"),
 		asm.Mov.Reg(asm.R9, asm.R0),
-		p.now.Call(),
+	)
+	if p.corr >= 0 {
+		add(
+			asm.LoadMem(asm.R1, asm.R8, slotReceived, asm.DWord),
+			asm.JNE.Imm(asm.R1, 1, "latnow"),
+		)
+		is = append(is, lookup(p.corr, stKey+32)...) // the key's port, network order
+		add(
+			asm.JEq.Imm(asm.R0, 0, "latnow"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(asm.R9, latCorr, asm.R1, asm.DWord),
+		)
+	}
+	add(
+		p.now.Call().WithSymbol("latnow"),
 		asm.LoadMapValue(asm.R1, p.clock, 0),
 		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.Div.Imm(asm.R0, 1000),
 		asm.LoadMem(asm.R1, asm.RFP, stSent, asm.DWord),
 		asm.Sub.Reg(asm.R0, asm.R1),
+		asm.LoadMem(asm.R1, asm.R9, latCorr, asm.DWord),
+		asm.Add.Reg(asm.R0, asm.R1),
 		// Jitter, from the second packet this CPU saw of the stream.
 		asm.LoadMem(asm.R1, asm.R8, slotReceived, asm.DWord),
 		asm.JLE.Imm(asm.R1, 1, "latfirst"),

@@ -113,7 +113,7 @@ func spreadLine(w io.Writer, what string, s *coordinator.Spread) {
 		fmt.Fprintf(w, " (%d without a time)", s.Missing)
 	}
 	fmt.Fprintf(w, "; %s", s.Clocks)
-	if s.Clocks == coordinator.ClocksSynced {
+	if s.Clocks == coordinator.ClocksSynced || s.Clocks == coordinator.ClocksEstimated {
 		fmt.Fprintf(w, ", each within ±%d µs", s.ClockErrorUS)
 	}
 	fmt.Fprintln(w)

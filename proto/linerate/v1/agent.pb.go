@@ -198,6 +198,105 @@ func (Phase) EnumDescriptor() ([]byte, []int) {
 	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{1}
 }
 
+type ClockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClockRequest) Reset() {
+	*x = ClockRequest{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClockRequest) ProtoMessage() {}
+
+func (x *ClockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClockRequest.ProtoReflect.Descriptor instead.
+func (*ClockRequest) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+type ClockResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unix ns of the agent's CLOCK_REALTIME when the handler was entered
+	// and when it returned.
+	ReceivedUnixNs int64 `protobuf:"varint,1,opt,name=received_unix_ns,json=receivedUnixNs,proto3" json:"received_unix_ns,omitempty"`
+	SentUnixNs     int64 `protobuf:"varint,2,opt,name=sent_unix_ns,json=sentUnixNs,proto3" json:"sent_unix_ns,omitempty"`
+	// The kernel's boot id: agents with one read one clock.
+	BootId        string `protobuf:"bytes,3,opt,name=boot_id,json=bootId,proto3" json:"boot_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClockResponse) Reset() {
+	*x = ClockResponse{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClockResponse) ProtoMessage() {}
+
+func (x *ClockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClockResponse.ProtoReflect.Descriptor instead.
+func (*ClockResponse) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ClockResponse) GetReceivedUnixNs() int64 {
+	if x != nil {
+		return x.ReceivedUnixNs
+	}
+	return 0
+}
+
+func (x *ClockResponse) GetSentUnixNs() int64 {
+	if x != nil {
+		return x.SentUnixNs
+	}
+	return 0
+}
+
+func (x *ClockResponse) GetBootId() string {
+	if x != nil {
+		return x.BootId
+	}
+	return ""
+}
+
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -206,7 +305,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[0]
+	mi := &file_linerate_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +317,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[0]
+	mi := &file_linerate_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +330,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 type DescribeResponse struct {
@@ -266,7 +365,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[1]
+	mi := &file_linerate_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +377,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[1]
+	mi := &file_linerate_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +390,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DescribeResponse) GetHostName() string {
@@ -389,7 +488,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +500,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[2]
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +513,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Clock) GetSynchronised() bool {
@@ -501,7 +600,7 @@ type Nic struct {
 
 func (x *Nic) Reset() {
 	*x = Nic{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[3]
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +612,7 @@ func (x *Nic) String() string {
 func (*Nic) ProtoMessage() {}
 
 func (x *Nic) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[3]
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +625,7 @@ func (x *Nic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nic.ProtoReflect.Descriptor instead.
 func (*Nic) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Nic) GetIface() string {
@@ -648,7 +747,7 @@ type NicQueue struct {
 
 func (x *NicQueue) Reset() {
 	*x = NicQueue{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +759,7 @@ func (x *NicQueue) String() string {
 func (*NicQueue) ProtoMessage() {}
 
 func (x *NicQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +772,7 @@ func (x *NicQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NicQueue.ProtoReflect.Descriptor instead.
 func (*NicQueue) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NicQueue) GetQueue() int32 {
@@ -736,7 +835,7 @@ type SkippedIrq struct {
 
 func (x *SkippedIrq) Reset() {
 	*x = SkippedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +847,7 @@ func (x *SkippedIrq) String() string {
 func (*SkippedIrq) ProtoMessage() {}
 
 func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +860,7 @@ func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkippedIrq.ProtoReflect.Descriptor instead.
 func (*SkippedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SkippedIrq) GetIrq() int32 {
@@ -805,7 +904,7 @@ type LeaseInfo struct {
 
 func (x *LeaseInfo) Reset() {
 	*x = LeaseInfo{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +916,7 @@ func (x *LeaseInfo) String() string {
 func (*LeaseInfo) ProtoMessage() {}
 
 func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +929,7 @@ func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseInfo.ProtoReflect.Descriptor instead.
 func (*LeaseInfo) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LeaseInfo) GetCoordinatorId() string {
@@ -875,7 +974,7 @@ type AcquireLeaseRequest struct {
 
 func (x *AcquireLeaseRequest) Reset() {
 	*x = AcquireLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +986,7 @@ func (x *AcquireLeaseRequest) String() string {
 func (*AcquireLeaseRequest) ProtoMessage() {}
 
 func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +999,7 @@ func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseRequest.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AcquireLeaseRequest) GetCoordinatorId() string {
@@ -929,7 +1028,7 @@ type AcquireLeaseResponse struct {
 
 func (x *AcquireLeaseResponse) Reset() {
 	*x = AcquireLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1040,7 @@ func (x *AcquireLeaseResponse) String() string {
 func (*AcquireLeaseResponse) ProtoMessage() {}
 
 func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1053,7 @@ func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseResponse.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AcquireLeaseResponse) GetLeaseId() string {
@@ -989,7 +1088,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1100,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1113,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RenewLeaseRequest) GetLeaseId() string {
@@ -1041,7 +1140,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1152,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1165,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RenewLeaseResponse) GetExpiresAt() *timestamppb.Timestamp {
@@ -1095,7 +1194,7 @@ type ReleaseLeaseRequest struct {
 
 func (x *ReleaseLeaseRequest) Reset() {
 	*x = ReleaseLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1206,7 @@ func (x *ReleaseLeaseRequest) String() string {
 func (*ReleaseLeaseRequest) ProtoMessage() {}
 
 func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1219,7 @@ func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReleaseLeaseRequest) GetLeaseId() string {
@@ -1148,7 +1247,7 @@ type ReleaseLeaseResponse struct {
 
 func (x *ReleaseLeaseResponse) Reset() {
 	*x = ReleaseLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1259,7 @@ func (x *ReleaseLeaseResponse) String() string {
 func (*ReleaseLeaseResponse) ProtoMessage() {}
 
 func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1272,7 @@ func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReleaseLeaseResponse) GetChanges() []*IrqChange {
@@ -1207,7 +1306,7 @@ type TuneRequest struct {
 
 func (x *TuneRequest) Reset() {
 	*x = TuneRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1318,7 @@ func (x *TuneRequest) String() string {
 func (*TuneRequest) ProtoMessage() {}
 
 func (x *TuneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1331,7 @@ func (x *TuneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneRequest.ProtoReflect.Descriptor instead.
 func (*TuneRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TuneRequest) GetLeaseId() string {
@@ -1284,7 +1383,7 @@ type TuneResponse struct {
 
 func (x *TuneResponse) Reset() {
 	*x = TuneResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1395,7 @@ func (x *TuneResponse) String() string {
 func (*TuneResponse) ProtoMessage() {}
 
 func (x *TuneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1408,7 @@ func (x *TuneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneResponse.ProtoReflect.Descriptor instead.
 func (*TuneResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TuneResponse) GetIface() string {
@@ -1386,7 +1485,7 @@ type IrqMapping struct {
 
 func (x *IrqMapping) Reset() {
 	*x = IrqMapping{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1497,7 @@ func (x *IrqMapping) String() string {
 func (*IrqMapping) ProtoMessage() {}
 
 func (x *IrqMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1510,7 @@ func (x *IrqMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqMapping.ProtoReflect.Descriptor instead.
 func (*IrqMapping) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *IrqMapping) GetQueue() int32 {
@@ -1476,7 +1575,7 @@ type IrqChange struct {
 
 func (x *IrqChange) Reset() {
 	*x = IrqChange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1587,7 @@ func (x *IrqChange) String() string {
 func (*IrqChange) ProtoMessage() {}
 
 func (x *IrqChange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1600,7 @@ func (x *IrqChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqChange.ProtoReflect.Descriptor instead.
 func (*IrqChange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *IrqChange) GetIrq() int32 {
@@ -1576,7 +1675,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1687,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1700,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RestoreRequest) GetLeaseId() string {
@@ -1622,7 +1721,7 @@ type RestoreResponse struct {
 
 func (x *RestoreResponse) Reset() {
 	*x = RestoreResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1733,7 @@ func (x *RestoreResponse) String() string {
 func (*RestoreResponse) ProtoMessage() {}
 
 func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1746,7 @@ func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
 func (*RestoreResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RestoreResponse) GetIface() string {
@@ -1704,14 +1803,19 @@ type ArmRequest struct {
 	// (a power of two; memory is max_streams × window/4 bytes, whatever the
 	// run's length); 0 = the receiver's default. Older sequences are final:
 	// a packet for one is counted late.
-	Window        uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Window uint64 `protobuf:"varint,9,opt,name=window,proto3" json:"window,omitempty"`
+	// What to add to the delay of each packet to a UDP destination port
+	// (each sender of a run has its own): the difference of its sender's
+	// clock and this agent's, as the coordinator measured both against its
+	// own (absent: the delays stay on the clocks as they are).
+	ClockCorrections []*ClockCorrection `protobuf:"bytes,10,rep,name=clock_corrections,json=clockCorrections,proto3" json:"clock_corrections,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ArmRequest) Reset() {
 	*x = ArmRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1827,7 @@ func (x *ArmRequest) String() string {
 func (*ArmRequest) ProtoMessage() {}
 
 func (x *ArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1840,7 @@ func (x *ArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
 func (*ArmRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ArmRequest) GetLeaseId() string {
@@ -1803,6 +1907,66 @@ func (x *ArmRequest) GetWindow() uint64 {
 	return 0
 }
 
+func (x *ArmRequest) GetClockCorrections() []*ClockCorrection {
+	if x != nil {
+		return x.ClockCorrections
+	}
+	return nil
+}
+
+// ClockCorrection is added to the delays of the streams to dst_port.
+type ClockCorrection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DstPort       uint32                 `protobuf:"varint,1,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
+	AddNs         int64                  `protobuf:"varint,2,opt,name=add_ns,json=addNs,proto3" json:"add_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClockCorrection) Reset() {
+	*x = ClockCorrection{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClockCorrection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClockCorrection) ProtoMessage() {}
+
+func (x *ClockCorrection) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClockCorrection.ProtoReflect.Descriptor instead.
+func (*ClockCorrection) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ClockCorrection) GetDstPort() uint32 {
+	if x != nil {
+		return x.DstPort
+	}
+	return 0
+}
+
+func (x *ClockCorrection) GetAddNs() int64 {
+	if x != nil {
+		return x.AddNs
+	}
+	return 0
+}
+
 type ArmResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Armed bool                   `protobuf:"varint,1,opt,name=armed,proto3" json:"armed,omitempty"`
@@ -1821,7 +1985,7 @@ type ArmResponse struct {
 
 func (x *ArmResponse) Reset() {
 	*x = ArmResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1997,7 @@ func (x *ArmResponse) String() string {
 func (*ArmResponse) ProtoMessage() {}
 
 func (x *ArmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2010,7 @@ func (x *ArmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
 func (*ArmResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ArmResponse) GetArmed() bool {
@@ -1895,7 +2059,7 @@ type CollectRequest struct {
 
 func (x *CollectRequest) Reset() {
 	*x = CollectRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2071,7 @@ func (x *CollectRequest) String() string {
 func (*CollectRequest) ProtoMessage() {}
 
 func (x *CollectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2084,7 @@ func (x *CollectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectRequest.ProtoReflect.Descriptor instead.
 func (*CollectRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CollectRequest) GetLeaseId() string {
@@ -1952,7 +2116,7 @@ type CollectResponse struct {
 
 func (x *CollectResponse) Reset() {
 	*x = CollectResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2128,7 @@ func (x *CollectResponse) String() string {
 func (*CollectResponse) ProtoMessage() {}
 
 func (x *CollectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2141,7 @@ func (x *CollectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectResponse.ProtoReflect.Descriptor instead.
 func (*CollectResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CollectResponse) GetReport() *ReceiverReport {
@@ -2025,7 +2189,7 @@ type IrqVerify struct {
 
 func (x *IrqVerify) Reset() {
 	*x = IrqVerify{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2201,7 @@ func (x *IrqVerify) String() string {
 func (*IrqVerify) ProtoMessage() {}
 
 func (x *IrqVerify) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2214,7 @@ func (x *IrqVerify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqVerify.ProtoReflect.Descriptor instead.
 func (*IrqVerify) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *IrqVerify) GetIface() string {
@@ -2104,7 +2268,7 @@ type VerifiedIrq struct {
 
 func (x *VerifiedIrq) Reset() {
 	*x = VerifiedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2280,7 @@ func (x *VerifiedIrq) String() string {
 func (*VerifiedIrq) ProtoMessage() {}
 
 func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2293,7 @@ func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedIrq.ProtoReflect.Descriptor instead.
 func (*VerifiedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VerifiedIrq) GetIrq() int32 {
@@ -2223,7 +2387,7 @@ type ReceiverReport struct {
 
 func (x *ReceiverReport) Reset() {
 	*x = ReceiverReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2399,7 @@ func (x *ReceiverReport) String() string {
 func (*ReceiverReport) ProtoMessage() {}
 
 func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2412,7 @@ func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverReport.ProtoReflect.Descriptor instead.
 func (*ReceiverReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ReceiverReport) GetMethod() string {
@@ -2373,7 +2537,7 @@ type StreamReport struct {
 
 func (x *StreamReport) Reset() {
 	*x = StreamReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2549,7 @@ func (x *StreamReport) String() string {
 func (*StreamReport) ProtoMessage() {}
 
 func (x *StreamReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2562,7 @@ func (x *StreamReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamReport.ProtoReflect.Descriptor instead.
 func (*StreamReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StreamReport) GetSrc() string {
@@ -2534,7 +2698,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2710,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2723,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Latency) GetBuckets() []*LatencyBucket {
@@ -2643,7 +2807,7 @@ type LatencyBucket struct {
 
 func (x *LatencyBucket) Reset() {
 	*x = LatencyBucket{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2819,7 @@ func (x *LatencyBucket) String() string {
 func (*LatencyBucket) ProtoMessage() {}
 
 func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2832,7 @@ func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyBucket.ProtoReflect.Descriptor instead.
 func (*LatencyBucket) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LatencyBucket) GetLoUs() uint64 {
@@ -2699,7 +2863,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2711,7 +2875,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2724,7 +2888,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -2758,7 +2922,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2934,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2947,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -2838,7 +3002,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2850,7 +3014,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2863,7 +3027,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -2962,7 +3126,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3138,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3151,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -3218,7 +3382,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3230,7 +3394,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3243,7 +3407,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -3271,7 +3435,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3447,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3460,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -3333,7 +3497,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3345,7 +3509,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3358,7 +3522,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -3401,7 +3565,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3413,7 +3577,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3426,7 +3590,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -3453,7 +3617,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +3629,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +3642,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -3497,7 +3661,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3509,7 +3673,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3522,7 +3686,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -3543,7 +3707,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3555,7 +3719,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3568,7 +3732,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3596,7 +3760,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3608,7 +3772,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3621,7 +3785,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3653,7 +3817,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3665,7 +3829,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3678,7 +3842,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3746,7 +3910,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3758,7 +3922,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3771,7 +3935,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -3888,7 +4052,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3900,7 +4064,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3913,7 +4077,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -3983,7 +4147,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3995,7 +4159,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4008,7 +4172,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -4039,7 +4203,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4051,7 +4215,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4064,7 +4228,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -4116,7 +4280,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4128,7 +4292,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4141,7 +4305,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -4215,7 +4379,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4227,7 +4391,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4240,7 +4404,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -4303,7 +4467,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4315,7 +4479,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4328,7 +4492,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -4366,7 +4530,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4378,7 +4542,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4391,7 +4555,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -4433,7 +4597,13 @@ var File_linerate_v1_agent_proto protoreflect.FileDescriptor
 
 const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x17linerate/v1/agent.proto\x12\vlinerate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x11\n" +
+	"\x17linerate/v1/agent.proto\x12\vlinerate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x0e\n" +
+	"\fClockRequest\"t\n" +
+	"\rClockResponse\x12(\n" +
+	"\x10received_unix_ns\x18\x01 \x01(\x03R\x0ereceivedUnixNs\x12 \n" +
+	"\fsent_unix_ns\x18\x02 \x01(\x03R\n" +
+	"sentUnixNs\x12\x17\n" +
+	"\aboot_id\x18\x03 \x01(\tR\x06bootId\"\x11\n" +
 	"\x0fDescribeRequest\"\xff\x02\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
@@ -4556,7 +4726,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0fRestoreResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x82\x02\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\xcd\x02\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -4569,7 +4739,12 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"maxStreams\x12\x1d\n" +
 	"\n" +
 	"max_ranges\x18\b \x01(\rR\tmaxRanges\x12\x16\n" +
-	"\x06window\x18\t \x01(\x04R\x06window\"\xb2\x01\n" +
+	"\x06window\x18\t \x01(\x04R\x06window\x12I\n" +
+	"\x11clock_corrections\x18\n" +
+	" \x03(\v2\x1c.linerate.v1.ClockCorrectionR\x10clockCorrections\"C\n" +
+	"\x0fClockCorrection\x12\x19\n" +
+	"\bdst_port\x18\x01 \x01(\rR\adstPort\x12\x15\n" +
+	"\x06add_ns\x18\x02 \x01(\x03R\x05addNs\"\xb2\x01\n" +
 	"\vArmResponse\x12\x14\n" +
 	"\x05armed\x18\x01 \x01(\bR\x05armed\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12#\n" +
@@ -4816,7 +4991,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"PHASE_DONE\x10\x05\x12\x0f\n" +
 	"\vPHASE_ARMED\x10\x06\x12\x10\n" +
-	"\fPHASE_FAILED\x10\a2\x9a\a\n" +
+	"\fPHASE_FAILED\x10\a2\xda\a\n" +
 	"\x05Agent\x12G\n" +
 	"\bDescribe\x12\x1c.linerate.v1.DescribeRequest\x1a\x1d.linerate.v1.DescribeResponse\x12S\n" +
 	"\fAcquireLease\x12 .linerate.v1.AcquireLeaseRequest\x1a!.linerate.v1.AcquireLeaseResponse\x12M\n" +
@@ -4831,7 +5006,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x05Start\x12\x19.linerate.v1.StartRequest\x1a\x1a.linerate.v1.StartResponse\x12;\n" +
 	"\x04Stop\x12\x18.linerate.v1.StopRequest\x1a\x19.linerate.v1.StopResponse\x12A\n" +
 	"\x06Result\x12\x1a.linerate.v1.ResultRequest\x1a\x1b.linerate.v1.ResultResponse\x12@\n" +
-	"\x05Watch\x12\x19.linerate.v1.WatchRequest\x1a\x1a.linerate.v1.WatchResponse0\x01B;Z9github.com/linerate/linerate/proto/linerate/v1;lineratev1b\x06proto3"
+	"\x05Watch\x12\x19.linerate.v1.WatchRequest\x1a\x1a.linerate.v1.WatchResponse0\x01\x12>\n" +
+	"\x05Clock\x12\x19.linerate.v1.ClockRequest\x1a\x1a.linerate.v1.ClockResponseB;Z9github.com/linerate/linerate/proto/linerate/v1;lineratev1b\x06proto3"
 
 var (
 	file_linerate_v1_agent_proto_rawDescOnce sync.Once
@@ -4846,150 +5022,156 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
-	(*DescribeRequest)(nil),       // 2: linerate.v1.DescribeRequest
-	(*DescribeResponse)(nil),      // 3: linerate.v1.DescribeResponse
-	(*Clock)(nil),                 // 4: linerate.v1.Clock
-	(*Nic)(nil),                   // 5: linerate.v1.Nic
-	(*NicQueue)(nil),              // 6: linerate.v1.NicQueue
-	(*SkippedIrq)(nil),            // 7: linerate.v1.SkippedIrq
-	(*LeaseInfo)(nil),             // 8: linerate.v1.LeaseInfo
-	(*AcquireLeaseRequest)(nil),   // 9: linerate.v1.AcquireLeaseRequest
-	(*AcquireLeaseResponse)(nil),  // 10: linerate.v1.AcquireLeaseResponse
-	(*RenewLeaseRequest)(nil),     // 11: linerate.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),    // 12: linerate.v1.RenewLeaseResponse
-	(*ReleaseLeaseRequest)(nil),   // 13: linerate.v1.ReleaseLeaseRequest
-	(*ReleaseLeaseResponse)(nil),  // 14: linerate.v1.ReleaseLeaseResponse
-	(*TuneRequest)(nil),           // 15: linerate.v1.TuneRequest
-	(*TuneResponse)(nil),          // 16: linerate.v1.TuneResponse
-	(*IrqMapping)(nil),            // 17: linerate.v1.IrqMapping
-	(*IrqChange)(nil),             // 18: linerate.v1.IrqChange
-	(*RestoreRequest)(nil),        // 19: linerate.v1.RestoreRequest
-	(*RestoreResponse)(nil),       // 20: linerate.v1.RestoreResponse
-	(*ArmRequest)(nil),            // 21: linerate.v1.ArmRequest
-	(*ArmResponse)(nil),           // 22: linerate.v1.ArmResponse
-	(*CollectRequest)(nil),        // 23: linerate.v1.CollectRequest
-	(*CollectResponse)(nil),       // 24: linerate.v1.CollectResponse
-	(*IrqVerify)(nil),             // 25: linerate.v1.IrqVerify
-	(*VerifiedIrq)(nil),           // 26: linerate.v1.VerifiedIrq
-	(*ReceiverReport)(nil),        // 27: linerate.v1.ReceiverReport
-	(*StreamReport)(nil),          // 28: linerate.v1.StreamReport
-	(*Latency)(nil),               // 29: linerate.v1.Latency
-	(*LatencyBucket)(nil),         // 30: linerate.v1.LatencyBucket
-	(*SeqRange)(nil),              // 31: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 32: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 33: linerate.v1.ConfigureRequest
-	(*SenderConfig)(nil),          // 34: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 35: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 36: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 37: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 38: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 39: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 40: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 41: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 42: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 43: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 44: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 45: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 46: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 47: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 48: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 49: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 50: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 51: linerate.v1.StreamCounters
-	nil,                           // 52: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 54: google.protobuf.Duration
+	(*ClockRequest)(nil),          // 2: linerate.v1.ClockRequest
+	(*ClockResponse)(nil),         // 3: linerate.v1.ClockResponse
+	(*DescribeRequest)(nil),       // 4: linerate.v1.DescribeRequest
+	(*DescribeResponse)(nil),      // 5: linerate.v1.DescribeResponse
+	(*Clock)(nil),                 // 6: linerate.v1.Clock
+	(*Nic)(nil),                   // 7: linerate.v1.Nic
+	(*NicQueue)(nil),              // 8: linerate.v1.NicQueue
+	(*SkippedIrq)(nil),            // 9: linerate.v1.SkippedIrq
+	(*LeaseInfo)(nil),             // 10: linerate.v1.LeaseInfo
+	(*AcquireLeaseRequest)(nil),   // 11: linerate.v1.AcquireLeaseRequest
+	(*AcquireLeaseResponse)(nil),  // 12: linerate.v1.AcquireLeaseResponse
+	(*RenewLeaseRequest)(nil),     // 13: linerate.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),    // 14: linerate.v1.RenewLeaseResponse
+	(*ReleaseLeaseRequest)(nil),   // 15: linerate.v1.ReleaseLeaseRequest
+	(*ReleaseLeaseResponse)(nil),  // 16: linerate.v1.ReleaseLeaseResponse
+	(*TuneRequest)(nil),           // 17: linerate.v1.TuneRequest
+	(*TuneResponse)(nil),          // 18: linerate.v1.TuneResponse
+	(*IrqMapping)(nil),            // 19: linerate.v1.IrqMapping
+	(*IrqChange)(nil),             // 20: linerate.v1.IrqChange
+	(*RestoreRequest)(nil),        // 21: linerate.v1.RestoreRequest
+	(*RestoreResponse)(nil),       // 22: linerate.v1.RestoreResponse
+	(*ArmRequest)(nil),            // 23: linerate.v1.ArmRequest
+	(*ClockCorrection)(nil),       // 24: linerate.v1.ClockCorrection
+	(*ArmResponse)(nil),           // 25: linerate.v1.ArmResponse
+	(*CollectRequest)(nil),        // 26: linerate.v1.CollectRequest
+	(*CollectResponse)(nil),       // 27: linerate.v1.CollectResponse
+	(*IrqVerify)(nil),             // 28: linerate.v1.IrqVerify
+	(*VerifiedIrq)(nil),           // 29: linerate.v1.VerifiedIrq
+	(*ReceiverReport)(nil),        // 30: linerate.v1.ReceiverReport
+	(*StreamReport)(nil),          // 31: linerate.v1.StreamReport
+	(*Latency)(nil),               // 32: linerate.v1.Latency
+	(*LatencyBucket)(nil),         // 33: linerate.v1.LatencyBucket
+	(*SeqRange)(nil),              // 34: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 35: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 36: linerate.v1.ConfigureRequest
+	(*SenderConfig)(nil),          // 37: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 38: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 39: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 40: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 41: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 42: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 43: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 44: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 45: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 46: linerate.v1.ResultResponse
+	(*SenderSummary)(nil),         // 47: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 48: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 49: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 50: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 51: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 52: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 53: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 54: linerate.v1.StreamCounters
+	nil,                           // 55: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
-	5,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
-	8,  // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
-	4,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
-	6,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
-	7,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	53, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	54, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	53, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	54, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	54, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	53, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	54, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	18, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
-	17, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
-	17, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
-	7,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
-	18, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
-	18, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	53, // 19: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
-	27, // 20: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	53, // 21: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
-	25, // 22: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	26, // 23: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	52, // 24: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
-	28, // 25: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	32, // 26: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	31, // 27: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	29, // 28: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
-	30, // 29: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
-	34, // 30: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	54, // 31: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	36, // 32: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	35, // 33: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	34, // 34: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	53, // 35: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	53, // 36: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	53, // 37: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	44, // 38: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	53, // 39: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	53, // 40: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	25, // 41: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	45, // 42: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	54, // 43: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	53, // 44: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	48, // 45: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	49, // 46: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	8,  // 47: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 48: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	54, // 49: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	50, // 50: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 51: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	54, // 52: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	51, // 53: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	2,  // 54: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	9,  // 55: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	11, // 56: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	13, // 57: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	15, // 58: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	19, // 59: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	21, // 60: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	23, // 61: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	33, // 62: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	38, // 63: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	40, // 64: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	42, // 65: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	46, // 66: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	3,  // 67: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	10, // 68: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	12, // 69: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	14, // 70: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	16, // 71: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	20, // 72: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	22, // 73: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	24, // 74: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	37, // 75: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	39, // 76: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	41, // 77: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	43, // 78: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	47, // 79: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	67, // [67:80] is the sub-list for method output_type
-	54, // [54:67] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	7,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
+	10, // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
+	6,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
+	8,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
+	9,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
+	56, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	57, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	56, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	57, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	57, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	56, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	57, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	20, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
+	19, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
+	19, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
+	9,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
+	20, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
+	20, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
+	24, // 19: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
+	56, // 20: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	30, // 21: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
+	56, // 22: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	28, // 23: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	29, // 24: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
+	55, // 25: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	31, // 26: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
+	35, // 27: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	34, // 28: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	32, // 29: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
+	33, // 30: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
+	37, // 31: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	57, // 32: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	39, // 33: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	38, // 34: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	37, // 35: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	56, // 36: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	56, // 37: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	56, // 38: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	47, // 39: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	56, // 40: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	56, // 41: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	28, // 42: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	48, // 43: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	57, // 44: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	56, // 45: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	51, // 46: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	52, // 47: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	10, // 48: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 49: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	57, // 50: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	53, // 51: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 52: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	57, // 53: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	54, // 54: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	4,  // 55: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	11, // 56: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	13, // 57: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	15, // 58: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	17, // 59: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	21, // 60: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	23, // 61: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	26, // 62: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	36, // 63: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	41, // 64: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	43, // 65: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	45, // 66: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	49, // 67: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 68: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 69: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	12, // 70: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	14, // 71: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	16, // 72: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	18, // 73: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	22, // 74: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	25, // 75: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	27, // 76: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	40, // 77: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	42, // 78: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	44, // 79: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	46, // 80: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	50, // 81: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 82: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	69, // [69:83] is the sub-list for method output_type
+	55, // [55:69] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -4997,14 +5179,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[32].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   51,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

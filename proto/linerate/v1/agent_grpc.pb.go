@@ -80,6 +80,7 @@ const (
 	Agent_Stop_FullMethodName         = "/linerate.v1.Agent/Stop"
 	Agent_Result_FullMethodName       = "/linerate.v1.Agent/Result"
 	Agent_Watch_FullMethodName        = "/linerate.v1.Agent/Watch"
+	Agent_Clock_FullMethodName        = "/linerate.v1.Agent/Clock"
 )
 
 // AgentClient is the client API for Agent service.
@@ -147,6 +148,12 @@ type AgentClient interface {
 	// until the client cancels or the agent shuts down. It needs no lease and
 	// changes nothing; a sample is sent at every phase change too.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// Clock answers when the call arrived and when its answer left, on the
+	// agent's realtime clock: the caller times the call on its own clock
+	// and has NTP's four timestamps (offset = ((t2 - t1) + (t3 - t4)) / 2,
+	// error at most half the round trip). It needs no lease and changes
+	// nothing.
+	Clock(ctx context.Context, in *ClockRequest, opts ...grpc.CallOption) (*ClockResponse, error)
 }
 
 type agentClient struct {
@@ -296,6 +303,16 @@ func (c *agentClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Agent_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *agentClient) Clock(ctx context.Context, in *ClockRequest, opts ...grpc.CallOption) (*ClockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClockResponse)
+	err := c.cc.Invoke(ctx, Agent_Clock_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServer is the server API for Agent service.
 // All implementations must embed UnimplementedAgentServer
 // for forward compatibility.
@@ -361,6 +378,12 @@ type AgentServer interface {
 	// until the client cancels or the agent shuts down. It needs no lease and
 	// changes nothing; a sample is sent at every phase change too.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// Clock answers when the call arrived and when its answer left, on the
+	// agent's realtime clock: the caller times the call on its own clock
+	// and has NTP's four timestamps (offset = ((t2 - t1) + (t3 - t4)) / 2,
+	// error at most half the round trip). It needs no lease and changes
+	// nothing.
+	Clock(context.Context, *ClockRequest) (*ClockResponse, error)
 	mustEmbedUnimplementedAgentServer()
 }
 
@@ -409,6 +432,9 @@ func (UnimplementedAgentServer) Result(context.Context, *ResultRequest) (*Result
 }
 func (UnimplementedAgentServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedAgentServer) Clock(context.Context, *ClockRequest) (*ClockResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Clock not implemented")
 }
 func (UnimplementedAgentServer) mustEmbedUnimplementedAgentServer() {}
 func (UnimplementedAgentServer) testEmbeddedByValue()               {}
@@ -658,6 +684,24 @@ func _Agent_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Agent_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _Agent_Clock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServer).Clock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Agent_Clock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServer).Clock(ctx, req.(*ClockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Agent_ServiceDesc is the grpc.ServiceDesc for Agent service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -712,6 +756,10 @@ var Agent_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Result",
 			Handler:    _Agent_Result_Handler,
+		},
+		{
+			MethodName: "Clock",
+			Handler:    _Agent_Clock_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
