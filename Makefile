@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-scale bench-vm bench-smoke bench-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-latency bench-scale bench-vm bench-smoke bench-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -276,6 +276,13 @@ bench-start: build bench-deps
 bench-generators: build bench-deps
 	LINERATE=$(LINERATE) ./bench/generators.sh
 
+# bench-latency: what timing every packet costs the receiver (root): the
+# xdp sender's rate into recv with --latency oneway against off on a veth
+# pair, alternating, and the per-packet cost of the XDP program and the
+# accounting core from their Go benchmarks; figures in docs/benchmarks.md.
+bench-latency: build bench-deps
+	LINERATE=$(LINERATE) GO=$(GO) ./bench/latency-cost.sh
+
 # bench-vm: the VM-host lab's figures (root): boot to agent ready per
 # guest, the pps kernel pktgen reaches between guests (TCG, or KVM where
 # /dev/kvm works), make demo's wall time; figures in docs/benchmarks.md.
@@ -301,6 +308,7 @@ bench-smoke:
 	smoke() { local s=$$(date +%s); echo "bench-smoke: $$*"; "$$@"; echo "bench-smoke: $$3 took $$(( $$(date +%s) - s )) s"; }; \
 	smoke $(MAKE) --no-print-directory bench-generators ROUNDS=1 SECS=1 WARM=100000; \
 	smoke $(MAKE) --no-print-directory bench-start ROUNDS=1 COUNT=20000; \
+	smoke $(MAKE) --no-print-directory bench-latency ROUNDS=1 COUNT=50000 BENCHTIME=100000x; \
 	smoke $(MAKE) --no-print-directory bench-scale SCALE_AGENTS=8 SCALE_PROCS=2 SCALE_SENDERS=4; \
 	smoke $(MAKE) --no-print-directory reliability RELIABILITY_N= RUN='$(RELIABILITY_SMOKE_RUN)' DOC="$$doc"; \
 	smoke $(MAKE) --no-print-directory bench-pktgen PKTGEN_ROUNDS=1 PKTGEN_COUNT=30000; \

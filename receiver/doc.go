@@ -131,6 +131,30 @@
 // stack. The rings' drops (PACKET_STATISTICS) are Report.RingDrops.
 // Needs CAP_NET_RAW.
 //
+// # Latency
+//
+// With Options.Latency oneway (the default) every test packet is timed:
+// its arrival less the send time its header carries (tv_sec, tv_usec:
+// microseconds), into the stream's latency.Histogram (StreamReport.Latency:
+// min, percentiles, max, mean, RFC 3550 jitter, RFC 5481 PDV; see package
+// latency for the layout and its error), so its samples equal Received.
+// Every copy counts, and copies sent on purpose (Repeats > 1) share their
+// first copy's send time. A delay below 0 (the sender's clock is ahead)
+// or of 16.8 s or more (a clock step, or no stamp) is counted apart.
+// Options.ClockCorrections adds, per UDP destination port, the difference
+// of the sender's clock and this host's (a run measures it); Options.Clock
+// states what the delays are on (the receiver knows only its own clock).
+//
+// The XDP method times arrivals in the program: bpf_ktime_get_tai_ns less
+// the kernel's TAI offset where the kernel has it (6.1+), else
+// bpf_ktime_get_ns plus realtime less monotonic, which Go writes every
+// 100 ms; each CPU fills its own histogram of the stream (5 KiB per stream
+// per CPU, allocated up front), summed by Go. Jitter is per CPU (per RX
+// queue), their weighted mean when a stream spreads. The AF_PACKET method
+// takes each frame's ring timestamp (the kernel's receive time on the
+// realtime clock). The clock read per packet is the cost: on this
+// machine's kvm-clock about 30 ns in the XDP program (docs/benchmarks.md).
+//
 // # Interface counters
 //
 // Start reads the interface's counters (netlink stats64: rx_packets,

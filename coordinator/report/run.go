@@ -90,7 +90,7 @@ func latencyTable(w io.Writer, flows []coordinator.Flow) {
 		m := l.Summary()
 		clock := string(l.Clock)
 		if l.ClockErrorUs > 0 {
-			clock += fmt.Sprintf(" ±%g", l.ClockErrorUs)
+			clock += fmt.Sprintf(" ±%.0f", l.ClockErrorUs)
 		}
 		fmt.Fprintf(tw, "%s→%s\t%d\t%g\t%g\t%g\t%g\t%g\t%g\t%.1f\t%.1f\t%g\t%s\t\n", fl.Sender, fl.Receiver, m.Samples,
 			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clock)
