@@ -351,6 +351,7 @@ func snapshotToSample(r receiver.Report) *lineratev1.ReceiverSample {
 	for _, st := range r.Streams {
 		s.Streams = append(s.Streams, &lineratev1.StreamCounters{
 			Src: addrString(st.Src), Dst: addrString(st.Dst), DstPort: uint32(st.DstPort), Received: st.Received, MaxSeq: st.MaxSeq,
+			Latency: latencyToProto(st.Latency),
 		})
 	}
 	return s

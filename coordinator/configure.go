@@ -26,6 +26,17 @@ func (st *runState) portOf(sender string) int {
 	return st.spec.BasePort + slices.Index(st.spec.Senders, sender)
 }
 
+// senderOfPort is the sender whose streams go to UDP port ("": none of
+// the run's).
+func (st *runState) senderOfPort(port uint32) string {
+	for _, s := range st.spec.Senders {
+		if uint32(st.portOf(s)) == port {
+			return s
+		}
+	}
+	return ""
+}
+
 // configure plans sender n's threads over its flows and hands the agent
 // the configuration. A plan that needs more threads than n has places
 // for is one error naming the limit, before the agent sees it.

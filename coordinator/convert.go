@@ -286,18 +286,46 @@ func streamAddr(s string) (netip.Addr, error) {
 }
 
 // sampleOf is one Watch message as a sample of agent's counters in role
-// (ok false: the message has nothing for that role).
-func sampleOf(resp *lineratev1.WatchResponse, agent string, role gossip.Role) (s Sample, ok bool) {
+// (ok false: the message has nothing for that role); a receiver's
+// streams' delays are merged per flow, whose sender senderOf names from
+// a stream's UDP port ("": not a flow of the run; left out).
+func sampleOf(resp *lineratev1.WatchResponse, agent string, role gossip.Role, senderOf func(port uint32) string) (s Sample, ok bool) {
 	s = Sample{Event: EventSample, Time: resp.Time.AsTime().UTC(), Agent: agent, Role: string(role)}
 	switch {
 	case role == gossip.RoleSender && resp.Sender != nil:
 		s.Phase, s.Packets, s.Errors = phaseName(resp.Sender.Phase), resp.Sender.Packets, resp.Sender.Errors
 	case role == gossip.RoleReceiver && resp.Receiver != nil:
 		s.Phase, s.Packets, s.Errors = phaseName(resp.Receiver.Phase), resp.Receiver.Packets, resp.Receiver.Errors
+		s.Latency = liveLatency(resp.Receiver.Streams, senderOf)
 	default:
 		return Sample{}, false
 	}
 	return s, true
+}
+
+// liveLatency merges a live sample's streams' delays per flow, in the
+// order their senders first appear.
+func liveLatency(streams []*lineratev1.StreamCounters, senderOf func(port uint32) string) []FlowLatency {
+	var order []string
+	by := map[string]*latency.Histogram{}
+	for _, st := range streams {
+		sender := senderOf(st.DstPort)
+		l, err := latencyFromProto(st.Latency)
+		if sender == "" || l == nil || err != nil {
+			continue
+		}
+		if by[sender] == nil {
+			by[sender] = &latency.Histogram{}
+			order = append(order, sender)
+		}
+		by[sender].Add(&l.Histogram)
+	}
+	var out []FlowLatency
+	for _, sender := range order {
+		m := by[sender].Summary()
+		out = append(out, FlowLatency{Sender: sender, Samples: m.Samples, P50US: m.P50Us, P99US: m.P99Us})
+	}
+	return out
 }
 
 // sendFailed tells whether a Watch message says the agent's sender

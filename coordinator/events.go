@@ -29,6 +29,17 @@ type Sample struct {
 	Errors  uint64    `json:"errors,omitempty"`
 	PPS     float64   `json:"pps"`
 	L2BPS   float64   `json:"l2_bps"`
+	// Latency (a receiver's) is each of its flows' delays so far, by
+	// sender (absent when it times none).
+	Latency []FlowLatency `json:"latency,omitempty"`
+}
+
+// FlowLatency is a flow's running delays in a receiver's live sample.
+type FlowLatency struct {
+	Sender  string  `json:"sender"`
+	Samples uint64  `json:"samples"`
+	P50US   float64 `json:"p50_us"`
+	P99US   float64 `json:"p99_us"`
 }
 
 // PhaseEvent marks the run entering a phase (`--json-stream`).

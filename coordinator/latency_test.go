@@ -1,10 +1,15 @@
 package coordinator
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/latency"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	recv "github.com/linerate/linerate/receiver"
 )
 
@@ -49,5 +54,40 @@ func TestFlowLatencyClocks(t *testing.T) {
 				t.Errorf("warnings %q", w)
 			}
 		})
+	}
+}
+
+// A receiver's live sample merges its streams' delays so far per flow,
+// each named by its sender from the stream's port; a stream of another
+// port, or without delays, is left out.
+func TestLiveLatency(t *testing.T) {
+	hist := func(delays ...int64) *lineratev1.Latency {
+		var r latency.Recorder
+		for _, d := range delays {
+			r.Record(d)
+		}
+		l := latency.Latency{Histogram: r.H, Clock: latency.SameHost}
+		var p lineratev1.Latency
+		p.Clock, p.MinUs, p.MaxUs, p.SumUs = string(l.Clock), l.MinUs, l.MaxUs, l.SumUs
+		for b, c := range l.Counts {
+			if c != 0 {
+				lo, _ := latency.BucketRange(b)
+				p.Buckets = append(p.Buckets, &lineratev1.LatencyBucket{LoUs: lo, Count: c})
+			}
+		}
+		return &p
+	}
+	resp := &lineratev1.WatchResponse{Time: timestamppb.Now(), Receiver: &lineratev1.ReceiverSample{Packets: 9, Streams: []*lineratev1.StreamCounters{
+		{DstPort: 10001, Latency: hist(10, 20, 30)},
+		{DstPort: 10000, Latency: hist(100)},
+		{DstPort: 10001, Latency: hist(40)},
+		{DstPort: 10000},
+		{DstPort: 9, Latency: hist(5)},
+	}}}
+	senders := map[uint32]string{10000: "s1", 10001: "s2"}
+	s, ok := sampleOf(resp, "r1", gossip.RoleReceiver, func(p uint32) string { return senders[p] })
+	want := []FlowLatency{{Sender: "s2", Samples: 4, P50US: 20, P99US: 40}, {Sender: "s1", Samples: 1, P50US: 100, P99US: 100}}
+	if !ok || !slices.Equal(s.Latency, want) {
+		t.Errorf("live latency %+v, want %+v", s.Latency, want)
 	}
 }

@@ -43,7 +43,7 @@ func (st *runState) watch(ctx context.Context, n *node) {
 			return
 		}
 		quiet.Reset(silence)
-		s, ok := sampleOf(resp, n.m.Name, n.role)
+		s, ok := sampleOf(resp, n.m.Name, n.role, st.senderOfPort)
 		if !ok {
 			continue
 		}

@@ -22,7 +22,11 @@ func SampleLine(last map[string]coordinator.Sample) string {
 	var parts []string
 	for _, n := range names {
 		s := last[n]
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", n, s.Phase, results.FormatSI(s.PPS, "pps"), results.FormatSI(s.L2BPS, "b/s")))
+		part := fmt.Sprintf("%s %s %s %s", n, s.Phase, results.FormatSI(s.PPS, "pps"), results.FormatSI(s.L2BPS, "b/s"))
+		for _, f := range s.Latency {
+			part += fmt.Sprintf(", from %s p50 %.0f µs p99 %.0f µs", f.Sender, f.P50US, f.P99US)
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, " | ")
 }

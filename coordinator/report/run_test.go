@@ -101,3 +101,16 @@ func TestRunTableLatency(t *testing.T) {
 		t.Errorf("no flow timed, yet:\n%s", b.String())
 	}
 }
+
+// The live line gives each agent's phase and rates, and a receiver's
+// flows' running p50 and p99.
+func TestSampleLineLatency(t *testing.T) {
+	line := SampleLine(map[string]coordinator.Sample{
+		"s1": {Phase: "RUNNING", PPS: 5000, L2BPS: 2.56e6},
+		"r1": {Phase: "ARMED", PPS: 5000, L2BPS: 2.56e6, Latency: []coordinator.FlowLatency{{Sender: "s1", Samples: 9, P50US: 20224, P99US: 26368}}},
+	})
+	want := "r1 ARMED 5.0 kpps 2.56 Mb/s, from s1 p50 20224 µs p99 26368 µs | s1 RUNNING 5.0 kpps 2.56 Mb/s"
+	if line != want {
+		t.Errorf("live line %q, want %q", line, want)
+	}
+}

@@ -4523,7 +4523,9 @@ type StreamCounters struct {
 	DstPort  uint32                 `protobuf:"varint,3,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
 	Received uint64                 `protobuf:"varint,4,opt,name=received,proto3" json:"received,omitempty"`
 	// Unwrapped past 2^32 (uint32 before the window; the same wire encoding).
-	MaxSeq        uint64 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
+	MaxSeq uint64 `protobuf:"varint,5,opt,name=max_seq,json=maxSeq,proto3" json:"max_seq,omitempty"`
+	// The delays so far (absent when latency is off).
+	Latency       *Latency `protobuf:"bytes,6,opt,name=latency,proto3" json:"latency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4591,6 +4593,13 @@ func (x *StreamCounters) GetMaxSeq() uint64 {
 		return x.MaxSeq
 	}
 	return 0
+}
+
+func (x *StreamCounters) GetLatency() *Latency {
+	if x != nil {
+		return x.Latency
+	}
+	return nil
 }
 
 var File_linerate_v1_agent_proto protoreflect.FileDescriptor
@@ -4969,13 +4978,14 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0eThreadCounters\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x18\n" +
 	"\apackets\x18\x02 \x01(\x04R\apackets\x12\x16\n" +
-	"\x06errors\x18\x03 \x01(\x04R\x06errors\"\x84\x01\n" +
+	"\x06errors\x18\x03 \x01(\x04R\x06errors\"\xb4\x01\n" +
 	"\x0eStreamCounters\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
 	"\bdst_port\x18\x03 \x01(\rR\adstPort\x12\x1a\n" +
 	"\breceived\x18\x04 \x01(\x04R\breceived\x12\x17\n" +
-	"\amax_seq\x18\x05 \x01(\x04R\x06maxSeq*O\n" +
+	"\amax_seq\x18\x05 \x01(\x04R\x06maxSeq\x12.\n" +
+	"\alatency\x18\x06 \x01(\v2\x14.linerate.v1.LatencyR\alatency*O\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SENDER\x10\x01\x12\x11\n" +
@@ -5139,39 +5149,40 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	1,  // 52: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
 	57, // 53: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
 	54, // 54: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	4,  // 55: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	11, // 56: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	13, // 57: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	15, // 58: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	17, // 59: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	21, // 60: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	23, // 61: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	26, // 62: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	36, // 63: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	41, // 64: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	43, // 65: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	45, // 66: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	49, // 67: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	2,  // 68: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
-	5,  // 69: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	12, // 70: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	14, // 71: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	16, // 72: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	18, // 73: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	22, // 74: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	25, // 75: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	27, // 76: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	40, // 77: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	42, // 78: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	44, // 79: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	46, // 80: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	50, // 81: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	3,  // 82: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
-	69, // [69:83] is the sub-list for method output_type
-	55, // [55:69] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	32, // 55: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
+	4,  // 56: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	11, // 57: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	13, // 58: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	15, // 59: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	17, // 60: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	21, // 61: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	23, // 62: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	26, // 63: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	36, // 64: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	41, // 65: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	43, // 66: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	45, // 67: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	49, // 68: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 69: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 70: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	12, // 71: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	14, // 72: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	16, // 73: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	18, // 74: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	22, // 75: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	25, // 76: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	27, // 77: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	40, // 78: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	42, // 79: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	44, // 80: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	46, // 81: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	50, // 82: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 83: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	70, // [70:84] is the sub-list for method output_type
+	56, // [56:70] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
