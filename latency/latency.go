@@ -3,6 +3,7 @@ package latency
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Latency is the delays of a stream or a flow with the clock they were
@@ -63,4 +64,25 @@ func (l *Latency) UnmarshalJSON(b []byte) error {
 	h.Jitter16, h.JitterN = j.Jitter16, j.JitterDiffs
 	*l = Latency{Histogram: h, Clock: j.Clock, ClockErrorUs: j.ClockErrorUs}
 	return nil
+}
+
+// Merge returns the delays of ls together (nil ones skipped; nil when
+// all are): the histograms merged, on the least certain of their clocks
+// (Clocks' order) with the largest error.
+func Merge(ls ...*Latency) *Latency {
+	var out *Latency
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		if out == nil {
+			out = &Latency{Clock: l.Clock}
+		}
+		out.Histogram.Add(&l.Histogram)
+		if slices.Index(Clocks, l.Clock) > slices.Index(Clocks, out.Clock) {
+			out.Clock = l.Clock
+		}
+		out.ClockErrorUs = max(out.ClockErrorUs, l.ClockErrorUs)
+	}
+	return out
 }

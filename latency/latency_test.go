@@ -195,3 +195,19 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Error("a bucket past the top was accepted")
 	}
 }
+
+// Merging delays keeps every sample and states the least certain clock
+// with the largest error.
+func TestMerge(t *testing.T) {
+	var a, b Recorder
+	a.Record(10)
+	b.Record(20)
+	b.Record(30)
+	m := Merge(&Latency{Histogram: a.H, Clock: SameHost}, nil, &Latency{Histogram: b.H, Clock: Estimated, ClockErrorUs: 40}, &Latency{Clock: Synchronised, ClockErrorUs: 12})
+	if m.Samples() != 3 || m.MinUs != 10 || m.MaxUs != 30 || m.Clock != Estimated || m.ClockErrorUs != 40 {
+		t.Errorf("merged %+v", m)
+	}
+	if Merge(nil, nil) != nil {
+		t.Error("merging nothing is not nil")
+	}
+}

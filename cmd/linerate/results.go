@@ -87,16 +87,19 @@ func (a *app) resultsShow() *cobra.Command {
 }
 
 func (a *app) resultsCompare() *cobra.Command {
-	var dir, threshold string
+	var dir, threshold, latencyThreshold string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "compare A B [--dir D] [--threshold 2%] [--json]",
+		Use:   "compare A B [--dir D] [--threshold 2%] [--latency-threshold 10%] [--json]",
 		Short: "Compare result B against reference A per frame size; exit 1 on a regression",
 		Long: `compare measures B against the reference A, per frame size: throughput of both,
 the delta in pps and %, loss ratios, NDR and PDR deltas when searched. A size
 is flagged as a regression when B's throughput, NDR or PDR is lower than A's
 by more than --threshold (a percentage such as 2% or a fraction such as 0.02),
-or its loss ratio is higher by more than the threshold in absolute terms.
+or its loss ratio is higher by more than the threshold in absolute terms, or
+the p99 one-way delay of the trial that set its throughput is higher by more
+than --latency-threshold and by more than both clocks' bounds (delays on
+unsynchronised clocks are shown, never flagged).
 Sizes measured on one side only are listed, and so is every host whose
 fingerprint differs (kernel, driver, firmware, NIC, link speed, NUMA node,
 backend, method, IRQ map, tool version), and the spec fields that differ.
@@ -106,7 +109,11 @@ printed first), 2 bad input (an unknown or ambiguous id, another schema, a
 bad --threshold).`,
 		Args: exactArgs(2, "A B"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			t, err := parseThreshold(threshold)
+			t, err := parseThreshold("--threshold", threshold)
+			if err != nil {
+				return err
+			}
+			lt, err := parseThreshold("--latency-threshold", latencyThreshold)
 			if err != nil {
 				return err
 			}
@@ -118,7 +125,7 @@ bad --threshold).`,
 			if err != nil {
 				return err
 			}
-			c := results.Compare(docA, docB, t)
+			c := results.CompareWith(docA, docB, t, lt)
 			if asJSON {
 				err = a.writeJSON(c)
 			} else {
@@ -133,6 +140,7 @@ bad --threshold).`,
 	}
 	dirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&threshold, "threshold", "2%", "how much worse B may be before it is flagged: 2% or 0.02")
+	cmd.Flags().StringVar(&latencyThreshold, "latency-threshold", "10%", "how much higher B's p99 one-way delay may be before it is flagged: 10% or 0.1")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
 	return cmd
 }
@@ -147,10 +155,10 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 	}
 }
 
-// parseThreshold reads "2%" (a percentage) or "0.02" (a fraction).
-func parseThreshold(s string) (float64, error) {
+// parseThreshold reads flag's "2%" (a percentage) or "0.02" (a fraction).
+func parseThreshold(flag, s string) (float64, error) {
 	bad := func() (float64, error) {
-		return 0, usagef("--threshold %q: want a percentage from 0%% to under 100%% (2%%) or a fraction from 0 to under 1 (0.02)", s)
+		return 0, usagef("%s %q: want a percentage from 0%% to under 100%% (2%%) or a fraction from 0 to under 1 (0.02)", flag, s)
 	}
 	v := strings.TrimSpace(s)
 	pct := strings.HasSuffix(v, "%")

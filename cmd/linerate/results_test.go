@@ -132,13 +132,13 @@ func TestResultsReportBadInput(t *testing.T) {
 
 func TestResultsThreshold(t *testing.T) {
 	for in, want := range map[string]float64{"2%": 0.02, "0.5%": 0.005, "0.02": 0.02, " 10 % ": 0.1, "0": 1e-12, "0%": 1e-12} {
-		got, err := parseThreshold(in)
+		got, err := parseThreshold("--threshold", in)
 		if err != nil || got < want*(1-1e-12) || got > want*(1+1e-12) {
 			t.Errorf("parseThreshold(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "2", "100%", "1", "-0.1", "two", "%"} {
-		if _, err := parseThreshold(in); err == nil {
+		if _, err := parseThreshold("--threshold", in); err == nil {
 			t.Errorf("parseThreshold(%q) accepted", in)
 		}
 	}

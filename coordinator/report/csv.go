@@ -23,6 +23,12 @@ import (
 //     flows), line_pps (the size's line rate per flow, as offered_pps),
 //     generator_limited, valid, passed, run_id, error.
 //
+// Both kinds also fill, when the trial (for a summary: the trial that
+// set the throughput, RFC 2544's latency at the throughput rate) timed
+// its packets, latency_p50_us, latency_p99_us and latency_max_us (one-way,
+// over all its flows) and latency_clock (the least certain of the flows'
+// clocks).
+//
 // Columns a row does not use are empty. Rates are plain decimals
 // (packets or bits per second), ratios fractions, booleans true/false;
 // the names are the document's JSON keys. Filter on the first column
@@ -32,7 +38,19 @@ var CSVHeader = []string{
 	"row", "size", "label", "n", "search", "phase", "offered_pps", "duration_s",
 	"sent", "received", "lost", "loss_ratio", "achieved_pps", "generator_limited", "valid", "passed", "run_id",
 	"throughput_pps", "l1_bps", "line_rate_pct", "line_pps", "line_basis", "ndr_pps", "pdr_pps", "pdr_goal", "trials", "throughput_trial",
-	"note", "error",
+	"note", "error", "latency_p50_us", "latency_p99_us", "latency_max_us", "latency_clock",
+}
+
+// latencyCols are a trial's delay columns (none when it timed none).
+func latencyCols(kv map[string]string, t *results.Trial) map[string]string {
+	if t == nil {
+		return kv
+	}
+	if l := t.Latency(); l != nil {
+		m := l.Summary()
+		kv["latency_p50_us"], kv["latency_p99_us"], kv["latency_max_us"], kv["latency_clock"] = num(m.P50Us), num(m.P99Us), num(m.MaxUs), string(l.Clock)
+	}
+	return kv
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -69,24 +87,24 @@ func CSV(w io.Writer, doc *results.Document) error {
 		if s.Trial != nil {
 			tt = strconv.Itoa(s.Trial.N)
 		}
-		if err := row(map[string]string{
+		if err := row(latencyCols(map[string]string{
 			"row": "summary", "size": strconv.Itoa(s.Size), "label": s.Label, "loss_ratio": num(s.LossRatio),
 			"generator_limited": strconv.FormatBool(s.GeneratorLimited), "throughput_pps": num(s.ThroughputPPS),
 			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "line_pps": optNum(s.LinePPS), "line_basis": s.Basis, "ndr_pps": optNum(s.NDRPPS),
 			"pdr_pps": optNum(s.PDRPPS), "pdr_goal": optNum(s.PDRGoal), "trials": strconv.Itoa(s.Trials),
 			"throughput_trial": tt, "note": s.Note,
-		}); err != nil {
+		}, s.Trial)); err != nil {
 			return err
 		}
 	}
 	for _, t := range doc.AllTrials() {
-		if err := row(map[string]string{
+		if err := row(latencyCols(map[string]string{
 			"row": "trial", "size": strconv.Itoa(t.Size), "n": strconv.Itoa(t.N), "search": t.Search, "phase": t.Phase,
 			"offered_pps": num(t.OfferedPPS), "duration_s": num(t.DurationSec), "sent": u64(t.Sent),
 			"received": u64(t.Received), "lost": u64(t.Lost), "loss_ratio": num(t.LossRatio),
 			"achieved_pps": num(t.AchievedPPS), "line_pps": optNum(t.LinePPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
 			"valid": strconv.FormatBool(t.Valid), "passed": strconv.FormatBool(t.Passed), "run_id": t.RunID, "error": t.Error,
-		}); err != nil {
+		}, &t)); err != nil {
 			return err
 		}
 	}

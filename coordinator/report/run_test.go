@@ -1,6 +1,8 @@
 package report
 
 import (
+	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +114,42 @@ func TestSampleLineLatency(t *testing.T) {
 	want := "r1 ARMED 5.0 kpps 2.56 Mb/s, from s1 p50 20224 µs p99 26368 µs | s1 RUNNING 5.0 kpps 2.56 Mb/s"
 	if line != want {
 		t.Errorf("live line %q, want %q", line, want)
+	}
+}
+
+// A trial that timed its packets carries its delays' p50, p99, max and
+// clock in the CSV, over all its flows; the size's summary row those of
+// the trial that set its throughput.
+func TestCSVLatency(t *testing.T) {
+	rec := func(delays ...int64) *latency.Latency {
+		var r latency.Recorder
+		for _, d := range delays {
+			r.Record(d)
+		}
+		return &latency.Latency{Histogram: r.H, Clock: latency.SameHost}
+	}
+	est := rec(500)
+	est.Clock, est.ClockErrorUs = latency.Estimated, 30
+	doc := &results.Document{Kind: results.KindCampaign, Summary: []results.SizeResult{{Size: 64, ThroughputPPS: 1000, ThroughputTrial: 1, Trials: 1}},
+		Trials: []results.Trial{{N: 1, Size: 64, Valid: true, Passed: true, Flows: []coordinator.Flow{
+			{Sender: "s1", Receiver: "r1", Latency: rec(10, 20, 30)}, {Sender: "s2", Receiver: "r1", Latency: est},
+		}}}}
+	var b strings.Builder
+	if err := CSV(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, c := range recs[0] {
+		col[c] = i
+	}
+	for _, r := range recs[1:] {
+		got := []string{r[col["latency_p50_us"]], r[col["latency_p99_us"]], r[col["latency_max_us"]], r[col["latency_clock"]]}
+		if want := []string{"20", "500", "500", "estimated"}; !slices.Equal(got, want) {
+			t.Errorf("%s row: latency %v, want %v", r[0], got, want)
+		}
 	}
 }

@@ -196,6 +196,7 @@ func Comparison(out io.Writer, c *results.Comparison) error {
 			signedPPS(s.DeltaPPS), s.DeltaPct, formatRatio(s.LossA), formatRatio(s.LossB), ratePct(s.NDR), ratePct(s.PDR), flag)
 	}
 	tw.Flush()
+	latencyComparison(w, c)
 	if len(c.OnlyA) > 0 {
 		fmt.Fprintf(w, "only in A: %s\n", strings.Join(c.OnlyA, ", "))
 	}
@@ -235,6 +236,29 @@ func Comparison(out io.Writer, c *results.Comparison) error {
 		fmt.Fprintln(w, "\nno regression beyond the threshold")
 	}
 	return w.err
+}
+
+// latencyComparison writes the sizes whose throughput trials timed
+// their packets on both sides: p50 and p99 one-way delays and their
+// clocks (nothing when none did).
+func latencyComparison(w io.Writer, c *results.Comparison) {
+	var sizes []results.SizeDelta
+	for _, s := range c.Sizes {
+		if s.Latency != nil {
+			sizes = append(sizes, s)
+		}
+	}
+	if len(sizes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\none-way latency at the throughput rate (µs), flagged when the p99 is %s%% higher\n", strconv.FormatFloat(100*c.LatencyThreshold, 'f', -1, 64))
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SIZE\tP50 A\tP50 B\tP99 A\tP99 B\tP99 Δ%\tCLOCKS\t")
+	for _, s := range sizes {
+		l := s.Latency
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\t%+.2f%%\t%s / %s\t\n", s.Key(), l.P50A, l.P50B, l.P99A, l.P99B, l.DeltaPct, l.ClockA, l.ClockB)
+	}
+	tw.Flush()
 }
 
 func signedPPS(v float64) string {

@@ -12,11 +12,17 @@ import (
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/latency"
 )
 
 // DefaultThreshold is the margin by which B must be worse than A to be
 // flagged as a regression: 2 %.
 const DefaultThreshold = 0.02
+
+// DefaultLatencyThreshold is the margin by which B's p99 one-way delay
+// must be higher than A's to be flagged: 10 % (delays vary more from run
+// to run than rates do).
+const DefaultLatencyThreshold = 0.10
 
 // epsilon keeps a change of exactly the threshold from being flagged by
 // floating-point noise.
@@ -38,8 +44,10 @@ type Comparison struct {
 	A Ref `json:"a"`
 	B Ref `json:"b"`
 	// Threshold is the fraction by which B may be worse before it is
-	// flagged (0.02 = 2 %).
-	Threshold float64 `json:"threshold"`
+	// flagged (0.02 = 2 %); LatencyThreshold the fraction by which its p99
+	// delay may be higher.
+	Threshold        float64 `json:"threshold"`
+	LatencyThreshold float64 `json:"latency_threshold"`
 	// Sizes are the frame sizes both documents measured, in size order.
 	Sizes []SizeDelta `json:"sizes"`
 	// OnlyA and OnlyB are the sizes (Key) measured by one side only.
@@ -96,13 +104,27 @@ type SizeDelta struct {
 	// GeneratorLimitedA/B: that side's throughput is only a lower bound.
 	GeneratorLimitedA bool `json:"generator_limited_a,omitempty"`
 	GeneratorLimitedB bool `json:"generator_limited_b,omitempty"`
-	Regression        bool `json:"regression"`
+	// Latency compares the one-way delays of the trials that set each
+	// side's throughput, when both timed their packets.
+	Latency    *LatencyDelta `json:"latency,omitempty"`
+	Regression bool          `json:"regression"`
 	// Why says what made it a regression (and what to keep in mind).
 	Why []string `json:"why,omitempty"`
 }
 
 // Key names the size as SizeResult.Key does.
 func (s SizeDelta) Key() string { return SizeResult{Size: s.Size, Label: s.Label}.Key() }
+
+// LatencyDelta compares the delays of both sides (µs) and their clocks.
+type LatencyDelta struct {
+	P50A     float64       `json:"p50_us_a"`
+	P50B     float64       `json:"p50_us_b"`
+	P99A     float64       `json:"p99_us_a"`
+	P99B     float64       `json:"p99_us_b"`
+	DeltaPct float64       `json:"p99_delta_pct"`
+	ClockA   latency.Clock `json:"clock_a"`
+	ClockB   latency.Clock `json:"clock_b"`
+}
 
 // RateDelta compares one rate (NDR or PDR) of both sides.
 type RateDelta struct {
@@ -145,10 +167,22 @@ func refOf(d *Document) Ref {
 // listed: a regression usually comes with a new kernel, driver,
 // firmware, NIC, link speed or IRQ map.
 func Compare(a, b *Document, threshold float64) *Comparison {
+	return CompareWith(a, b, threshold, 0)
+}
+
+// CompareWith is Compare that also flags a size whose p99 one-way delay
+// (of the trial that set its throughput) is higher in b by more than
+// latencyThreshold of a's (≤ 0: DefaultLatencyThreshold) and by more
+// than both sides' clock bounds; delays on an unsynchronised clock are
+// shown, never flagged.
+func CompareWith(a, b *Document, threshold, latencyThreshold float64) *Comparison {
 	if threshold <= 0 {
 		threshold = DefaultThreshold
 	}
-	c := &Comparison{A: refOf(a), B: refOf(b), Threshold: threshold, Sizes: []SizeDelta{}, OnlyA: []string{}, OnlyB: []string{}, Hosts: []HostDiff{}, Spec: []string{}}
+	if latencyThreshold <= 0 {
+		latencyThreshold = DefaultLatencyThreshold
+	}
+	c := &Comparison{A: refOf(a), B: refOf(b), Threshold: threshold, LatencyThreshold: latencyThreshold, Sizes: []SizeDelta{}, OnlyA: []string{}, OnlyB: []string{}, Hosts: []HostDiff{}, Spec: []string{}}
 	rowsA, rowsB := a.Rows(), b.Rows()
 	byKey := map[string]SizeResult{}
 	for _, r := range rowsB {
@@ -163,6 +197,7 @@ func Compare(a, b *Document, threshold float64) *Comparison {
 			continue
 		}
 		d := compareSize(ra, rb, threshold)
+		compareLatency(&d, trialLatency(a, ra), trialLatency(b, rb), latencyThreshold)
 		c.Regression = c.Regression || d.Regression
 		c.Sizes = append(c.Sizes, d)
 	}
@@ -232,6 +267,37 @@ func compareSize(a, b SizeResult, threshold float64) SizeDelta {
 		d.Why = append(d.Why, fmt.Sprintf("PDR goals differ (%g vs %g)", a.PDRGoal, b.PDRGoal))
 	}
 	return d
+}
+
+// trialLatency is the delays of the trial that set r's throughput (nil:
+// none, or it timed none).
+func trialLatency(d *Document, r SizeResult) *latency.Latency {
+	if t := d.ThroughputTrialOf(r); t != nil {
+		return t.Latency()
+	}
+	return nil
+}
+
+// compareLatency adds both sides' delays to d and flags a p99 higher in
+// b beyond threshold and beyond both clocks' bounds.
+func compareLatency(d *SizeDelta, a, b *latency.Latency, threshold float64) {
+	if a == nil || b == nil || a.Samples() == 0 || b.Samples() == 0 {
+		return
+	}
+	ma, mb := a.Summary(), b.Summary()
+	d.Latency = &LatencyDelta{P50A: ma.P50Us, P50B: mb.P50Us, P99A: ma.P99Us, P99B: mb.P99Us, DeltaPct: pct(mb.P99Us-ma.P99Us, ma.P99Us), ClockA: a.Clock, ClockB: b.Clock}
+	if ma.P99Us <= 0 || (mb.P99Us-ma.P99Us)/ma.P99Us <= threshold+epsilon {
+		return
+	}
+	switch {
+	case a.Clock == latency.Unsynchronised || b.Clock == latency.Unsynchronised:
+		d.Why = append(d.Why, fmt.Sprintf("p99 latency %.2f%% higher, not flagged: on unsynchronised clocks only its spread means something", pct(mb.P99Us-ma.P99Us, ma.P99Us)))
+	case mb.P99Us-ma.P99Us <= a.ClockErrorUs+b.ClockErrorUs:
+		d.Why = append(d.Why, fmt.Sprintf("p99 latency %.0f µs higher, not flagged: within the clocks' bounds (±%.0f µs)", mb.P99Us-ma.P99Us, a.ClockErrorUs+b.ClockErrorUs))
+	default:
+		d.Regression = true
+		d.Why = append(d.Why, fmt.Sprintf("p99 latency %.2f%% higher (%.0f → %.0f µs)", pct(mb.P99Us-ma.P99Us, ma.P99Us), ma.P99Us, mb.P99Us))
+	}
 }
 
 // compareHosts matches hosts by name, then the rest by role in name

@@ -12,6 +12,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/latency"
 )
 
 // scaled returns the campaign with size's throughput (and NDR) times f.
@@ -198,5 +199,46 @@ func TestResultsLineRatePPS(t *testing.T) {
 		if got := results.LineRatePPS(c.hosts, c.flows, 64); !near(got/c.want, 1) && !(c.want == 0 && got == 0) {
 			t.Errorf("%s: %.1f, want %.1f", c.name, got, c.want)
 		}
+	}
+}
+
+// A size whose throughput trial's p99 one-way delay is higher in B by
+// more than the latency threshold and than both clocks' bounds is a
+// regression; one within the bounds, or on unsynchronised clocks, is
+// shown and explained, never flagged; one within the threshold is not
+// flagged.
+func TestResultsCompareLatency(t *testing.T) {
+	doc := func(p99 int64, clock latency.Clock, errUs float64) *results.Document {
+		var r latency.Recorder
+		for range 98 {
+			r.Record(100)
+		}
+		r.Record(p99) // ranks 99 and 100: the p99
+		r.Record(p99)
+		l := &latency.Latency{Histogram: r.H, Clock: clock, ClockErrorUs: errUs}
+		return &results.Document{Kind: results.KindCampaign, Summary: []results.SizeResult{{Size: 64, ThroughputPPS: 1000, ThroughputTrial: 1}},
+			Trials: []results.Trial{{N: 1, Size: 64, Valid: true, Passed: true, Flows: []coordinator.Flow{{Sender: "s1", Receiver: "r1", Latency: l}}}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		a, b       *results.Document
+		regression bool
+		why        string
+	}{
+		{"higher beyond the threshold", doc(1000, latency.SameHost, 0), doc(1200, latency.SameHost, 0), true, "p99 latency 20.00% higher (1000 → 1200 µs)"},
+		{"within the threshold", doc(1000, latency.SameHost, 0), doc(1050, latency.SameHost, 0), false, ""},
+		{"within the clocks' bounds", doc(1000, latency.Estimated, 150), doc(1200, latency.Estimated, 100), false, "within the clocks' bounds (±250 µs)"},
+		{"unsynchronised", doc(1000, latency.SameHost, 0), doc(5000, latency.Unsynchronised, 0), false, "on unsynchronised clocks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := results.CompareWith(tc.a, tc.b, 0, 0)
+			d := c.Sizes[0]
+			if c.Regression != tc.regression || d.Latency == nil || d.Latency.P99A != 1000 || c.LatencyThreshold != results.DefaultLatencyThreshold {
+				t.Errorf("regression %v, latency %+v, threshold %v", c.Regression, d.Latency, c.LatencyThreshold)
+			}
+			if why := strings.Join(d.Why, "; "); !strings.Contains(why, tc.why) || tc.why == "" && why != "" {
+				t.Errorf("why %q, want %q", why, tc.why)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -21,6 +22,16 @@ func (r SizeResult) Key() string {
 		return r.Label
 	}
 	return "imix"
+}
+
+// Latency is the delays of every flow of the trial together, on the
+// least certain of their clocks (nil: none was timed).
+func (t Trial) Latency() *latency.Latency {
+	var ls []*latency.Latency
+	for _, f := range t.Flows {
+		ls = append(ls, f.Latency)
+	}
+	return latency.Merge(ls...)
 }
 
 // Rows is the document's summary, one row per frame size: Summary, or

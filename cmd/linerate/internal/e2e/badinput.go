@@ -34,6 +34,9 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 	{[]string{"lab", "campaign", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 	{[]string{"campaign", "run", "spec.yaml", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+	// Latency: the receiver's mode and stated clock.
+	{[]string{"recv", "--iface", "lo", "--latency", "rtt2"}, `--latency "rtt2": valid latency modes are oneway and off`},
+	{[]string{"recv", "--iface", "lo", "--clock", "gps"}, `--clock "gps": want same-host, synchronised, estimated or unsynchronised`},
 	// The agent's rails: an --allow-dst covering everything only with
 	// --allow-dst-any, VLANs and source MACs well formed.
 	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "0.0.0.0/0"},

@@ -64,6 +64,7 @@ var badResults = []badFile{
 	{"", "", []string{"results", "list", "--dir", "/nonexistent"}, "no results directory: /nonexistent does not exist"},
 	{"", "", []string{"results", "compare", "20260101T000000Z-aaaa", "20260101T000000Z-bbbb", "--dir", "DIR"}, "not a result document"},
 	{"", "", []string{"results", "compare", "a", "b", "--dir", "DIR", "--threshold", "-5%"}, `--threshold "-5%": want a percentage`},
+	{"", "", []string{"results", "compare", "a", "b", "--dir", "DIR", "--latency-threshold", "150%"}, `--latency-threshold "150%": want a percentage`},
 	{"", "", []string{"report", "20260101T000000Z-bbbb", "--dir", "DIR", "--format", "pdf"}, `--format "pdf": valid formats`},
 	{"", "", []string{"report", "20260101T000000Z-bbbb", "--dir", "DIR"}, "not a result document"},
 	{"", "", []string{"report", "x", "--dir", "DIR", "-o", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
