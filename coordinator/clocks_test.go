@@ -101,7 +101,10 @@ func TestRunClocksSecondsApart(t *testing.T) {
 	}
 	for _, a := range []*fakeAgent{s1, s2, r1} {
 		co := byName[a.name].ClockOffset
-		if co == nil || math.Abs(co.OffsetUS-us(a.clockOffset)) > co.BoundUS+1 || co.Samples != offsetExchanges || math.Abs(co.DriftUS) > 2*co.BoundUS+1 {
+		// The clocks do not drift: the measured drift is the two
+		// measurements' errors, each within its own half round trip
+		// (bufconn under make unit's load: a few µs to a millisecond).
+		if co == nil || math.Abs(co.OffsetUS-us(a.clockOffset)) > co.BoundUS+1 || co.Samples != offsetExchanges || math.Abs(co.DriftUS) > co.BoundUS+2000 {
 			t.Errorf("%s: clock offset %+v, want %v", a.name, co, a.clockOffset)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/linerate/linerate/coordinator/search"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/ctxsleep"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 )
 
@@ -267,12 +268,43 @@ func (c *campaignRun) run(ctx context.Context) error {
 				best = res
 			}
 		}
+		if err := c.latencyTest(ctx, size, best); err != nil {
+			return err
+		}
 		c.doc.Summary = append(c.doc.Summary, *best)
 		c.sizesDone++
 		c.emit(Event{Event: EventSize, Size: size, BestPPS: best.ThroughputPPS / float64(len(c.flows)), Message: best.Note})
 	}
 	return nil
 }
+
+// latencyTest runs RFC 2544's latency test of one size at its
+// throughput rate (res.ThroughputPPS, summed over the flows) when the
+// spec asks for it, and records every delay of its trials in res. A size
+// without a throughput (nothing passed) has no latency to measure.
+func (c *campaignRun) latencyTest(ctx context.Context, size int, res *results.SizeResult) error {
+	lt := c.spec.Latency
+	if lt == nil || res.ThroughputPPS <= 0 {
+		return nil
+	}
+	rate := res.ThroughputPPS / float64(len(c.flows))
+	var ls []*latency.Latency
+	for range lt.Trials {
+		t, err := c.trial(ctx, size, rate, time.Duration(lt.Duration), PhaseLatency, true)
+		if err != nil {
+			return err
+		}
+		ls = append(ls, t.Latency())
+	}
+	res.Latency, res.LatencyTrials = latency.Merge(ls...), lt.Trials
+	if res.Latency == nil {
+		res.Note = strings.TrimSpace(res.Note + " latency test: no trial timed its packets (receivers with latency off)")
+	}
+	return nil
+}
+
+// PhaseLatency is the phase of RFC 2544's latency trials.
+const PhaseLatency = "latency"
 
 // size searches (or sweeps) one frame size once.
 func (c *campaignRun) size(ctx context.Context, size int, line float64, basis string, rep int) (*results.SizeResult, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/cluster/gossip"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 )
@@ -34,6 +35,9 @@ type dut struct {
 	limit    func(size int) float64
 	gen      float64
 	pushback bool
+	// delayUs, when set, times every packet a flow carries at rate pps
+	// (per flow): the receivers' latency.
+	delayUs func(rate float64) int64
 
 	mu    sync.Mutex
 	specs []coordinator.Spec
@@ -62,8 +66,16 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 		sent := uint64(achieved * secs)
 		carried := min(achieved, d.limit(s.FrameSize))
 		recv := uint64(carried * secs)
+		st := coordinator.Stream{Sent: sent, StreamReport: receiver.StreamReport{Received: recv}}
+		if d.delayUs != nil {
+			var r latency.Recorder
+			for range recv {
+				r.Record(d.delayUs(float64(s.Rate)))
+			}
+			st.Latency = &latency.Latency{Histogram: r.H, Clock: latency.SameHost}
+		}
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
-			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{{Sent: sent, StreamReport: receiver.StreamReport{Received: recv}}},
+			Sender: p.Sender, Receiver: p.Receiver, Streams: []coordinator.Stream{st},
 			DurationSec: secs, FrameBytes: float64(s.FrameSize - 4), OfferedPPS: float64(s.Rate), AchievedPPS: achieved,
 		}))
 	}
@@ -326,4 +338,47 @@ func TestCampaignPartialTrialIsNoLoss(t *testing.T) {
 // fixedLine is a Runner.LineRate of pps per flow for every frame size.
 func fixedLine(pps float64) func(float64) (float64, string) {
 	return func(float64) (float64, string) { return pps, "a test's fixed line rate" }
+}
+
+// RFC 2544's latency test (26.2): after each size's throughput search,
+// the spec's trials of its trial duration at the throughput rate, each
+// timing every packet; the size's latency is all of their delays, and
+// the throughput stays the search's.
+func TestCampaignLatencyTest(t *testing.T) {
+	limit := func(size int) float64 { return 0.6 * pktgen.LinePPS(1000, float64(size-4)) }
+	// The device queues more the nearer it runs to its limit.
+	d := &dut{limit: limit, delayUs: func(rate float64) int64 { return 40 + int64(rate/1e4) }}
+	doc, _ := runCampaign(t, d, `name: q
+agents: {senders: [s1], receivers: [r1]}
+frame_sizes: [64, 1518]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+search: {resolution: 1%}
+latency: {trials: 3, trial_duration: 200ms}
+`, nil)
+	if doc.Status != coordinator.StatusOK || len(doc.Summary) != 2 {
+		t.Fatalf("doc %s: %s", doc.Status, doc.Error)
+	}
+	for _, s := range doc.Summary {
+		var lat []results.Trial
+		for _, tr := range doc.Trials {
+			if tr.Size == s.Size && tr.Phase == PhaseLatency {
+				lat = append(lat, tr)
+			}
+		}
+		var received uint64
+		for _, tr := range lat {
+			received += tr.Received
+			if tr.OfferedPPS != s.ThroughputPPS || tr.DurationSec != 0.2 || !tr.Valid {
+				t.Errorf("size %d: latency trial %+v, want %.0f pps for 200ms", s.Size, tr, s.ThroughputPPS)
+			}
+		}
+		want := 40 + int64(s.ThroughputPPS/1e4)
+		if len(lat) != 3 || s.LatencyTrials != 3 || s.Latency == nil || s.Latency.Samples() != received || int64(s.Latency.MinUs) != want || int64(s.Latency.MaxUs) != want {
+			t.Errorf("size %d: %d latency trials, latency %+v over %d received, want every delay %d µs", s.Size, len(lat), s.Latency, received, want)
+		}
+		if tr := doc.Trials[s.ThroughputTrial-1]; tr.Phase == PhaseLatency {
+			t.Errorf("size %d: the throughput trial is a latency trial", s.Size)
+		}
+	}
 }

@@ -41,9 +41,29 @@ type Spec struct {
 	// Shortfall says what a trial whose senders did not reach the offered
 	// rate is: ShortfallInvalid (default) or ShortfallFail.
 	Shortfall Shortfall `yaml:"shortfall"`
+	// Latency, when given, is RFC 2544's latency test (26.2) of every
+	// size, after its throughput search: Trials trials of Duration at the
+	// throughput rate.
+	Latency *LatencyTest `yaml:"latency"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
+
+// LatencyTest is RFC 2544's latency test (section 26.2): at each frame
+// size's throughput rate, Trials trials (the RFC asks for at least 20,
+// the default) of Duration each (at least 120 s in the RFC, the
+// default); each trial times every packet, and the size's latency is
+// all of their delays together.
+type LatencyTest struct {
+	Trials   int      `yaml:"trials"`
+	Duration Duration `yaml:"trial_duration"`
+}
+
+// RFC 2544's latency test defaults (section 26.2).
+const (
+	DefaultLatencyTrials   = 20
+	DefaultLatencyDuration = Duration(120 * time.Second)
+)
 
 // Agents are the run's senders and receivers, by name or by tag selector.
 type Agents struct {
@@ -293,6 +313,20 @@ func (s *Spec) validate() error {
 	}
 	if s.Repetitions < 1 || s.Repetitions > 100 {
 		return s.errf("repetitions", "%d: want 1-100", s.Repetitions)
+	}
+	if l := s.Latency; l != nil {
+		if l.Trials == 0 {
+			l.Trials = DefaultLatencyTrials
+		}
+		if l.Duration == 0 {
+			l.Duration = DefaultLatencyDuration
+		}
+		if l.Trials < 1 || l.Trials > 1000 {
+			return s.errf("latency.trials", "%d: want 1-1000 (RFC 2544 asks for at least 20)", l.Trials)
+		}
+		if l.Duration < Duration(100*time.Millisecond) || l.Duration > Duration(time.Hour) {
+			return s.errf("latency.trial_duration", "%s: want 100ms to 1h (RFC 2544 asks for at least 120s)", time.Duration(l.Duration))
+		}
 	}
 	if s.Warmup < 0 || s.Warmup > Duration(10*time.Minute) {
 		return s.errf("warmup", "%s: want 0 to 10m", time.Duration(s.Warmup))

@@ -50,6 +50,21 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+// RFC 2544's latency test takes the RFC's trial count and length unless
+// the spec gives its own; without the section there is none.
+func TestParseLatencyDefaults(t *testing.T) {
+	s, err := Parse([]byte("agents: {senders: [s1], receivers: [r1]}\nframe_sizes: [64]\nlatency: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Latency == nil || s.Latency.Trials != DefaultLatencyTrials || s.Latency.Duration != DefaultLatencyDuration {
+		t.Errorf("latency test %+v, want %d trials of %v", s.Latency, DefaultLatencyTrials, time.Duration(DefaultLatencyDuration))
+	}
+	if s, _ := Parse([]byte("agents: {senders: [s1], receivers: [r1]}\nframe_sizes: [64]\n")); s.Latency != nil {
+		t.Errorf("no latency section, yet %+v", s.Latency)
+	}
+}
+
 func TestParseSweepDefaults(t *testing.T) {
 	s, err := Parse([]byte("agents: {senders: [a], receivers: [b]}\nframe_sizes: [64]\nrates: [10%, 200kpps, 1e5]\n"))
 	if err != nil {
@@ -106,6 +121,8 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nsearch:\n  max_rate: 1500%\n", "line 4: search.max_rate: 1500%: want at most 100% of line rate"},
 		{base + "frame_sizes: [64]\nsearch:\n  resolution: fast\n", `line 4: rate "fast": want packets per second`},
 		{base + "frame_sizes: [64]\ntrial_duration: 10\n", `line 3: duration "10": want a Go duration`},
+		{base + "frame_sizes: [64]\nlatency:\n  trials: 1001\n", "line 4: latency.trials: 1001: want 1-1000 (RFC 2544 asks for at least 20)"},
+		{base + "frame_sizes: [64]\nlatency:\n  trial_duration: 10ms\n", "line 4: latency.trial_duration: 10ms: want 100ms to 1h (RFC 2544 asks for at least 120s)"},
 		{base + "frame_sizes: [64]\ntrial_duraton: 10s\n", "line 3: field trial_duraton not found"},
 		{base + "frame_sizes: [64]\nrates: [10%]\nsearch: {type: rfc2544}\n", "line 3: rates: a rfc2544 search finds the rates itself"},
 		{base + "frame_sizes: [64]\nsearch: {type: none}\n", "rates: missing: a sweep"},

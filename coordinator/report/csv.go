@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/latency"
 )
 
 // CSVHeader is the CSV's one header. Every row has every column; the
@@ -23,11 +24,12 @@ import (
 //     flows), line_pps (the size's line rate per flow, as offered_pps),
 //     generator_limited, valid, passed, run_id, error.
 //
-// Both kinds also fill, when the trial (for a summary: the trial that
-// set the throughput, RFC 2544's latency at the throughput rate) timed
-// its packets, latency_p50_us, latency_p99_us and latency_max_us (one-way,
-// over all its flows) and latency_clock (the least certain of the flows'
-// clocks).
+// Both kinds also fill, when the trial timed its packets,
+// latency_p50_us, latency_p99_us and latency_max_us (one-way, over all
+// its flows) and latency_clock (the least certain of the flows' clocks);
+// a summary row those of the size's RFC 2544 latency test (all its
+// latency trials at the throughput rate), else of the trial that set the
+// throughput.
 //
 // Columns a row does not use are empty. Rates are plain decimals
 // (packets or bits per second), ratios fractions, booleans true/false;
@@ -41,12 +43,9 @@ var CSVHeader = []string{
 	"note", "error", "latency_p50_us", "latency_p99_us", "latency_max_us", "latency_clock",
 }
 
-// latencyCols are a trial's delay columns (none when it timed none).
-func latencyCols(kv map[string]string, t *results.Trial) map[string]string {
-	if t == nil {
-		return kv
-	}
-	if l := t.Latency(); l != nil {
+// latencyCols are the delay columns of l (none when nil).
+func latencyCols(kv map[string]string, l *latency.Latency) map[string]string {
+	if l != nil {
 		m := l.Summary()
 		kv["latency_p50_us"], kv["latency_p99_us"], kv["latency_max_us"], kv["latency_clock"] = num(m.P50Us), num(m.P99Us), num(m.MaxUs), string(l.Clock)
 	}
@@ -64,6 +63,18 @@ func optNum(v float64) string {
 }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// sizeLatency is a size's delays: its RFC 2544 latency test's, else its
+// throughput trial's (nil: neither timed).
+func sizeLatency(s sizeView) *latency.Latency {
+	if s.Latency != nil {
+		return s.Latency
+	}
+	if s.Trial != nil {
+		return s.Trial.Latency()
+	}
+	return nil
+}
 
 // CSV writes the summary rows and the trial rows (see CSVHeader).
 func CSV(w io.Writer, doc *results.Document) error {
@@ -93,7 +104,7 @@ func CSV(w io.Writer, doc *results.Document) error {
 			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "line_pps": optNum(s.LinePPS), "line_basis": s.Basis, "ndr_pps": optNum(s.NDRPPS),
 			"pdr_pps": optNum(s.PDRPPS), "pdr_goal": optNum(s.PDRGoal), "trials": strconv.Itoa(s.Trials),
 			"throughput_trial": tt, "note": s.Note,
-		}, s.Trial)); err != nil {
+		}, sizeLatency(s))); err != nil {
 			return err
 		}
 	}
@@ -104,7 +115,7 @@ func CSV(w io.Writer, doc *results.Document) error {
 			"received": u64(t.Received), "lost": u64(t.Lost), "loss_ratio": num(t.LossRatio),
 			"achieved_pps": num(t.AchievedPPS), "line_pps": optNum(t.LinePPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
 			"valid": strconv.FormatBool(t.Valid), "passed": strconv.FormatBool(t.Passed), "run_id": t.RunID, "error": t.Error,
-		}, &t)); err != nil {
+		}, t.Latency())); err != nil {
 			return err
 		}
 	}

@@ -153,3 +153,29 @@ func TestCSVLatency(t *testing.T) {
 		}
 	}
 }
+
+// A campaign's table gives each size's RFC 2544 latency (its latency
+// trials') or, without the test, its throughput trial's delays.
+func TestTableSizeLatency(t *testing.T) {
+	var r latency.Recorder
+	for _, d := range []int64{300, 310, 320} {
+		r.Record(d)
+	}
+	tested := &latency.Latency{Histogram: r.H, Clock: latency.SameHost}
+	doc := &results.Document{Kind: results.KindCampaign, Summary: []results.SizeResult{
+		{Size: 64, ThroughputPPS: 1000, ThroughputTrial: 1, Trials: 1, Latency: tested, LatencyTrials: 3},
+		{Size: 1518, ThroughputPPS: 100, ThroughputTrial: 2, Trials: 1},
+	}, Trials: []results.Trial{
+		{N: 1, Size: 64, Valid: true, Passed: true},
+		{N: 2, Size: 1518, Valid: true, Passed: true, Flows: []coordinator.Flow{{Sender: "s1", Receiver: "r1", Latency: tested}}},
+	}}
+	var b strings.Builder
+	if err := Table(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LATENCY (µs)", "  64      3 latency trials        3", "1518  the throughput trial        3"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table without %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -81,6 +81,7 @@ func Table(out io.Writer, doc *results.Document) error {
 			fmt.Fprintf(w, "%s: %s\n", s.Key, s.Note)
 		}
 	}
+	sizeLatencyTable(w, sizes)
 
 	fmt.Fprintln(w)
 	tw = newTab(w, tabwriter.AlignRight)
@@ -120,6 +121,39 @@ func Table(out io.Writer, doc *results.Document) error {
 		}
 	}
 	return w.err
+}
+
+// sizeLatencyTable writes each size's one-way delays at its throughput
+// rate: its RFC 2544 latency test's (all its latency trials), else its
+// throughput trial's (nothing when no size timed its packets).
+func sizeLatencyTable(w io.Writer, sizes []sizeView) {
+	timed := false
+	for _, s := range sizes {
+		timed = timed || sizeLatency(s) != nil
+	}
+	if !timed {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "LATENCY (µs)\tOVER\tSAMPLES\tMIN\tP50\tP99\tP99.9\tMAX\tJITTER\tCLOCK\t")
+	for _, s := range sizes {
+		l := sizeLatency(s)
+		if l == nil {
+			continue
+		}
+		over := "the throughput trial"
+		if s.Latency != nil {
+			over = fmt.Sprintf("%d latency trials", s.LatencyTrials)
+		}
+		m := l.Summary()
+		clock := string(l.Clock)
+		if l.ClockErrorUs > 0 {
+			clock += fmt.Sprintf(" ±%.0f", l.ClockErrorUs)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%g\t%g\t%g\t%g\t%.1f\t%s\t\n", s.Key, over, m.Samples, m.MinUs, m.P50Us, m.P99Us, m.P999Us, m.MaxUs, m.JitterUs, clock)
+	}
+	tw.Flush()
 }
 
 // irqCPUs says where a host's queue IRQs went: "4 → cpu 2,4,6,8".

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/latency"
 )
 
 // Schema is the version of Document; readers refuse other major versions.
@@ -74,6 +75,11 @@ type SizeResult struct {
 	// this; the device's limit lies above what could be measured.
 	GeneratorLimited bool   `json:"generator_limited,omitempty"`
 	Note             string `json:"note,omitempty"`
+	// Latency is RFC 2544's latency of the size (section 26.2): every
+	// delay of its latency trials (phase "latency", LatencyTrials of
+	// them) at the throughput rate, together (absent without the test).
+	Latency       *latency.Latency `json:"latency,omitempty"`
+	LatencyTrials int              `json:"latency_trials,omitempty"`
 }
 
 // Trial is one run of a campaign at one offered rate.
