@@ -88,12 +88,8 @@ func latencyTable(w io.Writer, flows []coordinator.Flow) {
 			continue
 		}
 		m := l.Summary()
-		clock := string(l.Clock)
-		if l.ClockErrorUs > 0 {
-			clock += fmt.Sprintf(" ±%.0f", l.ClockErrorUs)
-		}
 		fmt.Fprintf(tw, "%s→%s\t%d\t%g\t%g\t%g\t%g\t%g\t%g\t%.1f\t%.1f\t%g\t%s\t\n", fl.Sender, fl.Receiver, m.Samples,
-			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clock)
+			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clockText(l))
 	}
 	tw.Flush()
 }

@@ -147,11 +147,7 @@ func sizeLatencyTable(w io.Writer, sizes []sizeView) {
 			over = fmt.Sprintf("%d latency trials", s.LatencyTrials)
 		}
 		m := l.Summary()
-		clock := string(l.Clock)
-		if l.ClockErrorUs > 0 {
-			clock += fmt.Sprintf(" ±%.0f", l.ClockErrorUs)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%g\t%g\t%g\t%g\t%.1f\t%s\t\n", s.Key, over, m.Samples, m.MinUs, m.P50Us, m.P99Us, m.P999Us, m.MaxUs, m.JitterUs, clock)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%g\t%g\t%g\t%g\t%.1f\t%s\t\n", s.Key, over, m.Samples, m.MinUs, m.P50Us, m.P99Us, m.P999Us, m.MaxUs, m.JitterUs, clockText(l))
 	}
 	tw.Flush()
 }
