@@ -65,6 +65,9 @@ func answer[Resp proto.Message](f *fakeAgent, method string, req proto.Message) 
 func (f *fakeAgent) Describe(_ context.Context, r *pb.DescribeRequest) (*pb.DescribeResponse, error) {
 	return answer[*pb.DescribeResponse](f, "Describe", r)
 }
+func (f *fakeAgent) Clock(_ context.Context, r *pb.ClockRequest) (*pb.ClockResponse, error) {
+	return answer[*pb.ClockResponse](f, "Clock", r)
+}
 func (f *fakeAgent) AcquireLease(_ context.Context, r *pb.AcquireLeaseRequest) (*pb.AcquireLeaseResponse, error) {
 	return answer[*pb.AcquireLeaseResponse](f, "AcquireLease", r)
 }
@@ -185,8 +188,13 @@ func rpcs() map[string][2]proto.Message {
 			&pb.RestoreRequest{LeaseId: "l-1"},
 			&pb.RestoreResponse{Iface: "eth1", Changes: irqChanges(), Warnings: []string{"w"}},
 		},
+		"Clock": {
+			&pb.ClockRequest{},
+			&pb.ClockResponse{ReceivedUnixNs: 1_780_000_000_123_456_789, SentUnixNs: 1_780_000_000_123_470_001, BootId: "4f1c6e0a-2b7d-4d3e-9f51-0c2a7b9e8d11"},
+		},
 		"Arm": {
-			&pb.ArmRequest{LeaseId: "l-1", Iface: "eth1", Method: "auto", Pass: true, Repeats: 1, SeqCapacity: 1 << 24, MaxStreams: 64, MaxRanges: 8},
+			&pb.ArmRequest{LeaseId: "l-1", Iface: "eth1", Method: "auto", Pass: true, Repeats: 1, SeqCapacity: 1 << 24, MaxStreams: 64, MaxRanges: 8,
+				ClockCorrections: []*pb.ClockCorrection{{DstPort: 10000, AddNs: -4_000_123_456}, {DstPort: 10001, AddNs: 9_000_000_001}}},
 			&pb.ArmResponse{Armed: true, Method: "afpacket", MethodReason: "xdp: program load refused: operation not permitted", ArmedAt: timestamppb.New(t0)},
 		},
 		"Collect": {
@@ -257,6 +265,8 @@ func call(ctx context.Context, c pb.AgentClient, method string, req proto.Messag
 	switch r := req.(type) {
 	case *pb.DescribeRequest:
 		return c.Describe(ctx, r)
+	case *pb.ClockRequest:
+		return c.Clock(ctx, r)
 	case *pb.AcquireLeaseRequest:
 		return c.AcquireLease(ctx, r)
 	case *pb.RenewLeaseRequest:
