@@ -46,7 +46,8 @@ func recvFrames(p *nstest.Pair) [][]byte {
 			binary.BigEndian.PutUint16(b[34:], 9)
 			binary.BigEndian.PutUint16(b[36:], 9)
 			binary.BigEndian.PutUint16(b[38:], 26)
-			pktgen.Header{Seq: s}.Encode(b[42:])
+			now := time.Now() // stamped as a generator stamps: when built, just before it is sent
+			pktgen.Header{Seq: s, TvSec: uint32(now.Unix()), TvUsec: uint32(now.Nanosecond() / 1000)}.Encode(b[42:])
 			out = append(out, b)
 		}
 	}
@@ -188,8 +189,20 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 	}
 	s := rep.Streams[0]
 	// late, none here, is absent when 0 (as in a run's stream_detail).
-	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "first_arrival_ns", "max_seq", "missing", "missing_ranges", "received", "reordered", "src"}) {
+	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "first_arrival_ns", "latency", "max_seq", "missing", "missing_ranges", "received", "reordered", "src"}) {
 		t.Errorf("stream keys %v", keys)
+	}
+	// Every packet timed, on the clock recv states by default: nothing
+	// relates the sender's to this host's (here they are one).
+	var lat struct {
+		Samples  uint64  `json:"samples"`
+		MinUs    float64 `json:"min_us"`
+		Negative uint64  `json:"negative"`
+		Absurd   uint64  `json:"absurd"`
+		Clock    string  `json:"clock"`
+	}
+	if err := json.Unmarshal(s["latency"], &lat); err != nil || lat.Samples != 191 || lat.Negative != 0 || lat.Absurd != 0 || lat.Clock != "unsynchronised" {
+		t.Errorf("stream latency %s (%v): want 191 samples, none negative or absurd, on the unsynchronised clock", s["latency"], err)
 	}
 	for k, want := range map[string]string{"src": `"198.18.0.1"`, "dst": `"198.18.0.2"`, "dst_port": "9", "received": "191", "max_seq": "200",
 		"duplicates": "1", "reordered": "0", "missing": "10", "missing_ranges": "[[50,59]]"} {
@@ -220,7 +233,8 @@ func TestRecvInterruptTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"method   afpacket", "packets  191: 191 test, 0 other", "198.18.0.1  198.18.0.2  9     191       200      10       1", "50-59", "ring     drops 0"} {
+	for _, want := range []string{"method   afpacket", "packets  191: 191 test, 0 other", "latency  one-way, µs, on the unsynchronised clock",
+		"198.18.0.1  198.18.0.2  9     191       200      10       1", "50-59", "ring     drops 0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
