@@ -31,6 +31,16 @@ type Offset struct {
 // Bound is how far Offset may be from the truth: half the round trip.
 func (o Offset) Bound() time.Duration { return o.RTT / 2 }
 
+// Known is the offset when it is known to be one: larger than its bound
+// (0 for a nil Offset, or one within its bound, as between processes on
+// one host: applying it would only add its error).
+func (o *Offset) Known() time.Duration {
+	if o == nil || o.Offset.Abs() <= o.Bound() {
+		return 0
+	}
+	return o.Offset
+}
+
 // MeasureOffset asks c's agent offsetExchanges times what its clock
 // says, timing each call on now (the coordinator's clock), and keeps the
 // exchange with the lowest round trip: offset = ((t2 - t1) + (t3 -

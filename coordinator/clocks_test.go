@@ -121,3 +121,22 @@ func TestRunClocksSecondsApart(t *testing.T) {
 		t.Errorf("start spread %+v, want it on %q", sp, ClocksEstimated)
 	}
 }
+
+// An offset is applied only when it is larger than its bound: one within
+// it (processes on one host) is indistinguishable from none.
+func TestOffsetKnown(t *testing.T) {
+	for _, tc := range []struct {
+		o    *Offset
+		want time.Duration
+	}{
+		{nil, 0},
+		{&Offset{Offset: 40 * time.Microsecond, RTT: 100 * time.Microsecond}, 0},
+		{&Offset{Offset: -50 * time.Microsecond, RTT: 100 * time.Microsecond}, 0},
+		{&Offset{Offset: -51 * time.Microsecond, RTT: 100 * time.Microsecond}, -51 * time.Microsecond},
+		{&Offset{Offset: 3 * time.Second, RTT: 8 * time.Millisecond}, 3 * time.Second},
+	} {
+		if got := tc.o.Known(); got != tc.want {
+			t.Errorf("%+v: known %v, want %v", tc.o, got, tc.want)
+		}
+	}
+}

@@ -18,11 +18,7 @@ import (
 func (st *runState) start(ctx context.Context) error {
 	var starters []Starter
 	for _, n := range st.withRole(gossip.RoleSender) {
-		s := Starter{Name: n.m.Name, Client: n.c, Lease: n.lease}
-		if n.clock != nil {
-			s.Offset = n.clock.Offset
-		}
-		starters = append(starters, s)
+		starters = append(starters, Starter{Name: n.m.Name, Client: n.c, Lease: n.lease, Offset: n.clock.Known()})
 	}
 	rep, err := StartAt(ctx, starters, st.spec.StartLead, st.r.CallTimeout)
 	if err != nil {
