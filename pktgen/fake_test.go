@@ -32,6 +32,12 @@ type fakePktgen struct {
 	// lostStops makes the next stops have no effect, as when a stop
 	// reaches a kthread in the same wake-up as the start's T_RUN.
 	lostStops int
+	// lateRemovals makes a thread do its rem_device_all late, as a
+	// kpktgend thread that did not wake within the 125 ms the kernel's
+	// write waits (a loaded guest): the devices added after it are
+	// removed at the next write to one of them, this many times.
+	lateRemovals int
+	pending      map[int]bool // cpu → a rem_device_all not done yet
 }
 
 type fakeDev struct {
@@ -90,6 +96,13 @@ func (f *fakePktgen) Write(name, cmd string) error {
 					delete(f.devs, n)
 				}
 			}
+			if f.lateRemovals > 0 {
+				f.lateRemovals--
+				if f.pending == nil {
+					f.pending = map[int]bool{}
+				}
+				f.pending[cpu] = true
+			}
 			f.thread[cpu] = "OK: rem_device_all"
 		case "add_device":
 			dev, _, _ := strings.Cut(val, "@")
@@ -112,6 +125,16 @@ func (f *fakePktgen) Write(name, cmd string) error {
 			return syscall.EINVAL
 		}
 		return nil
+	}
+	if d := f.devs[name]; d != nil && f.pending[d.cpu] {
+		// The thread wakes and does the rem_device_all it was asked
+		// for before this device was added.
+		delete(f.pending, d.cpu)
+		for n, o := range f.devs {
+			if o.cpu == d.cpu {
+				delete(f.devs, n)
+			}
+		}
 	}
 	d := f.devs[name]
 	if d == nil {

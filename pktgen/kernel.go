@@ -190,6 +190,50 @@ func (k *Kernel) addDevice(ctx context.Context, cpu int, entry string) error {
 	return err
 }
 
+// lateRemovalTries bounds how often a device that a thread's late
+// rem_device_all removed is added and configured again.
+const lateRemovalTries = 3
+
+// configureAdded configures device i, added just before: a kpktgend
+// thread does a reset or rem_device_all when it next wakes (within
+// HZ/10 when idle), and the kernel's write waits only 125 ms for it, so
+// on a loaded host one not done yet removes the devices added since —
+// the entry's file is gone. Such a device is added and configured again
+// (the removal is done by then), up to lateRemovalTries times.
+func (k *Kernel) configureAdded(ctx context.Context, cfg *Config, i int, warn func(string)) error {
+	entry := cfg.EntryName(i)
+	for try := 1; ; try++ {
+		err := k.configure(cfg, i, warn)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || try >= lateRemovalTries {
+			return err
+		}
+		k.Log.Named("pktgen").Warn("a pktgen thread removed a device added after its reset: adding it again", "entry", entry, "try", try)
+		if err := k.addDevice(ctx, cfg.CPUs[i], entry); err != nil {
+			return err
+		}
+	}
+}
+
+// ensureDevices adds and configures again every device that a thread's
+// late removal took after it was configured (one removal takes all of
+// its thread's devices), so that start starts them all.
+func (k *Kernel) ensureDevices(ctx context.Context, cfg *Config, warn func(string)) error {
+	for i, cpu := range cfg.CPUs {
+		entry := cfg.EntryName(i)
+		if _, err := k.Proc.Read(entry); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		k.Log.Named("pktgen").Warn("a pktgen thread removed a configured device: adding it again", "entry", entry)
+		if err := k.addDevice(ctx, cpu, entry); err != nil {
+			return err
+		}
+		if err := k.configureAdded(ctx, cfg, i, warn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // configure writes thread i's settings, with the fallbacks that probing
 // decides: NODE_ALLOC for kernels that predate the NODE name, and burst 1
 // / clone_skb 0 when the device refuses skb sharing and cfg allows it.
@@ -273,9 +317,12 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 		}
 	}
 	for i := range cfg.CPUs {
-		if err := k.configure(&cfg, i, warn); err != nil {
+		if err := k.configureAdded(ctx, &cfg, i, warn); err != nil {
 			return nil, err
 		}
+	}
+	if err := k.ensureDevices(ctx, &cfg, warn); err != nil {
+		return nil, err
 	}
 
 	log.Info("starting", "devices", len(cfg.CPUs), "threads", len(cfg.ThreadCPUs()), "count_per_thread", cfg.Count, "duration", cfg.Duration, "at", cfg.StartAt)

@@ -53,6 +53,30 @@ func TestKernelRunCount(t *testing.T) {
 	}
 }
 
+// A kpktgend thread that does its rem_device_all late (a loaded guest:
+// the kernel's write waits only 125 ms for it) removes the devices added
+// since; the run adds and configures them again and counts every packet,
+// as a run in the VM lab once failed with "count 0: no such file".
+func TestKernelRunLateRemoval(t *testing.T) {
+	for _, late := range []int{1, 2} {
+		f := newFakePktgen(4, "eth0")
+		f.lateRemovals = late
+		sum, err := kernelOn(f).Run(context.Background(), baseConfig(), nil)
+		if err != nil || sum.Packets != 10000 || len(sum.Threads) != 2 {
+			t.Fatalf("%d late removals: %+v, %v", late, sum, err)
+		}
+		adds := 0
+		for _, l := range f.log {
+			if strings.Contains(l, ": add_device ") {
+				adds++
+			}
+		}
+		if adds != 2+late {
+			t.Errorf("%d late removals: %d add_device writes, want %d", late, adds, 2+late)
+		}
+	}
+}
+
 func TestKernelRunDurationAndProgress(t *testing.T) {
 	f := newFakePktgen(2, "eth0")
 	cfg := baseConfig()
