@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/linerate/linerate/latency"
@@ -47,6 +48,22 @@ func clockOffsetOf(before, after *Offset) *ClockOffset {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
+// latencyClock is the clock a flow's delays are on, from its two hosts'
+// clocks (nil: not known): one boot id is one clock (same-host, exact);
+// two clocks that their kernels say are synchronised, with the sum of
+// their estimated errors; else nothing relates them.
+func latencyClock(sender, receiver *Clock) (latency.Clock, float64) {
+	switch {
+	case sender == nil || receiver == nil:
+		return latency.Unsynchronised, 0
+	case sender.BootID != "" && sender.BootID == receiver.BootID:
+		return latency.SameHost, 0
+	case sender.Error == "" && receiver.Error == "" && sender.Synchronised && receiver.Synchronised:
+		return latency.Synchronised, float64(sender.EstErrorUS + receiver.EstErrorUS)
+	}
+	return latency.Unsynchronised, 0
+}
+
 // pairClock is the clock the delays from sender s to receiver r are on,
 // and their bound in µs: one kernel (same-host, exact); two clocks their
 // kernels say are synchronised (the daemons' errors summed); two clocks
@@ -60,7 +77,7 @@ func pairClock(s, r *node) (latency.Clock, float64) {
 	bound := us(s.clock.Bound() + r.clock.Bound())
 	for _, d := range []struct{ before, after *Offset }{{s.clock, s.clockAfter}, {r.clock, r.clockAfter}} {
 		if d.after != nil {
-			bound += abs(us(d.after.Offset - d.before.Offset))
+			bound += math.Abs(us(d.after.Offset - d.before.Offset))
 		}
 	}
 	return latency.Estimated, bound
@@ -69,10 +86,3 @@ func pairClock(s, r *node) (latency.Clock, float64) {
 // correction is what receiver r adds to the delays from sender s on the
 // estimated clock: the sender's clock less the receiver's.
 func correction(s, r *node) time.Duration { return s.clock.Offset - r.clock.Offset }
-
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
-}

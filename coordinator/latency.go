@@ -6,22 +6,6 @@ import (
 	"github.com/linerate/linerate/latency"
 )
 
-// latencyClock is the clock a flow's delays are on, from its two hosts'
-// clocks (nil: not known): one boot id is one clock (same-host, exact);
-// two clocks that their kernels say are synchronised, with the sum of
-// their estimated errors; else nothing relates them.
-func latencyClock(sender, receiver *Clock) (latency.Clock, float64) {
-	switch {
-	case sender == nil || receiver == nil:
-		return latency.Unsynchronised, 0
-	case sender.BootID != "" && sender.BootID == receiver.BootID:
-		return latency.SameHost, 0
-	case sender.Error == "" && receiver.Error == "" && sender.Synchronised && receiver.Synchronised:
-		return latency.Synchronised, float64(sender.EstErrorUS + receiver.EstErrorUS)
-	}
-	return latency.Unsynchronised, 0
-}
-
 // stateLatencyClocks sets the clock of every flow's delays and of its
 // streams' (the receiver knows only its own clock) as clockOf says of
 // its two hosts, and warns of each flow whose delays are on clocks

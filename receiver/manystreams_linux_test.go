@@ -79,6 +79,14 @@ func TestReceiveManyStreams(t *testing.T) {
 				if rep.OverflowPackets != wantOverflow || rep.TestPackets() != uint64(len(frames)) {
 					t.Errorf("table %d: overflow %d, test packets %d; want %d and %d", table, rep.OverflowPackets, rep.TestPackets(), wantOverflow, len(frames))
 				}
+				// Every counted stream timed every packet it received,
+				// the table's last slot as its first (frames are stamped
+				// as sent: no delay negative or absurd).
+				for _, s := range rep.Streams {
+					if l := s.Latency; l == nil || l.Samples() != s.Received || l.Negative != 0 || l.Absurd != 0 {
+						t.Fatalf("stream %v:%d: latency %s over %d received", s.Src, s.DstPort, latencyJSON(l), s.Received)
+					}
+				}
 				if table >= streams {
 					if d := diffStreams(want, rep.Streams); d != "" {
 						t.Errorf("streams (-oracle +receiver):\n%s", d)

@@ -275,9 +275,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Clock == "" {
 		o.Clock = latency.Unsynchronised
 	}
-	if _, err := latency.ParseClock("", string(o.Clock)); err != nil {
-		name, _ := orField(n.Clock, "Clock")
-		return o, fmt.Errorf("%w: %s%v", ErrOptions, name, err)
+	clock, _ := orField(n.Clock, "Clock")
+	if _, err := latency.ParseClock(clock, string(o.Clock)); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
 	for port, c := range o.ClockCorrections {
 		if c < -MaxClockCorrection || c > MaxClockCorrection {
