@@ -220,7 +220,7 @@ func summaryToProto(s *pktgen.Summary) *lineratev1.SenderSummary {
 	for _, t := range s.Threads {
 		p.Threads = append(p.Threads, &lineratev1.ThreadSummary{
 			Cpu: int32(t.CPU), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, Usec: t.USec, Pps: t.PPS,
-			FirstFrameUnixNs: t.FirstFrameNs,
+			FirstFrameUnixNs: t.FirstFrameNs, PacingWaitUsec: t.PacingWaitUSec,
 		})
 	}
 	return p

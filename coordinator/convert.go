@@ -196,7 +196,7 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 	for _, t := range s.Threads {
 		r.Threads = append(r.Threads, pktgen.ThreadSummary{
 			CPU: int(t.Cpu), Entry: t.Entry, Src: t.Src, Packets: t.Packets, Errors: t.Errors, USec: t.Usec, PPS: t.Pps,
-			FirstFrameNs: t.FirstFrameUnixNs,
+			FirstFrameNs: t.FirstFrameUnixNs, PacingWaitUSec: t.PacingWaitUsec,
 		})
 	}
 	return r

@@ -93,6 +93,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 				}
 			}
 			st.Sent, st.FirstFrameNs = t.Packets, t.FirstFrameNs
+			st.Latency = stampCorrected(st.Latency, t)
 			fin.Streams = append(fin.Streams, st)
 		}
 		for _, rs := range rcv.Report.Streams {

@@ -124,10 +124,7 @@ func Reconcile(in FlowInput) Flow {
 		f.Lost += s.Lost
 		f.StreamDetail = append(f.StreamDetail, s)
 		if s.Latency != nil {
-			if f.Latency == nil {
-				f.Latency = &latency.Latency{Clock: s.Latency.Clock, ClockErrorUs: s.Latency.ClockErrorUs}
-			}
-			f.Latency.Add(&s.Latency.Histogram)
+			f.Latency = latency.Merge(f.Latency, s.Latency)
 		}
 	}
 	if f.Sent > 0 {

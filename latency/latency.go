@@ -18,6 +18,12 @@ type Latency struct {
 	// clocks: 0 on one host, the offset measurement's bound when
 	// estimated.
 	ClockErrorUs float64
+	// StampCorrectionUs is how much earlier than its frame left the
+	// sender's stamp was written, on average, and so was taken off every
+	// delay (Histogram.Earlier): kernel pktgen's pacing wait per frame,
+	// which it measures itself. 0: none known (the userspace backends
+	// stamp as they send).
+	StampCorrectionUs float64
 }
 
 // latencyJSON is Latency on the wire.
@@ -25,6 +31,7 @@ type latencyJSON struct {
 	Summary
 	Clock        Clock       `json:"clock"`
 	ClockErrorUs float64     `json:"clock_error_us"`
+	StampCorrUs  float64     `json:"stamp_correction_us,omitempty"`
 	SumUs        uint64      `json:"sum_us"`
 	JitterDiffs  uint64      `json:"jitter_diffs"`
 	Jitter16     uint64      `json:"jitter16"`
@@ -33,7 +40,7 @@ type latencyJSON struct {
 
 // MarshalJSON writes the summary, the clock and the histogram.
 func (l Latency) MarshalJSON() ([]byte, error) {
-	j := latencyJSON{Summary: l.Summary(), Clock: l.Clock, ClockErrorUs: l.ClockErrorUs,
+	j := latencyJSON{Summary: l.Summary(), Clock: l.Clock, ClockErrorUs: l.ClockErrorUs, StampCorrUs: l.StampCorrectionUs,
 		SumUs: l.SumUs, JitterDiffs: l.JitterN, Jitter16: l.Jitter16, Buckets: [][2]uint64{}}
 	for b, c := range l.Counts {
 		if c != 0 {
@@ -62,13 +69,14 @@ func (l *Latency) UnmarshalJSON(b []byte) error {
 	h.Negative, h.Absurd = j.Negative, j.Absurd
 	h.MinUs, h.MaxUs, h.SumUs = uint64(j.MinUs), uint64(j.MaxUs), j.SumUs
 	h.Jitter16, h.JitterN = j.Jitter16, j.JitterDiffs
-	*l = Latency{Histogram: h, Clock: j.Clock, ClockErrorUs: j.ClockErrorUs}
+	*l = Latency{Histogram: h, Clock: j.Clock, ClockErrorUs: j.ClockErrorUs, StampCorrectionUs: j.StampCorrUs}
 	return nil
 }
 
 // Merge returns the delays of ls together (nil ones skipped; nil when
 // all are): the histograms merged, on the least certain of their clocks
-// (Clocks' order) with the largest error.
+// (Clocks' order) with the largest error, their stamp corrections
+// averaged over their samples.
 func Merge(ls ...*Latency) *Latency {
 	var out *Latency
 	for _, l := range ls {
@@ -78,6 +86,7 @@ func Merge(ls ...*Latency) *Latency {
 		if out == nil {
 			out = &Latency{Clock: l.Clock}
 		}
+		out.addStamp(l)
 		out.Histogram.Add(&l.Histogram)
 		if slices.Index(Clocks, l.Clock) > slices.Index(Clocks, out.Clock) {
 			out.Clock = l.Clock
@@ -85,4 +94,13 @@ func Merge(ls ...*Latency) *Latency {
 		out.ClockErrorUs = max(out.ClockErrorUs, l.ClockErrorUs)
 	}
 	return out
+}
+
+// addStamp averages o's stamp correction into l's, weighted by their
+// samples, before o's histogram is added to l's.
+func (l *Latency) addStamp(o *Latency) {
+	n, m := float64(l.Samples()), float64(o.Samples())
+	if n+m > 0 {
+		l.StampCorrectionUs = (l.StampCorrectionUs*n + o.StampCorrectionUs*m) / (n + m)
+	}
 }

@@ -293,8 +293,12 @@ func (f *fakePktgen) Start(at time.Time) error {
 		d.running = false
 		size, _ := strconv.Atoi(d.params["pkt_size"])
 		pps := d.sofar * 1e6 / max(us, 1)
-		d.result = fmt.Sprintf("OK: %d(c%d+d0) usec, %d (%dbyte,0frags)\n  %dpps %dMb/sec (%dbps) errors: 0",
-			us, us, d.sofar, size, pps, pps*uint64(size)*8/1e6, pps*uint64(size)*8)
+		// A paced device waits about half of each gap (delay, ns) after
+		// it stamps a frame: its idle time.
+		delay, _ := strconv.ParseUint(d.params["delay"], 10, 64)
+		idle := d.sofar * delay / 2000
+		d.result = fmt.Sprintf("OK: %d(c%d+d%d) usec, %d (%dbyte,0frags)\n  %dpps %dMb/sec (%dbps) errors: 0",
+			us, us-min(idle, us), idle, d.sofar, size, pps, pps*uint64(size)*8/1e6, pps*uint64(size)*8)
 	}
 	if f.stop == stop {
 		f.stop = nil

@@ -439,7 +439,7 @@ func (k *Kernel) collect(ctx context.Context, cfg *Config, sum *Summary) error {
 		if df.Result.State != StateOK {
 			return fmt.Errorf("collect %s: no run result (Result: %s): %w", entry, df.Result.Text, ErrRefused)
 		}
-		t := ThreadSummary{CPU: cpu, Entry: entry, Packets: df.Result.Packets, Errors: df.Result.Errors, USec: df.Result.USec}
+		t := ThreadSummary{CPU: cpu, Entry: entry, Packets: df.Result.Packets, Errors: df.Result.Errors, USec: df.Result.USec, PacingWaitUSec: df.PacingWaitUSec()}
 		t.PPS = rate(t.Packets, t.USec)
 		if offErr == nil && t.Packets > 0 {
 			t.FirstFrameNs = RealtimeOf(df.Current.StartedUS, offset)

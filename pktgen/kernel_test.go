@@ -53,6 +53,31 @@ func TestKernelRunCount(t *testing.T) {
 	}
 }
 
+// A paced run's threads report their pacing wait (the idle time of
+// their Result, at most a gap per packet: DeviceFile.PacingWaitUSec); an
+// unpaced run's report none.
+func TestKernelRunPacingWait(t *testing.T) {
+	f := newFakePktgen(4, "eth0")
+	cfg := baseConfig()
+	cfg.DelayNS = 200000
+	sum, err := kernelOn(f).Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range sum.Threads {
+		if th.PacingWaitUSec != 5000*100 {
+			t.Errorf("thread %s: pacing wait %d µs, want the fake's half gap per packet, %d", th.Entry, th.PacingWaitUSec, 5000*100)
+		}
+	}
+	sum, err = kernelOn(f).Run(context.Background(), baseConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := sum.Threads[0].PacingWaitUSec; w != 0 {
+		t.Errorf("unpaced: pacing wait %d µs", w)
+	}
+}
+
 // A kpktgend thread that does its rem_device_all late (a loaded guest:
 // the kernel's write waits only 125 ms for it) removes the devices added
 // since; the run adds and configures them again and counts every packet,

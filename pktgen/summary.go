@@ -41,6 +41,12 @@ type ThreadSummary struct {
 	// device entry's file, each entry its own even when several share a
 	// thread; CLOCK_MONOTONIC moved onto CLOCK_REALTIME).
 	FirstFrameNs uint64 `json:"first_frame_ns,omitempty"`
+	// PacingWaitUSec is how long kernel pktgen's thread waited out its
+	// pacing gaps in all (its Result's idle time, "d"): it writes each
+	// frame's stamp before that wait, so the stamps were early by this
+	// over Packets on average. 0 for the userspace backends, which stamp
+	// as they send, and for an unpaced thread.
+	PacingWaitUSec uint64 `json:"pacing_wait_usec,omitempty"`
 }
 
 // Seconds is the run's window (USec) in seconds.

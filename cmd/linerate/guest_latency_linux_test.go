@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/linerate/linerate/latency"
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -63,6 +65,44 @@ func TestGuestLatencyNetem(t *testing.T) {
 			}
 		})
 	}
+	// Paced at 500 pps, a 2 ms gap: pktgen stamps each frame before it
+	// waits out the gap, so the delays as received are about a gap too
+	// long; the wait pktgen measured (its idle time) is most of the gap,
+	// and taken off (what the coordinator does: latency.StampsEarly) the
+	// median lands on netem's D again.
+	t.Run("paced", func(t *testing.T) {
+		const rate, paced = 500, 1000
+		gap := float64(time.Second/rate) / float64(time.Microsecond)
+		var sum pktgen.Summary
+		rep := recvWhile(t, []string{"recv", "--iface", "lrsd1", "--method", "xdp", "--until-idle", "1s", "--clock", "same-host", "--json"}, func() {
+			code, out, errOut := linerate(t, "send", "--iface", "lrsd0", "--dst", "198.18.0.2", "--src", "198.18.1.1", "--dst-mac", mac,
+				"--count", fmt.Sprint(paced), "--rate", fmt.Sprint(rate), "--xmit-mode", "queue_xmit", "--backend", "kernel", "--json")
+			if code != 0 {
+				t.Fatalf("send exit %d: %s %s", code, out, errOut)
+			}
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				t.Fatalf("send JSON: %v\n%s", err, out)
+			}
+		})
+		if len(rep.Streams) != 1 || rep.Streams[0].Received != paced || rep.Streams[0].Latency == nil || len(sum.Threads) != 1 {
+			t.Fatalf("received %+v, sent %+v", rep.Streams, sum.Threads)
+		}
+		th := sum.Threads[0]
+		wait := float64(th.PacingWaitUSec) / float64(th.Packets)
+		raw := rep.Streams[0].Latency
+		fixed := raw.StampsEarly(wait)
+		d := float64(netemDelay / time.Microsecond)
+		t.Logf("gap %v µs, mean wait %.0f µs; p50 as received %v µs, corrected %v µs", gap, wait, raw.Summary().P50Us, fixed.Summary().P50Us)
+		if wait < gap/2 || wait > gap {
+			t.Errorf("pktgen waited %.0f µs a frame at a %v µs gap: want most of the gap", wait, gap)
+		}
+		if p := raw.Summary().P50Us; p < d+gap/2 {
+			t.Errorf("p50 as received %v µs: the early stamp should show, want ≥ %v", p, d+gap/2)
+		}
+		if p := fixed.Summary().P50Us; p < d-100 || p > 1.1*d+50 {
+			t.Errorf("p50 with the wait taken off %v µs: want netem's %v µs within [-100, +10 %% + 50]", p, d)
+		}
+	})
 }
 
 // recvWhile runs `linerate recv` (args) in this process, calls send once

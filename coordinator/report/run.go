@@ -92,6 +92,7 @@ func latencyTable(w io.Writer, flows []coordinator.Flow) {
 			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clockText(l))
 	}
 	tw.Flush()
+	stampLines(w, flows)
 }
 
 // spreadLine writes one start spread: its percentiles and what its

@@ -93,8 +93,14 @@ func TestRunTableLatency(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "LATENCY (µs)  SAMPLES  MIN  P50  P90  P99  P99.9  MAX   MEAN  JITTER  PDV99             CLOCK") ||
 		!strings.Contains(out, "s1→r1        4  100  202  400  400    400  400  250.0    17.6    300  synchronised ±42") ||
-		strings.Contains(out[strings.Index(out, "LATENCY"):], "s2→r1") {
+		strings.Contains(out[strings.Index(out, "LATENCY"):], "s2→r1") || strings.Contains(out, "taken off") {
 		t.Errorf("run table:\n%s", out)
+	}
+	res.Flows[0].Latency.StampCorrectionUs = 200
+	b.Reset()
+	_ = RunTable(&b, res)
+	if !strings.Contains(b.String(), "s1→r1: 200 µs taken off every delay: kernel pktgen stamps a frame before its pacing wait") {
+		t.Errorf("a stamp correction, not said:\n%s", b.String())
 	}
 	res.Flows[0].Latency = nil
 	b.Reset()

@@ -4046,8 +4046,13 @@ type ThreadSummary struct {
 	// userspace backends' stamp in that frame; kernel pktgen's own start of
 	// the thread (its device file's "started:", moved onto the wall clock).
 	FirstFrameUnixNs uint64 `protobuf:"varint,8,opt,name=first_frame_unix_ns,json=firstFrameUnixNs,proto3" json:"first_frame_unix_ns,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Kernel pktgen's time waiting out its pacing gaps, in all (its
+	// Result's idle time): each frame's stamp was written before its wait,
+	// so the coordinator takes the mean wait off the stream's delays. 0 for
+	// the userspace backends (they stamp as they send).
+	PacingWaitUsec uint64 `protobuf:"varint,9,opt,name=pacing_wait_usec,json=pacingWaitUsec,proto3" json:"pacing_wait_usec,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ThreadSummary) Reset() {
@@ -4132,6 +4137,13 @@ func (x *ThreadSummary) GetPps() float64 {
 func (x *ThreadSummary) GetFirstFrameUnixNs() uint64 {
 	if x != nil {
 		return x.FirstFrameUnixNs
+	}
+	return 0
+}
+
+func (x *ThreadSummary) GetPacingWaitUsec() uint64 {
+	if x != nil {
+		return x.PacingWaitUsec
 	}
 	return 0
 }
@@ -4942,7 +4954,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\bwarnings\x18\v \x03(\tR\bwarnings\x12 \n" +
 	"\vinterrupted\x18\f \x01(\bR\vinterrupted\x12\x1d\n" +
 	"\n" +
-	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xd0\x01\n" +
+	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xfa\x01\n" +
 	"\rThreadSummary\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\tR\x05entry\x12\x10\n" +
@@ -4951,7 +4963,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x06errors\x18\x05 \x01(\x04R\x06errors\x12\x12\n" +
 	"\x04usec\x18\x06 \x01(\x04R\x04usec\x12\x10\n" +
 	"\x03pps\x18\a \x01(\x01R\x03pps\x12-\n" +
-	"\x13first_frame_unix_ns\x18\b \x01(\x04R\x10firstFrameUnixNs\"E\n" +
+	"\x13first_frame_unix_ns\x18\b \x01(\x04R\x10firstFrameUnixNs\x12(\n" +
+	"\x10pacing_wait_usec\x18\t \x01(\x04R\x0epacingWaitUsec\"E\n" +
 	"\fWatchRequest\x125\n" +
 	"\binterval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\binterval\"\xd9\x01\n" +
 	"\rWatchResponse\x12.\n" +
