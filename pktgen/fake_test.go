@@ -38,6 +38,11 @@ type fakePktgen struct {
 	// removed at the next write to one of them, this many times.
 	lateRemovals int
 	pending      map[int]bool // cpu → a rem_device_all not done yet
+	// lateRun makes start return before the threads run, as the
+	// kernel's does when a kpktgend thread has not picked up its T_RUN
+	// within the 125 ms the write waits: the devices start this much
+	// later and the run goes on without the writer.
+	lateRun time.Duration
 }
 
 type fakeDev struct {
@@ -243,11 +248,24 @@ func (d *fakeDev) elapsedUS() uint64 {
 	return uint64(time.Since(d.started).Microseconds()) + 1
 }
 
-// Start "sends": counted devices finish at once, count 0 runs until stop.
+// Start "sends": counted devices finish at once, count 0 runs until stop;
+// with lateRun it returns at once and the run happens later.
 func (f *fakePktgen) Start(at time.Time) error {
 	if err := WaitUntil(context.Background(), at); err != nil {
 		return err
 	}
+	if f.lateRun > 0 {
+		go func() {
+			time.Sleep(f.lateRun)
+			_ = f.run()
+		}()
+		return nil
+	}
+	return f.run()
+}
+
+// run is one run of every device, as the kernel's threads do it.
+func (f *fakePktgen) run() error {
 	f.mu.Lock()
 	stop := make(chan struct{})
 	f.stop = stop

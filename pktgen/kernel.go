@@ -371,11 +371,21 @@ func (k *Kernel) Run(ctx context.Context, cfg Config, progress func(Progress)) (
 		}
 	}
 	var startErr error
+	// pgctrl's start returns once no thread is running, which is also
+	// the case when a kpktgend thread has not yet picked up its T_RUN (it
+	// wakes at HZ/10, the write waits 125 ms: a loaded guest misses it).
+	// So after it returns the run is over only when every device has its
+	// result (running, below); the loop goes on polling until then.
+	var returned time.Time
 wait:
 	for {
 		select {
 		case startErr = <-done:
-			break wait
+			done = nil
+			if startErr != nil || !k.running(&cfg, 0) {
+				break wait
+			}
+			returned = time.Now()
 		case <-cancelled:
 			cancelled = nil
 			sum.Interrupted = true
@@ -389,12 +399,43 @@ wait:
 			if progress != nil {
 				progress(k.sample(&cfg, max(time.Since(start), 0)))
 			}
+			if done == nil && !k.running(&cfg, time.Since(returned)) {
+				break wait
+			}
 		}
 	}
 	if startErr != nil {
 		return nil, fmt.Errorf("pktgen start: %w", startErr)
 	}
 	return sum, k.collect(ctx, &cfg, sum)
+}
+
+// lateStartLimit is how long after pgctrl's start returned a device may
+// still not have started before the run stops waiting for it (its
+// collect then says it has no result): a kpktgend thread picks up its
+// T_RUN within a poll, HZ/10, however loaded its CPU.
+const lateStartLimit = 5 * time.Second
+
+// running tells whether a device of the run is sending (its result
+// "Starting") or, within lateStartLimit of the start's return (since),
+// is yet to start (its result still the ack of a setting). A device
+// whose file cannot be read is left to collect to report.
+func (k *Kernel) running(cfg *Config, since time.Duration) bool {
+	for i := range cfg.CPUs {
+		df, err := k.readDevice(cfg.EntryName(i))
+		if err != nil {
+			continue
+		}
+		switch df.Result.State {
+		case StateStarting:
+			return true
+		case StateIdle:
+			if since < lateStartLimit {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sample reads every device's live counters.

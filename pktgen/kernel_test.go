@@ -53,6 +53,23 @@ func TestKernelRunCount(t *testing.T) {
 	}
 }
 
+// pgctrl's start that returns before the threads have picked up their
+// T_RUN (a loaded guest: the write waits only 125 ms) is not the end of
+// the run: Run waits for every device's result and counts every packet,
+// as a paced count run in the guest once failed with "no run result
+// (Result: Starting)".
+func TestKernelRunStartReturnsEarly(t *testing.T) {
+	f := newFakePktgen(4, "eth0")
+	f.lateRun = 300 * time.Millisecond
+	sum, err := kernelOn(f).Run(context.Background(), baseConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Packets != 10000 || len(sum.Threads) != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
 // A paced run's threads report their pacing wait (the idle time of
 // their Result, at most a gap per packet: DeviceFile.PacingWaitUSec); an
 // unpaced run's report none.
