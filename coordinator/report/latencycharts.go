@@ -110,31 +110,38 @@ func clockLabel(l *latency.Latency) string {
 	return clockText(l)
 }
 
-// clockNotes say on a chart the clock its delays ls are on (several:
-// each, and that each of whose, a curve or a point, says its own) and
-// whether any is unsynchronised, whose delays only their spread means
-// something; many reports whether they differ.
-func clockNotes(c *chart, ls []*latency.Latency, whose string) (many bool) {
+// clockNotes say on a chart the clock its delays ls are on, as the
+// text report does: one line when they share one; else a line per clock
+// with the curves on it (whose[i] names ls[i]'s curve; nil: each point's
+// title says its own clock). An unsynchronised clock adds what its
+// delays mean: only their spread, not their level.
+func clockNotes(c *chart, ls []*latency.Latency, whose []string) {
 	var clocks []string
+	on := map[string][]string{}
 	unsync := false
-	for _, l := range ls {
-		if t := clockLabel(l); !slices.Contains(clocks, t) {
+	for i, l := range ls {
+		t := clockLabel(l)
+		if !slices.Contains(clocks, t) {
 			clocks = append(clocks, t)
+		}
+		if whose != nil && !slices.Contains(on[t], whose[i]) {
+			on[t] = append(on[t], whose[i])
 		}
 		unsync = unsync || l.Clock == latency.Unsynchronised
 	}
-	switch len(clocks) {
-	case 0:
-		return false
-	case 1:
+	switch {
+	case len(clocks) == 1:
 		c.note("clock: " + clocks[0])
+	case whose == nil && len(clocks) > 1:
+		c.note(fmt.Sprintf("clocks: %s (each point's title says its own)", strings.Join(clocks, ", ")))
 	default:
-		c.note(fmt.Sprintf("clocks: %s (each %s says its own)", strings.Join(clocks, ", "), whose))
+		for _, t := range clocks {
+			c.note(fmt.Sprintf("clock %s: %s", t, strings.Join(on[t], ", ")))
+		}
 	}
 	if unsync {
 		c.note("unsynchronised clocks: only the delays' spread means something, not their level")
 	}
-	return len(clocks) > 1
 }
 
 // floorNote says on a log chart that delays under its bottom sit there.
@@ -216,7 +223,7 @@ func latencyLoadCharts(doc *results.Document, sizes []sizeView) []*chart {
 			}
 			c.Series = append(c.Series, se)
 		}
-		clockNotes(c, ls, "point")
+		clockNotes(c, ls, nil)
 		floorNote(c, ys, values)
 		c.layoutLegend()
 		out = append(out, c)
@@ -227,7 +234,8 @@ func latencyLoadCharts(doc *results.Document, sizes []sizeView) []*chart {
 // cdfCurve is one distribution a CDF chart draws: a flow's delays, or a
 // size's all together (flow "").
 type cdfCurve struct {
-	flow string
+	flow string // "s1 → r1"
+	key  string // its series name's part: "s1-r1"
 	l    *latency.Latency
 }
 
@@ -242,7 +250,7 @@ func flowCurves(flows []coordinator.Flow) []cdfCurve {
 		name := f.Sender + " → " + f.Receiver
 		i := slices.IndexFunc(out, func(c cdfCurve) bool { return c.flow == name })
 		if i < 0 {
-			out = append(out, cdfCurve{flow: name, l: latency.Merge(f.Latency)})
+			out = append(out, cdfCurve{flow: name, key: f.Sender + "-" + f.Receiver, l: latency.Merge(f.Latency)})
 			continue
 		}
 		out[i].l = latency.Merge(out[i].l, f.Latency)
@@ -318,6 +326,7 @@ func cdfChart(id, title, size string, curves []cdfCurve, source string) *chart {
 	steps := make([][]latency.CDFStep, len(curves))
 	var values []float64
 	var ls []*latency.Latency
+	var labels []string
 	for i, cu := range curves {
 		steps[i] = cu.l.CDF()
 		values = append(values, steps[i][0].DelayUs, steps[i][len(steps[i])-1].DelayUs)
@@ -331,10 +340,11 @@ func cdfChart(id, title, size string, curves []cdfCurve, source string) *chart {
 	for i, cu := range curves {
 		st := steps[i]
 		n := st[len(st)-1].Cumulative
-		name, label := cu.flow, cu.flow
+		name, label := cu.key, cu.flow
 		if cu.flow == "" {
 			name, label = "all", "all flows"
 		}
+		labels = append(labels, label)
 		se := &series{Name: "cdf-" + seriesKey(name), Label: label, Color: palette[i%len(palette)], Size: size, Flow: cu.flow, Steps: len(st)}
 		// Each step: across at the share below it, then up to its own.
 		below := 0.0
@@ -358,11 +368,7 @@ func cdfChart(id, title, size string, curves []cdfCurve, source string) *chart {
 	if source != "" {
 		c.note(source)
 	}
-	if clockNotes(c, ls, "curve") {
-		for i, se := range c.Series {
-			se.Label += " (" + clockLabel(curves[i].l) + ")"
-		}
-	}
+	clockNotes(c, ls, labels)
 	floorNote(c, xs, values)
 	c.layoutLegend()
 	return c
