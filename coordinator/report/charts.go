@@ -122,7 +122,9 @@ func tickLabel(v, step float64) string {
 	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
-func yTicks(values []float64, s scale) []tick {
+// yTicks are ticks at values on s, labelled with as many decimals as
+// their step needs.
+func yTicks(values []float64, s interface{ at(float64) float64 }) []tick {
 	var out []tick
 	step := 0.0
 	if len(values) > 1 {

@@ -122,20 +122,26 @@ func TestReportHeadlessChromium(t *testing.T) {
 				}
 			}
 
-			shot := filepath.Join(dir, "shot.png")
-			runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,2000", url)
-			f, err := os.Open(shot)
-			if err != nil {
-				t.Fatalf("no screenshot: %v", err)
-			}
-			defer f.Close()
-			img, err := png.Decode(f)
-			if err != nil {
-				t.Fatalf("screenshot is not a PNG: %v", err)
-			}
-			checkDrawn(t, img)
+			checkDrawn(t, screenshot(t, bin, url, "--window-size=1280,2000"))
 		})
 	}
+}
+
+// screenshot is chromium's screenshot of url, taken with args.
+func screenshot(t *testing.T, bin, url string, args ...string) image.Image {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	runChromium(t, bin, append(args, "--screenshot="+shot, url)...)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	return img
 }
 
 // checkDrawn fails on a blank screenshot: it wants many colours, a fair
@@ -373,17 +379,7 @@ func TestReportLatencyChartsHeadlessChromium(t *testing.T) {
 				t.Errorf("chromium laid out %d latency charts, want %d", len(got.Charts), len(want))
 			}
 
-			shot := filepath.Join(dir, "shot.png")
-			runChromium(t, bin, append(size, "--screenshot="+shot, url)...)
-			f, err := os.Open(shot)
-			if err != nil {
-				t.Fatalf("no screenshot: %v", err)
-			}
-			defer f.Close()
-			img, err := png.Decode(f)
-			if err != nil {
-				t.Fatalf("screenshot is not a PNG: %v", err)
-			}
+			img := screenshot(t, bin, url, size...)
 
 			for _, w := range want {
 				i := slices.IndexFunc(got.Charts, func(c probedChart) bool { return c.ID == w.id })

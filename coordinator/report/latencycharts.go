@@ -56,15 +56,7 @@ func newDelayScale(values []float64, from, to float64) (delayScale, []tick) {
 	if hi < logRatio*lo {
 		top, vals := niceTicks(hi * 1.05)
 		s := delayScale{hi: top, from: from, to: to}
-		var ticks []tick
-		step := 0.0
-		if len(vals) > 1 {
-			step = vals[1] - vals[0]
-		}
-		for _, v := range vals {
-			ticks = append(ticks, tick{Pos: s.at(v), Label: tickLabel(v, step)})
-		}
-		return s, ticks
+		return s, yTicks(vals, s)
 	}
 	s := delayScale{log: true, lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi))), from: from, to: to}
 	subs := []float64{1}
