@@ -45,15 +45,19 @@ func (s delayScale) title() string {
 }
 
 // newDelayScale lays out an axis over values from `from` to `to`: log
-// when the largest is logRatio times the smallest (1 µs at least) or
-// more, with a tick per decade (and at 2 and 5 within each when it spans
-// three decades or fewer); else linear from 0 with round ticks.
+// when the largest is logRatio times the smallest above 0 (1 µs at
+// least) or more, with a tick per decade (and at 2 and 5 within each when
+// it spans three decades or fewer); else linear from 0 with round ticks,
+// where a delay of 0 has its place.
 func newDelayScale(values []float64, from, to float64) (delayScale, []tick) {
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range values {
-		lo, hi = min(lo, max(v, 1)), max(hi, v)
+		if v > 0 {
+			lo = min(lo, max(v, 1))
+		}
+		hi = max(hi, v)
 	}
-	if hi < logRatio*lo {
+	if hi < logRatio*lo || math.IsInf(lo, 1) {
 		top, vals := niceTicks(hi * 1.05)
 		s := delayScale{hi: top, from: from, to: to}
 		return s, yTicks(vals, s)

@@ -63,14 +63,22 @@ func TestDelayScale(t *testing.T) {
 	if s, ticks := newDelayScale([]float64{12, 150000}, 0, 100); !s.log || s.lo != 10 || s.hi != 1e6 || len(ticks) != 6 || ticks[5].Label != "1M" || ticks[3].Label != "10k" {
 		t.Errorf("12 µs..150 ms: %+v %+v, want decades 10..1M", s, ticks)
 	}
-	s, _ = newDelayScale([]float64{0, 40}, 0, 300)
+	s, _ = newDelayScale([]float64{0, 3, 400}, 0, 300)
 	if !s.log || s.lo != 1 || s.at(0) != s.at(1) {
-		t.Errorf("0..40 µs: %+v, want log from 1 µs with 0 at its bottom", s)
+		t.Errorf("0, 3..400 µs: %+v, want log from 1 µs with 0 at its bottom", s)
 	}
 	c := &chart{}
-	floorNote(c, s, []float64{0, 40})
+	floorNote(c, s, []float64{0, 3, 400})
 	if len(c.Notes) != 1 || c.Notes[0].Text != "delays under 1 µs drawn at 1 µs" {
 		t.Errorf("notes %+v, want the floor said", c.Notes)
+	}
+	for _, vs := range [][]float64{{0, 40}, {0, 0}} {
+		s, _ = newDelayScale(vs, 0, 300)
+		c = &chart{}
+		floorNote(c, s, vs)
+		if s.log || s.at(0) != 0 || len(c.Notes) != 0 {
+			t.Errorf("%v µs: %+v, notes %+v, want linear with 0 at its origin", vs, s, c.Notes)
+		}
 	}
 	s, ticks = newDelayScale([]float64{30, 50}, 0, 300)
 	if s.log || ticks[0].Label != "0" || s.title() != "one-way delay (µs)" || !closeTo(s.at(0), 0) {
