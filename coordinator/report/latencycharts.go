@@ -147,6 +147,16 @@ func floorNote(c *chart, s delayScale, values []float64) {
 	}
 }
 
+// outOfRangeNote says on a chart how many of whose delays (l's) it
+// cannot draw: below 0 (the packet arrived before its send time: the
+// clocks disagree) or absurd (16.8 s or more: a clock stepped). The
+// figures and curves are of the rest, as the summary's are.
+func outOfRangeNote(c *chart, whose string, l *latency.Latency) {
+	if l.Negative+l.Absurd > 0 {
+		c.note(fmt.Sprintf("%s: %d delays below 0 and %d absurd (≥ 16.8 s) not drawn: a clock problem, not the path", whose, l.Negative, l.Absurd))
+	}
+}
+
 // loadPercentiles are the figures the load chart draws, in the order of
 // its legend.
 var loadPercentiles = []struct {
@@ -220,6 +230,7 @@ func latencyLoadCharts(doc *results.Document, sizes []sizeView) []*chart {
 			c.Series = append(c.Series, se)
 		}
 		clockNotes(c, ls, nil)
+		outOfRangeNote(c, "these trials", latency.Merge(ls...))
 		floorNote(c, ys, values)
 		c.layoutLegend()
 		out = append(out, c)
@@ -365,6 +376,9 @@ func cdfChart(id, title, size string, curves []cdfCurve, source string) *chart {
 		c.note(source)
 	}
 	clockNotes(c, ls, labels)
+	for i, l := range ls {
+		outOfRangeNote(c, labels[i], l)
+	}
 	floorNote(c, xs, values)
 	c.layoutLegend()
 	return c

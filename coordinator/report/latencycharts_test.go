@@ -136,14 +136,15 @@ func TestCDFChartClocks(t *testing.T) {
 		ramp = append(ramp, v)
 	}
 	a := recorded(latency.Estimated, 14, ramp...)
-	b := recorded(latency.Unsynchronised, 0, repeat(3, 40)...)
+	b := recorded(latency.Unsynchronised, 0, append(repeat(3, 40), -7, -2, latency.AbsurdUs)...)
 	c := cdfChart("c", "t", "64", []cdfCurve{{"s1 → r1", "s1-r1", a}, {"s2 → r2", "s2-r2", b}}, "the flows of trial 7")
 	var notes []string
 	for _, n := range c.Notes {
 		notes = append(notes, n.Text)
 	}
 	want := []string{"the flows of trial 7", "clock estimated ±14 µs: s1 → r1", "clock unsynchronised: s2 → r2",
-		"unsynchronised clocks: only the delays' spread means something, not their level"}
+		"unsynchronised clocks: only the delays' spread means something, not their level",
+		"s2 → r2: 2 delays below 0 and 1 absurd (≥ 16.8 s) not drawn: a clock problem, not the path"}
 	if !slices.Equal(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}
