@@ -19,19 +19,20 @@ var htmlSource string
 
 // page is what the HTML template draws.
 type page struct {
-	Doc    *results.Document
-	Title  string
-	Took   string
-	Trials []results.Trial
-	Sizes  []sizeView
-	Charts []*chart
+	Doc      *results.Document
+	Title    string
+	Took     string
+	Trials   []results.Trial
+	Sizes    []sizeView
+	Charts   []*chart
+	Hosts    []hostView
+	Run      *coordinator.Result
+	Spec     string
+	Lab      string
+	Warnings []string
+
 	// LatencyCharts are the delays' charts (none when nothing was timed).
 	LatencyCharts []*chart
-	Hosts         []hostView
-	Run           *coordinator.Result
-	Spec          string
-	Lab           string
-	Warnings      []string
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -61,14 +62,13 @@ func HTML(w io.Writer, doc *results.Document) error {
 	sizes := sizeViews(doc)
 	mpps, pct := throughputCharts(sizes)
 	p := page{
-		Doc:           doc,
-		Title:         doc.Name,
-		Trials:        doc.AllTrials(),
-		Sizes:         sizes,
-		Charts:        []*chart{mpps, pct, lossChart(doc, sizes)},
-		Hosts:         hostViews(doc, sizes),
-		LatencyCharts: append(latencyLoadCharts(doc, sizes), latencyCDFCharts(doc, sizes)...),
-		Run:           doc.Run,
+		Doc:    doc,
+		Title:  doc.Name,
+		Trials: doc.AllTrials(),
+		Sizes:  sizes,
+		Charts: []*chart{mpps, pct, lossChart(doc, sizes)},
+		Hosts:  hostViews(doc, sizes),
+		Run:    doc.Run,
 	}
 	if p.Title == "" {
 		p.Title = doc.Kind + " " + doc.ID
@@ -89,6 +89,7 @@ func HTML(w io.Writer, doc *results.Document) error {
 	if doc.Run != nil {
 		p.Warnings = doc.Run.Warnings
 	}
+	p.LatencyCharts = append(latencyLoadCharts(doc, sizes), latencyCDFCharts(doc, sizes)...)
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, p); err != nil {
 		return fmt.Errorf("html report of %s: %w", doc.ID, err)
