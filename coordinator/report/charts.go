@@ -35,6 +35,15 @@ type chart struct {
 	XTicks, YTicks            []tick
 	Series                    []*series
 	Empty                     string // set when there is nothing to draw, and why
+	// Notes are lines under the legend: what the chart's numbers are
+	// on (a clock) and how they are drawn.
+	Notes []note
+}
+
+// note is one line of a chart's notes, at Y.
+type note struct {
+	Y    float64
+	Text string
 }
 
 type tick struct {
@@ -49,6 +58,8 @@ type series struct {
 	Color  string
 	Dashed bool
 	Size   string // data-size, for per-size series
+	Flow   string // data-flow: "s1 → r1", for per-flow series
+	Steps  int    // data-steps: a CDF's steps (its polyline has two points each)
 	Path   string // polyline points
 	Points []point
 	// Legend position.
@@ -62,10 +73,12 @@ type point struct {
 	Size   string // data-size
 	Value  string // data-value: the y value in the chart's unit
 	N      int    // data-n: the trial, 0 when not a trial
-	// Loss chart: data-x (the offered load in the x axis's unit),
-	// data-offered-pps and data-loss-ratio.
+	// Loss and latency charts: data-x (the offered load in the x axis's
+	// unit), data-offered-pps and (loss) data-loss-ratio.
 	XValue, Offered, Loss string
-	Title                 string
+	// Pct is data-percentile: the percentile a CDF's marker is at.
+	Pct   string
+	Title string
 }
 
 // scale maps [0, max] onto [from, to].
@@ -109,7 +122,9 @@ func tickLabel(v, step float64) string {
 	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
-func yTicks(values []float64, s scale) []tick {
+// yTicks are ticks at values on s, labelled with as many decimals as
+// their step needs.
+func yTicks(values []float64, s interface{ at(float64) float64 }) []tick {
 	var out []tick
 	step := 0.0
 	if len(values) > 1 {
@@ -134,14 +149,26 @@ func (c *chart) layoutLegend() {
 	}
 	rows := (len(c.Series) + perRow - 1) / perRow
 	c.H = legendTop + float64(max(rows, 1))*legendRow
+	for i := range c.Notes {
+		c.Notes[i].Y = c.H + 4
+		c.H += legendRow
+	}
 }
+
+// note adds a line to the chart's notes (layoutLegend places them).
+func (c *chart) note(text string) { c.Notes = append(c.Notes, note{Text: text}) }
 
 func (s *series) add(p point) {
 	s.Points = append(s.Points, p)
+	s.line(p.X, p.Y)
+}
+
+// line extends the series' polyline to (x, y) without a point.
+func (s *series) line(x, y float64) {
 	if s.Path != "" {
 		s.Path += " "
 	}
-	s.Path += fmt.Sprintf("%.1f,%.1f", p.X, p.Y)
+	s.Path += fmt.Sprintf("%.1f,%.1f", x, y)
 }
 
 // throughputCharts are chart (a): throughput against frame size, in Mpps
@@ -245,45 +272,9 @@ func trialN(s sizeView) int {
 // (generator-limited, failed) are hollow.
 func lossChart(doc *results.Document, sizes []sizeView) *chart {
 	trials := doc.AllTrials()
-	senders := 0
-	for _, h := range doc.Hosts {
-		if h.Role == "sender" {
-			senders++
-		}
-	}
-	offered := func(t results.Trial) float64 {
-		if t.OfferedPPS > 0 {
-			return t.OfferedPPS
-		}
-		return t.AchievedPPS
-	}
-	perFlowLine := func(t results.Trial) float64 {
-		if t.LinePPS > 0 {
-			return t.LinePPS // the campaign's, as its summary's
-		}
-		n := len(t.Flows)
-		if n == 0 {
-			n = max(senders, 1)
-		}
-		return results.LineRatePPS(doc.Hosts, t.Flows, float64(t.Size)) / float64(n)
-	}
-	inPct := len(trials) > 0
-	for _, t := range trials {
-		if perFlowLine(t) <= 0 {
-			inPct = false
-		}
-	}
-	xOf := func(t results.Trial) float64 {
-		if inPct {
-			return 100 * offered(t) / perFlowLine(t)
-		}
-		return offered(t) / 1e6
-	}
-	xTitle := "offered load per flow (% of line rate)"
-	if !inPct {
-		xTitle = "offered load per flow (Mpps)"
-	}
-	c := newChart("chart-loss", "Loss vs offered load, per frame size", xTitle, "loss (% of packets sent)")
+	load := newLoadAxis(doc, trials)
+	offered, xOf, inPct := load.offered, load.x, load.inPct
+	c := newChart("chart-loss", "Loss vs offered load, per frame size", load.title, "loss (% of packets sent)")
 	if len(trials) == 0 {
 		c.Empty = "no trials in this result"
 		c.layoutLegend()
@@ -297,15 +288,7 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 		xTop = math.Max(xTop, xOf(t))
 		yTop = math.Max(yTop, 100*t.LossRatio)
 	}
-	xMax, xVals := niceTicks(xTop * 1.02)
-	xs := scale{max: xMax, from: plotLeft, to: plotRight}
-	step := 0.0
-	if len(xVals) > 1 {
-		step = xVals[1] - xVals[0]
-	}
-	for _, v := range xVals {
-		c.XTicks = append(c.XTicks, tick{Pos: xs.at(v), Label: tickLabel(v, step)})
-	}
+	xs := c.loadTicks(xTop)
 	if yTop == 0 {
 		yTop = 1 // nothing lost: an axis to 1 % shows it
 	}
@@ -314,25 +297,8 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 	c.YTicks = yTicks(yVals, ys)
 
 	// One series per summary size (in order), then sizes only trials have.
-	var keys []int
-	seen := map[int]bool{}
-	for _, s := range sizes {
-		if !seen[s.Size] {
-			keys, seen[s.Size] = append(keys, s.Size), true
-		}
-	}
-	for _, t := range trials {
-		if !seen[t.Size] {
-			keys, seen[t.Size] = append(keys, t.Size), true
-		}
-	}
-	for i, size := range keys {
-		key := results.SizeResult{Size: size}.Key()
-		for _, s := range sizes {
-			if s.Size == size {
-				key = s.Key
-			}
-		}
+	for i, sk := range sizeOrder(sizes, trials) {
+		size, key := sk.size, sk.key
 		var ts []results.Trial
 		for _, t := range trials {
 			if t.Size == size {
@@ -360,6 +326,105 @@ func lossChart(doc *results.Document, sizes []sizeView) *chart {
 	}
 	c.layoutLegend()
 	return c
+}
+
+// loadAxis is the offered load of trials on a chart's x axis: in % of
+// line rate per flow when every trial's line rate is known, else in Mpps
+// per flow.
+type loadAxis struct {
+	inPct   bool
+	title   string
+	offered func(results.Trial) float64 // pps per flow
+	x       func(results.Trial) float64 // in the axis's unit
+}
+
+func newLoadAxis(doc *results.Document, trials []results.Trial) loadAxis {
+	senders := 0
+	for _, h := range doc.Hosts {
+		if h.Role == "sender" {
+			senders++
+		}
+	}
+	offered := func(t results.Trial) float64 {
+		if t.OfferedPPS > 0 {
+			return t.OfferedPPS
+		}
+		return t.AchievedPPS
+	}
+	perFlowLine := func(t results.Trial) float64 {
+		if t.LinePPS > 0 {
+			return t.LinePPS // the campaign's, as its summary's
+		}
+		n := len(t.Flows)
+		if n == 0 {
+			n = max(senders, 1)
+		}
+		return results.LineRatePPS(doc.Hosts, t.Flows, float64(t.Size)) / float64(n)
+	}
+	a := loadAxis{inPct: len(trials) > 0, title: "offered load per flow (% of line rate)", offered: offered}
+	for _, t := range trials {
+		if perFlowLine(t) <= 0 {
+			a.inPct = false
+		}
+	}
+	a.x = func(t results.Trial) float64 {
+		if a.inPct {
+			return 100 * offered(t) / perFlowLine(t)
+		}
+		return offered(t) / 1e6
+	}
+	if !a.inPct {
+		a.title = "offered load per flow (Mpps)"
+	}
+	return a
+}
+
+// loadTicks lays out an offered-load x axis from 0 to top and returns
+// its scale.
+func (c *chart) loadTicks(top float64) scale {
+	xMax, xVals := niceTicks(top * 1.02)
+	xs := scale{max: xMax, from: plotLeft, to: plotRight}
+	step := 0.0
+	if len(xVals) > 1 {
+		step = xVals[1] - xVals[0]
+	}
+	for _, v := range xVals {
+		c.XTicks = append(c.XTicks, tick{Pos: xs.at(v), Label: tickLabel(v, step)})
+	}
+	return xs
+}
+
+// sizeKey is a frame size and its key ("64", "imix 7:4:1").
+type sizeKey struct {
+	size int
+	key  string
+}
+
+// sizeOrder is the sizes a per-size chart draws: the summary's (in its
+// order), then sizes only trials have.
+func sizeOrder(sizes []sizeView, trials []results.Trial) []sizeKey {
+	var out []sizeKey
+	seen := map[int]bool{}
+	add := func(size int) {
+		if seen[size] {
+			return
+		}
+		seen[size] = true
+		key := results.SizeResult{Size: size}.Key()
+		for _, s := range sizes {
+			if s.Size == size {
+				key = s.Key
+			}
+		}
+		out = append(out, sizeKey{size, key})
+	}
+	for _, s := range sizes {
+		add(s.Size)
+	}
+	for _, t := range trials {
+		add(t.Size)
+	}
+	return out
 }
 
 // seriesKey makes a size key usable in a data-series name ("imix 7:4:1"

@@ -10,8 +10,11 @@
 //     CSS and SVG charts drawn here (no script, no fonts, no images):
 //     throughput against frame size in Mpps and in % of line rate with
 //     the theoretical maximum, loss against offered load per frame size,
-//     the flows of the trials that set the throughput, the hosts, each
-//     host's IRQ map and fingerprint, every trial and the spec.
+//     when packets were timed the delays (per size min, p50, p99 and max
+//     against offered load, and a CDF per flow, each on its stated
+//     clock), the flows of the trials that set the throughput, the
+//     hosts, each host's IRQ map and fingerprint, every trial and the
+//     spec.
 //
 // Chart elements carry stable hooks for tests and scrapers: each chart
 // is <svg id="chart-…" class="chart">, each series <g class="series"
@@ -19,7 +22,11 @@
 // data-value="…">. Series names: throughput-mpps, line-rate-mpps,
 // ndr-mpps and pdr-mpps (chart-throughput-mpps); throughput-pct and
 // line-rate-pct (chart-throughput-pct); loss-SIZE, one per frame size
-// (chart-loss).
+// (chart-loss); latency-min, latency-p50, latency-p99 and latency-max
+// (chart-latency-load-SIZE); cdf-SENDER-RECEIVER, or cdf-all for a
+// size's delays together (chart-latency-cdf-SIZE; a run's
+// chart-latency-cdf), with data-flow, data-steps and markers
+// data-percentile="50" and "99".
 //
 // The theoretical maximum is results.LineRatePPS: pktgen.LinePPS of
 // each host's link speed for the frame without FCS, shared by the flows

@@ -30,6 +30,9 @@ type page struct {
 	Spec     string
 	Lab      string
 	Warnings []string
+
+	// LatencyCharts are the delays' charts (none when nothing was timed).
+	LatencyCharts []*chart
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -86,6 +89,7 @@ func HTML(w io.Writer, doc *results.Document) error {
 	if doc.Run != nil {
 		p.Warnings = doc.Run.Warnings
 	}
+	p.LatencyCharts = append(latencyLoadCharts(doc, sizes), latencyCDFCharts(doc, sizes)...)
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, p); err != nil {
 		return fmt.Errorf("html report of %s: %w", doc.ID, err)

@@ -1,20 +1,25 @@
 // Package resultstest makes realistic result documents for tests: a
 // campaign of 64, 512 and 1518-byte frames searched with RFC 2544 over
-// two pairwise flows between four 10 GbE hosts, and a single run. The
-// numbers are computed the way the coordinator computes them
-// (coordinator.Reconcile), so they balance; times and ids are fixed, so
-// reports of them can be golden files.
+// two pairwise flows between four 10 GbE hosts (and the same with RFC
+// 2544's latency test), and a single run. The numbers are computed the
+// way the coordinator computes them (coordinator.Reconcile), so they
+// balance, and every packet received has its one-way delay, as a
+// receiver with latency on (the default) records them; times and ids are
+// fixed, so reports of them can be golden files.
 package resultstest
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
@@ -78,7 +83,7 @@ func flows(size int, offered, capacity float64) []coordinator.Flow {
 		}
 		out = append(out, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:           []coordinator.Stream{pairStream(i, sent, recv)},
+			Streams:           []coordinator.Stream{pairStream(i, sent, recv, delays(i, size, recv, offered/capacity, capacity))},
 			ReceiverHostDrops: hostDrops,
 			DurationSec:       trialSec,
 			FrameBytes:        float64(size - pktgen.FCSBytes),
@@ -92,25 +97,94 @@ func flows(size int, offered, capacity float64) []coordinator.Flow {
 
 // pairStream is the one stream of pair i's flow (sender 198.18.0.i+1 to
 // receiver 198.18.0.101+i, port 10000+i), sent packets sent and
-// received recv.
-func pairStream(i int, sent, recv uint64) coordinator.Stream {
+// received recv, with delays l.
+func pairStream(i int, sent, recv uint64, l *latency.Latency) coordinator.Stream {
 	return coordinator.Stream{Sent: sent, StreamReport: receiver.StreamReport{
 		Src: netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}), Dst: netip.AddrFrom4([4]byte{198, 18, 0, byte(101 + i)}),
-		DstPort: uint16(10000 + i), Received: recv,
+		DstPort: uint16(10000 + i), Received: recv, Latency: l,
 	}}
+}
+
+// QueueFrames is how many frames the device under test queues before it
+// drops: offered more than it forwards, every frame waits for a full
+// queue.
+const QueueFrames = 4096
+
+// delays are the one-way delays of the recv packets pair i's flow
+// received, frames of size bytes, at load times the device's capacity of
+// capacity pps per flow, on clocks the coordinator estimated (pair i's
+// bound 14 + 5i µs). The path takes 5 + i µs plus the frame's time on
+// the wire twice (the device stores and forwards); the device's queue
+// adds an exponential wait whose mean grows with the load, truncated at
+// twelve means; overloaded, the queue is full and a frame waits
+// 90-110 % of QueueFrames ÷ capacity. Filled bucket by bucket from the
+// distribution (recv can be 10^8), so that the samples are the packets
+// received exactly.
+func delays(i, size int, recv uint64, load, capacity float64) *latency.Latency {
+	if recv == 0 {
+		return nil
+	}
+	base := 5 + float64(i) + 2*float64(size*8)/LinkMbps
+	lo, mean := math.Round(base), 0.5+load/(1.02-load)
+	hi := math.Round(base + 12*mean)
+	if load > 1 {
+		full := QueueFrames / capacity * 1e6
+		lo, mean, hi = math.Round(base+0.9*full), 0.03*full, math.Round(base+1.1*full)
+	}
+	cdf := func(d float64) float64 {
+		d = min(max(d, lo), hi)
+		return (1 - math.Exp(-(d-lo)/mean)) / (1 - math.Exp(-(hi-lo)/mean))
+	}
+	l := &latency.Latency{Clock: latency.Estimated, ClockErrorUs: float64(14 + 5*i)}
+	h := &l.Histogram
+	first, last := -1, 0
+	for b := latency.Bucket(uint64(lo)); b <= latency.Bucket(uint64(hi)); b++ {
+		blo, w := latency.BucketRange(b)
+		c := uint64(math.Round(float64(recv)*cdf(float64(blo+w)))) - uint64(math.Round(float64(recv)*cdf(float64(blo))))
+		if c == 0 {
+			continue
+		}
+		if first < 0 {
+			first = b
+		}
+		last = b
+		h.Counts[b] = c
+		h.SumUs += c * (blo + (w-1)/2)
+	}
+	flo, _ := latency.BucketRange(first)
+	llo, lw := latency.BucketRange(last)
+	h.MinUs, h.MaxUs = max(flo, uint64(lo)), min(llo+lw-1, uint64(hi))
+	h.Jitter16, h.JitterN = uint64(16*mean), recv-1
+	return l
 }
 
 // Campaign is a complete NDR/PDR campaign document as the campaign
 // runner writes one: per size short trials ("initial") narrowing from
 // 100 % of line rate down to the device's capacity, then a full-duration
 // trial ("final") at the rate found; the summary sums the flows.
-func Campaign() *results.Document {
+func Campaign() *results.Document { return campaignOf(0) }
+
+// LatencyTrials is how many RFC 2544 latency trials
+// CampaignWithLatencyTest runs per size.
+const LatencyTrials = 2
+
+// CampaignWithLatencyTest is Campaign with RFC 2544's latency test: after
+// each size's search, LatencyTrials trials at its throughput rate, whose
+// delays together are the size's latency.
+func CampaignWithLatencyTest() *results.Document { return campaignOf(LatencyTrials) }
+
+// campaignOf is the campaign, with latencyTrials latency trials per size.
+func campaignOf(latencyTrials int) *results.Document {
 	hosts := Hosts()
-	spec, _ := json.Marshal(map[string]any{
+	fields := map[string]any{
 		"name": "x710-lab-qualification", "agents": map[string]any{"senders": []string{"s1", "s2"}, "receivers": []string{"r1", "r2"}},
 		"pattern": "pairwise", "frame_sizes": []int{64, 512, 1518},
 		"search": map[string]any{"type": "ndr-pdr", "goals": []float64{0, 0.005}, "resolution": "1%"}, "trial_duration": "10s",
-	})
+	}
+	if latencyTrials > 0 {
+		fields["latency"] = map[string]any{"trials": latencyTrials, "trial_duration": "10s"}
+	}
+	spec, _ := json.Marshal(fields)
 	d := &results.Document{
 		Schema: results.Schema, ID: CampaignID, Kind: results.KindCampaign, Name: "x710-lab-qualification",
 		Created: Start, Tool: "v0.4.0", Status: "ok", Spec: spec, Hosts: hosts,
@@ -154,6 +228,16 @@ func Campaign() *results.Document {
 			row.PDRPPS = 2 * 0.83 * line // the 0.5 % goal is met right at capacity
 		}
 		row.PDRGoal = 0.005
+		var ls []*latency.Latency
+		for range latencyTrials {
+			n++
+			t := trial(n, size, campaign.PhaseLatency, confirm.OfferedPPS, capacity)
+			d.Trials = append(d.Trials, t)
+			ls = append(ls, t.Latency())
+		}
+		if latencyTrials > 0 {
+			row.Latency, row.LatencyTrials = latency.Merge(ls...), latencyTrials
+		}
 		d.Summary = append(d.Summary, row)
 	}
 	d.Finished = Start.Add(time.Duration(n) * (trialSec + 5) * time.Second)
@@ -194,7 +278,7 @@ func Run() *results.Document {
 		}
 		res.Flows = append(res.Flows, coordinator.Reconcile(coordinator.FlowInput{
 			Sender: pair[0], Receiver: pair[1],
-			Streams:     []coordinator.Stream{pairStream(i, sent, recv)},
+			Streams:     []coordinator.Stream{pairStream(i, sent, recv, delays(i, 512, recv, 2e6/pktgen.LinePPS(LinkMbps, 508), pktgen.LinePPS(LinkMbps, 508)))},
 			DurationSec: trialSec, FrameBytes: 508, LinkSpeedMbps: LinkMbps, OfferedPPS: 2e6, AchievedPPS: 2e6,
 		}))
 	}
