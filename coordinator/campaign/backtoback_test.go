@@ -155,9 +155,28 @@ func TestSummariseBackToBack(t *testing.T) {
 		!strings.Contains(b.Note, "longest burst searched, 2000 frames (2s at 1000 pps), with no loss: the back-to-back value is at least that") {
 		t.Errorf("%+v", b)
 	}
-	b = &results.BackToBack{RatePPS: 1000, SearchedFrames: 2000, Frames: []uint64{0, 0}, GeneratorLimited: true}
+	b = &results.BackToBack{RatePPS: 1000, SearchedFrames: 2000, Frames: []uint64{0, 0}, GeneratorLimited: true, AchievedPPS: 700}
 	summarise(b, 2*time.Second, 4)
-	if b.MeanFrames != 0 || b.LowerBound || !strings.Contains(b.Note, "even of the shortest burst, 4 frames") || !strings.Contains(b.Note, "not back to back") {
+	if b.MeanFrames != 0 || b.LowerBound || !strings.Contains(b.Note, "even of the shortest burst, 4 frames") || !strings.Contains(b.Note, "at 700 pps, short of the 1000 pps asked: not back to back") {
+		t.Errorf("%+v", b)
+	}
+}
+
+// Senders slower than the bursts' rate are said, with the rate they
+// reached over the bursts that set the values.
+func TestCampaignBackToBackGeneratorLimited(t *testing.T) {
+	const line = 100_000
+	d := &dut{limit: func(int) float64 { return line }, gen: 60_000, buffer: func(int) uint64 { return 300 }}
+	doc, _ := runCampaign(t, d, `agents: {senders: [s1], receivers: [r1]}
+frame_sizes: [64]
+search: {type: none}
+rates: [1000]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+back_to_back: {trials: 2, trial_duration: 10ms}
+`, fixedLine(line))
+	b := doc.Summary[0].BackToBack
+	if b == nil || b.MeanFrames != 300 || !b.GeneratorLimited || b.AchievedPPS != 60_000 || !strings.Contains(b.Note, "at 60000 pps, short of the 100000 pps asked") {
 		t.Errorf("%+v", b)
 	}
 }

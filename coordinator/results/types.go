@@ -109,11 +109,14 @@ type BackToBack struct {
 	// searched with no loss: the figures are at least these, not a limit
 	// found.
 	LowerBound bool `json:"lower_bound,omitempty"`
-	// GeneratorLimited reports that the senders fell short of RatePPS in
-	// some burst: those bursts were not back to back.
-	GeneratorLimited bool   `json:"generator_limited,omitempty"`
-	Bursts           int    `json:"bursts"`
-	Note             string `json:"note,omitempty"`
+	// AchievedPPS is the senders' lowest rate per flow over a burst that
+	// set a trial's value (bursts of one frame have none), and
+	// GeneratorLimited says it fell short of RatePPS: that burst was not
+	// back to back.
+	AchievedPPS      float64 `json:"achieved_pps,omitempty"`
+	GeneratorLimited bool    `json:"generator_limited,omitempty"`
+	Bursts           int     `json:"bursts"`
+	Note             string  `json:"note,omitempty"`
 }
 
 // Trial is one run of a campaign at one offered rate.
