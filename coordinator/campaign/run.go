@@ -71,6 +71,7 @@ type Event struct {
 	Phase      string    `json:"phase,omitempty"`
 	N          int       `json:"n,omitempty"`
 	OfferedPPS float64   `json:"offered_pps,omitempty"` // per flow, as BestPPS
+	Burst      uint64    `json:"burst,omitempty"`       // a back-to-back burst's frames per flow
 	LossRatio  float64   `json:"loss_ratio"`
 	Passed     bool      `json:"passed"`
 	Valid      bool      `json:"valid"`
@@ -435,7 +436,7 @@ func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d ti
 	if t.Passed && rate > c.best && burst == 0 {
 		c.best = rate
 	}
-	c.emit(Event{Event: EventTrial, Size: size, Phase: phase, N: t.N, OfferedPPS: rate, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
+	c.emit(Event{Event: EventTrial, Size: size, Phase: phase, N: t.N, OfferedPPS: rate, Burst: burst, LossRatio: t.LossRatio, Passed: t.Passed, Valid: t.Valid, BestPPS: c.best, Message: t.Error})
 	c.log.Info("trial", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate), "loss_ratio", t.LossRatio, "passed", t.Passed, "valid", t.Valid)
 	if err := c.save(); err != nil {
 		return nil, fmt.Errorf("campaign: after trial %d: %w", t.N, err)

@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
 )
 
@@ -94,5 +96,13 @@ func TestHTMLBackToBack(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("HTML without %q", want)
 		}
+	}
+}
+
+// The progress line names a burst's frames.
+func TestProgressLineBurst(t *testing.T) {
+	line, ok := ProgressLine(campaign.Event{Event: campaign.EventTrial, Size: 64, N: 7, Phase: campaign.PhaseBackToBack, Burst: 273, OfferedPPS: 1e5, Valid: true, SizesTotal: 1}, time.Second)
+	if !ok || !strings.Contains(line, "64 B trial 7 back-to-back 273 frames at 100") || !strings.Contains(line, ": loss |") {
+		t.Errorf("%q", line)
 	}
 }
