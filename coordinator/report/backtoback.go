@@ -16,22 +16,20 @@ import (
 // (a lower bound), and the test's notes (nothing when no size has the
 // test).
 func sizeBackToBackTable(w io.Writer, sizes []sizeView) {
-	tested := false
+	var tested []sizeView
 	for _, s := range sizes {
-		tested = tested || s.BackToBack != nil
+		if s.BackToBack != nil {
+			tested = append(tested, s)
+		}
 	}
-	if !tested {
+	if len(tested) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := newTab(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, "BACK-TO-BACK\tRATE/FLOW\tTRIALS\tMEAN\tMIN\tMAX\tMEAN BURST\tSEARCHED\tBURSTS\t")
-	for _, s := range sizes {
-		b := s.BackToBack
-		if b == nil {
-			continue
-		}
-		atLeast := ""
+	for _, s := range tested {
+		b, atLeast := s.BackToBack, ""
 		if b.LowerBound {
 			atLeast = "≥"
 		}
@@ -40,9 +38,9 @@ func sizeBackToBackTable(w io.Writer, sizes []sizeView) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "back-to-back: frames per flow of the longest burst with no loss, in each trial (RFC 2544 26.4); ≥: the path carried the longest burst searched")
-	for _, s := range sizes {
-		if b := s.BackToBack; b != nil && b.Note != "" {
-			fmt.Fprintf(w, "%s: back-to-back: %s\n", s.Key, b.Note)
+	for _, s := range tested {
+		if s.BackToBack.Note != "" {
+			fmt.Fprintf(w, "%s: back-to-back: %s\n", s.Key, s.BackToBack.Note)
 		}
 	}
 }

@@ -47,21 +47,28 @@ func TestTableBackToBack(t *testing.T) {
 	}
 }
 
-// The CSV's back-to-back columns: the summary's figures per size, the
-// burst's frames on its trial row, empty elsewhere.
-func TestCSVBackToBack(t *testing.T) {
+// csvOf is doc's CSV, its records and each column's index by name.
+func csvOf(t *testing.T, doc *results.Document) (recs [][]string, col map[string]int) {
+	t.Helper()
 	var b strings.Builder
-	if err := CSV(&b, b2bDoc()); err != nil {
+	if err := CSV(&b, doc); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := map[string]int{}
+	col = map[string]int{}
 	for i, c := range recs[0] {
 		col[c] = i
 	}
+	return recs, col
+}
+
+// The CSV's back-to-back columns: the summary's figures per size, the
+// burst's frames on its trial row, empty elsewhere.
+func TestCSVBackToBack(t *testing.T) {
+	recs, col := csvOf(t, b2bDoc())
 	get := func(r []string, names ...string) string {
 		var out []string
 		for _, n := range names {
