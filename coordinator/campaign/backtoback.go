@@ -106,7 +106,7 @@ func summarise(b *results.BackToBack, d time.Duration, minFrames uint64) {
 		notes = append(notes, fmt.Sprintf("every trial lost frames even of the shortest burst, %d frames", minFrames))
 	}
 	if b.GeneratorLimited {
-		notes = append(notes, fmt.Sprintf("the senders sent a longest burst with no loss at %.0f pps, short of the %.0f pps asked: not back to back, and a path that drains during the burst carried more than it would have", b.AchievedPPS, b.RatePPS))
+		notes = append(notes, fmt.Sprintf("the senders sent a longest burst with no loss at %.0f pps, short of the %.0f pps asked: not back to back (a path that drains while a burst lasts may carry more of a slower one)", b.AchievedPPS, b.RatePPS))
 	}
 	b.Note = strings.Join(notes, "; ")
 }

@@ -263,7 +263,7 @@ back_to_back: {trials: 2, trial_duration: 10ms, rate: 100kpps}
 		if b.LowerBound || b.MeanFrames != float64(b.Frames[0]+b.Frames[1])/2 {
 			t.Errorf("size %d: %+v", s.Size, b)
 		}
-		t.Logf("size %d: back-to-back %v frames (mean %.1f, %.3f ms at %d pps; the shaper holds %d at once), %d bursts; %s", s.Size, b.Frames, b.MeanFrames, 1e3*b.MeanSec, rate, fits, b.Bursts, b.Note)
+		t.Logf("size %d: back-to-back %v frames (mean %.1f, %.3f ms at %d pps, sent at %.0f pps; the shaper holds %d at once), %d bursts; %s", s.Size, b.Frames, b.MeanFrames, 1e3*b.MeanSec, rate, b.AchievedPPS, fits, b.Bursts, b.Note)
 	}
 
 	// Without a shaper the path carries the longest burst searched: the
