@@ -3,7 +3,7 @@ package search
 import (
 	"context"
 	"errors"
-	"math/bits"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -26,14 +26,6 @@ func (d *bufferDevice) burst(_ context.Context, n uint64, _ string) (Outcome, er
 	}
 	got := min(n, d.limit)
 	return Outcome{Sent: n, Received: got, Lost: n - got}, nil
-}
-
-// log2Ceil is ceil(log2(n)) for n ≥ 1.
-func log2Ceil(n uint64) int {
-	if n <= 1 {
-		return 0
-	}
-	return bits.Len64(n - 1)
 }
 
 // checkBurst checks a search's answer on a device of limit N: within the
@@ -96,8 +88,12 @@ func TestBackToBackFindsTheLimit(t *testing.T) {
 			t.Fatalf("%+v limit %d: %v", o, limit, err)
 		}
 		checkBurst(t, o, limit, r, d)
-		span := o.MaxFrames - max(o.MinFrames, 1)
-		bound := log2Ceil(span/max(o.Resolution, 1)+1) + 2
+		// The documented bound: ceil(log2((max − min) / resolution)) + 2.
+		span := float64(o.MaxFrames-max(o.MinFrames, 1)) / float64(max(o.Resolution, 1))
+		bound := 2
+		if span > 1 {
+			bound += int(math.Ceil(math.Log2(span)))
+		}
 		if o.Hint > 0 {
 			bound *= 2
 		}
