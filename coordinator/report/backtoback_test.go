@@ -113,3 +113,24 @@ func TestProgressLineBurst(t *testing.T) {
 		t.Errorf("%q", line)
 	}
 }
+
+// A back-to-back burst is no load: the loss chart leaves it out, and a
+// document that names no throughput trial does not get one from it.
+func TestBurstsAreNoLoad(t *testing.T) {
+	doc := b2bDoc()
+	doc.Trials = append(doc.Trials, results.Trial{N: 2, Size: 64, Phase: "back-to-back", OfferedPPS: 100000, Burst: 300, Sent: 300, Received: 300, Valid: true, Passed: true},
+		results.Trial{N: 3, Size: 64, Phase: "sweep", OfferedPPS: 500, DurationSec: 1, Sent: 500, Received: 500, Valid: true, Passed: true})
+	if tt := doc.ThroughputTrialOf(doc.Summary[0]); tt == nil || tt.N != 3 {
+		t.Errorf("throughput trial %+v, want the sweep's (3)", tt)
+	}
+	c := lossChart(doc, sizeViews(doc))
+	var plotted []int
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			plotted = append(plotted, p.N)
+		}
+	}
+	if len(plotted) != 1 || plotted[0] != 3 {
+		t.Errorf("the loss chart plots trials %v, want only the sweep's (3)", plotted)
+	}
+}
