@@ -74,5 +74,5 @@ func (st *runState) perFlow(n *node, beforeTune bool) int {
 			slots = max(slots, n.nic.queues) // one device per queue it will tune
 		}
 	}
-	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, slots, st.spec.Rate)
+	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, slots, st.spec.Rate, st.spec.Count)
 }

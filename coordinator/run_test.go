@@ -479,6 +479,7 @@ func TestRunRefusesBeforeTouchingAgents(t *testing.T) {
 	}{
 		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}}, "neither a duration nor a count"},
 		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, FrameSize: 40}, "frame size 40"},
+		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 3, Threads: 4}, "count 3: fewer packets than the 4 threads per flow: want at least 4"},
 		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, Pattern: "star"}, `pattern "star"`},
 		{Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, Backend: "dpdk"}, `backend "dpdk"`},
 		{Spec{Senders: []string{"s1", "s1"}, Receivers: []string{"r1", "r2"}, Count: 1}, "named twice"},

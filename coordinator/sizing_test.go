@@ -45,7 +45,7 @@ func TestSizeReceiverStreams(t *testing.T) {
 		}
 		for r, want := range tc.want {
 			z := sizeReceiver(spec, loadsTo(pairs, r, func(s string) (int, int64) {
-				return threadsPerFlow(spec.Threads, flowsOf[s], true, 2, spec.Rate), 10000
+				return threadsPerFlow(spec.Threads, flowsOf[s], true, 2, spec.Rate, spec.Count), 10000
 			}))
 			if z.Streams != want || z.MaxStreams != want+max(16, want/4) {
 				t.Errorf("%s %d→%d threads %d: %s has %d streams, a table of %d; want %d and %d", tc.pattern, tc.senders, tc.receivers, tc.threads, r, z.Streams, z.MaxStreams, want, want+max(16, want/4))

@@ -91,6 +91,10 @@ func (s *Spec) Validate() error {
 	if s.Threads < 0 || s.Threads > MaxThreads {
 		return fmt.Errorf("threads %d: want 0 (one per tuned queue) to %d", s.Threads, MaxThreads)
 	}
+	if s.Count > 0 && s.Threads > 0 && s.Count < uint64(s.Threads) {
+		// A thread given no packet would send until stopped.
+		return fmt.Errorf("count %d: fewer packets than the %d threads per flow: want at least %d (one per thread) or fewer threads", s.Count, s.Threads, s.Threads)
+	}
 	if err := CheckRate(s.Rate, s.Threads); err != nil {
 		return err
 	}

@@ -29,14 +29,18 @@ func slotsOf(irqMap []IRQPin, localCPUs []int, perQueue bool) []pktgen.Slot {
 // threadsPerFlow is how many threads send each of a sender's flows: the
 // spec's count, or (0) one per slot when the sender was tuned and sends
 // one flow, else one. A paced flow (rate pps) on its own gets at most
-// rate threads, so that none is left with less than 1 pps.
-func threadsPerFlow(threads, flows int, tuned bool, slots int, rate uint64) int {
+// rate threads, so that none is left with less than 1 pps, and a flow of
+// count packets at most count, so that each sends one (a thread given
+// none would send until stopped).
+func threadsPerFlow(threads, flows int, tuned bool, slots int, rate, count uint64) int {
 	switch {
 	case threads > 0:
 		return threads
 	case flows == 1 && tuned:
-		if rate > 0 && uint64(slots) > rate {
-			return int(rate)
+		for _, least := range []uint64{rate, count} {
+			if least > 0 && uint64(slots) > least {
+				slots = int(least)
+			}
 		}
 		return slots // one thread per tuned queue
 	}

@@ -83,7 +83,7 @@ func TestThreadsPerFlow(t *testing.T) {
 		threads, flows int
 		tuned          bool
 		slots, want    int
-		rate           uint64
+		rate, count    uint64
 	}{
 		{threads: 3, flows: 2, tuned: true, slots: 8, want: 3}, // the spec decides
 		{threads: 0, flows: 1, tuned: true, slots: 4, want: 4}, // one per tuned queue
@@ -91,9 +91,12 @@ func TestThreadsPerFlow(t *testing.T) {
 		{threads: 0, flows: 1, tuned: false, slots: 4, want: 1},
 		{threads: 0, flows: 1, tuned: true, slots: 4, rate: 3, want: 3},   // at least 1 pps per thread
 		{threads: 0, flows: 1, tuned: true, slots: 4, rate: 400, want: 4}, // the rate covers every queue
+		{threads: 0, flows: 1, tuned: true, slots: 4, count: 2, want: 2},  // at least one packet per thread
+		{threads: 0, flows: 1, tuned: true, slots: 4, rate: 3, count: 2, want: 2},
+		{threads: 0, flows: 1, tuned: true, slots: 4, rate: 400, count: 4, want: 4},
 	} {
-		if got := threadsPerFlow(tt.threads, tt.flows, tt.tuned, tt.slots, tt.rate); got != tt.want {
-			t.Errorf("threadsPerFlow(%d, %d, %t, %d, %d) = %d, want %d", tt.threads, tt.flows, tt.tuned, tt.slots, tt.rate, got, tt.want)
+		if got := threadsPerFlow(tt.threads, tt.flows, tt.tuned, tt.slots, tt.rate, tt.count); got != tt.want {
+			t.Errorf("threadsPerFlow(%d, %d, %t, %d, %d, %d) = %d, want %d", tt.threads, tt.flows, tt.tuned, tt.slots, tt.rate, tt.count, got, tt.want)
 		}
 	}
 }

@@ -99,23 +99,32 @@ func (c *campaignRun) save() error {
 // trials before it, so replaying them in order brings the campaign to
 // where it stopped, and it goes on as the uninterrupted run would have.
 // A stored trial that is not the one asked for is ErrResume.
-func (c *campaignRun) replayed(size int, rate float64, d time.Duration, phase string) (*results.Trial, bool, error) {
+func (c *campaignRun) replayed(size int, rate float64, d time.Duration, burst uint64, phase string) (*results.Trial, bool, error) {
 	if len(c.replay) == 0 {
 		return nil, false, nil
 	}
 	t := c.replay[0]
-	if t.Size != size || t.Phase != phase || math.Abs(t.OfferedPPS-rate) > 1e-9*max(1, rate) || math.Abs(t.DurationSec-d.Seconds()) > 1e-9 {
-		return nil, false, fmt.Errorf("%w: stored trial %d is %s frames, %s, %.0f pps for %gs; the campaign now asks for %s, %s, %.0f pps for %gs: its spec or the cluster's link speeds changed",
-			ErrResume, t.N, c.label(t.Size), t.Phase, t.OfferedPPS, t.DurationSec, c.label(size), phase, rate, d.Seconds())
+	if t.Size != size || t.Phase != phase || t.Burst != burst || math.Abs(t.OfferedPPS-rate) > 1e-9*max(1, rate) || math.Abs(t.DurationSec-d.Seconds()) > 1e-9 {
+		return nil, false, fmt.Errorf("%w: stored trial %d is %s frames, %s, %.0f pps for %s; the campaign now asks for %s, %s, %.0f pps for %s: its spec or the cluster's link speeds changed",
+			ErrResume, t.N, c.label(t.Size), t.Phase, t.OfferedPPS, trialLength(t.DurationSec, t.Burst), c.label(size), phase, rate, trialLength(d.Seconds(), burst))
 	}
 	c.replay = c.replay[1:]
 	t.N = len(c.doc.Trials) + 1
 	c.doc.Trials = append(c.doc.Trials, t)
-	if t.Passed && rate > c.best {
+	if t.Passed && rate > c.best && burst == 0 {
 		c.best = rate
 	}
 	c.log.Debug("trial replayed", "n", t.N, "size", size, "phase", phase, "offered_pps", int64(rate))
 	return &t, true, nil
+}
+
+// trialLength is how long a trial was, in messages: "10s", or a
+// burst's frames per flow.
+func trialLength(sec float64, burst uint64) string {
+	if burst > 0 {
+		return fmt.Sprintf("a burst of %d frames", burst)
+	}
+	return fmt.Sprintf("%gs", sec)
 }
 
 // Resume continues the stored campaign doc, whose spec is spec (SpecOf):

@@ -36,6 +36,13 @@ warmup: 50ms
 between_trials: {pause: 1ms}
 search: {type: ndr-pdr, initial_duration: 100ms, resolution: 1%}
 `,
+	"rfc2544, latency and back-to-back": `agents: {senders: [s1, s2], receivers: [r1, r2]}
+frame_sizes: [1518]
+trial_duration: 100ms
+between_trials: {pause: 1ms}
+latency: {trials: 2, trial_duration: 100ms}
+back_to_back: {trials: 3, trial_duration: 10ms}
+`,
 	"sweep, two repetitions": `agents: {senders: [s1, s2], receivers: [r1, r2]}
 frame_sizes: [512, 1518]
 rates: [20%, 50%, 80%]
@@ -47,6 +54,10 @@ between_trials: {pause: 1ms}
 
 // limit60 carries 60 % of the 1 Gb/s line rate.
 func limit60(size int) float64 { return 0.6 * pktgen.LinePPS(1000, float64(size-4)) }
+
+// buffer600k carries a burst of 600 kB (9375 64-byte frames, 395 of
+// 1518 bytes).
+func buffer600k(size int) uint64 { return uint64(600_000 / size) }
 
 // stopping is a dut whose trial k+1 never ends as a trial: stop is
 // called in its place (the campaign killed, or Ctrl-C).
@@ -92,7 +103,7 @@ func sameAnswer(t *testing.T, what string, got, want *results.Document) {
 func TestKilledCampaignKeptAndResumed(t *testing.T) {
 	for name, y := range resumeSpecs {
 		t.Run(name, func(t *testing.T) {
-			whole := &dut{limit: limit60}
+			whole := &dut{limit: limit60, buffer: buffer600k}
 			want, _ := runCampaign(t, whole, y, nil)
 			if want.Status != coordinator.StatusOK {
 				t.Fatalf("uninterrupted: %s %s", want.Status, want.Error)
@@ -103,7 +114,7 @@ func TestKilledCampaignKeptAndResumed(t *testing.T) {
 					store := results.NewStore(t.TempDir())
 					store.Processes = gone{}
 					ctx, cancel := context.WithCancel(context.Background())
-					d := &stopping{dut: dut{limit: limit60}, k: k}
+					d := &stopping{dut: dut{limit: limit60, buffer: buffer600k}, k: k}
 					d.stop = cancel
 					if how == "killed" {
 						d.stop = runtime.Goexit
@@ -139,7 +150,7 @@ func TestKilledCampaignKeptAndResumed(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					rest := &dut{limit: limit60}
+					rest := &dut{limit: limit60, buffer: buffer600k}
 					r2 := &Runner{Cluster: lab2x2, Run: rest.run, Version: "test", Save: r.Save, Writer: &results.Writer{PID: 4712, Host: "coord"}}
 					got, err := r2.Resume(context.Background(), spec, kept)
 					if err != nil {

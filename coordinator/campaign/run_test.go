@@ -38,6 +38,9 @@ type dut struct {
 	// delayUs, when set, times every packet a flow carries at rate pps
 	// (per flow): the receivers' latency.
 	delayUs func(rate float64) int64
+	// buffer, when set, is the longest burst per flow of size-byte frames
+	// the device carries (a Count run): it loses the rest of a longer one.
+	buffer func(size int) uint64
 
 	mu    sync.Mutex
 	specs []coordinator.Spec
@@ -66,6 +69,13 @@ func (d *dut) run(_ context.Context, s coordinator.Spec) (*coordinator.Result, e
 		sent := uint64(achieved * secs)
 		carried := min(achieved, d.limit(s.FrameSize))
 		recv := uint64(carried * secs)
+		if s.Count > 0 {
+			secs = float64(s.Count) / float64(s.Rate)
+			sent, recv = s.Count, s.Count
+			if d.buffer != nil {
+				recv = min(s.Count, d.buffer(s.FrameSize))
+			}
+		}
 		st := coordinator.Stream{Sent: sent, StreamReport: receiver.StreamReport{Received: recv}}
 		if d.delayUs != nil {
 			var r latency.Recorder

@@ -45,6 +45,10 @@ type Spec struct {
 	// size, after its throughput search: Trials trials of Duration at the
 	// throughput rate.
 	Latency *LatencyTest `yaml:"latency"`
+	// BackToBack, when given, is RFC 2544's back-to-back frames test
+	// (26.4) of every size, after its throughput search (and latency
+	// test).
+	BackToBack *BackToBackTest `yaml:"back_to_back"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -63,6 +67,31 @@ type LatencyTest struct {
 const (
 	DefaultLatencyTrials   = 20
 	DefaultLatencyDuration = Duration(120 * time.Second)
+)
+
+// BackToBackTest is RFC 2544's back-to-back frames test (section 26.4):
+// the longest burst at the medium's maximum rate that the path carries
+// with no loss, searched by burst length, Trials times (the RFC asks for
+// at least 50, the default), the mean reported. A burst is Rate per
+// flow (100 % of the line rate, the medium's maximum, by default) for a
+// count of frames; the search goes from the spec's threads (at least 1:
+// each sender thread sends at least one frame) up to the frames of
+// Duration at Rate (the RFC's trial length, at least 2 s, the default),
+// to within Resolution frames (1, exact, by default).
+type BackToBackTest struct {
+	Trials     int      `yaml:"trials"`
+	Duration   Duration `yaml:"trial_duration"`
+	Rate       Rate     `yaml:"rate"`
+	Resolution uint64   `yaml:"resolution"`
+}
+
+// RFC 2544's back-to-back defaults (section 26.4) and the limits of a
+// spec's back_to_back section.
+const (
+	DefaultBackToBackTrials   = 50
+	DefaultBackToBackDuration = Duration(2 * time.Second)
+	MaxBackToBackDuration     = Duration(time.Minute) // pktgen counts at most 9,999,999,999 frames a thread
+	MaxBackToBackResolution   = 1_000_000_000
 )
 
 // Agents are the run's senders and receivers, by name or by tag selector.
@@ -328,6 +357,9 @@ func (s *Spec) validate() error {
 			return s.errf("latency.trial_duration", "%s: want 100ms to 1h (RFC 2544 asks for at least 120s)", time.Duration(l.Duration))
 		}
 	}
+	if err := s.validateBackToBack(); err != nil {
+		return err
+	}
 	if s.Warmup < 0 || s.Warmup > Duration(10*time.Minute) {
 		return s.errf("warmup", "%s: want 0 to 10m", time.Duration(s.Warmup))
 	}
@@ -363,6 +395,41 @@ func (s *Spec) validate() error {
 	}
 	if err := s.Shortfall.Check(); err != nil {
 		return s.errf("shortfall", "%v", err)
+	}
+	return nil
+}
+
+// validateBackToBack fills the back-to-back test's defaults (RFC 2544's
+// 50 trials, each searching bursts of up to 2 s at the line rate, to the
+// frame) and refuses what it cannot run.
+func (s *Spec) validateBackToBack() error {
+	b := s.BackToBack
+	if b == nil {
+		return nil
+	}
+	if b.Trials == 0 {
+		b.Trials = DefaultBackToBackTrials
+	}
+	if b.Duration == 0 {
+		b.Duration = DefaultBackToBackDuration
+	}
+	if b.Rate == (Rate{}) {
+		b.Rate.Percent = 100
+	}
+	if b.Resolution == 0 {
+		b.Resolution = 1
+	}
+	if b.Trials < 1 || b.Trials > 1000 {
+		return s.errf("back_to_back.trials", "%d: want 1-1000 (RFC 2544 asks for at least 50)", b.Trials)
+	}
+	if b.Duration < Duration(time.Millisecond) || b.Duration > MaxBackToBackDuration {
+		return s.errf("back_to_back.trial_duration", "%s: want 1ms to %s, the longest burst searched at the rate (RFC 2544 asks for at least 2s)", time.Duration(b.Duration), time.Duration(MaxBackToBackDuration))
+	}
+	if err := b.Rate.Check(s.Threads); err != nil {
+		return s.errf("back_to_back.rate", "%v", err)
+	}
+	if b.Resolution > MaxBackToBackResolution {
+		return s.errf("back_to_back.resolution", "%d frames: want 1 (exact) to %d", b.Resolution, MaxBackToBackResolution)
 	}
 	return nil
 }

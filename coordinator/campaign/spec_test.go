@@ -65,6 +65,26 @@ func TestParseLatencyDefaults(t *testing.T) {
 	}
 }
 
+// RFC 2544's back-to-back test takes the RFC's 50 trials of bursts of
+// up to 2 s at the line rate, searched to the frame, unless the spec
+// gives its own; without the section there is none.
+func TestParseBackToBackDefaults(t *testing.T) {
+	rfc := BackToBackTest{Trials: DefaultBackToBackTrials, Duration: DefaultBackToBackDuration, Rate: Rate{Percent: 100}, Resolution: 1}
+	for section, want := range map[string]BackToBackTest{
+		"{}": rfc,
+		"{trials: 0, trial_duration: 0s, resolution: 0}":                    rfc, // 0 is left out, as for the latency test
+		"{trials: 1000, trial_duration: 1ms, rate: 50kpps, resolution: 10}": {Trials: 1000, Duration: Duration(time.Millisecond), Rate: Rate{PPS: 50000}, Resolution: 10},
+	} {
+		s, err := Parse([]byte("agents: {senders: [s1], receivers: [r1]}\nframe_sizes: [64]\nback_to_back: " + section + "\n"))
+		if err != nil || s.BackToBack == nil || *s.BackToBack != want {
+			t.Errorf("back_to_back: %s: %v, %+v, want %+v", section, err, s.BackToBack, want)
+		}
+	}
+	if s, _ := Parse([]byte("agents: {senders: [s1], receivers: [r1]}\nframe_sizes: [64]\n")); s.BackToBack != nil {
+		t.Errorf("no back_to_back section, yet %+v", s.BackToBack)
+	}
+}
+
 func TestParseSweepDefaults(t *testing.T) {
 	s, err := Parse([]byte("agents: {senders: [a], receivers: [b]}\nframe_sizes: [64]\nrates: [10%, 200kpps, 1e5]\n"))
 	if err != nil {
@@ -123,11 +143,19 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\ntrial_duration: 10\n", `line 3: duration "10": want a Go duration`},
 		{base + "frame_sizes: [64]\nlatency:\n  trials: 1001\n", "line 4: latency.trials: 1001: want 1-1000 (RFC 2544 asks for at least 20)"},
 		{base + "frame_sizes: [64]\nlatency:\n  trial_duration: 10ms\n", "line 4: latency.trial_duration: 10ms: want 100ms to 1h (RFC 2544 asks for at least 120s)"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  trials: -1\n", "line 4: back_to_back.trials: -1: want 1-1000 (RFC 2544 asks for at least 50)"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  trials: 99999999999999999999\n", "line 4: cannot unmarshal !!float `9999999...` into int"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  trial_duration: 500us\n", "line 4: back_to_back.trial_duration: 500µs: want 1ms to 1m0s, the longest burst searched at the rate (RFC 2544 asks for at least 2s)"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  trial_duration: 61s\n", "line 4: back_to_back.trial_duration: 1m1s: want 1ms to 1m0s"},
 		{base + "frame_sizes: [64]\ntrial_duraton: 10s\n", "line 3: field trial_duraton not found"},
 		{base + "frame_sizes: [64]\nrates: [10%]\nsearch: {type: rfc2544}\n", "line 3: rates: a rfc2544 search finds the rates itself"},
 		{base + "frame_sizes: [64]\nsearch: {type: none}\n", "rates: missing: a sweep"},
 		{base + "frame_sizes: [64]\npattern: star\n", `line 3: pattern: "star": valid patterns are`},
 		{base + "frame_sizes: [imix]\n", "line 2: frame_sizes: imix needs backend: kernel"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  rate: 1100%\n", "line 4: back_to_back.rate: 1100%: want at most 100% of line rate"},
+		{base + "frame_sizes: [64]\nthreads: 4\nback_to_back:\n  rate: 3pps\n", "line 5: back_to_back.rate: 3pps: below 1 pps per thread over 4 threads"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  resolution: 1000000001\n", "line 4: back_to_back.resolution: 1000000001 frames: want 1 (exact) to 1000000000"},
+		{base + "frame_sizes: [64]\nback_to_back:\n  resolution: -1\n", "line 4: cannot unmarshal !!int `-1` into uint64"},
 		{base + "frame_sizes: [64]\nsearch:\n  loss_goal: 2\n", "line 4: search.loss_goal: 2: want a loss ratio"},
 		{base + "frame_sizes: [64]\nsearch:\n  type: ndr-pdr\n  goals: [0, .nan]\n", "search.goals[1]: NaN: want a loss ratio"},
 		{base + "frame_sizes: [imix]\nbackend: kernel\nimix: [" + strings.Repeat("{size: 64, weight: 1}, ", 21) + "]\n", "line 4: imix: 21 sizes: pktgen's imix_weights takes at most 20"},

@@ -269,9 +269,16 @@ func trialN(s sizeView) int {
 // lossChart is chart (b): loss ratio against offered load, one series
 // per frame size. Offered load is in % of line rate per flow when every
 // trial's line rate is known, else in Mpps per flow. Invalid trials
-// (generator-limited, failed) are hollow.
+// (generator-limited, failed) are hollow. Back-to-back bursts are left
+// out: a burst's lost frames are its buffer's verdict, not loss at a
+// load.
 func lossChart(doc *results.Document, sizes []sizeView) *chart {
-	trials := doc.AllTrials()
+	var trials []results.Trial
+	for _, t := range doc.AllTrials() {
+		if t.Burst == 0 {
+			trials = append(trials, t)
+		}
+	}
 	load := newLoadAxis(doc, trials)
 	offered, xOf, inPct := load.offered, load.x, load.inPct
 	c := newChart("chart-loss", "Loss vs offered load, per frame size", load.title, "loss (% of packets sent)")

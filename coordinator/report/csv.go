@@ -31,6 +31,15 @@ import (
 // latency trials at the throughput rate), else of the trial that set the
 // throughput.
 //
+// A summary row of a size with RFC 2544's back-to-back test also fills
+// back_to_back_frames (the mean of its trials' longest bursts with no
+// loss, per flow: the RFC's value), back_to_back_min_frames,
+// back_to_back_max_frames, back_to_back_s (the mean burst's duration at
+// the bursts' rate), back_to_back_rate_pps (per flow),
+// back_to_back_trials and back_to_back_lower_bound (true: the path
+// carried the longest burst searched, so the value is at least that); a
+// trial row of one of its bursts fills burst (its frames per flow).
+//
 // Columns a row does not use are empty. Rates are plain decimals
 // (packets or bits per second), ratios fractions, booleans true/false;
 // the names are the document's JSON keys. Filter on the first column
@@ -41,6 +50,18 @@ var CSVHeader = []string{
 	"sent", "received", "lost", "loss_ratio", "achieved_pps", "generator_limited", "valid", "passed", "run_id",
 	"throughput_pps", "l1_bps", "line_rate_pct", "line_pps", "line_basis", "ndr_pps", "pdr_pps", "pdr_goal", "trials", "throughput_trial",
 	"note", "error", "latency_p50_us", "latency_p99_us", "latency_max_us", "latency_clock",
+	"burst", "back_to_back_frames", "back_to_back_min_frames", "back_to_back_max_frames", "back_to_back_s",
+	"back_to_back_rate_pps", "back_to_back_trials", "back_to_back_lower_bound",
+}
+
+// backToBackCols are the back-to-back columns of b (none when nil).
+func backToBackCols(kv map[string]string, b *results.BackToBack) map[string]string {
+	if b != nil {
+		kv["back_to_back_frames"], kv["back_to_back_min_frames"], kv["back_to_back_max_frames"] = num(b.MeanFrames), u64(b.MinFrames), u64(b.MaxFrames)
+		kv["back_to_back_s"], kv["back_to_back_rate_pps"], kv["back_to_back_trials"] = num(b.MeanSec), num(b.RatePPS), strconv.Itoa(len(b.Frames))
+		kv["back_to_back_lower_bound"] = strconv.FormatBool(b.LowerBound)
+	}
+	return kv
 }
 
 // latencyCols are the delay columns of l (none when nil).
@@ -63,6 +84,14 @@ func optNum(v float64) string {
 }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// optU64 is v, or empty when it is 0.
+func optU64(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return u64(v)
+}
 
 // sizeLatency is a size's delays: its RFC 2544 latency test's, else its
 // throughput trial's (nil: neither timed).
@@ -98,13 +127,13 @@ func CSV(w io.Writer, doc *results.Document) error {
 		if s.Trial != nil {
 			tt = strconv.Itoa(s.Trial.N)
 		}
-		if err := row(latencyCols(map[string]string{
+		if err := row(backToBackCols(latencyCols(map[string]string{
 			"row": "summary", "size": strconv.Itoa(s.Size), "label": s.Label, "loss_ratio": num(s.LossRatio),
 			"generator_limited": strconv.FormatBool(s.GeneratorLimited), "throughput_pps": num(s.ThroughputPPS),
 			"l1_bps": num(s.L1BPS), "line_rate_pct": num(s.LineRatePct), "line_pps": optNum(s.LinePPS), "line_basis": s.Basis, "ndr_pps": optNum(s.NDRPPS),
 			"pdr_pps": optNum(s.PDRPPS), "pdr_goal": optNum(s.PDRGoal), "trials": strconv.Itoa(s.Trials),
 			"throughput_trial": tt, "note": s.Note,
-		}, sizeLatency(s))); err != nil {
+		}, sizeLatency(s)), s.BackToBack)); err != nil {
 			return err
 		}
 	}
@@ -115,6 +144,7 @@ func CSV(w io.Writer, doc *results.Document) error {
 			"received": u64(t.Received), "lost": u64(t.Lost), "loss_ratio": num(t.LossRatio),
 			"achieved_pps": num(t.AchievedPPS), "line_pps": optNum(t.LinePPS), "generator_limited": strconv.FormatBool(t.GeneratorLimited),
 			"valid": strconv.FormatBool(t.Valid), "passed": strconv.FormatBool(t.Passed), "run_id": t.RunID, "error": t.Error,
+			"burst": optU64(t.Burst),
 		}, t.Latency())); err != nil {
 			return err
 		}

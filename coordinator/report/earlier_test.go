@@ -19,9 +19,10 @@ import (
 // holds each document as that code stored it and its table, CSV and HTML
 // as that code's `linerate report` printed them, and the JSON is the
 // stored document itself. These files are references, never rewritten by
-// -update. The one change since is the CSV's four latency columns
-// (issue 19), appended to every row and empty for documents without
-// delays: the reference gets them appended before the comparison.
+// -update. The one change since is the CSV's columns of issue 19 (four
+// of latency, eight of RFC 2544's back-to-back test), appended to every
+// row and empty for documents without them: the reference gets them
+// appended before the comparison.
 func TestEarlierDocumentsRenderAsBefore(t *testing.T) {
 	for _, name := range []string{"lab-run", "lab-campaign"} {
 		stored, err := os.ReadFile(filepath.Join("testdata", "743d6ca", name+".json"))
@@ -53,7 +54,7 @@ func TestEarlierDocumentsRenderAsBefore(t *testing.T) {
 	}
 }
 
-// withLatencyColumns is a CSV of 743d6ca with the latency columns
+// withLatencyColumns is a CSV of 743d6ca with the columns of issue 19
 // appended: named in the header, empty in every other row.
 func withLatencyColumns(csv []byte) []byte {
 	lines := bytes.SplitAfter(csv, []byte("\n"))
@@ -64,9 +65,10 @@ func withLatencyColumns(csv []byte) []byte {
 		}
 		out.Write(bytes.TrimSuffix(l, []byte("\n")))
 		if i == 0 {
-			out.WriteString(",latency_p50_us,latency_p99_us,latency_max_us,latency_clock\n")
+			out.WriteString(",latency_p50_us,latency_p99_us,latency_max_us,latency_clock")
+			out.WriteString(",burst,back_to_back_frames,back_to_back_min_frames,back_to_back_max_frames,back_to_back_s,back_to_back_rate_pps,back_to_back_trials,back_to_back_lower_bound\n")
 		} else {
-			out.WriteString(",,,,\n")
+			out.WriteString(",,,," + ",,,,,,,,\n")
 		}
 	}
 	return out.Bytes()

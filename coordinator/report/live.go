@@ -51,8 +51,12 @@ func ProgressLine(e campaign.Event, elapsed time.Duration) (line string, ok bool
 		case !e.Passed:
 			verdict = "loss"
 		}
+		phase := e.Phase
+		if e.Burst > 0 {
+			phase += fmt.Sprintf(" %d frames", e.Burst)
+		}
 		return fmt.Sprintf("\r\033[K%s sizes %d/%d | %d B trial %d %s at %s: %s | best %s | %s", bar, e.SizesDone, e.SizesTotal, e.Size, e.N,
-			e.Phase, results.FormatSI(e.OfferedPPS, "pps"), verdict, results.FormatSI(e.BestPPS, "pps"), elapsed.Round(time.Second)), true
+			phase, results.FormatSI(e.OfferedPPS, "pps"), verdict, results.FormatSI(e.BestPPS, "pps"), elapsed.Round(time.Second)), true
 	case campaign.EventSize:
 		return fmt.Sprintf("\r\033[K%d B: throughput %s per flow\n", e.Size, results.FormatSI(e.BestPPS, "pps")), true
 	}

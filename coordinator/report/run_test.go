@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"slices"
 	"strings"
 	"testing"
@@ -140,18 +139,7 @@ func TestCSVLatency(t *testing.T) {
 		Trials: []results.Trial{{N: 1, Size: 64, Valid: true, Passed: true, Flows: []coordinator.Flow{
 			{Sender: "s1", Receiver: "r1", Latency: rec(10, 20, 30)}, {Sender: "s2", Receiver: "r1", Latency: est},
 		}}}}
-	var b strings.Builder
-	if err := CSV(&b, doc); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, c := range recs[0] {
-		col[c] = i
-	}
+	recs, col := csvOf(t, doc)
 	for _, r := range recs[1:] {
 		got := []string{r[col["latency_p50_us"]], r[col["latency_p99_us"]], r[col["latency_max_us"]], r[col["latency_clock"]]}
 		if want := []string{"20", "500", "500", "estimated"}; !slices.Equal(got, want) {

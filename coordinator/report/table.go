@@ -82,6 +82,7 @@ func Table(out io.Writer, doc *results.Document) error {
 		}
 	}
 	sizeLatencyTable(w, sizes)
+	sizeBackToBackTable(w, sizes)
 
 	fmt.Fprintln(w)
 	tw = newTab(w, tabwriter.AlignRight)

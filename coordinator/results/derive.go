@@ -56,7 +56,7 @@ func (d *Document) AllTrials() []Trial {
 // ThroughputTrialOf returns the trial that set r's throughput: the one
 // r.ThroughputTrial names, or (documents that do not say) the valid,
 // passed trial of r's size with the highest offered rate, the latest on
-// a tie. nil when there is none.
+// a tie, never a back-to-back burst. nil when there is none.
 func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
 	trials := d.AllTrials()
 	if r.ThroughputTrial > 0 {
@@ -69,7 +69,7 @@ func (d *Document) ThroughputTrialOf(r SizeResult) *Trial {
 	var best *Trial
 	for i := range trials {
 		t := &trials[i]
-		if t.Size != r.Size || !t.Valid || !t.Passed {
+		if t.Size != r.Size || !t.Valid || !t.Passed || t.Burst > 0 { // a back-to-back burst is no load
 			continue
 		}
 		if best == nil || t.OfferedPPS >= best.OfferedPPS {

@@ -53,10 +53,16 @@
 //	  throughput_trial  n of the trial that set the throughput (0: none)
 //	  generator_limited the senders could not offer more: a lower bound
 //	  note              anything the search wants said
+//	  back_to_back      RFC 2544's back-to-back frames (26.4), when tested:
+//	                    each trial's longest burst per flow with no loss
+//	                    (frames), their mean, range and mean burst's time
+//	                    at rate_pps, lower_bound when the longest searched
+//	                    passed (BackToBack)
 //	trials[]        every trial in the order run, valid or not:
 //	  n, size           1-based order; frame bytes incl. FCS
-//	  search, phase     rfc2544|ndr-pdr|none; max|binary|ceiling|min|initial|final|sweep|warmup
+//	  search, phase     rfc2544|ndr-pdr|none; max|binary|ceiling|min|initial|final|sweep|warmup|latency|back-to-back
 //	  offered_pps       offered rate per flow
+//	  burst             a back-to-back burst's frames per flow (duration_s: their time at offered_pps)
 //	  duration_s        the send window (a campaign's: the trial duration asked for;
 //	                    a run's: its flows' measured window)
 //	  sent, received, lost, loss_ratio   over all flows

@@ -80,6 +80,43 @@ type SizeResult struct {
 	// them) at the throughput rate, together (absent without the test).
 	Latency       *latency.Latency `json:"latency,omitempty"`
 	LatencyTrials int              `json:"latency_trials,omitempty"`
+	// BackToBack is RFC 2544's back-to-back frames of the size (section
+	// 26.4; absent without the test).
+	BackToBack *BackToBack `json:"back_to_back,omitempty"`
+}
+
+// BackToBack is RFC 2544's back-to-back frames test of one size: the
+// longest burst per flow, at RatePPS per flow, that the path carried
+// with no loss, searched by burst length in each of its trials (their
+// bursts are the campaign's trials of phase "back-to-back").
+type BackToBack struct {
+	RatePPS float64 `json:"rate_pps"` // per flow: the bursts' rate
+	// SearchedFrames is the longest burst searched (the trial length at
+	// RatePPS), ResolutionFrames how close the search came.
+	SearchedFrames   uint64 `json:"searched_frames"`
+	ResolutionFrames uint64 `json:"resolution_frames"`
+	// Frames is each trial's longest burst with no loss, per flow (0: even
+	// the shortest burst lost frames).
+	Frames []uint64 `json:"frames"`
+	// MeanFrames is their mean, RFC 2544's back-to-back value; MinFrames
+	// and MaxFrames their range; MeanSec the mean burst's duration at
+	// RatePPS.
+	MeanFrames float64 `json:"mean_frames"`
+	MinFrames  uint64  `json:"min_frames"`
+	MaxFrames  uint64  `json:"max_frames"`
+	MeanSec    float64 `json:"mean_s"`
+	// LowerBound reports that some trial's path carried the longest burst
+	// searched with no loss: the figures are at least these, not a limit
+	// found.
+	LowerBound bool `json:"lower_bound,omitempty"`
+	// AchievedPPS is the senders' lowest rate per flow over a burst that
+	// set a trial's value (bursts of one frame have none), and
+	// GeneratorLimited says it fell short of RatePPS: that burst was not
+	// back to back.
+	AchievedPPS      float64 `json:"achieved_pps,omitempty"`
+	GeneratorLimited bool    `json:"generator_limited,omitempty"`
+	Bursts           int     `json:"bursts"`
+	Note             string  `json:"note,omitempty"`
 }
 
 // Trial is one run of a campaign at one offered rate.
@@ -87,8 +124,11 @@ type Trial struct {
 	N          int     `json:"n"` // 1-based, in the order run
 	Size       int     `json:"size"`
 	Search     string  `json:"search,omitempty"` // rfc2544, ndr-pdr, none (a sweep)
-	Phase      string  `json:"phase,omitempty"`  // search.Phase* (max, binary, ceiling, min, initial, final), sweep, warmup
+	Phase      string  `json:"phase,omitempty"`  // search.Phase* (max, binary, ceiling, min, initial, final), sweep, warmup, latency, back-to-back
 	OfferedPPS float64 `json:"offered_pps"`      // per flow
+	// Burst is the frames per flow of a back-to-back burst (phase
+	// "back-to-back"), sent at OfferedPPS; 0 for a trial of a duration.
+	Burst uint64 `json:"burst,omitempty"`
 	// LinePPS is the size's line rate per flow (SizeResult.LinePPS ÷
 	// flows): the flows' line_rate_pct and the loss chart's offered load
 	// are of this. 0 in documents stored before it was kept.

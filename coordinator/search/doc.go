@@ -13,7 +13,11 @@
 //     ≤ 0.5 %), in the manner of MLRsearch (RFC 9971): short trials narrow
 //     the bounds of every goal, full-duration trials confirm them.
 //
-// Both return a Result: per goal the rate found (the lower bound: the
+// And one of another kind: BackToBack, RFC 2544 §26.4's back-to-back
+// frames, the longest burst at the maximum rate with no loss, searched
+// by burst length over a BurstFunc (see its documentation).
+//
+// Both rate searches return a Result: per goal the rate found (the lower bound: the
 // highest rate whose trial met the goal), the upper bound (the lowest rate
 // above it whose trial missed the goal), the trials that set them, every
 // trial in the order run, and notes.

@@ -29,6 +29,7 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "up", "--hosts", "vm", "--senders", "10", "--receivers", "7"}, "17 VM hosts: at most 16"},
 	{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
 	{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--threads", "2"}, "count 1: fewer packets than the 2 threads per flow: want at least 2"},
 	{[]string{"members"}, "--join: give the gossip address"},
 	{[]string{"run", "--html", "/nonexistent/r.html", "--count", "1"}, "--html /nonexistent/r.html: directory /nonexistent does not exist"},
 	{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},

@@ -51,6 +51,8 @@ var badYAML = []badFile{
 	{"shortfall", campaignSpec + "shortfall: maybe\n", nil, `shortfall: "maybe": valid values`},
 	{"pause", campaignSpec + "between_trials: {pause: -1s}\n", nil, "between_trials.pause: -1s: want 0 to 10m"},
 	{"duplicate key", campaignSpec + "agents: {senders: [s1], receivers: [r1]}\n", nil, `mapping key "agents" already defined`},
+	{"back-to-back trials", campaignSpec + "back_to_back: {trials: 5000}\n", nil, "back_to_back.trials: 5000: want 1-1000"},
+	{"back-to-back duration", campaignSpec + "back_to_back: {trial_duration: 2h}\n", nil, "back_to_back.trial_duration: 2h0m0s: want 1ms to 1m0s"},
 	{"lab campaign spec", campaignSpec + "repetitions: -2\n", []string{"lab", "campaign", "FILE"}, "repetitions: -2: want 1-100"},
 }
 

@@ -61,11 +61,7 @@ func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 	if rate < 1000 {
 		return fmt.Errorf("shape %s: %d bit/s: want at least 8 kbit/s", iface, bps)
 	}
-	// The bucket holds 5 ms of the rate, at least 4 KiB (two full-size
-	// frames): a larger floor lets a slow shaper pass well over its
-	// rate in a short trial (16 KiB at 2 Mbit/s is 65 ms of it).
-	burst := max(rate/200, 4<<10)
-	limit := rate*3/100 + burst
+	burst, limit := ShaperBuffer(bps)
 	// tbf's buffer is the time to send the burst at the rate, in the
 	// packet scheduler's 64 ns ticks.
 	ticks := burst * 1e9 / rate / 64
@@ -83,6 +79,22 @@ func shape(ns *lrnetns.NS, iface string, bps uint64) error {
 		}
 		return nil
 	})
+}
+
+// ShaperBuffer is what the lab's shaper of bps bits per second holds, in
+// bytes (of frames without FCS, as tbf counts them): its bucket, which
+// passes a burst at once after an idle time, and its queue (tbf's limit),
+// which takes the rest of a burst until it overflows. After an idle
+// time a burst faster than the rate loses nothing up to about
+// floor(bucket/frame) + floor(queue/frame) frames, plus what the rate
+// drains while it lasts: the lab's known back-to-back value.
+func ShaperBuffer(bps uint64) (bucket, queue uint64) {
+	rate := bps / 8
+	// The bucket holds 5 ms of the rate, at least 4 KiB (two full-size
+	// frames): a larger floor lets a slow shaper pass well over its
+	// rate in a short trial (16 KiB at 2 Mbit/s is 65 ms of it).
+	bucket = max(rate/200, 4<<10)
+	return bucket, rate*3/100 + bucket
 }
 
 // RemoveMgmtLinks deletes the management link a crashed lab left in the
