@@ -17,7 +17,8 @@ func TestExampleSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Sizes) != 7 || s.Search.Type != search.TypeRFC2544 || s.Repetitions != 2 {
+	if len(s.Sizes) != 7 || s.Search.Type != search.TypeRFC2544 || s.Repetitions != 2 ||
+		s.Latency == nil || s.Latency.Trials != 20 || s.BackToBack == nil || s.BackToBack.Trials != 50 {
 		t.Errorf("example: %+v", s)
 	}
 }
