@@ -5,6 +5,7 @@ package lab
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestLabBadSpec(t *testing.T) {
@@ -43,6 +44,10 @@ func TestLabBadSpecKnobs(t *testing.T) {
 		func(s *Spec) { s.Hosts, s.VCPUs = HostsVM, 3 },
 		func(s *Spec) { s.Hosts, s.Queues = HostsVM, 5 }, // more queues than the default 4 vCPUs
 		func(s *Spec) { s.Hosts, s.Senders, s.Receivers = HostsVM, 9, 8 },
+		func(s *Spec) { s.Delay.D = 20 * time.Millisecond }, // netns hosts: the host kernel has no netem
+		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, -time.Millisecond },
+		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, MaxDelay + time.Microsecond },
+		func(s *Spec) { s.Hosts, s.Delay = HostsVM, Delay{D: time.Millisecond, Jitter: 2 * time.Millisecond} },
 	} {
 		s := ok
 		mod(&s)
@@ -52,7 +57,9 @@ func TestLabBadSpecKnobs(t *testing.T) {
 	}
 	vmOK := ok
 	vmOK.Hosts = HostsVM // 4 vCPUs, 4 queues
-	for _, s := range []Spec{ok, vmOK} {
+	delayed := vmOK
+	delayed.Delay = Delay{D: MaxDelay, Jitter: MaxDelay}
+	for _, s := range []Spec{ok, vmOK, delayed} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("spec %+v refused: %v", s, err)
 		}
