@@ -46,7 +46,7 @@ func TestLabBadSpecKnobs(t *testing.T) {
 		func(s *Spec) { s.Hosts, s.Senders, s.Receivers = HostsVM, 9, 8 },
 		func(s *Spec) { s.Delay.D = 20 * time.Millisecond }, // netns hosts: the host kernel has no netem
 		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, -time.Millisecond },
-		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, MaxDelay + time.Microsecond },
+		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, MaxDelay+time.Microsecond },
 		func(s *Spec) { s.Hosts, s.Delay = HostsVM, Delay{D: time.Millisecond, Jitter: 2 * time.Millisecond} },
 	} {
 		s := ok
