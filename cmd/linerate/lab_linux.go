@@ -127,7 +127,10 @@ data interface into a "switch" namespace that bridges them, and a separate
 management network for gossip and gRPC. Real 'linerate agent' processes run
 in the hosts with certificates the lab issues; the calling process is the
 coordinator. The switch can lose a known share of test packets (--loss-every,
---loss) or shape toward the receivers (--shape), and reports its own counts.`,
+--loss) or shape toward the receivers (--shape), and reports its own counts.
+With --hosts vm, --delay adds a known delay toward the receivers: netem on
+each sender guest's data interface (this machine's kernel has none), which
+kernel pktgen passes through in xmit_mode queue_xmit.`,
 	})
 	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labCampaignCommand(), a.labNetemCommand())
 	return cmd
