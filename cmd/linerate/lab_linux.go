@@ -101,7 +101,7 @@ func (f *labFlags) check() error {
 			return usagef("--delay %q: %v", f.delay, err)
 		}
 		if f.hosts != lab.HostsVM {
-			return usagef("--delay %s: needs --hosts vm: the hosts of --hosts %s share this machine's kernel, which has no netem qdisc; a VM guest's kernel has", f.delay, f.hosts)
+			return usagef("--delay %s: needs --hosts vm: the hosts of --hosts %s share this machine's kernel, which has no netem qdisc (a VM guest's kernel has sch_netem)", f.delay, f.hosts)
 		}
 	}
 	f.spec = lab.Spec{
