@@ -65,6 +65,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		duration: st.spec.Duration,
 		port:     uint32(st.portOf(n.m.Name)),
 		backend:  st.spec.Backend,
+		xmit:     st.spec.XmitMode,
 	}
 	n.flowOf = p.threads.flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]

@@ -146,6 +146,7 @@ type sendPlan struct {
 	perDst   []endpoint // each thread's receiver, when it sends several flows
 	port     uint32     // UDP destination port of all its streams
 	backend  pktgen.BackendName
+	xmit     pktgen.XmitMode
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -174,6 +175,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		UdpDstMin:    p.port,
 		UdpDstMax:    p.port,
 		Backend:      string(p.backend),
+		XmitMode:     string(p.xmit),
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)

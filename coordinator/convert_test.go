@@ -219,6 +219,13 @@ func TestSenderConfig(t *testing.T) {
 	if c := senderConfig(p); c.PktSize != 60 || c.Duration != nil || c.ThreadDst != nil {
 		t.Errorf("one size, a count, one flow: %v", c)
 	}
+	if c.XmitMode != "" {
+		t.Errorf("xmit mode %q without one in the plan, want the default (empty)", c.XmitMode)
+	}
+	p.xmit = pktgen.XmitQueue
+	if c := senderConfig(p); c.XmitMode != "queue_xmit" {
+		t.Errorf("xmit mode %q, want the plan's queue_xmit", c.XmitMode)
+	}
 }
 
 // A stream's delays decode bucket by bucket; a bucket that is not one

@@ -16,13 +16,19 @@ type Spec struct {
 	FrameSize          int      // Ethernet frame including FCS (RFC 2544), default 64
 	// IMIX, when set, replaces FrameSize with an internet mix (frame sizes
 	// including FCS and weights; pktgen's imix_weights: kernel backend).
-	IMIX          pktgen.IMIX
-	Duration      time.Duration
-	Count         uint64             // packets per flow; 0 with a duration
-	Rate          uint64             // packets per second per flow; 0 = as fast as the sender goes
-	Threads       int                // sender threads per flow (0: every tuned queue, at least 1)
-	Backend       pktgen.BackendName // sender backend: pktgen.BackendAuto (default) or another of pktgen.BackendNames
-	Method        recv.Method        // receiver method: receiver.MethodAuto (default) or another of receiver.Methods
+	IMIX     pktgen.IMIX
+	Duration time.Duration
+	Count    uint64             // packets per flow; 0 with a duration
+	Rate     uint64             // packets per second per flow; 0 = as fast as the sender goes
+	Threads  int                // sender threads per flow (0: every tuned queue, at least 1)
+	Backend  pktgen.BackendName // sender backend: pktgen.BackendAuto (default) or another of pktgen.BackendNames
+	// XmitMode is how kernel pktgen hands its frames to the device:
+	// pktgen.XmitStart (default, "": past the qdisc) or XmitQueue
+	// (through it: a qdisc on the senders' interface, such as the VM
+	// lab's netem delay, then acts on every frame). Userspace backends
+	// transmit as start_xmit does.
+	XmitMode      pktgen.XmitMode
+	Method        recv.Method // receiver method: receiver.MethodAuto (default) or another of receiver.Methods
 	Drain         time.Duration
 	LeaseTTL      time.Duration
 	StartLead     time.Duration       // how far ahead the common start instant is set (default: from RTTs)
@@ -104,6 +110,9 @@ func (s *Spec) Validate() error {
 	if err := s.Backend.Check(); err != nil {
 		return fmt.Errorf("backend %w", err)
 	}
+	if err := s.checkXmitMode(); err != nil {
+		return err
+	}
 	if s.Method == "" {
 		s.Method = recv.MethodAuto
 	}
@@ -140,6 +149,24 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
 	}
 	return nil
+}
+
+// checkXmitMode refuses an xmit mode pktgen does not have, and any but
+// start_xmit for a userspace backend (they transmit on the device). The
+// default, "", is start_xmit. netif_receive would inject the frames
+// into the sender's own receive path: they would never reach a
+// receiver.
+func (s *Spec) checkXmitMode() error {
+	switch s.XmitMode {
+	case "", pktgen.XmitStart:
+		return nil
+	case pktgen.XmitQueue:
+		if s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
+			return fmt.Errorf("xmit mode %s: kernel pktgen only (backend %s or %s); backend %s transmits on the device as %s does", s.XmitMode, pktgen.BackendKernel, pktgen.BackendAuto, s.Backend, pktgen.XmitStart)
+		}
+		return nil
+	}
+	return fmt.Errorf("xmit mode %q: want %s or %s (%s injects into the sender's own receive path: nothing would reach a receiver)", s.XmitMode, pktgen.XmitStart, pktgen.XmitQueue, pktgen.XmitNetifReceive)
 }
 
 // CheckRate refuses a paced flow of rate packets per second split over

@@ -37,6 +37,13 @@ func TestSpecNames(t *testing.T) {
 			t.Errorf("irqbalance %s refused: %v", p, s.Validate())
 		}
 	}
+	for _, x := range []pktgen.XmitMode{"", pktgen.XmitStart, pktgen.XmitQueue} {
+		for _, b := range []pktgen.BackendName{pktgen.BackendAuto, pktgen.BackendKernel} {
+			if s := spec(func(s *Spec) { s.XmitMode, s.Backend = x, b }); s.Validate() != nil {
+				t.Errorf("xmit mode %q, backend %s refused: %v", x, b, s.Validate())
+			}
+		}
+	}
 	for _, p := range Patterns {
 		s := spec(func(s *Spec) { s.Pattern = p })
 		if err := s.Validate(); err != nil {
@@ -51,6 +58,9 @@ func TestSpecNames(t *testing.T) {
 		{func(s *Spec) { s.Backend = "dpdk" }, `backend "dpdk": valid backends are auto, kernel, xdp, afpacket and userspace`},
 		{func(s *Spec) { s.Method = "pcap" }, `method "pcap": valid receiver methods are auto, xdp and afpacket`},
 		{func(s *Spec) { s.IRQBalance = "maybe" }, `irqbalance "maybe": valid values are refuse and ignore`},
+		{func(s *Spec) { s.XmitMode = "fast" }, `xmit mode "fast": want start_xmit or queue_xmit`},
+		{func(s *Spec) { s.XmitMode = pktgen.XmitNetifReceive }, `xmit mode "netif_receive": want start_xmit or queue_xmit (netif_receive injects`},
+		{func(s *Spec) { s.XmitMode, s.Backend = pktgen.XmitQueue, pktgen.BackendXDP }, "xmit mode queue_xmit: kernel pktgen only (backend kernel or auto); backend xdp transmits"},
 	} {
 		s := spec(tc.f)
 		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -22,6 +22,11 @@ type PortTruth struct {
 	LinkDrops   uint64 `json:"link_drops"`          // the port's own rx_dropped + tx_dropped (overload)
 	Loss        string `json:"loss,omitempty"`      // the port program's setting
 	ShapeBPS    uint64 `json:"shape_bps,omitempty"` // the shaper's rate
+	// DelayUs and JitterUs are the delay added before the port, on its
+	// host's egress (a sender's netem in the VM lab): every frame that
+	// passes the host's qdisc waits DelayUs ± JitterUs.
+	DelayUs  uint64 `json:"delay_us,omitempty"`
+	JitterUs uint64 `json:"jitter_us,omitempty"`
 }
 
 // Drops is every frame the path dropped.

@@ -166,6 +166,10 @@ func (a *app) labCampaign(ctx context.Context, lf *labFlags, spec *campaign.Spec
 	coord := s.Runner()
 	coord.Log = a.log.Named("run")
 	r := &campaign.Runner{Cluster: s.Cluster, LineRate: lf.spec.LineRate(), Run: func(ctx context.Context, cs coordinator.Spec) (*coordinator.Result, error) {
+		var err error
+		if cs.XmitMode, err = lf.spec.XmitMode(cs.XmitMode); err != nil {
+			return nil, err
+		}
 		return s.Measure(func() (*coordinator.Result, error) { return coord.Run(ctx, cs) })
 	}}
 	return a.campaign(ctx, r, spec, raw, out, resume)

@@ -27,6 +27,7 @@ type labFlags struct {
 	lossEvery          uint64
 	lossPct            float64
 	shape              string
+	delay              string
 	agentLogLevel      string
 	readyTimeout       time.Duration
 	spec               lab.Spec
@@ -44,6 +45,7 @@ func (f *labFlags) register(fl *pflag.FlagSet, defName string) {
 	fl.Uint64Var(&f.lossEvery, "loss-every", 0, "the switch drops every K-th test packet (K ≥ 2) and counts it")
 	fl.Float64Var(&f.lossPct, "loss", 0, "the switch drops this percentage of test packets at random (0-100) and counts it")
 	fl.StringVar(&f.shape, "shape", "", "tbf on the switch ports toward the receivers: a slower link, e.g. 200mbit, 1gbit")
+	fl.StringVar(&f.delay, "delay", "", "with --hosts vm: D[,JITTER] added on the path toward the receivers, e.g. 20ms or 20ms,1ms: netem on each sender guest's data interface (D ≤ 10s, JITTER ≤ D); kernel pktgen then sends in xmit_mode queue_xmit, through it")
 	fl.StringVar(&f.agentLogLevel, "agent-log-level", "info", "the agents' log level (their logs are in the lab directory)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 20*time.Second, "how long the agents may take to come up")
 }
@@ -92,9 +94,19 @@ func (f *labFlags) check() error {
 			return usagef("--shape %q: %v", f.shape, err)
 		}
 	}
+	var delay lab.Delay
+	if fl.Changed("delay") {
+		var err error
+		if delay, err = lab.ParseDelay(f.delay); err != nil {
+			return usagef("--delay %q: %v", f.delay, err)
+		}
+		if f.hosts != lab.HostsVM {
+			return usagef("--delay %s: needs --hosts vm: the hosts of --hosts %s share this machine's kernel, which has no netem qdisc (a VM guest's kernel has sch_netem)", f.delay, f.hosts)
+		}
+	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
-		Hosts: f.hosts, VCPUs: vcpus,
+		Hosts: f.hosts, VCPUs: vcpus, Delay: delay,
 		Loss: lab.Loss{Every: f.lossEvery, BasisPoints: uint32(math.Round(f.lossPct * 100))},
 	}
 	if err := f.spec.Validate(); err != nil {
@@ -115,9 +127,12 @@ data interface into a "switch" namespace that bridges them, and a separate
 management network for gossip and gRPC. Real 'linerate agent' processes run
 in the hosts with certificates the lab issues; the calling process is the
 coordinator. The switch can lose a known share of test packets (--loss-every,
---loss) or shape toward the receivers (--shape), and reports its own counts.`,
+--loss) or shape toward the receivers (--shape), and reports its own counts.
+With --hosts vm, --delay adds a known delay toward the receivers: netem on
+each sender guest's data interface (this machine's kernel has none), which
+kernel pktgen passes through in xmit_mode queue_xmit.`,
 	})
-	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labCampaignCommand())
+	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labCampaignCommand(), a.labNetemCommand())
 	return cmd
 }
 
@@ -155,6 +170,10 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	}
 	spec := rf.spec
 	spec.Senders, spec.Receivers = lf.spec.SenderNames(), lf.spec.ReceiverNames()
+	var err error
+	if spec.XmitMode, err = lf.spec.XmitMode(spec.XmitMode); err != nil {
+		return usagef("--xmit-mode: %v", err)
+	}
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
@@ -256,4 +275,42 @@ func (a *app) labDown(name string) error {
 	}
 	fmt.Fprintln(a.stdout, r)
 	return nil
+}
+
+func (a *app) labNetemCommand() *cobra.Command {
+	var iface, delay string
+	cmd := &cobra.Command{
+		Use:   "netem --iface IFACE [--delay D[,JITTER]]",
+		Short: "Set or read the netem delay on an interface (what a VM lab's sender guest runs for --delay)",
+		Long: `lab netem is the lab's own helper in its sender guests, whose busybox has
+no tc for netem: with --delay it makes netem delaying by D (± JITTER) the
+interface's root qdisc and checks that the kernel holds it; --delay 0
+removes it. It prints the delay the interface's netem holds (0s: none).`,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if iface == "" {
+				return usagef("--iface: give the interface")
+			}
+			var got lab.Delay
+			var err error
+			if cmd.Flags().Changed("delay") {
+				d, perr := lab.ParseDelay(delay)
+				if perr != nil {
+					return usagef("--delay %q: %v", delay, perr)
+				}
+				got, err = lab.ApplyNetem(iface, d)
+			} else {
+				got, err = lab.ReadNetem(iface)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdout, got)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&iface, "iface", "", "the interface")
+	cmd.Flags().StringVar(&delay, "delay", "", "D[,JITTER] to set, e.g. 20ms or 20ms,1ms; 0 removes the netem")
+	return cmd
 }

@@ -38,6 +38,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	ppsVar(fl, &s.Rate, "rate", "packets per second per flow, at least 1 per thread (default: as fast as the sender goes)")
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
 	fl.StringVar((*string)(&s.Backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
+	fl.StringVar((*string)(&s.XmitMode), "xmit-mode", "", "kernel pktgen's xmit mode: "+string(pktgen.XmitStart)+" (default: past the senders' qdiscs) or "+string(pktgen.XmitQueue)+" (through them: a VM lab's --delay)")
 	fl.StringVar((*string)(&s.Method), "method", string(receiver.MethodAuto), "receiver method: "+enum.Or(receiver.Methods))
 	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
 	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
@@ -127,5 +128,18 @@ func PathTruthTable(out io.Writer, t *coordinator.PathTruth) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, p.To, p.TestPackets, p.TxPackets, p.Drops, p.ProgDrops, p.QdiscDrops, p.LinkDrops)
 	}
 	tw.Flush()
+	var delays []string
+	for _, p := range t.SwitchPorts {
+		if p.DelayUs > 0 || p.JitterUs > 0 {
+			d := (time.Duration(p.DelayUs) * time.Microsecond).String()
+			if p.JitterUs > 0 {
+				d += " ± " + (time.Duration(p.JitterUs) * time.Microsecond).String()
+			}
+			delays = append(delays, p.Name+" "+d)
+		}
+	}
+	if len(delays) > 0 {
+		fmt.Fprintf(w, "delay added before the switch (netem on each host's egress): %s\n", strings.Join(delays, ", "))
+	}
 	return w.err
 }

@@ -173,3 +173,24 @@ func TestTableSizeLatency(t *testing.T) {
 		}
 	}
 }
+
+// The lab's table states the delay its senders added, per sender port,
+// and says nothing of a delay where the lab added none.
+func TestPathTruthTableDelay(t *testing.T) {
+	tr := &coordinator.PathTruth{SwitchPorts: []coordinator.PortTruth{
+		{Name: "s1", To: "switch", DelayUs: 20000}, {Name: "s2", To: "switch", DelayUs: 20000, JitterUs: 1500}, {Name: "r1", To: "r1"},
+	}}
+	var b strings.Builder
+	if err := PathTruthTable(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "delay added before the switch (netem on each host's egress): s1 20ms, s2 20ms ± 1.5ms\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("table:\n%s\nwant it to end %q", b.String(), want)
+	}
+	tr.SwitchPorts[0].DelayUs, tr.SwitchPorts[1].DelayUs, tr.SwitchPorts[1].JitterUs = 0, 0, 0
+	b.Reset()
+	_ = PathTruthTable(&b, tr)
+	if strings.Contains(b.String(), "delay") {
+		t.Errorf("no delay added, table says one:\n%s", b.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/latency"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -35,6 +37,15 @@ var vmNode1 = []int{2, 3}
 // machine's 2 CPUs (a 2×10 kpps fan-in fell short and lost frames in
 // CI), so that any loss is a defect.
 const vmRate = "5000"
+
+// vmDelay is the delay the VM labs add toward the receivers (--delay):
+// large beside what TCG guests add on their own path (a few ms at
+// vmDelayRate), so that it stands out of their noise.
+const vmDelay = 20 * time.Millisecond
+
+// vmDelayRate is each flow's rate in the delay proof: low, so that the
+// guests' own queueing stays small beside vmDelay.
+const vmDelayRate = "1000"
 
 // TestLabVMHosts is the mission on VM hosts, through `lab up --hosts vm`
 // and `linerate run` as on real hosts: three qemu guests (4 vCPUs in two
@@ -52,7 +63,7 @@ func TestLabVMHosts(t *testing.T) {
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Setenv("LINERATE_VM_CACHE", cache)
-	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--agent-log-level", "debug")
+	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug")
 	t.Cleanup(func() {
 		if up.ProcessState == nil {
 			_ = up.Process.Signal(syscall.SIGINT)
@@ -120,6 +131,56 @@ func TestLabVMHosts(t *testing.T) {
 		res, raw := run(t, "--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "2s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 2)
 		restored(t, 0, hosts...)
+	})
+	// Known truth across guests. The lab's netem (--delay 20ms) is on
+	// each sender's data interface, read back in the guests; kernel
+	// pktgen passes it by in its default start_xmit (the runs above and
+	// the first one here) and goes through it in queue_xmit, so one lab
+	// measures the undelayed path and the delayed one. Every delayed
+	// flow's one-way latency is on estimated clocks (the guests' clocks
+	// are set from a one-second RTC) and its p50 lies within D ± (its
+	// stated bound + the undelayed flow's p50). (With --latency rtt, RTT
+	// min ≥ D belongs here too: the same two runs.)
+	t.Run("delay", func(t *testing.T) {
+		for _, h := range hosts {
+			want := vmDelay.String()
+			if h == "r1" {
+				want = "0s" // the receivers' egress is not on the path
+			}
+			if got := strings.TrimSpace(guestExec(t, dir, h, "/bin/linerate lab netem --iface data0")); got != want {
+				t.Errorf("%s: its data interface's netem delays by %q, want %s", h, got, want)
+			}
+		}
+		args := []string{"--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "2s", "--rate", vmDelayRate}
+		base, raw := run(t, args...)
+		checkVMRun(t, base, raw, 2)
+		delayed, raw := run(t, append(args, "--xmit-mode", "queue_xmit")...)
+		checkVMRun(t, delayed, raw, 2)
+		p50 := map[string]float64{}
+		for _, f := range base.Flows {
+			if f.Latency == nil {
+				t.Fatalf("undelayed flow %s→%s: no latency", f.Sender, f.Receiver)
+			}
+			p50[f.Sender] = f.Latency.Summary().P50Us
+		}
+		d := float64(vmDelay / time.Microsecond)
+		for _, f := range delayed.Flows {
+			l := f.Latency
+			if l == nil {
+				t.Fatalf("delayed flow %s→%s: no latency", f.Sender, f.Receiver)
+			}
+			s := l.Summary()
+			t.Logf("%s→%s: netem %s: p50 %.0f µs (undelayed %.0f µs), min %.0f µs, p99 %.0f µs, clock %s ±%.0f µs",
+				f.Sender, f.Receiver, vmDelay, s.P50Us, p50[f.Sender], s.MinUs, s.P99Us, l.Clock, l.ClockErrorUs)
+			if l.Clock != latency.Estimated || l.ClockErrorUs <= 0 || s.Samples != f.Received || s.Negative != 0 {
+				t.Errorf("%s→%s: %d samples of %d received (%d negative) on clock %s ±%.0f µs: want every packet timed on estimated clocks with a bound",
+					f.Sender, f.Receiver, s.Samples, f.Received, s.Negative, l.Clock, l.ClockErrorUs)
+			}
+			if tol := l.ClockErrorUs + p50[f.Sender]; math.Abs(s.P50Us-d) > tol {
+				t.Errorf("%s→%s: p50 %.0f µs through a %s netem: want %.0f ± %.0f µs (its bound %.0f + the undelayed p50 %.0f)",
+					f.Sender, f.Receiver, s.P50Us, vmDelay, d, tol, l.ClockErrorUs, p50[f.Sender])
+			}
+		}
 	})
 	t.Run("coordinator-killed", func(t *testing.T) {
 		cmd, stream := startStreamingRun(t, bin, flags, "--senders", "s1", "--receivers", "r1", "--duration", "60s", "--rate", vmRate)
@@ -450,7 +511,9 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 // push back into its guest, so kernel pktgen offered at twice the rate of
 // the shaper on the receiver's port loses about half its frames there,
 // every one of them in the port's qdisc counters: Σ lost == Σ switch
-// drops > 0, all of it lost in the network. Then an RFC 2544 search per
+// drops > 0, all of it lost in the network. That run's lab also has a
+// delay (lab run --delay): the netem on its sender, which the lab's
+// own counts state and no frame outran. Then an RFC 2544 search per
 // frame size finds the shaping rate within 5 %, and an NDR/PDR search
 // its NDR, every trial decided by loss (no trial short of its offered
 // rate).
@@ -467,7 +530,7 @@ func TestLabVMShaped(t *testing.T) {
 	const shape = 2e6
 	t.Run("run", func(t *testing.T) {
 		res := labRun(t, bin, fmt.Sprintf("w%d", id), "--hosts", "vm", "--senders", "1", "--receivers", "1",
-			"--shape", "2mbit", "--rate", "8000", "--duration", "2s")
+			"--shape", "2mbit", "--rate", "8000", "--duration", "2s", "--delay", vmDelay.String())
 		if len(res.Flows) != 1 {
 			t.Fatalf("%d flows, want 1", len(res.Flows))
 		}
@@ -489,6 +552,17 @@ func TestLabVMShaped(t *testing.T) {
 			t.Errorf("received %.0f pps behind a %.0f pps shaper", f.PPS, want)
 		}
 		t.Logf("sent %d, received %d (%.0f pps), lost %d = switch drops %d", f.Sent, f.Received, f.PPS, f.Lost, drops)
+		// lab run --delay: the lab states the delay its sender's guest
+		// holds, and the run went through it (pktgen in queue_xmit): no
+		// frame arrived sooner than the delay, less the clocks' bound.
+		if p := res.Lab.SwitchPorts[0]; p.Name != "s1" || p.DelayUs != uint64(vmDelay/time.Microsecond) || p.JitterUs != 0 {
+			t.Errorf("lab port %s: delay %d µs ± %d, want s1 with %s: %+v", p.Name, p.DelayUs, p.JitterUs, vmDelay, res.Lab.SwitchPorts)
+		}
+		if l := f.Latency; l == nil || l.Summary().MinUs < float64(vmDelay/time.Microsecond)-l.ClockErrorUs {
+			t.Errorf("latency %+v through a %s netem: want none shorter than it less the clocks' bound", l, vmDelay)
+		} else {
+			t.Logf("through the lab's %s netem: min %.0f µs, p50 %.0f µs (clock %s ±%.0f µs)", vmDelay, l.Summary().MinUs, l.Summary().P50Us, l.Clock, l.ClockErrorUs)
+		}
 	})
 	t.Run("campaign", func(t *testing.T) {
 		name := fmt.Sprintf("x%d", id)

@@ -41,6 +41,11 @@ type Spec struct {
 	// (HostsVM; DefaultVCPUs when 0). Queues is then its data NIC's
 	// queue pairs.
 	VCPUs int
+	// Delay is added on the path toward the receivers (HostsVM only):
+	// netem on each sender guest's data interface, installed before its
+	// agent starts. Only frames queued to the interface pass it: kernel
+	// pktgen in xmit_mode queue_xmit (Spec.XmitMode), not start_xmit.
+	Delay Delay
 }
 
 // What a lab's hosts are (Spec.Hosts).
@@ -101,9 +106,10 @@ type Lab struct {
 	MgmtHost *lrnetns.Link
 	hostNS   *lrnetns.NS
 	log      hclog.Logger
-	dir      string     // StartAgents' directory, removed by Down
-	agents   []*Agent   // running agent processes
-	machines []*machine // running VM hosts (Spec.Hosts HostsVM)
+	dir      string           // StartAgents' directory, removed by Down
+	agents   []*Agent         // running agent processes
+	machines []*machine       // running VM hosts (Spec.Hosts HostsVM)
+	delays   map[string]Delay // the netem each VM sender's guest holds, read back (Spec.Delay)
 	spawner  *spawner
 }
 
@@ -149,8 +155,14 @@ func (spec Spec) Validate() error {
 	if spec.Loss.BasisPoints > 10000 || (spec.Loss.Every > 0 && spec.Loss.BasisPoints > 0) {
 		return fmt.Errorf("lab %s: loss every %d and %d basis points: want one of them, at most 10000 basis points (100 %%)", spec.Name, spec.Loss.Every, spec.Loss.BasisPoints)
 	}
+	if err := spec.Delay.Check(); err != nil {
+		return fmt.Errorf("lab %s: %w", spec.Name, err)
+	}
 	switch spec.Hosts {
 	case "", HostsNetns:
+		if !spec.Delay.IsZero() {
+			return fmt.Errorf("lab %s: delay %s: network namespace hosts share this host's kernel, which has no netem qdisc: a delay needs VM hosts (--hosts vm), whose guest kernel has sch_netem", spec.Name, spec.Delay)
+		}
 		if spec.Queues < 0 || spec.Queues > 64 {
 			return fmt.Errorf("lab %s: %d queues: want 1-64", spec.Name, spec.Queues)
 		}

@@ -4,7 +4,9 @@ package lab
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestLabBadSpec(t *testing.T) {
@@ -43,6 +45,10 @@ func TestLabBadSpecKnobs(t *testing.T) {
 		func(s *Spec) { s.Hosts, s.VCPUs = HostsVM, 3 },
 		func(s *Spec) { s.Hosts, s.Queues = HostsVM, 5 }, // more queues than the default 4 vCPUs
 		func(s *Spec) { s.Hosts, s.Senders, s.Receivers = HostsVM, 9, 8 },
+		func(s *Spec) { s.Delay.D = 20 * time.Millisecond }, // netns hosts: the host kernel has no netem
+		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, -time.Millisecond },
+		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, MaxDelay+time.Microsecond },
+		func(s *Spec) { s.Hosts, s.Delay = HostsVM, Delay{D: time.Millisecond, Jitter: 2 * time.Millisecond} },
 	} {
 		s := ok
 		mod(&s)
@@ -52,7 +58,9 @@ func TestLabBadSpecKnobs(t *testing.T) {
 	}
 	vmOK := ok
 	vmOK.Hosts = HostsVM // 4 vCPUs, 4 queues
-	for _, s := range []Spec{ok, vmOK} {
+	delayed := vmOK
+	delayed.Delay = Delay{D: MaxDelay, Jitter: MaxDelay}
+	for _, s := range []Spec{ok, vmOK, delayed} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("spec %+v refused: %v", s, err)
 		}
@@ -70,5 +78,42 @@ func TestSeedsFor(t *testing.T) {
 		if got := seedsFor(hosts, i); !slices.Equal(got, want) {
 			t.Errorf("host %d joins %v, want %v", i, got, want)
 		}
+	}
+}
+
+// --delay takes D or D,JITTER and prints it back as given; it refuses,
+// naming the bound, a negative delay or jitter, a delay over 10 s, a
+// jitter over the delay, a part of a microsecond and what is no duration.
+func TestParseDelay(t *testing.T) {
+	valid := map[string]Delay{
+		"20ms":            {D: 20 * time.Millisecond},
+		"20ms,1ms":        {D: 20 * time.Millisecond, Jitter: time.Millisecond},
+		" 1.5ms , 250us ": {D: 1500 * time.Microsecond, Jitter: 250 * time.Microsecond},
+		"10s,10s":         {D: MaxDelay, Jitter: MaxDelay},
+		"0":               {},
+	}
+	for in, want := range valid {
+		got, err := ParseDelay(in)
+		if back, berr := ParseDelay(got.String()); err != nil || got != want || berr != nil || back != got {
+			t.Errorf("ParseDelay(%q) = %+v, %v, printed %q reads back %+v, %v; want %+v", in, got, err, got, back, berr, want)
+		}
+	}
+	refused := map[string]string{
+		"-1ms":      "want a delay and jitter of 0 or more",
+		"20ms,-1ms": "want a delay and jitter of 0 or more",
+		"10001ms":   "want at most 10s",
+		"1ms,2ms":   "the jitter 2ms is larger than the delay 1ms: want jitter ≤ delay",
+		"1500ns":    "netem counts whole microseconds",
+		"soon":      "want D or D,JITTER",
+		"":          "want D or D,JITTER",
+		"20ms,":     `jitter "": want a duration`,
+	}
+	for in, want := range refused {
+		if _, err := ParseDelay(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDelay(%q): %v, want %q", in, err, want)
+		}
+	}
+	if !(Delay{}).IsZero() || (Delay{D: 1}).IsZero() || (Delay{D: 20 * time.Millisecond, Jitter: time.Millisecond}).String() != "20ms,1ms" {
+		t.Error("IsZero or String")
 	}
 }

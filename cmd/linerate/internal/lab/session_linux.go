@@ -180,8 +180,15 @@ func (s *Session) WriteUp(w io.Writer) error {
 	flags := fmt.Sprintf("--join %s --bind %s --gossip-key %s --tls-dir %s", c.Join[0], c.Bind, c.GossipKey, c.TLSDir)
 	fmt.Fprintf(w, "lab %s up: %d senders (s1…), %d receivers (r1…); directory %s\n", spec.Name, spec.Senders, spec.Receivers, c.Dir)
 	fmt.Fprintf(w, "  linerate members %s\n", flags)
-	fmt.Fprintf(w, "  linerate run %s --senders %s --receivers %s --duration 3s\n", flags,
-		strings.Join(spec.SenderNames(), ","), strings.Join(spec.ReceiverNames(), ","))
+	xmit := ""
+	if !spec.Delay.IsZero() {
+		// The delay is netem on the senders: a run passes it only
+		// with its frames queued to the interface.
+		fmt.Fprintf(w, "  every sender's data interface delays by %s (netem): a run with --xmit-mode %s passes it, one without passes it by\n", spec.Delay, pktgen.XmitQueue)
+		xmit = " --xmit-mode " + string(pktgen.XmitQueue)
+	}
+	fmt.Fprintf(w, "  linerate run %s --senders %s --receivers %s --duration 3s%s\n", flags,
+		strings.Join(spec.SenderNames(), ","), strings.Join(spec.ReceiverNames(), ","), xmit)
 	_, err := fmt.Fprintln(w, "Ctrl-C removes the lab.")
 	return err
 }
@@ -206,6 +213,20 @@ func (spec Spec) Shortfall(given campaign.Shortfall) campaign.Shortfall {
 		return campaign.ShortfallFail
 	}
 	return given
+}
+
+// XmitMode is the xmit mode of kernel pktgen for a run on the lab, given
+// the run's own (given; "" for none): with a delay, queue_xmit, so that
+// every frame passes the senders' netem (start_xmit, which passes it
+// by, is refused); without one, given.
+func (spec Spec) XmitMode(given pktgen.XmitMode) (pktgen.XmitMode, error) {
+	if spec.Delay.IsZero() {
+		return given, nil
+	}
+	if given != "" && given != pktgen.XmitQueue {
+		return "", fmt.Errorf("xmit mode %s with the lab's delay %s: its frames would pass the senders' netem by; want %s (the default with a delay)", given, spec.Delay, pktgen.XmitQueue)
+	}
+	return pktgen.XmitQueue, nil
 }
 
 // LineRate is the line rate of the lab's path in frames per second for

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linerate/linerate/coordinator/campaign"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // A shaped lab of namespaces fails a trial its senders fell short of,
@@ -60,5 +62,28 @@ func TestLabTexts(t *testing.T) {
 	}
 	if got := (Removed{Namespaces: []string{"a"}, VMs: []string{"s1", "r1"}}).String(); got != "removed: 1 namespaces, 2 VM hosts stopped (s1, r1)" {
 		t.Errorf("down with VMs: %q", got)
+	}
+}
+
+// A run on a lab with a delay sends through the senders' netem
+// (queue_xmit), given that or nothing, and refuses start_xmit, which
+// would pass the netem by; without a delay the run's own choice stands.
+func TestSpecXmitMode(t *testing.T) {
+	delayed := Spec{Hosts: HostsVM, Delay: Delay{D: 20 * time.Millisecond}}
+	for _, tt := range []struct {
+		spec        Spec
+		given, want pktgen.XmitMode
+		err         string
+	}{
+		{delayed, "", pktgen.XmitQueue, ""},
+		{delayed, pktgen.XmitQueue, pktgen.XmitQueue, ""},
+		{delayed, pktgen.XmitStart, "", "xmit mode start_xmit with the lab's delay 20ms: its frames would pass the senders' netem by; want queue_xmit"},
+		{Spec{Hosts: HostsVM}, "", "", ""},
+		{Spec{}, pktgen.XmitStart, pktgen.XmitStart, ""},
+	} {
+		got, err := tt.spec.XmitMode(tt.given)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("delay %s, given %q: %q, %v; want %q, %q", tt.spec.Delay, tt.given, got, err, tt.want, tt.err)
+		}
 	}
 }

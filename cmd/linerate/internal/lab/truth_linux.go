@@ -4,6 +4,7 @@ package lab
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -18,6 +19,9 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 		p := coordinator.PortTruth{Name: h.Name, To: "switch"}
 		if h.Role == "receiver" {
 			p.To, p.ShapeBPS = h.Name, l.Spec.ShapeBPS
+		}
+		if d, ok := l.delays[h.Name]; ok {
+			p.DelayUs, p.JitterUs = uint64(d.D/time.Microsecond), uint64(d.Jitter/time.Microsecond)
 		}
 		if h.Port != nil {
 			st, err := h.Port.Stats()

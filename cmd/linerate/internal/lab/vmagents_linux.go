@@ -27,8 +27,9 @@ const (
 
 // vmModules are loaded in every VM host before its agent starts: the
 // kernel's packet generator (senders use it) and the qdiscs and
-// helpers a real host would have.
-var vmModules = []string{"pktgen"}
+// helpers a real host would have: netem, which a lab's delay is
+// (Spec.Delay).
+var vmModules = []string{"pktgen", "sch_netem"}
 
 // bootVMHosts boots one qemu guest per host, each starting its agent as
 // a real host would, and waits until every agent's gRPC port answers on
@@ -61,7 +62,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 				path.Join(guestTLSDir, h.Name+".crt"):   filepath.Join(c.TLSDir, h.Name+".crt"),
 				path.Join(guestTLSDir, h.Name+".key"):   filepath.Join(c.TLSDir, h.Name+".key"),
 			},
-			Script:  "mkdir -p " + guestStateDir + "\nexec " + guestBinary + " " + shellJoin(args...) + "\n",
+			Script:  l.guestScript(h, args),
 			Dir:     dir,
 			Command: l.Switch.Command,
 			Log:     l.log.Named(h.Name),
@@ -85,7 +86,57 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		// Boot to agent ready: what bench/vm-figures.sh reads.
 		l.log.Info("VM host ready", "host", m.host.Name, "boot_to_agent", time.Since(m.started).Round(time.Millisecond), "accel", m.run.Accel())
 	}
+	if err := l.checkDelays(ctx); err != nil {
+		return err
+	}
 	l.log.Info("VM hosts up", "hosts", len(l.machines), "vcpus", l.Spec.Layout().VCPUs, "queues", l.Spec.Layout().Queues, "dir", o.Dir)
+	return nil
+}
+
+// guestScript is what VM host h runs once its guest is up: the agent
+// (args), and before it on a sender of a lab with a delay the netem
+// that is that delay on its data interface, set and read back by this
+// binary (the guest's busybox has no tc for netem). A netem that cannot
+// be set ends the script before the agent starts: the guest powers off
+// and the lab fails, naming the host, with the error in its agent log.
+func (l *Lab) guestScript(h *Host, args []string) string {
+	var b strings.Builder
+	b.WriteString("mkdir -p " + guestStateDir + "\n")
+	if h.Role == "sender" && !l.Spec.Delay.IsZero() {
+		b.WriteString(shellJoin(guestBinary, "lab", "netem", "--iface", h.Data.Name, "--delay", l.Spec.Delay.String()) + " || exit 1\n")
+	}
+	b.WriteString("exec " + guestBinary + " " + shellJoin(args...) + "\n")
+	return b.String()
+}
+
+// checkDelays reads back, through each guest's shell, the netem on
+// every VM sender's data interface once its agent is up: a lab that
+// asked for a delay and does not have it on every sender fails, and
+// what the guests hold is what the lab's truth states (Truth).
+func (l *Lab) checkDelays(ctx context.Context) error {
+	if l.Spec.Delay.IsZero() {
+		return nil
+	}
+	l.delays = map[string]Delay{}
+	for _, m := range l.machines {
+		if m.host.Role != "sender" {
+			continue
+		}
+		cmd := shellJoin(guestBinary, "lab", "netem", "--iface", m.host.Data.Name)
+		out, rc, err := m.run.Exec(ctx, cmd)
+		if err != nil || rc != 0 {
+			return fmt.Errorf("lab %s: VM host %s: read its netem (%s): exit %d, %v: %s", l.Spec.Name, m.host.Name, cmd, rc, err, strings.TrimSpace(out))
+		}
+		got, err := ParseDelay(strings.TrimSpace(out))
+		if err != nil {
+			return fmt.Errorf("lab %s: VM host %s: its netem reads %q: %w", l.Spec.Name, m.host.Name, strings.TrimSpace(out), err)
+		}
+		if got != l.Spec.Delay {
+			return fmt.Errorf("lab %s: VM host %s: its data interface %s delays by %s, want %s", l.Spec.Name, m.host.Name, m.host.Data.Name, got, l.Spec.Delay)
+		}
+		l.delays[m.host.Name] = got
+		l.log.Info("VM sender delays toward the receivers", "host", m.host.Name, "netem", got)
+	}
 	return nil
 }
 
