@@ -51,6 +51,7 @@ type fakeAgent struct {
 	// sender backends Describe offers.
 	queueCPUs []int32
 	backends  []string
+	methods   []string // the receiver methods Describe offers
 	// watchSilent: its Watch stream sends one sample and then nothing,
 	// never breaking (a host that vanished without a reset).
 	watchSilent bool
@@ -101,7 +102,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	for i := range f.queueCPUs {
 		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
 	}
-	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends,
+	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends, ReceiverMethods: f.methods,
 		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo}, nil
 }
 

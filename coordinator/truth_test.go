@@ -35,3 +35,27 @@ func TestPathTruthSub(t *testing.T) {
 		t.Errorf("backwards: %+v", back)
 	}
 }
+
+// Each direction's drops: its senders' ports' drops on the way in, its
+// receivers' ports' on the way out; a port's drops of the other way
+// belong to the other direction.
+func TestPathTruthSplitDirections(t *testing.T) {
+	truth := PathTruth{SwitchPorts: []PortTruth{
+		{Name: "s1", InDrops: 5, OutDrops: 100},
+		{Name: "s2", InDrops: 7},
+		{Name: "r1", InDrops: 11, OutDrops: 1000},
+		{Name: "r2", OutDrops: 3, InDrops: 30},
+	}}
+	truth.SplitDirections([]DirectionTotal{
+		{Direction: Forward, Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}},
+		{Direction: Reverse, Senders: []string{"r1", "r2"}, Receivers: []string{"s1", "s2"}},
+	})
+	want := []DirectionDrops{{Direction: Forward, Drops: 5 + 7 + 1000 + 3}, {Direction: Reverse, Drops: 11 + 30 + 100}}
+	if !reflect.DeepEqual(truth.Directions, want) {
+		t.Errorf("directions %+v, want %+v", truth.Directions, want)
+	}
+	truth.SplitDirections(nil)
+	if truth.Directions != nil {
+		t.Errorf("a run one way: %+v, want none", truth.Directions)
+	}
+}

@@ -41,6 +41,12 @@ type Spec struct {
 	// (HostsVM; DefaultVCPUs when 0). Queues is then its data NIC's
 	// queue pairs.
 	VCPUs int
+	// Both makes every host a sender and a receiver (`lab run --bidir`,
+	// `--reverse`): its agent runs with role both, and every switch port
+	// has the port program (Loss: on the frames from its host) and the
+	// shaper (ShapeBPS: on the frames toward it), so traffic either way
+	// crosses the same kind of path.
+	Both bool
 }
 
 // What a lab's hosts are (Spec.Hosts).
@@ -85,6 +91,15 @@ func (h *Host) MgmtAddr() netip.Addr {
 		return netip.Addr{}
 	}
 	return h.Mgmt.Addr.Addr()
+}
+
+// agentRole is the role host h's agent runs with: its own, or both in a
+// lab whose every host sends and receives (Spec.Both).
+func (spec Spec) agentRole(h *Host) string {
+	if spec.Both {
+		return "both"
+	}
+	return h.Role
 }
 
 // Addr is the host's data address.
@@ -248,12 +263,12 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 				return h, err
 			}
 		}
-		if role == "receiver" && spec.ShapeBPS > 0 {
+		if (role == "receiver" || spec.Both) && spec.ShapeBPS > 0 {
 			if err := shape(l.Switch, name, spec.ShapeBPS); err != nil {
 				return h, err
 			}
 		}
-		if role == "sender" {
+		if role == "sender" || spec.Both {
 			// Frames the xdp backend transmits into a veth are accepted
 			// only when the peer end runs XDP: always a port program here.
 			if h.Port, err = AttachPort(l.Switch, name, spec.Loss); err != nil {
