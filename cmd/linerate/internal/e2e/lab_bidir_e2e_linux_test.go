@@ -195,7 +195,7 @@ func TestRunBidirRefusesOneWayAgents(t *testing.T) {
 	if flags == nil {
 		t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
 	}
-	run := func(extra ...string) (*coordinator.Result, error, string) {
+	run := func(extra ...string) (*coordinator.Result, string, error) {
 		args := append([]string{"run", "--senders", "s1", "--receivers", "r1", "--count", "1000", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...)
 		c := exec.Command(bin, append(args, extra...)...)
 		var stderr strings.Builder
@@ -205,7 +205,7 @@ func TestRunBidirRefusesOneWayAgents(t *testing.T) {
 		if jerr := json.Unmarshal(o, &res); jerr != nil {
 			t.Fatalf("run %v: %v; JSON: %v\n%s\n%s", extra, err, jerr, o, stderr.String())
 		}
-		return &res, err, stderr.String()
+		return &res, stderr.String(), err
 	}
 	for _, tc := range []struct {
 		flag, agent string
@@ -214,7 +214,7 @@ func TestRunBidirRefusesOneWayAgents(t *testing.T) {
 		{"--bidir", "s1", []string{"agent s1", "runs as sender", "cannot be both a sender and a receiver", "--role both"}},
 		{"--reverse", "s1", []string{"agent s1", "runs as sender", "cannot be a receiver", "--reverse"}},
 	} {
-		res, err, stderr := run(tc.flag)
+		res, stderr, err := run(tc.flag)
 		if err == nil || res.Status != coordinator.StatusFailed || res.FailedPhase != coordinator.PhaseDiscover {
 			t.Errorf("run %s: exit %v, status %s phase %s: want a failure at discover", tc.flag, err, res.Status, res.FailedPhase)
 		}
@@ -228,7 +228,7 @@ func TestRunBidirRefusesOneWayAgents(t *testing.T) {
 		}
 	}
 	// Nothing was leased or left behind: the same agents run one way.
-	res, err, stderr := run()
+	res, stderr, err := run()
 	if err != nil || res.Status != coordinator.StatusOK || len(res.Flows) != 1 || res.Flows[0].Direction != "" || res.Directions != nil {
 		t.Errorf("run one way after the refusals: %v, %s %s: %+v\n%s", err, res.Status, res.Error, res.Flows, stderr)
 	}
