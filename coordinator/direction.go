@@ -87,22 +87,28 @@ func cannotBe(role, want gossip.Role, spec *Spec) string {
 // (`"directions"` of a run that turns flows round): the hosts that sent
 // and received that way, and the sums of its flows' books.
 type DirectionTotal struct {
-	Direction        Direction `json:"direction"`
-	Senders          []string  `json:"senders"`
-	Receivers        []string  `json:"receivers"`
-	Flows            int       `json:"flows"`
-	Sent             uint64    `json:"sent"`
-	Received         uint64    `json:"received"`
-	Lost             uint64    `json:"lost"`
-	Duplicates       uint64    `json:"duplicates"`
-	LossRatio        float64   `json:"loss_ratio"`
-	NotSent          uint64    `json:"not_sent"`
-	LostSenderHost   uint64    `json:"lost_sender_host"`
-	LostNetwork      uint64    `json:"lost_network"`
-	LostReceiverHost uint64    `json:"lost_receiver_host"`
-	Uncounted        uint64    `json:"uncounted,omitempty"`
-	PPS              float64   `json:"pps"` // the flows' rates summed
-	L1BPS            float64   `json:"l1_bps"`
+	Direction Direction `json:"direction"`
+	Senders   []string  `json:"senders"`   // the hosts that sent this way, in flow order
+	Receivers []string  `json:"receivers"` // the hosts that received this way
+	Flows     int       `json:"flows"`
+	// Sent, Received and Lost are the flows' sums; LossRatio is Lost of
+	// Sent, the direction's own loss.
+	Sent      uint64  `json:"sent"`
+	Received  uint64  `json:"received"`
+	Lost      uint64  `json:"lost"`
+	LossRatio float64 `json:"loss_ratio"`
+	// NotSent are the packets its senders failed to send (never lost).
+	NotSent uint64 `json:"not_sent"`
+	// Lost attributed as each flow attributed it (Reconcile), the
+	// network's first: what a path's own drops of the direction
+	// (PathTruth.Directions) are set against.
+	LostNetwork      uint64 `json:"lost_network"`
+	LostSenderHost   uint64 `json:"lost_sender_host"`
+	LostReceiverHost uint64 `json:"lost_receiver_host"`
+	Uncounted        uint64 `json:"uncounted,omitempty"`
+	// PPS and L1BPS are the flows' rates summed: the direction's rate.
+	PPS   float64 `json:"pps"`
+	L1BPS float64 `json:"l1_bps"`
 }
 
 // directionTotals sums flows per direction, forward first, each with the
@@ -123,17 +129,9 @@ func directionTotals(flows []Flow) []DirectionTotal {
 				t.Receivers = append(t.Receivers, f.Receiver)
 			}
 			t.Flows++
-			t.Sent += f.Sent
-			t.Received += f.Received
-			t.Lost += f.Lost
-			t.Duplicates += f.Duplicates
-			t.NotSent += f.NotSent
-			t.LostSenderHost += f.LostSenderHost
-			t.LostNetwork += f.LostNetwork
-			t.LostReceiverHost += f.LostReceiverHost
-			t.Uncounted += f.Uncounted
-			t.PPS += f.PPS
-			t.L1BPS += f.L1BPS
+			t.Sent, t.Received, t.Lost, t.NotSent = t.Sent+f.Sent, t.Received+f.Received, t.Lost+f.Lost, t.NotSent+f.NotSent
+			t.LostSenderHost, t.LostNetwork, t.LostReceiverHost = t.LostSenderHost+f.LostSenderHost, t.LostNetwork+f.LostNetwork, t.LostReceiverHost+f.LostReceiverHost
+			t.Uncounted, t.PPS, t.L1BPS = t.Uncounted+f.Uncounted, t.PPS+f.PPS, t.L1BPS+f.L1BPS
 		}
 		if t.Flows == 0 {
 			continue

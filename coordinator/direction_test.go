@@ -101,35 +101,6 @@ func TestDirectionTotals(t *testing.T) {
 	}
 }
 
-// wireFlows tells each receiving fake what its senders will send in the
-// run of spec (both ways too): sending host i, in run order, on port
-// 10000+i, its threads split evenly over its flows in order.
-func wireFlows(spec Spec, c *fakeCluster) {
-	_ = spec.Validate()
-	pairs, _ := spec.FlowPairs()
-	var sending []string
-	for _, name := range append(append([]string(nil), spec.Senders...), spec.Receivers...) {
-		if roleIn(pairs, name).Sends() {
-			sending = append(sending, name)
-		}
-	}
-	for si, name := range sending {
-		s := c.agents[name]
-		var rcvs []*fakeAgent
-		for _, p := range pairs {
-			if p.Sender == name {
-				rcvs = append(rcvs, c.agents[p.Receiver])
-			}
-		}
-		per := len(s.threads) / len(rcvs)
-		for j, src := range s.threads {
-			r := rcvs[j/per]
-			r.expect = append(r.expect, &lineratev1.StreamReport{Src: src, Dst: r.ip, DstPort: uint32(10000 + si), Received: s.sent, MaxSeq: s.sent,
-				FirstArrivalUnixNs: fakeT0 + uint64(j)*10_000 + 5_000})
-		}
-	}
-}
-
 // both is a fake agent that sends and receives, offering a backend and a
 // receiver method.
 func both(name, ip string, sent uint64) *fakeAgent {
@@ -171,7 +142,7 @@ func TestRunBidir(t *testing.T) {
 	}
 	c := newFakeCluster(t, s1, s2, r1, r2)
 	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Count: 1000, Drain: time.Millisecond, Bidir: true}
-	wireFlows(spec, c)
+	wire(spec, c)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +204,7 @@ func TestRunReverse(t *testing.T) {
 	s1.lose = 3
 	c := newFakeCluster(t, s1, r1)
 	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 500, Drain: time.Millisecond, Reverse: true}
-	wireFlows(spec, c)
+	wire(spec, c)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)

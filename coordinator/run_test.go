@@ -277,13 +277,20 @@ func (c *fakeCluster) dial(m Member) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
-// wire tells each receiver fake what its senders will send (sender i on
-// port 10000+i; a sender's threads split evenly over its flows in
-// order), so that Collect answers like a real receiver.
+// wire tells each receiver fake what its senders will send (the i-th
+// host that sends, named senders first, then named receivers that send
+// in a run both ways, on port 10000+i; a sender's threads split evenly
+// over its flows in order), so that Collect answers like a real receiver.
 func wire(spec Spec, c *fakeCluster) {
 	_ = spec.Validate() // the pattern's default
-	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers)
-	for si, name := range spec.Senders {
+	pairs, _ := spec.FlowPairs()
+	var sending []string
+	for _, name := range append(append([]string(nil), spec.Senders...), spec.Receivers...) {
+		if roleIn(pairs, name).Sends() {
+			sending = append(sending, name)
+		}
+	}
+	for si, name := range sending {
 		s := c.agents[name]
 		var rcvs []*fakeAgent
 		for _, p := range pairs {

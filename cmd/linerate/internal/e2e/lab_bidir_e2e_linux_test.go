@@ -186,15 +186,7 @@ func TestRunBidirRefusesOneWayAgents(t *testing.T) {
 		_ = cmd.Wait()
 		assertNoLab(t, name, lab.DefaultDir(name))
 	}()
-	var flags []string
-	for _, l := range out {
-		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "linerate members "); ok {
-			flags = strings.Fields(f)
-		}
-	}
-	if flags == nil {
-		t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
-	}
+	flags := memberFlags(t, out)
 	run := func(extra ...string) (*coordinator.Result, string, error) {
 		args := append([]string{"run", "--senders", "s1", "--receivers", "r1", "--count", "1000", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...)
 		c := exec.Command(bin, append(args, extra...)...)
