@@ -143,7 +143,13 @@ func TestRunBidir(t *testing.T) {
 	c := newFakeCluster(t, s1, s2, r1, r2)
 	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Count: 1000, Drain: time.Millisecond, Bidir: true}
 	wire(spec, c)
-	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	samples := map[string]bool{}
+	onSample := func(s Sample) {
+		mu.Lock()
+		samples[s.Agent+" "+s.Role] = true
+		mu.Unlock()
+	}
+	res, err := (&Runner{Cluster: c, Dial: c.dial, OnSample: onSample}).Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +197,14 @@ func TestRunBidir(t *testing.T) {
 			t.Errorf("%s started at %s, s1 at %s: want one instant both ways", a.name, a.startAtReq, at)
 		}
 	}
+	// Every host's live samples are of both its roles.
+	mu.Lock()
+	for _, a := range []string{"s1", "s2", "r1", "r2"} {
+		if !samples[a+" sender"] || !samples[a+" receiver"] {
+			t.Errorf("%s: live samples %v: want one of each role", a, samples)
+		}
+	}
+	mu.Unlock()
 	if want := map[string]uint32{"s1": 10000, "s2": 10001, "r1": 10002, "r2": 10003}; !cmp.Equal(want, ports) {
 		t.Errorf("ports %v, want %v: one per sending host", ports, want)
 	}

@@ -217,6 +217,9 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {
 	for {
 		resp := &lineratev1.WatchResponse{Time: timestamppb.Now(), Sender: &lineratev1.SenderSample{Phase: lineratev1.Phase_PHASE_RUNNING}}
+		if f.role == gossip.RoleBoth { // a receiver's sample beside its sender's
+			resp.Receiver = &lineratev1.ReceiverSample{Phase: lineratev1.Phase_PHASE_ARMED}
+		}
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
