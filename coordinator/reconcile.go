@@ -60,21 +60,23 @@ type FlowInput struct {
 type Flow struct {
 	Sender   string `json:"sender"`
 	Receiver string `json:"receiver"`
+
 	// Direction is which way the flow goes in a run that turns flows
 	// round (--bidir, --reverse): forward from a named sender, reverse
 	// from a named receiver (absent in a run that goes one way).
-	Direction        Direction `json:"direction,omitempty"`
-	Streams          int       `json:"streams"`
-	Sent             uint64    `json:"sent"`
-	Received         uint64    `json:"received"`
-	Lost             uint64    `json:"lost"`
-	Duplicates       uint64    `json:"duplicates"`
-	Reordered        uint64    `json:"reordered"`
-	LossRatio        float64   `json:"loss_ratio"`
-	NotSent          uint64    `json:"not_sent"`
-	LostSenderHost   uint64    `json:"lost_sender_host"`
-	LostNetwork      uint64    `json:"lost_network"`
-	LostReceiverHost uint64    `json:"lost_receiver_host"`
+	Direction Direction `json:"direction,omitempty"`
+
+	Streams          int     `json:"streams"`
+	Sent             uint64  `json:"sent"`
+	Received         uint64  `json:"received"`
+	Lost             uint64  `json:"lost"`
+	Duplicates       uint64  `json:"duplicates"`
+	Reordered        uint64  `json:"reordered"`
+	LossRatio        float64 `json:"loss_ratio"`
+	NotSent          uint64  `json:"not_sent"`
+	LostSenderHost   uint64  `json:"lost_sender_host"`
+	LostNetwork      uint64  `json:"lost_network"`
+	LostReceiverHost uint64  `json:"lost_receiver_host"`
 	// Uncounted is the part of Lost that reached the receiver but that it
 	// could not count (streams beyond its stream table): the receiver
 	// host's, never the network's (absent when 0).

@@ -24,24 +24,26 @@ type DirectionDrops struct {
 
 // PortTruth is one switch port as the switch counted it. Sender ports
 // carry the port program (its drops); receiver ports carry the shaper
-// (its qdisc drops) and count what left toward the receiver.
+// (its qdisc drops) and count what left toward the receiver; in a lab
+// whose traffic goes both ways every port carries both.
 type PortTruth struct {
-	Name        string `json:"name"`          // the port: named after the host it faces
-	To          string `json:"to"`            // where its frames go: "switch" (from a sender) or the receiver
-	TxPackets   uint64 `json:"tx_packets"`    // frames the port sent on (toward its receiver)
-	TestPackets uint64 `json:"test_packets"`  // test frames the port program saw (sender ports)
-	Drops       uint64 `json:"drops"`         // everything the port dropped: program + qdisc + link
-	QdiscDrops  uint64 `json:"qdisc_drops"`   // the shaper's drops
-	ProgDrops   uint64 `json:"program_drops"` // the lossy program's drops
-	LinkDrops   uint64 `json:"link_drops"`    // the port's own rx_dropped + tx_dropped (overload)
+	Name        string `json:"name"`                // the port: named after the host it faces
+	To          string `json:"to"`                  // where its frames go: "switch" (from a sender) or the receiver
+	TxPackets   uint64 `json:"tx_packets"`          // frames the port sent on (toward its receiver)
+	TestPackets uint64 `json:"test_packets"`        // test frames the port program saw (sender ports)
+	Drops       uint64 `json:"drops"`               // everything the port dropped: program + qdisc + link
+	QdiscDrops  uint64 `json:"qdisc_drops"`         // the shaper's drops
+	ProgDrops   uint64 `json:"program_drops"`       // the lossy program's drops
+	LinkDrops   uint64 `json:"link_drops"`          // the port's own rx_dropped + tx_dropped (overload)
+	Loss        string `json:"loss,omitempty"`      // the port program's setting
+	ShapeBPS    uint64 `json:"shape_bps,omitempty"` // the shaper's rate
+
 	// InDrops are the drops of frames from the port's host (program +
 	// rx_dropped), OutDrops of frames toward it (qdisc + tx_dropped):
 	// Drops split by the way the frames went (absent when 0, and from
 	// documents that predate them).
 	InDrops  uint64 `json:"in_drops,omitempty"`
 	OutDrops uint64 `json:"out_drops,omitempty"`
-	Loss     string `json:"loss,omitempty"`      // the port program's setting
-	ShapeBPS uint64 `json:"shape_bps,omitempty"` // the shaper's rate
 }
 
 // Drops is every frame the path dropped.
