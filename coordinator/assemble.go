@@ -34,6 +34,7 @@ func (st *runState) reconcile() {
 	}
 	flows, warnings := reconcileRun(in)
 	st.res.Flows = append(st.res.Flows, flows...)
+	st.res.Directions = directionTotals(st.res.Flows)
 	st.res.Warnings = append(st.res.Warnings, warnings...)
 	clocks := map[string]*Clock{}
 	for _, n := range st.order {

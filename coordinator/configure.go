@@ -20,16 +20,31 @@ func (st *runState) flowsOf(n *node) []int {
 	return out
 }
 
+// sending are the names of the run's hosts that send, in run order: the
+// named senders, then the named receivers that send (--bidir, --reverse).
+func (st *runState) sending() []string {
+	var out []string
+	for _, n := range st.order {
+		if n.role.Sends() {
+			out = append(out, n.m.Name)
+		}
+	}
+	return out
+}
+
 // portOf is the UDP destination port of a sender's streams: with the
 // destination and the per-thread source it names each stream uniquely.
+// Every sending host has a port of its own, so in a run both ways a
+// host's flows each way, and the streams every receiver counts, never
+// share one.
 func (st *runState) portOf(sender string) int {
-	return st.spec.BasePort + slices.Index(st.spec.Senders, sender)
+	return st.spec.BasePort + slices.Index(st.sending(), sender)
 }
 
 // senderOfPort is the sender whose streams go to UDP port ("": none of
 // the run's).
 func (st *runState) senderOfPort(port uint32) string {
-	for _, s := range st.spec.Senders {
+	for _, s := range st.sending() {
 		if uint32(st.portOf(s)) == port {
 			return s
 		}
@@ -105,7 +120,7 @@ func (st *runState) sharedKernelOffset(n *node) int {
 		return 0
 	}
 	off := 0
-	for _, name := range st.spec.Senders {
+	for _, name := range st.sending() {
 		if name == n.m.Name {
 			break
 		}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -11,7 +12,8 @@ import (
 )
 
 // discover finds every named agent alive in the cluster with a role that
-// fits, and dials it.
+// fits what the run's flows make it do (roleIn: a sender, a receiver, or
+// both in a run that turns flows round), and dials it.
 func (st *runState) discover() error {
 	st.setPhase(PhaseDiscover)
 	members := map[string]Member{}
@@ -22,27 +24,24 @@ func (st *runState) discover() error {
 			names = append(names, m.Name+"("+string(m.Role)+")")
 		}
 	}
-	add := func(name string, role gossip.Role) error {
+	add := func(name string) error {
 		m, ok := members[name]
+		role := roleIn(st.pairs, name)
 		switch {
 		case !ok:
 			return &failure{agent: name, phase: PhaseDiscover, err: fmt.Errorf("not a member of the cluster (alive: %s)", listOrNone(names))}
 		case m.Status != "alive":
 			return &failure{agent: name, phase: PhaseDiscover, err: fmt.Errorf("member is %s, not alive", m.Status)}
-		case role == gossip.RoleSender && !m.Sends(), role == gossip.RoleReceiver && !m.Receives():
-			return &failure{agent: name, phase: PhaseDiscover, err: fmt.Errorf("runs as %s, cannot be a %s", m.Role, role)}
+		}
+		if why := cannotBe(m.Role, role, &st.spec); why != "" {
+			return &failure{agent: name, phase: PhaseDiscover, err: errors.New(why)}
 		}
 		n := &node{m: m, role: role, host: &Host{Name: name, Role: string(role), Iface: m.Iface, NUMANode: m.NUMA}}
 		st.nodes[name], st.order = n, append(st.order, n)
 		return nil
 	}
-	for _, s := range st.spec.Senders {
-		if err := add(s, gossip.RoleSender); err != nil {
-			return err
-		}
-	}
-	for _, rc := range st.spec.Receivers {
-		if err := add(rc, gossip.RoleReceiver); err != nil {
+	for _, name := range append(append([]string(nil), st.spec.Senders...), st.spec.Receivers...) {
+		if err := add(name); err != nil {
 			return err
 		}
 	}
@@ -74,7 +73,10 @@ func (st *runState) describe(ctx context.Context, n *node) error {
 	if err := leasedElsewhere(heldLeaseOf(d.GetLease())); err != nil {
 		return err
 	}
-	if n.role == gossip.RoleReceiver {
+	if err := canBoth(n.role, d); err != nil {
+		return err
+	}
+	if n.role.Receives() {
 		if !n.nic.present || n.nic.mac == "" {
 			return fmt.Errorf("describe: no MAC for its data interface %s", n.m.Iface)
 		}
@@ -96,4 +98,20 @@ func dataAddr(ips []netip.Addr) netip.Addr {
 		}
 	}
 	return dst
+}
+
+// canBoth refuses, before any lease, a host the run makes both a sender
+// and a receiver (--bidir) whose Describe offers no sender backend or no
+// receiver method: it could play only one of its parts.
+func canBoth(role gossip.Role, d *lineratev1.DescribeResponse) error {
+	if role != gossip.RoleBoth {
+		return nil
+	}
+	switch {
+	case len(d.GetBackends()) == 0:
+		return fmt.Errorf("describe: offers no sender backend (none of kernel pktgen, xdp or afpacket runs on it), so it cannot be both a sender and a receiver, as --bidir makes every host")
+	case len(d.GetReceiverMethods()) == 0:
+		return fmt.Errorf("describe: offers no receiver method (neither xdp nor afpacket can count on it), so it cannot be both a sender and a receiver, as --bidir makes every host")
+	}
+	return nil
 }

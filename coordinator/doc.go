@@ -27,6 +27,8 @@
 //	reconcile.go  one flow balanced (Reconcile): loss attributed to sender
 //	              host, receiver host and network; Stream and Flow
 //	pattern.go    which senders feed which receivers (pairwise, fan-in, …)
+//	direction.go  pairs turned round (--bidir, --reverse), each host's role
+//	              in the run, each direction's totals
 //	sizing.go     each receiver's stream table and per-stream sequence
 //	              capacity from the plan, its memory against the budget
 //	spec.go       a run's Spec, its defaults and validation

@@ -69,7 +69,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			continue
 		}
 		fin := FlowInput{
-			Sender: p.Sender, Receiver: p.Receiver,
+			Sender: p.Sender, Receiver: p.Receiver, Direction: p.Direction,
 			DurationSec:   s.Report.Seconds(),
 			FrameBytes:    in.FrameBytes,
 			LinkSpeedMbps: float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),

@@ -32,9 +32,11 @@ func (p Pattern) Check() error {
 	return fmt.Errorf("%q: valid patterns are %s", p, enum.And(Patterns))
 }
 
-// Pair is one flow of a plan.
+// Pair is one flow of a plan: who sends to whom, and, in a run that
+// turns flows round (Spec.Bidir, Spec.Reverse), which way it goes.
 type Pair struct {
 	Sender, Receiver string
+	Direction        Direction // "" in a run that goes one way only
 }
 
 // Pairs plans the flows of a pattern over the named agents, in a stable
@@ -62,26 +64,26 @@ func Pairs(pattern Pattern, senders, receivers []string) ([]Pair, error) {
 			return nil, fmt.Errorf("pattern pairwise: %d senders and %d receivers: want as many of each (or use fan-in, fan-out, mesh)", len(senders), len(receivers))
 		}
 		for i := range senders {
-			out = append(out, Pair{senders[i], receivers[i]})
+			out = append(out, Pair{Sender: senders[i], Receiver: receivers[i]})
 		}
 	case FanIn:
 		if len(receivers) != 1 {
 			return nil, fmt.Errorf("pattern fan-in: %d receivers: want exactly one", len(receivers))
 		}
 		for _, s := range senders {
-			out = append(out, Pair{s, receivers[0]})
+			out = append(out, Pair{Sender: s, Receiver: receivers[0]})
 		}
 	case FanOut:
 		if len(senders) != 1 {
 			return nil, fmt.Errorf("pattern fan-out: %d senders: want exactly one", len(senders))
 		}
 		for _, r := range receivers {
-			out = append(out, Pair{senders[0], r})
+			out = append(out, Pair{Sender: senders[0], Receiver: r})
 		}
 	case Mesh:
 		for _, s := range senders {
 			for _, r := range receivers {
-				out = append(out, Pair{s, r})
+				out = append(out, Pair{Sender: s, Receiver: r})
 			}
 		}
 	default:

@@ -15,10 +15,10 @@ func TestPairs(t *testing.T) {
 		want     []Pair
 		errorHas string
 	}{
-		{Pairwise, s2, r2, []Pair{{"a", "c"}, {"b", "d"}}, ""},
-		{FanIn, []string{"a", "b", "e"}, r1, []Pair{{"a", "c"}, {"b", "c"}, {"e", "c"}}, ""},
-		{FanOut, s1, r2, []Pair{{"a", "c"}, {"a", "d"}}, ""},
-		{Mesh, s2, r2, []Pair{{"a", "c"}, {"a", "d"}, {"b", "c"}, {"b", "d"}}, ""},
+		{Pairwise, s2, r2, []Pair{{Sender: "a", Receiver: "c"}, {Sender: "b", Receiver: "d"}}, ""},
+		{FanIn, []string{"a", "b", "e"}, r1, []Pair{{Sender: "a", Receiver: "c"}, {Sender: "b", Receiver: "c"}, {Sender: "e", Receiver: "c"}}, ""},
+		{FanOut, s1, r2, []Pair{{Sender: "a", Receiver: "c"}, {Sender: "a", Receiver: "d"}}, ""},
+		{Mesh, s2, r2, []Pair{{Sender: "a", Receiver: "c"}, {Sender: "a", Receiver: "d"}, {Sender: "b", Receiver: "c"}, {Sender: "b", Receiver: "d"}}, ""},
 		{Pairwise, s2, r1, nil, "as many of each"},
 		{FanIn, s2, r2, nil, "exactly one"},
 		{FanOut, s2, r2, nil, "exactly one"},

@@ -33,6 +33,7 @@ func (s Stream) lost() uint64 {
 // FlowInput is everything known about one sender → receiver flow.
 type FlowInput struct {
 	Sender, Receiver string
+	Direction        Direction // "" in a run that goes one way only
 	// Streams are the flow's streams with both ends' counts (their Lost
 	// is ignored: Reconcile works it out).
 	Streams []Stream
@@ -57,8 +58,14 @@ type FlowInput struct {
 
 // Flow is the reconciled result (the `flows` entries of `linerate run --json`).
 type Flow struct {
-	Sender           string  `json:"sender"`
-	Receiver         string  `json:"receiver"`
+	Sender   string `json:"sender"`
+	Receiver string `json:"receiver"`
+
+	// Direction is which way the flow goes in a run that turns flows
+	// round (--bidir, --reverse): forward from a named sender, reverse
+	// from a named receiver (absent in a run that goes one way).
+	Direction Direction `json:"direction,omitempty"`
+
 	Streams          int     `json:"streams"`
 	Sent             uint64  `json:"sent"`
 	Received         uint64  `json:"received"`
@@ -114,7 +121,7 @@ const generatorTolerance = 0.99
 // host's drops nor what it could not count are ever reported as network
 // loss. The flow's StreamDetail are its streams with their loss.
 func Reconcile(in FlowInput) Flow {
-	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Streams: len(in.Streams), NotSent: in.NotSent, DurationSec: in.DurationSec}
+	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Direction: in.Direction, Streams: len(in.Streams), NotSent: in.NotSent, DurationSec: in.DurationSec}
 	for _, s := range in.Streams {
 		s.Lost = s.lost()
 		f.Sent += s.Sent

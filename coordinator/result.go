@@ -45,8 +45,11 @@ type Result struct {
 	Started     time.Time    `json:"started"`
 	Finished    time.Time    `json:"finished"`
 	Flows       []Flow       `json:"flows"`
-	Hosts       []Host       `json:"hosts"`
-	Warnings    []string     `json:"warnings,omitempty"`
+	// Directions are the flows of each direction taken together, in a
+	// run that turns flows round (--bidir, --reverse; absent otherwise).
+	Directions []DirectionTotal `json:"directions,omitempty"`
+	Hosts      []Host           `json:"hosts"`
+	Warnings   []string         `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
 	Lab *PathTruth `json:"lab,omitempty"`
@@ -55,7 +58,7 @@ type Result struct {
 // Host is one agent's part in a run.
 type Host struct {
 	Name          string       `json:"name"`
-	Role          string       `json:"role"` // sender or receiver in this run
+	Role          string       `json:"role"` // sender, receiver or both (--bidir) in this run
 	Kernel        string       `json:"kernel"`
 	Iface         string       `json:"iface"`
 	Driver        string       `json:"driver"`

@@ -61,7 +61,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers) // Validate checked them
+	pairs, _ := spec.FlowPairs() // Validate checked them
 	if r.Log == nil {
 		r.Log = hclog.NewNullLogger()
 	}

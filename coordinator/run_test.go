@@ -51,6 +51,7 @@ type fakeAgent struct {
 	// sender backends Describe offers.
 	queueCPUs []int32
 	backends  []string
+	methods   []string // the receiver methods Describe offers
 	// watchSilent: its Watch stream sends one sample and then nothing,
 	// never breaking (a host that vanished without a reset).
 	watchSilent bool
@@ -101,7 +102,7 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 	for i := range f.queueCPUs {
 		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
 	}
-	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends,
+	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends, ReceiverMethods: f.methods,
 		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo}, nil
 }
 
@@ -216,6 +217,9 @@ func (f *fakeAgent) Collect(context.Context, *lineratev1.CollectRequest) (*liner
 func (f *fakeAgent) Watch(_ *lineratev1.WatchRequest, stream grpc.ServerStreamingServer[lineratev1.WatchResponse]) error {
 	for {
 		resp := &lineratev1.WatchResponse{Time: timestamppb.Now(), Sender: &lineratev1.SenderSample{Phase: lineratev1.Phase_PHASE_RUNNING}}
+		if f.role == gossip.RoleBoth { // a receiver's sample beside its sender's
+			resp.Receiver = &lineratev1.ReceiverSample{Phase: lineratev1.Phase_PHASE_ARMED}
+		}
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
@@ -276,13 +280,20 @@ func (c *fakeCluster) dial(m Member) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
-// wire tells each receiver fake what its senders will send (sender i on
-// port 10000+i; a sender's threads split evenly over its flows in
-// order), so that Collect answers like a real receiver.
+// wire tells each receiver fake what its senders will send (the i-th
+// host that sends, named senders first, then named receivers that send
+// in a run both ways, on port 10000+i; a sender's threads split evenly
+// over its flows in order), so that Collect answers like a real receiver.
 func wire(spec Spec, c *fakeCluster) {
 	_ = spec.Validate() // the pattern's default
-	pairs, _ := Pairs(spec.Pattern, spec.Senders, spec.Receivers)
-	for si, name := range spec.Senders {
+	pairs, _ := spec.FlowPairs()
+	var sending []string
+	for _, name := range append(append([]string(nil), spec.Senders...), spec.Receivers...) {
+		if roleIn(pairs, name).Sends() {
+			sending = append(sending, name)
+		}
+	}
+	for si, name := range sending {
 		s := c.agents[name]
 		var rcvs []*fakeAgent
 		for _, p := range pairs {

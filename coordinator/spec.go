@@ -36,7 +36,12 @@ type Spec struct {
 	NoTune        bool                // do not touch IRQ affinities
 	IRQBalance    topology.IRQBalance // topology.IRQBalanceRefuse (default) or IRQBalanceIgnore
 	WatchInterval time.Duration
-	BasePort      int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
+	BasePort      int // UDP destination port of the first sending host's flows; the i-th sending host's BasePort+i (default 10000)
+	// Bidir makes every pair of the pattern send both ways at once, each
+	// host a sender and a receiver (role both); Reverse turns every pair
+	// round, the named receivers sending to the named senders. Either
+	// marks each flow with its Direction (direction.go).
+	Bidir, Reverse bool
 }
 
 // Defaults for a Spec's zero fields.
@@ -70,6 +75,9 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("receivers: none named: give at least one receiver agent")
 	}
 	if _, err := Pairs(s.Pattern, s.Senders, s.Receivers); err != nil {
+		return err
+	}
+	if err := s.checkDirections(); err != nil {
 		return err
 	}
 	if s.FrameSize == 0 {

@@ -21,7 +21,7 @@ import (
 // node is one agent taking part in the run.
 type node struct {
 	m        Member
-	role     gossip.Role // RoleSender or RoleReceiver in this run
+	role     gossip.Role // RoleSender, RoleReceiver or RoleBoth in this run (roleIn)
 	conn     *grpc.ClientConn
 	c        lineratev1.AgentClient
 	lease    string
@@ -51,7 +51,7 @@ type runState struct {
 	log    hclog.Logger
 	res    *Result
 	nodes  map[string]*node
-	order  []*node // senders then receivers, as named
+	order  []*node // the named senders then the named receivers
 	pairs  []Pair
 	phase  atomic.Value
 	cancel context.CancelCauseFunc
@@ -147,12 +147,13 @@ func unary[Req, Resp any](ctx context.Context, st *runState, what string, rpc fu
 	return resp, nil
 }
 
-// withRole are the run's nodes of one role (sender or receiver), in run
-// order.
+// withRole are the run's nodes that play role (RoleSender: every node
+// that sends, RoleReceiver: every node that receives, a node of role
+// both among either), in run order.
 func (st *runState) withRole(role gossip.Role) []*node {
 	var out []*node
 	for _, n := range st.order {
-		if n.role == role {
+		if role == gossip.RoleSender && n.role.Sends() || role == gossip.RoleReceiver && n.role.Receives() {
 			out = append(out, n)
 		}
 	}

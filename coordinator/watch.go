@@ -32,7 +32,14 @@ func (st *runState) watch(ctx context.Context, n *node) {
 		}
 	})
 	defer quiet.Stop()
-	var last *Sample
+	// A host that sends and receives gives a sample of each role.
+	var roles []gossip.Role
+	for _, r := range []gossip.Role{gossip.RoleSender, gossip.RoleReceiver} {
+		if r == n.role || n.role == gossip.RoleBoth {
+			roles = append(roles, r)
+		}
+	}
+	last := map[gossip.Role]*Sample{}
 	frame := st.spec.MeanFrame() + pktgen.FCSBytes
 	for {
 		resp, err := stream.Recv()
@@ -43,21 +50,23 @@ func (st *runState) watch(ctx context.Context, n *node) {
 			return
 		}
 		quiet.Reset(silence)
-		s, ok := sampleOf(resp, n.m.Name, n.role, st.senderOfPort)
-		if !ok {
-			continue
-		}
-		if why, failed := sendFailed(resp); failed && n.role == gossip.RoleSender && ctx.Err() == nil {
+		if why, failed := sendFailed(resp); failed && n.role.Sends() && ctx.Err() == nil {
 			st.fail(n.m.Name, fmt.Errorf("send failed: %s", why))
 		}
-		if last != nil && s.Time.After(last.Time) && s.Packets >= last.Packets {
-			dt := s.Time.Sub(last.Time).Seconds()
-			s.PPS = float64(s.Packets-last.Packets) / dt
-			s.L2BPS = s.PPS * frame * 8
-		}
-		last = &s
-		if st.r.OnSample != nil {
-			st.r.OnSample(s)
+		for _, role := range roles {
+			s, ok := sampleOf(resp, n.m.Name, role, st.senderOfPort)
+			if !ok {
+				continue
+			}
+			if l := last[role]; l != nil && s.Time.After(l.Time) && s.Packets >= l.Packets {
+				dt := s.Time.Sub(l.Time).Seconds()
+				s.PPS = float64(s.Packets-l.Packets) / dt
+				s.L2BPS = s.PPS * frame * 8
+			}
+			last[role] = &s
+			if st.r.OnSample != nil {
+				st.r.OnSample(s)
+			}
 		}
 	}
 }

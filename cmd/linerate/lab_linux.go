@@ -44,7 +44,7 @@ func (f *labFlags) register(fl *pflag.FlagSet, defName string) {
 	fl.IntVar(&f.queues, "queues", 1, fmt.Sprintf("rx/tx queues per data interface (with --hosts vm: queue pairs of the guest's virtio NIC, default %d)", lab.DefaultVMQueues))
 	fl.Uint64Var(&f.lossEvery, "loss-every", 0, "the switch drops every K-th test packet (K ≥ 2) and counts it")
 	fl.Float64Var(&f.lossPct, "loss", 0, "the switch drops this percentage of test packets at random (0-100) and counts it")
-	fl.StringVar(&f.shape, "shape", "", "tbf on the switch ports toward the receivers: a slower link, e.g. 200mbit, 1gbit")
+	fl.StringVar(&f.shape, "shape", "", "tbf on the switch ports toward the receivers (every host with --bidir, --reverse): a slower link, e.g. 200mbit, 1gbit")
 	fl.StringVar(&f.delay, "delay", "", "with --hosts vm: D[,JITTER] added on the path toward the receivers, e.g. 20ms or 20ms,1ms: netem on each sender guest's data interface (D ≤ 10s, JITTER ≤ D); kernel pktgen then sends in xmit_mode queue_xmit, through it")
 	fl.StringVar(&f.agentLogLevel, "agent-log-level", "info", "the agents' log level (their logs are in the lab directory)")
 	fl.DurationVar(&f.readyTimeout, "ready-timeout", 20*time.Second, "how long the agents may take to come up")
@@ -146,7 +146,10 @@ func (a *app) labRunCommand() *cobra.Command {
 (every sender of the lab to the receivers in --pattern), adds the switch's
 own counters to the report ("lab": {"switch_ports": …}) and removes the lab:
 no namespace, link, process or journal is left, also after Ctrl-C, SIGTERM
-or SIGHUP (a closed terminal).`,
+or SIGHUP (a closed terminal). With --bidir or --reverse every host's agent
+runs with role both, every switch port drops (--loss-every, --loss) what its
+host sends and shapes (--shape) what goes toward it, and the switch's drops
+are given per direction.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("count") && !cmd.Flags().Changed("duration") {
@@ -177,6 +180,9 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("lab run: %w", err)}
 	}
+	// Traffic either way: every host's agent sends and receives, every
+	// port has the loss program and the shaper.
+	lf.spec.Both = spec.Bidir || spec.Reverse
 	s, err := a.openLab(ctx, lf)
 	if err != nil {
 		return err

@@ -45,6 +45,8 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
 	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
 	fl.StringVar((*string)(&s.IRQBalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
+	fl.BoolVar(&s.Bidir, "bidir", false, "every pair sends both ways at once: every host sends and receives (agents of role both); flows and totals per direction")
+	fl.BoolVar(&s.Reverse, "reverse", false, "the receivers send to the senders (the pattern's pairs turned round; flows marked reverse)")
 	f.out.register(fl, "events (phases, live samples)")
 }
 
@@ -219,7 +221,9 @@ func newLiveView(w io.Writer) *liveView {
 
 func (v *liveView) sample(s coordinator.Sample) {
 	v.mu.Lock()
-	v.last[s.Agent] = s
+	// By agent and role: a host that sends and receives (--bidir) gives
+	// a sample of each.
+	v.last[s.Agent+" "+s.Role] = s
 	v.mu.Unlock()
 }
 

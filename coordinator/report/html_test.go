@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
@@ -334,4 +335,17 @@ func text(n *html.Node) string {
 		}
 	})
 	return b.String()
+}
+
+// A run both ways names each flow's direction in the HTML flow table.
+func TestReportHTMLDirections(t *testing.T) {
+	doc := resultstest.Run()
+	run := *doc.Run
+	run.Flows = append([]coordinator.Flow(nil), run.Flows...)
+	run.Flows[0].Direction = coordinator.Reverse
+	_, raw := parseHTML(t, results.FromRun(&run))
+	want := run.Flows[0].Sender + " → " + run.Flows[0].Receiver + " reverse"
+	if !bytes.Contains(raw, []byte(want)) {
+		t.Errorf("HTML lacks %q", want)
+	}
 }

@@ -30,6 +30,9 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 	fmt.Fprintln(tw, "FLOW\tSENT\tRECEIVED\tLOST\tLOSS\tDUPS\tREORD\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t%LINE\t")
 	for _, fl := range res.Flows {
 		name := fl.Sender + "→" + fl.Receiver
+		if fl.Direction != "" {
+			name += " " + string(fl.Direction)
+		}
 		if fl.GeneratorLimited {
 			name += " (generator-limited)"
 		}
@@ -38,6 +41,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
 	}
 	tw.Flush()
+	directionTable(w, res.Directions)
 	latencyTable(w, res.Flows)
 	fmt.Fprintln(w)
 	tw = newTab(w, 0)
@@ -52,8 +56,11 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			irqs = "-"
 		}
 		engine := h.Backend
-		if h.Role == "receiver" {
+		switch h.Role {
+		case "receiver":
 			engine = receiverEngine(h.Method, h.XDPMode)
+		case "both":
+			engine = h.Backend + " / " + receiverEngine(h.Method, h.XDPMode)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}
@@ -68,6 +75,23 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 	return w.err
+}
+
+// directionTable writes the books of each direction's flows taken
+// together, in a run that turns flows round (nothing otherwise).
+func directionTable(w io.Writer, dirs []coordinator.DirectionTotal) {
+	if len(dirs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := newTab(w, tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DIRECTION\tFLOWS\tSENT\tRECEIVED\tLOST\tLOSS\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t")
+	for _, d := range dirs {
+		fmt.Fprintf(tw, "%s %s→%s\t%d\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%s\t%s\t\n", d.Direction, strings.Join(d.Senders, ","), strings.Join(d.Receivers, ","),
+			d.Flows, d.Sent, d.Received, d.Lost, 100*d.LossRatio, d.LostSenderHost, d.LostNetwork, d.LostReceiverHost,
+			results.FormatSI(d.PPS, "pps"), results.FormatSI(d.L1BPS, "b/s"))
+	}
+	tw.Flush()
 }
 
 // latencyTable writes each flow's one-way delays, with the clock they
@@ -140,6 +164,9 @@ func PathTruthTable(out io.Writer, t *coordinator.PathTruth) error {
 	}
 	if len(delays) > 0 {
 		fmt.Fprintf(w, "delay added before the switch (netem on each host's egress): %s\n", strings.Join(delays, ", "))
+	}
+	for _, d := range t.Directions {
+		fmt.Fprintf(w, "switch drops %s: %d (its senders' ports on the way in, its receivers' on the way out)\n", d.Direction, d.Drops)
 	}
 	return w.err
 }

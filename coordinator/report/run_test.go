@@ -194,3 +194,53 @@ func TestPathTruthTableDelay(t *testing.T) {
 		t.Errorf("no delay added, table says one:\n%s", b.String())
 	}
 }
+
+// A run both ways marks each flow with its direction, gives each
+// direction's books apart, a host of role both its backend and method,
+// and the switch's drops per direction.
+func TestRunTableDirections(t *testing.T) {
+	res := &coordinator.Result{RunID: "r", Status: coordinator.StatusOK, FrameSize: 64, Pattern: coordinator.Pairwise,
+		Flows: []coordinator.Flow{
+			{Sender: "s1", Receiver: "r1", Direction: coordinator.Forward, Sent: 1000, Received: 990, Lost: 10, LostNetwork: 10},
+			{Sender: "r1", Receiver: "s1", Direction: coordinator.Reverse, Sent: 800, Received: 800},
+		},
+		Directions: []coordinator.DirectionTotal{
+			{Direction: coordinator.Forward, Senders: []string{"s1"}, Receivers: []string{"r1"}, Flows: 1, Sent: 1000, Received: 990, Lost: 10, LostNetwork: 10, LossRatio: 0.01},
+			{Direction: coordinator.Reverse, Senders: []string{"r1"}, Receivers: []string{"s1"}, Flows: 1, Sent: 800, Received: 800},
+		},
+		Hosts: []coordinator.Host{{Name: "s1", Role: "both", Backend: "afpacket", Method: "xdp", XDPMode: "generic"}},
+	}
+	var b strings.Builder
+	if err := RunTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"s1→r1 forward", "r1→s1 reverse", "DIRECTION", "forward s1→r1", "reverse r1→s1", "afpacket / xdp"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("run table lacks %q:\n%s", want, b.String())
+		}
+	}
+	lines := strings.Split(b.String(), "\n")
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 5 && f[0] == "forward" && (f[2] != "1" || f[3] != "1000" || f[4] != "990" || f[5] != "10") {
+			t.Errorf("forward totals: %q", l)
+		}
+	}
+	truth := &coordinator.PathTruth{SwitchPorts: []coordinator.PortTruth{{Name: "s1", InDrops: 10, Drops: 10}},
+		Directions: []coordinator.DirectionDrops{{Direction: coordinator.Forward, Drops: 10}, {Direction: coordinator.Reverse}}}
+	b.Reset()
+	if err := PathTruthTable(&b, truth); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"switch drops forward: 10 ", "switch drops reverse: 0 "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("switch table lacks %q:\n%s", want, b.String())
+		}
+	}
+	// A run one way has neither.
+	res.Directions, res.Flows[0].Direction, res.Flows[1].Direction = nil, "", ""
+	b.Reset()
+	_ = RunTable(&b, res)
+	if strings.Contains(b.String(), "DIRECTION") || strings.Contains(b.String(), "forward") {
+		t.Errorf("a run one way shows directions:\n%s", b.String())
+	}
+}

@@ -48,6 +48,9 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 	{[]string{"lab", "campaign", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
 	{[]string{"campaign", "run", "spec.yaml", "--html", "/nonexistent/r.html"}, "directory /nonexistent does not exist"},
+	// Directions: --bidir already sends both ways.
+	{[]string{"lab", "run", "--bidir", "--reverse"}, "bidir and reverse: give one"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--bidir", "--reverse"}, "bidir and reverse: give one"},
 	// Latency: the receiver's mode and stated clock.
 	{[]string{"recv", "--iface", "lo", "--latency", "rtt2"}, `--latency "rtt2": valid latency modes are oneway and off`},
 	{[]string{"recv", "--iface", "lo", "--clock", "gps"}, `--clock "gps": want same-host, synchronised, estimated or unsynchronised`},

@@ -84,6 +84,19 @@ func startLabUp(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []st
 	}
 }
 
+// memberFlags are the flags that reach a lab's agents, as `lab up`
+// printed them (its stdout lines) after `linerate members`.
+func memberFlags(t *testing.T, out []string) []string {
+	t.Helper()
+	for _, l := range out {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "linerate members "); ok {
+			return strings.Fields(f)
+		}
+	}
+	t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
+	return nil
+}
+
 // labDown removes the lab a failed lab up left (its caller registered
 // no cleanup yet) and returns what it is worth printing: the end of each
 // VM guest's qemu and console logs, and what lab down said.
@@ -110,15 +123,7 @@ func TestLabUpMembersDown(t *testing.T) {
 	bin := Binary(t)
 	name := fmt.Sprintf("u%d", os.Getpid()%10000)
 	cmd, out := startLabUp(t, bin, name)
-	var flags []string
-	for _, l := range out {
-		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "linerate members "); ok {
-			flags = strings.Fields(f)
-		}
-	}
-	if flags == nil {
-		t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
-	}
+	flags := memberFlags(t, out)
 	mo, err := exec.Command(bin, append([]string{"members", "--json", "--wait", "2", "--log-level", "warn"}, flags...)...).Output()
 	if err != nil {
 		t.Fatalf("members: %v", err)

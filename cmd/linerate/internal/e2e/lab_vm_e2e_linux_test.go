@@ -71,15 +71,7 @@ func TestLabVMHosts(t *testing.T) {
 		}
 		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
 	})
-	var flags []string
-	for _, l := range out {
-		if f, ok := strings.CutPrefix(strings.TrimSpace(l), "linerate members "); ok {
-			flags = strings.Fields(f)
-		}
-	}
-	if flags == nil {
-		t.Fatalf("lab up printed no members command:\n%s", strings.Join(out, "\n"))
-	}
+	flags := memberFlags(t, out)
 	hosts := []string{"s1", "s2", "r1"}
 	base := map[string]map[string]string{}
 	for _, h := range hosts {

@@ -136,7 +136,7 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
-		args := agentArgs(h, i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel)
+		args := agentArgs(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel)
 		args = append(args, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)
@@ -162,8 +162,8 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 // agentArgs is the command line of the i-th host's agent, with the
 // gossip key, certificate directory and state directory as the agent
 // sees them.
-func agentArgs(h *Host, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []string {
-	args := []string{"agent", "--name", h.Name, "--role", h.Role, "--iface", "data0",
+func agentArgs(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []string {
+	args := []string{"agent", "--name", h.Name, "--role", role, "--iface", "data0",
 		"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
 		"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
 		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel}

@@ -46,6 +46,12 @@ type Spec struct {
 	// agent starts. Only frames queued to the interface pass it: kernel
 	// pktgen in xmit_mode queue_xmit (Spec.XmitMode), not start_xmit.
 	Delay Delay
+	// Both makes every host a sender and a receiver (`lab run --bidir`,
+	// `--reverse`): its agent runs with role both, and every switch port
+	// has the port program (Loss: on the frames from its host) and the
+	// shaper (ShapeBPS: on the frames toward it), so traffic either way
+	// crosses the same kind of path.
+	Both bool
 }
 
 // What a lab's hosts are (Spec.Hosts).
@@ -90,6 +96,15 @@ func (h *Host) MgmtAddr() netip.Addr {
 		return netip.Addr{}
 	}
 	return h.Mgmt.Addr.Addr()
+}
+
+// agentRole is the role host h's agent runs with: its own, or both in a
+// lab whose every host sends and receives (Spec.Both).
+func (spec Spec) agentRole(h *Host) string {
+	if spec.Both {
+		return "both"
+	}
+	return h.Role
 }
 
 // Addr is the host's data address.
@@ -157,6 +172,9 @@ func (spec Spec) Validate() error {
 	}
 	if err := spec.Delay.Check(); err != nil {
 		return fmt.Errorf("lab %s: %w", spec.Name, err)
+	}
+	if spec.Both && !spec.Delay.IsZero() {
+		return fmt.Errorf("lab %s: delay %s with every host sending (--bidir, --reverse): the delay is netem on the named senders' egress, so traffic toward them would not pass it: run each direction apart, without --bidir or --reverse", spec.Name, spec.Delay)
 	}
 	switch spec.Hosts {
 	case "", HostsNetns:
@@ -260,12 +278,12 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 				return h, err
 			}
 		}
-		if role == "receiver" && spec.ShapeBPS > 0 {
+		if (role == "receiver" || spec.Both) && spec.ShapeBPS > 0 {
 			if err := shape(l.Switch, name, spec.ShapeBPS); err != nil {
 				return h, err
 			}
 		}
-		if role == "sender" {
+		if role == "sender" || spec.Both {
 			// Frames the xdp backend transmits into a veth are accepted
 			// only when the peer end runs XDP: always a port program here.
 			if h.Port, err = AttachPort(l.Switch, name, spec.Loss); err != nil {

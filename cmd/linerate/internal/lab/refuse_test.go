@@ -49,6 +49,7 @@ func TestLabBadSpecKnobs(t *testing.T) {
 		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, -time.Millisecond },
 		func(s *Spec) { s.Hosts, s.Delay.D = HostsVM, MaxDelay+time.Microsecond },
 		func(s *Spec) { s.Hosts, s.Delay = HostsVM, Delay{D: time.Millisecond, Jitter: 2 * time.Millisecond} },
+		func(s *Spec) { s.Hosts, s.Delay.D, s.Both = HostsVM, 20*time.Millisecond, true }, // the reverse way has no netem
 	} {
 		s := ok
 		mod(&s)

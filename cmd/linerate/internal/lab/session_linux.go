@@ -142,7 +142,8 @@ func (s *Session) Runner() *coordinator.Runner {
 }
 
 // Measure performs one run and adds to its result what the switch
-// counted while it ran (Result.Lab).
+// counted while it ran (Result.Lab), each direction's drops apart in a
+// run that turns flows round.
 func (s *Session) Measure(run func() (*coordinator.Result, error)) (*coordinator.Result, error) {
 	base, err := s.Lab.Truth()
 	if err != nil {
@@ -157,6 +158,7 @@ func (s *Session) Measure(run func() (*coordinator.Result, error)) (*coordinator
 		return nil, err
 	}
 	t := after.Sub(base)
+	t.SplitDirections(res.Directions)
 	res.Lab = &t
 	return res, nil
 }

@@ -17,7 +17,7 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 	var t coordinator.PathTruth
 	for _, h := range l.Hosts() {
 		p := coordinator.PortTruth{Name: h.Name, To: "switch"}
-		if h.Role == "receiver" {
+		if h.Role == "receiver" || l.Spec.Both {
 			p.To, p.ShapeBPS = h.Name, l.Spec.ShapeBPS
 		}
 		if d, ok := l.delays[h.Name]; ok {
@@ -36,7 +36,10 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 				return err
 			}
 			if s := link.Attrs().Statistics; s != nil {
+				// The port's rx drops are of frames from its host, its
+				// tx drops of frames toward it.
 				p.TxPackets, p.LinkDrops = s.TxPackets, s.RxDropped+s.TxDropped
+				p.InDrops, p.OutDrops = s.RxDropped, s.TxDropped
 			}
 			qs, err := netlink.QdiscList(link)
 			if err != nil {
@@ -51,6 +54,8 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 		}); err != nil {
 			return coordinator.PathTruth{}, fmt.Errorf("lab %s: read switch port %s: %w", l.Spec.Name, h.Name, err)
 		}
+		p.InDrops += p.ProgDrops
+		p.OutDrops += p.QdiscDrops
 		p.Drops = p.ProgDrops + p.QdiscDrops + p.LinkDrops
 		t.SwitchPorts = append(t.SwitchPorts, p)
 	}

@@ -48,7 +48,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 		}
-		args := agentArgs(h, i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel)
+		args := agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel)
 		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
