@@ -178,4 +178,3 @@ func TestRTTReflectNetns(t *testing.T) {
 		}
 	})
 }
-
