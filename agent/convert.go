@@ -239,18 +239,23 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 		},
 	}
 	for _, s := range r.Streams {
-		ps := &lineratev1.StreamReport{
-			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
-			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
-			BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
-			FirstArrivalUnixNs: s.FirstArrivalNs, Latency: latencyToProto(s.Latency),
-		}
-		for _, m := range s.MissingRanges {
-			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
-		}
-		p.Streams = append(p.Streams, ps)
+		p.Streams = append(p.Streams, streamToProto(s))
 	}
 	return p
+}
+
+// streamToProto is one stream's counts on the wire.
+func streamToProto(s receiver.StreamReport) *lineratev1.StreamReport {
+	ps := &lineratev1.StreamReport{
+		Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
+		MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
+		BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
+		FirstArrivalUnixNs: s.FirstArrivalNs, Latency: latencyToProto(s.Latency), Reflected: s.Reflected,
+	}
+	for _, m := range s.MissingRanges {
+		ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
+	}
+	return ps
 }
 
 // latencyToProto is a stream's delays on the wire: the buckets that are
