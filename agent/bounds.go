@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -73,8 +74,8 @@ func (b requestBounds) check(req any) error {
 	case *lineratev1.ArmRequest:
 		return b.arm(r)
 	case *lineratev1.ConfigureRequest:
-		if r.Rtt != nil && (r.Rtt.RatePps < 1 || r.Rtt.RatePps > MaxRTTRate) {
-			return failf(ErrInvalid, "rtt.rate_pps %d: want 1 to %d packets a second", r.Rtt.RatePps, MaxRTTRate)
+		if r.Rtt != nil && (r.Rtt.RatePps < 1 || r.Rtt.RatePps > latency.MaxRTTRate) {
+			return failf(ErrInvalid, "rtt.rate_pps %d: want 1 to %d packets a second", r.Rtt.RatePps, latency.MaxRTTRate)
 		}
 		return b.configure(r.Config)
 	case *lineratev1.WatchRequest:

@@ -24,9 +24,6 @@ import (
 
 // Bounds of a latency stream.
 const (
-	// MaxRTTRate bounds a latency stream's packets per second to each
-	// destination: it is a probe beside the load, not a load.
-	MaxRTTRate = 10_000
 	// rttDrain is how long the returns are counted after the latency
 	// stream stopped: a reflected frame is back within the path's round
 	// trip, far less on any path a run measures.
@@ -73,8 +70,8 @@ func rttConfig(load pktgen.Config, plan rttPlan) (pktgen.Config, error) {
 	if plan.port == 0 {
 		return pktgen.Config{}, failf(ErrInvalid, "rtt.port: 0: want a UDP port, 1 to 65535")
 	}
-	if plan.ratePPS < 1 || plan.ratePPS > MaxRTTRate {
-		return pktgen.Config{}, failf(ErrInvalid, "rtt.rate_pps %d: want 1 to %d packets a second", plan.ratePPS, MaxRTTRate)
+	if plan.ratePPS < 1 || plan.ratePPS > latency.MaxRTTRate {
+		return pktgen.Config{}, failf(ErrInvalid, "rtt.rate_pps %d: want 1 to %d packets a second", plan.ratePPS, latency.MaxRTTRate)
 	}
 	var dsts []pktgen.Dest
 	if len(load.ThreadDst) == 0 {

@@ -31,6 +31,11 @@ type Spec struct {
 	IRQBalance    topology.IRQBalance // topology.IRQBalanceRefuse (default) or IRQBalanceIgnore
 	WatchInterval time.Duration
 	BasePort      int // UDP destination port of flow 0; flow i uses BasePort+i (default 10000)
+	// Latency is what the run times: LatencyOneWay (default), LatencyRTT
+	// (round trips too, by a latency stream of RTTRate packets a second
+	// per flow, 0: latency.DefaultRTTRate) or LatencyOff.
+	Latency LatencyMode
+	RTTRate uint64
 }
 
 // Defaults for a Spec's zero fields.
@@ -135,7 +140,7 @@ func (s *Spec) Validate() error {
 	if s.BasePort < 1 || s.BasePort > 65535 {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
 	}
-	return nil
+	return s.checkLatency()
 }
 
 // CheckRate refuses a paced flow of rate packets per second split over

@@ -17,6 +17,7 @@ import (
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
@@ -44,6 +45,9 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&s.KeepTuning, "keep-tuning", false, "leave the IRQ affinities applied after the run")
 	fl.BoolVar(&s.NoTune, "no-tune", false, "do not touch IRQ affinities")
 	fl.StringVar((*string)(&s.IRQBalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
+	fl.StringVar((*string)(&s.Latency), "latency", string(coordinator.LatencyOneWay), "what to time: "+enum.Or(coordinator.LatencyModes)+
+		" (oneway: every packet at its receiver; rtt: round trips too, of a latency stream the receivers reflect, on each sender's own clock; off: nothing)")
+	fl.Uint64Var(&s.RTTRate, "rtt-rate", latency.DefaultRTTRate, fmt.Sprintf("packets per second of each flow's latency stream with --latency rtt, 1 to %d", latency.MaxRTTRate))
 	f.out.register(fl, "events (phases, live samples)")
 }
 
@@ -76,6 +80,9 @@ phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
 func (f *runFlags) check() error {
 	if err := f.out.check(); err != nil {
 		return err
+	}
+	if f.spec.RTTRate == 0 {
+		return usagef("--rtt-rate 0: want 1 to %d packets per second", latency.MaxRTTRate)
 	}
 	return checkRateFlags(f.spec.Rate, f.spec.Threads)
 }
