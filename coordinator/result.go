@@ -42,6 +42,9 @@ type Result struct {
 	FrameSize   int          `json:"frame_size"`
 	IMIX        pktgen.IMIX  `json:"imix,omitempty"`     // the mix sent instead of frame_size
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	// Latency is what the run timed (absent from documents that predate
+	// it: one way).
+	Latency LatencyMode `json:"latency_mode,omitempty"`
 	Started     time.Time    `json:"started"`
 	Finished    time.Time    `json:"finished"`
 	Flows       []Flow       `json:"flows"`

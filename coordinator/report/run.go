@@ -37,7 +37,11 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			results.FormatSI(fl.PPS, "pps"), results.FormatSI(fl.L1BPS, "b/s"), fl.LineRatePct)
 	}
 	tw.Flush()
+	if res.Latency == coordinator.LatencyOff {
+		fmt.Fprintln(w, "\nlatency: off (--latency off): nothing timed")
+	}
 	latencyTable(w, res.Flows)
+	rttTable(w, res.Flows)
 	fmt.Fprintln(w)
 	tw = newTab(w, 0)
 	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
