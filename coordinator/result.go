@@ -44,12 +44,12 @@ type Result struct {
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
 	// Latency is what the run timed (absent from documents that predate
 	// it: one way).
-	Latency LatencyMode `json:"latency_mode,omitempty"`
-	Started     time.Time    `json:"started"`
-	Finished    time.Time    `json:"finished"`
-	Flows       []Flow       `json:"flows"`
-	Hosts       []Host       `json:"hosts"`
-	Warnings    []string     `json:"warnings,omitempty"`
+	Latency  LatencyMode `json:"latency_mode,omitempty"`
+	Started  time.Time   `json:"started"`
+	Finished time.Time   `json:"finished"`
+	Flows    []Flow      `json:"flows"`
+	Hosts    []Host      `json:"hosts"`
+	Warnings []string    `json:"warnings,omitempty"`
 	// Lab is the lab's own truth (switch port counters), added by
 	// `linerate lab run`.
 	Lab *PathTruth `json:"lab,omitempty"`
