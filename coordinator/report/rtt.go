@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/linerate/linerate/coordinator"
 )
@@ -13,25 +12,15 @@ import (
 // lowest round trip per second, their median and least (nothing when no
 // flow has round trips).
 func rttTable(w io.Writer, flows []coordinator.Flow) {
-	some := false
-	for _, fl := range flows {
-		some = some || fl.RTT != nil
-	}
-	if !some {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := newTab(w, tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RTT (µs)\tSENT\tRECEIVED\tREFLECTED\tRETURNED\tLOST OUT\tLOST BACK\tMIN\tP50\tP99\tMAX\tLOWEST/S MEDIAN\tLOWEST/S MIN\tCLOCK\t")
-	for _, fl := range flows {
+	header := "RTT (µs)\tSENT\tRECEIVED\tREFLECTED\tRETURNED\tLOST OUT\tLOST BACK\tMIN\tP50\tP99\tMAX\tLOWEST/S MEDIAN\tLOWEST/S MIN\tCLOCK\t"
+	flowSection(w, flows, header, func(fl *coordinator.Flow) bool { return fl.RTT != nil }, func(tw io.Writer, fl *coordinator.Flow) {
 		r := fl.RTT
-		if r == nil {
-			continue
-		}
 		fmt.Fprintf(tw, "%s→%s\t%d\t%d\t%d\t%d\t%d\t%d\t", fl.Sender, fl.Receiver, r.Sent, r.Received, r.Reflected, r.Returned, r.LostOut, r.LostBack)
+		clock := "-"
 		if l := r.Latency; l != nil && l.Samples() > 0 {
 			m := l.Summary()
 			fmt.Fprintf(tw, "%g\t%g\t%g\t%g\t", m.MinUs, m.P50Us, m.P99Us, m.MaxUs)
+			clock = clockText(l)
 		} else {
 			fmt.Fprint(tw, "-\t-\t-\t-\t")
 		}
@@ -40,11 +29,6 @@ func rttTable(w io.Writer, flows []coordinator.Flow) {
 		} else {
 			fmt.Fprint(tw, "-\t-\t")
 		}
-		clock := "-"
-		if r.Latency != nil {
-			clock = clockText(r.Latency)
-		}
 		fmt.Fprintf(tw, "%s\t\n", clock)
-	}
-	tw.Flush()
+	})
 }

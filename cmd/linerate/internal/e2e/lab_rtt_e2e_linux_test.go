@@ -26,10 +26,11 @@ import (
 func TestLabRunRTT(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := Binary(t)
-	id := os.Getpid() % 10000
+	// Each run's lab has a name of its own: a letter and this process.
+	lab := func(letter string) string { return fmt.Sprintf("%s%d", letter, os.Getpid()%10000) }
 
 	t.Run("pairwise-2x2", func(t *testing.T) {
-		res := labRun(t, bin, fmt.Sprintf("t%d", id), "--senders", "2", "--receivers", "2", "--duration", "3s", "--rate", "20000",
+		res := labRun(t, bin, lab("t"), "--senders", "2", "--receivers", "2", "--duration", "3s", "--rate", "20000",
 			"--latency", "rtt", "--rtt-rate", "1000")
 		if res.Latency != coordinator.LatencyRTT || len(res.Flows) != 2 {
 			t.Fatalf("latency mode %q, %d flows", res.Latency, len(res.Flows))
@@ -76,14 +77,14 @@ func TestLabRunRTT(t *testing.T) {
 		}
 	})
 	t.Run("off", func(t *testing.T) {
-		res := labRun(t, bin, fmt.Sprintf("v%d", id), "--senders", "1", "--receivers", "1", "--count", "5000", "--rate", "10000", "--latency", "off")
+		res := labRun(t, bin, lab("v"), "--senders", "1", "--receivers", "1", "--count", "5000", "--rate", "10000", "--latency", "off")
 		exact(t, res, 1, 5000)
 		if f := res.Flows[0]; res.Latency != coordinator.LatencyOff || f.Latency != nil || f.RTT != nil || f.StreamDetail[0].Latency != nil {
 			t.Errorf("latency off: mode %q, flow latency %+v, round trips %+v, stream latency %+v", res.Latency, f.Latency, f.RTT, f.StreamDetail[0].Latency)
 		}
 	})
 	t.Run("loss-every-100", func(t *testing.T) {
-		res := labRun(t, bin, fmt.Sprintf("u%d", id), "--senders", "1", "--receivers", "1", "--count", "20000", "--rate", "10000",
+		res := labRun(t, bin, lab("u"), "--senders", "1", "--receivers", "1", "--count", "20000", "--rate", "10000",
 			"--backend", "afpacket", "--loss-every", "100", "--latency", "rtt", "--rtt-rate", "1000")
 		f := res.Flows[0]
 		r := f.RTT
