@@ -374,6 +374,7 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	res, err := c.r.Run(ctx, coordinator.Spec{
 		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
+		Latency: s.LatencyMode, RTTRate: s.RTTRate,
 	})
 	if err == nil && ctx.Err() != nil {
 		// Cut short by the interruption: not a measurement; a resume
