@@ -165,7 +165,10 @@ func (p *rttProbe) begin(ctx context.Context, at time.Time) error {
 		Iface: p.cfg.Device, Method: receiver.MethodXDP, Clock: latency.SameHost,
 		Window: rttWindow, MaxStreams: len(p.dsts()) + 8, Logger: p.log.Named("returns"),
 	}
-	if err := p.thread.do(func() (err error) { p.rx, err = start(ctx, o); return err }); err != nil {
+	// The receiver outlives a Stop of the run (end stops it, once the
+	// frames on their way back are in): ctx's end would detach it at once.
+	rxCtx := context.WithoutCancel(ctx)
+	if err := p.thread.do(func() (err error) { p.rx, err = start(rxCtx, o); return err }); err != nil {
 		return fmt.Errorf("count the reflected latency stream on %s: %w", p.cfg.Device, err)
 	}
 	cfg := p.cfg
