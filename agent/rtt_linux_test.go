@@ -9,8 +9,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/linerate/linerate/internal/netns/nstest"
-	"github.com/linerate/linerate/pktgen/pktgentest"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
@@ -24,47 +22,39 @@ import (
 // microseconds: this does not tell whether the returns' receiver outlives
 // the Stop by rttDrain; a slower path would.)
 func TestRTTStopped(t *testing.T) {
-	p := nstest.NewPair(t, 1)
-	if err := p.A.WaitUp(3 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	certs := testCerts(t)
-	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name),
-		Bind: "127.0.0.1:0", serfHook: fastSerf}, certs)
-	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: pktgentest.Enter(p.B.NS.Name),
-		Bind: "127.0.0.1:0", Join: []string{snd.GossipAddr()}, serfHook: fastSerf}, certs)
-	sc, rc := dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
+	p, _, _, sc, rc := pairAgents(t)
 	ctx := ctxT(t, 30*time.Second)
-	poll(t, 3*time.Second, "the sender sees the receiver", func() bool { _, ok := member(snd, "rcv"); return ok })
-	sl, err := sc.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})
-	if err != nil {
-		t.Fatal(err)
+	// One coordinator's leases on both: the sender's, then the receiver's.
+	var lease [2]string
+	for i, c := range []lineratev1.AgentClient{sc, rc} {
+		l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease[i] = l.LeaseId
 	}
-	rl, err := rc.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "c1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sl, rl := lease[0], lease[1]
 	const port = 10001
-	if _, err := rc.Arm(ctx, &lineratev1.ArmRequest{LeaseId: rl.LeaseId, Method: "xdp", ReflectPorts: []uint32{port}}); err != nil {
+	if _, err := rc.Arm(ctx, &lineratev1.ArmRequest{LeaseId: rl, Method: "xdp", ReflectPorts: []uint32{port}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: sl.LeaseId, Config: &lineratev1.SenderConfig{
+	if _, err := sc.Configure(ctx, &lineratev1.ConfigureRequest{LeaseId: sl, Config: &lineratev1.SenderConfig{
 		Cpus: []int32{0}, Duration: durationpb.New(time.Minute), RatePps: 5000, PktSize: 60, DstMin: "198.18.0.2", DstMac: p.B.MAC.String(), Backend: "afpacket",
 	}, Rtt: &lineratev1.RttStream{Port: port, RatePps: 2000}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.Start(ctx, &lineratev1.StartRequest{LeaseId: sl.LeaseId, At: timestamppb.New(time.Now().Add(100 * time.Millisecond))}); err != nil {
+	if _, err := sc.Start(ctx, &lineratev1.StartRequest{LeaseId: sl, At: timestamppb.New(time.Now().Add(100 * time.Millisecond))}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2500 * time.Millisecond)
-	if st, err := sc.Stop(ctx, &lineratev1.StopRequest{LeaseId: sl.LeaseId}); err != nil || !st.Stopped {
+	if st, err := sc.Stop(ctx, &lineratev1.StopRequest{LeaseId: sl}); err != nil || !st.Stopped {
 		t.Fatalf("stop: %v %v", st, err)
 	}
-	res, err := sc.Result(ctx, &lineratev1.ResultRequest{LeaseId: sl.LeaseId, Wait: true})
+	res, err := sc.Result(ctx, &lineratev1.ResultRequest{LeaseId: sl, Wait: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, err := rc.Collect(ctx, &lineratev1.CollectRequest{LeaseId: rl.LeaseId})
+	col, err := rc.Collect(ctx, &lineratev1.CollectRequest{LeaseId: rl})
 	if err != nil {
 		t.Fatal(err)
 	}
