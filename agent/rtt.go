@@ -100,7 +100,7 @@ func rttConfig(load pktgen.Config, plan rttPlan) (pktgen.Config, error) {
 		Device: load.Device, CPUs: cpus[:len(dsts)], PktSize: size, RatePPS: plan.ratePPS,
 		Duration: load.Duration, SrcMin: load.SrcMin, SrcMAC: load.SrcMAC,
 		DstMin: dsts[0].Addr, DstMAC: dsts[0].MAC,
-		UDPSrcMin: int(plan.port), UDPSrcMax: int(plan.port), UDPDstMin: int(plan.port), UDPDstMax: int(plan.port),
+		UDPSrcMin: int(plan.port), UDPSrcMax: int(plan.port), UDPDstMin: int(plan.port), UDPDstMax: int(plan.port), SleepPacing: true,
 		VLANID: load.VLANID, HasVLAN: load.HasVLAN, VLANPrio: load.VLANPrio, TOS: load.TOS, HasTOS: load.HasTOS,
 	}
 	if c.Duration == 0 {
