@@ -180,9 +180,13 @@ func (st *runState) attachRTT(flows []Flow) {
 		if s == nil || r == nil {
 			continue
 		}
-		flows[i].RTT = rttOf(s.rtt, r.received, r.dst, uint16(st.rttPortOf(s.m.Name)))
-		if flows[i].RTT == nil {
+		rtt := rttOf(s.rtt, r.received, r.dst, uint16(st.rttPortOf(s.m.Name)))
+		switch {
+		case rtt == nil:
 			st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("flow %s → %s: no round trips: the sender reported no latency stream to %s (its warnings say why)", s.m.Name, r.m.Name, r.dst))
+		case rtt.Received > 0 && rtt.Reflected == 0:
+			st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("flow %s → %s: no round trips: %s received %d frames of the latency stream and reflected none (an agent that predates --latency rtt?)", s.m.Name, r.m.Name, r.m.Name, rtt.Received))
 		}
+		flows[i].RTT = rtt
 	}
 }

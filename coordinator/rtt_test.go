@@ -109,3 +109,29 @@ func TestRTTOf(t *testing.T) {
 		t.Error("a receiver the sender sent no latency stream to has round trips")
 	}
 }
+
+// A flow whose receiver reflected none of the latency stream it received
+// (an agent that predates it ignores reflect_ports) or whose sender
+// reported no latency stream is a warning naming the flow and why.
+func TestAttachRTTWarnings(t *testing.T) {
+	a, b := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	spec := Spec{Senders: []string{"s1", "s2"}, Receivers: []string{"r1", "r2"}, Count: 10, Latency: LatencyRTT}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	st := &runState{spec: spec, res: &Result{}, nodes: map[string]*node{
+		"s1": {m: Member{Name: "s1"}, rtt: []senderRTT{{Dst: b, Port: 10002, Sent: 10}}},
+		"s2": {m: Member{Name: "s2"}},
+		"r1": {m: Member{Name: "r1"}, dst: b, received: &recv.Report{Streams: []recv.StreamReport{{Src: a, Dst: b, DstPort: 10002, Received: 10}}}},
+		"r2": {m: Member{Name: "r2"}, dst: netip.MustParseAddr("198.18.0.3")},
+	}}
+	flows := []Flow{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r2"}}
+	st.attachRTT(flows)
+	want := []string{
+		"flow s1 → r1: no round trips: r1 received 10 frames of the latency stream and reflected none (an agent that predates --latency rtt?)",
+		"flow s2 → r2: no round trips: the sender reported no latency stream to 198.18.0.3 (its warnings say why)",
+	}
+	if diff := cmp.Diff(want, st.res.Warnings); diff != "" || flows[0].RTT == nil || flows[0].RTT.LostOut != 0 || flows[1].RTT != nil {
+		t.Errorf("warnings (-want +got):\n%s\nflows %+v", diff, flows)
+	}
+}
