@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -73,6 +74,9 @@ func (b requestBounds) check(req any) error {
 	case *lineratev1.ArmRequest:
 		return b.arm(r)
 	case *lineratev1.ConfigureRequest:
+		if r.Rtt != nil && (r.Rtt.RatePps < 1 || r.Rtt.RatePps > latency.MaxRTTRate) {
+			return failf(ErrInvalid, "rtt.rate_pps %d: want 1 to %d packets a second", r.Rtt.RatePps, latency.MaxRTTRate)
+		}
 		return b.configure(r.Config)
 	case *lineratev1.WatchRequest:
 		return b.watch(r)
@@ -125,6 +129,8 @@ func (b requestBounds) arm(r *lineratev1.ArmRequest) error {
 		return failf(ErrInvalid, "max_ranges %d: want 0 (the default, %d) to %d", r.MaxRanges, receiver.DefaultMaxRanges, receiver.MaxRangesLimit)
 	case r.Window != 0 && !receiver.ValidWindow(r.Window):
 		return failf(ErrInvalid, "window %d: want 0 (the default) or a power of two from %d to %d", r.Window, receiver.MinWindow, receiver.MaxWindow)
+	case len(r.ReflectPorts) > receiver.MaxReflectPorts:
+		return failf(ErrInvalid, "reflect_ports: %d ports, at most %d", len(r.ReflectPorts), receiver.MaxReflectPorts)
 	}
 	return nil // seq_capacity is ignored: it allocates nothing
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/linerate/linerate/latency"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology/cpuset"
@@ -55,6 +56,11 @@ func TestRequestBounds(t *testing.T) {
 		{"arm window small", b, &lineratev1.ArmRequest{Window: receiver.MinWindow}, ""},
 		{"arm window not a power", b, &lineratev1.ArmRequest{Window: receiver.MinWindow + 1}, "window 1025"},
 		{"arm iface", b, &lineratev1.ArmRequest{Iface: "abcdefghijklmnop"}, `iface "abcdefghijklmnop"`},
+		{"arm reflect_ports max", b, &lineratev1.ArmRequest{ReflectPorts: make([]uint32, receiver.MaxReflectPorts)}, ""},
+		{"arm reflect_ports", b, &lineratev1.ArmRequest{ReflectPorts: make([]uint32, receiver.MaxReflectPorts+1)}, "reflect_ports: 1025 ports, at most 1024"},
+		{"configure rtt rate max", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1, RatePps: latency.MaxRTTRate}}, ""},
+		{"configure rtt rate", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1, RatePps: latency.MaxRTTRate + 1}}, "rtt.rate_pps 10001: want 1 to 10000"},
+		{"configure rtt rate 0", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1}}, "rtt.rate_pps 0: want 1 to 10000"},
 
 		// Configure: CPUs, lists, rates, sizes, durations, run length.
 		{"configure cpus 7", b, cfg(&lineratev1.SenderConfig{Cpus: []int32{7}, Count: 1}), ""},

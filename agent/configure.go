@@ -132,3 +132,25 @@ func (c *configurer) checkDestinations(ctx context.Context, cfg *pktgen.Config) 
 	}
 	return nil
 }
+
+// rttProbe is the round trips of the composed send load as plan asks
+// (rttConfig): the latency stream is sent by the afpacket backend whatever
+// sends the load (it stamps every frame as it sends it, and kernel
+// pktgen's threads would each need a queue of their own for a second
+// stream), or by the agent's own generator when it has one.
+func (c *configurer) rttProbe(load pktgen.Config, plan rttPlan) (*rttProbe, error) {
+	cfg, err := rttConfig(load, plan)
+	if err != nil {
+		return nil, err
+	}
+	be := c.backend
+	if be == nil {
+		if be, _, err = chooseBackend(pktgen.BackendAFPacket, cfg.Device, "rtt", choose.Options{Log: c.log, ThreadInit: c.threadInit}); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkBackend(&cfg, be); err != nil {
+		return nil, err
+	}
+	return &rttProbe{cfg: cfg, backend: be}, nil
+}

@@ -239,18 +239,23 @@ func reportToProto(r *receiver.Report) *lineratev1.ReceiverReport {
 		},
 	}
 	for _, s := range r.Streams {
-		ps := &lineratev1.StreamReport{
-			Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
-			MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
-			BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
-			FirstArrivalUnixNs: s.FirstArrivalNs, Latency: latencyToProto(s.Latency),
-		}
-		for _, m := range s.MissingRanges {
-			ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
-		}
-		p.Streams = append(p.Streams, ps)
+		p.Streams = append(p.Streams, streamToProto(s))
 	}
 	return p
+}
+
+// streamToProto is one stream's counts on the wire.
+func streamToProto(s receiver.StreamReport) *lineratev1.StreamReport {
+	ps := &lineratev1.StreamReport{
+		Src: addrString(s.Src), Dst: addrString(s.Dst), DstPort: uint32(s.DstPort), Received: s.Received,
+		MaxSeq: s.MaxSeq, Duplicates: s.Duplicates, Reordered: s.Reordered, Missing: s.Missing,
+		BeyondCapacity: s.BeyondCapacity, Late: s.Late, Unrecorded: s.Unrecorded, MissingRangesFrom: s.MissingRangesFrom,
+		FirstArrivalUnixNs: s.FirstArrivalNs, Latency: latencyToProto(s.Latency), Reflected: s.Reflected,
+	}
+	for _, m := range s.MissingRanges {
+		ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
+	}
+	return ps
 }
 
 // latencyToProto is a stream's delays on the wire: the buckets that are
@@ -455,7 +460,13 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
 func armOptionsFromProto(req *lineratev1.ArmRequest) (receiver.Options, error) {
 	o := receiver.Options{
 		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
-		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges),
+		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges), Latency: receiver.LatencyMode(req.Latency),
+	}
+	for i, p := range req.ReflectPorts {
+		if p == 0 || p > 65535 {
+			return o, failf(ErrInvalid, "reflect_ports[%d] %d: want a UDP port, 1 to 65535", i, p)
+		}
+		o.Reflect = append(o.Reflect, uint16(p))
 	}
 	if len(req.ClockCorrections) > 0 {
 		o.ClockCorrections = map[uint16]time.Duration{}
@@ -523,10 +534,15 @@ func resultToProto(r *sendResult) *lineratev1.ResultResponse {
 	if sum != nil && r.txDroppedOK {
 		sum.TxDropped = r.txDropped
 	}
-	return &lineratev1.ResultResponse{
+	resp := &lineratev1.ResultResponse{
 		Summary: sum, StartedAt: ts(r.started), StoppedAt: ts(r.stopped),
 		IrqVerify: irqVerifyToProto(r.irqs.result), IrqVerifyReason: r.irqs.reason,
+		Rtt: rttToProto(r.rtt),
 	}
+	if r.rtt != nil && r.rtt.err != nil && sum != nil {
+		sum.Warnings = append(sum.Warnings, r.rtt.err.Error())
+	}
+	return resp
 }
 
 // watchedToProto is one Watch message: the sample, and the lease as

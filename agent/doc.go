@@ -17,6 +17,8 @@
 //	receive.go    the receiver: arm (within its memory budget), collect, disarm
 //	send.go       the sender: configure, schedule, start, stop, result
 //	watchdog.go   every send's deadline, and a stopped backend given up
+//	rtt.go        a send's round trips: its latency stream and the
+//	              receiver that counts and times the reflections
 //	configure.go  a send's configuration checked and its backend chosen
 //	compose.go    how every send is composed: the host's defaults, the thread
 //	              slots (pktgen.Slots), the MTU, the backend; also for

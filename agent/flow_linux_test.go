@@ -19,22 +19,32 @@ import (
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
 
-// TestSendReceiveFlow drives a sender agent on lra and a receiver agent on
-// lrb (two namespaces, gossip and gRPC on the host's loopback) through one
-// run over mutual-TLS gRPC, and reads their metrics.
-func TestSendReceiveFlow(t *testing.T) {
-	p := nstest.NewPair(t, 1)
+// pairAgents starts a sender agent on lra and a receiver agent on lrb of
+// a new pair of namespaces (gossip and gRPC on the host's loopback, their
+// metrics served), dials both as a coordinator over mutual TLS and waits
+// until the sender sees the receiver.
+func pairAgents(t *testing.T) (p *nstest.Pair, snd, rcv *Agent, sc, rc lineratev1.AgentClient) {
+	t.Helper()
+	p = nstest.NewPair(t, 1)
 	if err := p.A.WaitUp(3 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	certs := testCerts(t)
-	snd := startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name),
+	snd = startAgent(t, Config{Name: "snd", Role: RoleSender, Iface: "lra", ThreadInit: pktgentest.Enter(p.A.NS.Name),
 		Bind: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
-	rcv := startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: pktgentest.Enter(p.B.NS.Name),
+	rcv = startAgent(t, Config{Name: "rcv", Role: RoleReceiver, Iface: "lrb", ThreadInit: pktgentest.Enter(p.B.NS.Name),
 		Bind: "127.0.0.1:0", Join: []string{snd.GossipAddr()}, MetricsAddr: "127.0.0.1:0", serfHook: fastSerf}, certs)
-	sc, rc := dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
-	ctx := ctxT(t, 20*time.Second)
+	sc, rc = dial(t, snd, certs, "coord"), dial(t, rcv, certs, "coord")
 	poll(t, 3*time.Second, "the sender sees the receiver", func() bool { _, ok := member(snd, "rcv"); return ok })
+	return p, snd, rcv, sc, rc
+}
+
+// TestSendReceiveFlow drives a sender agent on lra and a receiver agent on
+// lrb (two namespaces, gossip and gRPC on the host's loopback) through one
+// run over mutual-TLS gRPC, and reads their metrics.
+func TestSendReceiveFlow(t *testing.T) {
+	p, snd, rcv, sc, rc := pairAgents(t)
+	ctx := ctxT(t, 20*time.Second)
 	if m, _ := member(snd, "rcv"); !slices.Equal(gossip.DecodeTags(m.Tags).DataIPs, []netip.Addr{netip.MustParseAddr("198.18.0.2")}) ||
 		gossip.DecodeTags(m.Tags).DataMAC.String() != p.B.MAC.String() {
 		t.Errorf("the receiver's data tags: %v", m.Tags)

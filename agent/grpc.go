@@ -108,7 +108,11 @@ func (s *service) Configure(ctx context.Context, req *lineratev1.ConfigureReques
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	c, err := s.configure(ctx, req.LeaseId, cfg, backendFromProto(req.Config))
+	rtt, err := rttPlanFromProto(req.Rtt)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	c, err := s.configure(ctx, req.LeaseId, cfg, backendFromProto(req.Config), rtt)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -209,7 +209,7 @@ func TestRequestRails(t *testing.T) {
 	tx := unitService(t, RoleSender, mgmtHost)
 	tx.conf.backend = countingBackend{}
 	g, _ = tx.leases.acquire(bg, nobody, "c1", nil)
-	_, err = tx.configure(ctx, g.id, sendConfig(), "")
+	_, err = tx.configure(ctx, g.id, sendConfig(), "", nil)
 	wantCodeOf(t, err, ErrRefused, codes.PermissionDenied, "configure: agent: data interface is a management interface: --iface data0 carries the default route, and test traffic from it", "configure")
 	_, err = tx.start(ctx, g.id, time.Time{})
 	wantCodeOf(t, err, ErrRefused, codes.PermissionDenied, "start: agent: data interface is a management interface", "start")
@@ -220,7 +220,7 @@ func TestRequestRails(t *testing.T) {
 	clean.defaults = nil
 	tx.mgmt.netOS = clean
 	tx.conf.allowDst = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}
-	if _, err := tx.configure(ctx, g.id, sendConfig(), ""); err != nil {
+	if _, err := tx.configure(ctx, g.id, sendConfig(), "", nil); err != nil {
 		t.Fatalf("configure off the management interface: %v", err)
 	}
 	tx.mgmt.netOS = mgmtHost

@@ -42,6 +42,10 @@ type sendRun struct {
 	txDroppedOK bool
 	// where the NIC's queue IRQs fired over the run
 	irqs irqCheck
+	// rtt runs the round trips beside the load (nil: none asked), rttOut
+	// is what they gave once the load ended
+	rtt    *rttProbe
+	rttOut *rttOutcome
 }
 
 // sending is the sender's lifecycle: configured, scheduled for an instant,
@@ -75,6 +79,7 @@ type sendResult struct {
 	txDropped   uint64
 	txDroppedOK bool
 	irqs        irqCheck
+	rtt         *rttOutcome // the round trips (nil: none asked)
 }
 
 // senderState is the sender as a watch sample shows it.
@@ -117,13 +122,13 @@ func (s *sending) idleLocked() error {
 
 // configure makes cfg, sent by be, the next run, unless a send is under
 // way.
-func (s *sending) configure(cfg pktgen.Config, be pktgen.Backend) error {
+func (s *sending) configure(cfg pktgen.Config, be pktgen.Backend, rtt *rttProbe) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.idleLocked(); err != nil {
 		return err
 	}
-	s.run = &sendRun{cfg: cfg, backend: be, phase: phaseConfigured}
+	s.run = &sendRun{cfg: cfg, backend: be, phase: phaseConfigured, rtt: rtt}
 	s.changes.notify()
 	return nil
 }
@@ -160,6 +165,12 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 	irqs := s.irqs.begin(r.cfg.Device)
 	cfg := r.cfg
 	cfg.StartAt = at
+	if r.rtt != nil {
+		if err := r.rtt.begin(runCtx, at); err != nil {
+			s.finish(r, nil, err)
+			return time.Time{}, failf(ErrHost, "start: %v", err)
+		}
+	}
 	ran := make(chan ranSend, 1) // buffered: a backend given up on never blocks on it
 	go func() {
 		sum, err := r.backend.Run(runCtx, cfg, func(p pktgen.Progress) {
@@ -175,12 +186,20 @@ func (s *sending) start(ctx context.Context, r *sendRun, at time.Time) (time.Tim
 		// record before finish lets Result answer.
 		var tx1 uint64
 		tx1Err := s.thread.do(func() (err error) { tx1, err = s.netOS.txDropped(r.cfg.Device); return err })
-		ran <- ranSend{sum: sum, err: err, irqs: s.irqs.end(irqs), tx1: tx1, txErr: errors.Join(tx0Err, tx1Err)}
+		var rtt *rttOutcome
+		if r.rtt != nil {
+			o := r.rtt.end()
+			rtt = &o
+		}
+		ran <- ranSend{sum: sum, err: err, irqs: s.irqs.end(irqs), tx1: tx1, txErr: errors.Join(tx0Err, tx1Err), rtt: rtt}
 	}()
 	go s.supervise(r, at, ran, func(o ranSend) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		r.irqs = o.irqs
+		r.irqs, r.rttOut = o.irqs, o.rtt
+		if o.rtt != nil && o.rtt.err != nil {
+			s.log.Warn("round trips failed: the load's result stands", "error", o.rtt.err)
+		}
 		if o.txErr != nil {
 			s.log.Warn("tx_dropped of the device not read: the sender host's drops are unknown", "device", r.cfg.Device, "error", o.txErr)
 		} else {
@@ -329,7 +348,7 @@ func (s *sending) result(ctx context.Context, r *sendRun, wait bool) (*sendResul
 	if r.err != nil {
 		return nil, failf(ErrFailed, "result: the run failed: %w", r.err)
 	}
-	return &sendResult{summary: r.summary, started: r.started, stopped: r.stopped, txDropped: r.txDropped, txDroppedOK: r.txDroppedOK, irqs: r.irqs}, nil
+	return &sendResult{summary: r.summary, started: r.started, stopped: r.stopped, txDropped: r.txDropped, txDroppedOK: r.txDroppedOK, irqs: r.irqs, rtt: r.rttOut}, nil
 }
 
 // end stops a started run, waits for it within ctx, and forgets the run.

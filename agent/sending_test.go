@@ -73,7 +73,7 @@ func TestSendingPhases(t *testing.T) {
 	wantKind(t, err, ErrNotReady, "start: no configured run (Configure first", "start unconfigured")
 	wantKind(t, func() error { _, err := s.result(ctx, s.started(), false); return err }(), ErrNotReady, "result: no run started", "result unstarted")
 
-	if err := s.configure(sendConfig(), countingBackend{}); err != nil {
+	if err := s.configure(sendConfig(), countingBackend{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantPhase(t, s, phaseConfigured, "configured")
@@ -83,7 +83,7 @@ func TestSendingPhases(t *testing.T) {
 	}
 	wantPhase(t, s, phaseScheduled, "scheduled")
 	wantKind(t, s.idle(), ErrBusy, "configure: a send is running (Stop it first)", "idle while scheduled")
-	wantKind(t, s.configure(sendConfig(), countingBackend{}), ErrBusy, "a send is running", "configure while scheduled")
+	wantKind(t, s.configure(sendConfig(), countingBackend{}, nil), ErrBusy, "a send is running", "configure while scheduled")
 	at := time.Now().Add(20 * time.Millisecond)
 	started, err := s.start(ctx, r, at)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestSendingStopAndFailures(t *testing.T) {
 	ctx := context.Background()
 
 	// Stopped while it runs: stopped, and its result is the summary.
-	_ = s.configure(sendConfig(), blockingBackend{})
+	_ = s.configure(sendConfig(), blockingBackend{}, nil)
 	r, _ := s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestSendingStopAndFailures(t *testing.T) {
 	wantPhase(t, s, phaseDone, "stopped")
 
 	// Stopped before its instant: aborted.
-	_ = s.configure(sendConfig(), countingBackend{})
+	_ = s.configure(sendConfig(), countingBackend{}, nil)
 	r, _ = s.schedule()
 	go func() {
 		time.Sleep(20 * time.Millisecond)
@@ -148,7 +148,7 @@ func TestSendingStopAndFailures(t *testing.T) {
 	wantPhase(t, s, phaseDone, "aborted")
 
 	// The caller gone before the instant: canceled, and the run failed.
-	_ = s.configure(sendConfig(), countingBackend{})
+	_ = s.configure(sendConfig(), countingBackend{}, nil)
 	r, _ = s.schedule()
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
@@ -157,7 +157,7 @@ func TestSendingStopAndFailures(t *testing.T) {
 	wantPhase(t, s, phaseFailed, "caller gone")
 
 	// The backend fails.
-	_ = s.configure(sendConfig(), failingBackend{})
+	_ = s.configure(sendConfig(), failingBackend{}, nil)
 	r, _ = s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestSendingStopAndFailures(t *testing.T) {
 	}
 
 	// The end of a lease stops a running send.
-	_ = s.configure(sendConfig(), blockingBackend{})
+	_ = s.configure(sendConfig(), blockingBackend{}, nil)
 	r, _ = s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestStartArmsBeforeTheInstant(t *testing.T) {
 	s := unitService(t, RoleSender, fakeNetOS{}).tx
 	ctx := context.Background()
 	rec := recordingBackend{at: make(chan time.Time, 1)}
-	_ = s.configure(sendConfig(), rec)
+	_ = s.configure(sendConfig(), rec, nil)
 	r, _ := s.schedule()
 	at := time.Now().Add(50 * time.Millisecond).Round(0)
 	started, err := s.start(ctx, r, at)
@@ -250,13 +250,13 @@ func TestStartArmsBeforeTheInstant(t *testing.T) {
 		t.Errorf("result %+v %v", res, err)
 	}
 
-	_ = s.configure(sendConfig(), armFails{})
+	_ = s.configure(sendConfig(), armFails{}, nil)
 	r, _ = s.schedule()
 	_, err = s.start(ctx, r, time.Now().Add(time.Minute))
 	wantKind(t, err, ErrFailed, "start: the send failed before the start instant: load the XDP program", "arming fails")
 	wantPhase(t, s, phaseFailed, "arming fails")
 
-	_ = s.configure(sendConfig(), endsAtOnce{})
+	_ = s.configure(sendConfig(), endsAtOnce{}, nil)
 	r, _ = s.schedule()
 	at = time.Now().Add(30 * time.Millisecond)
 	if started, err := s.start(ctx, r, at); err != nil || started.Before(at) {

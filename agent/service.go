@@ -228,7 +228,7 @@ func (s *service) mayConfigure(ctx context.Context, id string) error {
 
 // configure makes cfg (sent by the backend named, "" for the best) the
 // next send of the holder of lease id, once the safety rails allow it.
-func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, backend pktgen.BackendName) (*configured, error) {
+func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, backend pktgen.BackendName, rtt *rttPlan) (*configured, error) {
 	if err := s.mayConfigure(ctx, id); err != nil {
 		return nil, err
 	}
@@ -242,7 +242,14 @@ func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, b
 	if err := s.conf.checkDestinations(ctx, &c.cfg); err != nil {
 		return nil, err
 	}
-	if err := s.hold(ctx, id, func(uint64) error { return s.tx.configure(c.cfg, c.backend) }); err != nil {
+	var probe *rttProbe
+	if rtt != nil {
+		if probe, err = s.conf.rttProbe(c.cfg, *rtt); err != nil {
+			return nil, err
+		}
+		probe.thread, probe.log = s.tx.thread, s.log.Named("rtt")
+	}
+	if err := s.hold(ctx, id, func(uint64) error { return s.tx.configure(c.cfg, c.backend, probe) }); err != nil {
 		return nil, err
 	}
 	s.log.Info("sender configured", "backend", c.backend.Name(), "device", c.cfg.Device, "cpus", c.cfg.CPUs, "dst", c.cfg.DstMin)

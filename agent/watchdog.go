@@ -35,7 +35,8 @@ type ranSend struct {
 	err   error
 	irqs  irqCheck
 	tx1   uint64
-	txErr error // tx_dropped not read at one end
+	txErr error       // tx_dropped not read at one end
+	rtt   *rttOutcome // the round trips, when asked
 }
 
 // resetter is a backend that can put the host back as the end of a run

@@ -61,7 +61,7 @@ func watchdogRealSend(t *testing.T, newBackend func(enter func() error) pktgen.B
 		return pktgen.Deadline{Expected: 400 * time.Millisecond, Limit: 500 * time.Millisecond, Basis: "cut short for the test"}
 	}}
 	be := newBackend(pktgentest.Enter(p.A.NS.Name))
-	if err := s.configure(bed.Cfg, be); err != nil {
+	if err := s.configure(bed.Cfg, be, nil); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := s.schedule()

@@ -36,7 +36,7 @@ func TestWatchdogStopsAnOverrun(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	cfg := sendConfig()
 	cfg.Count, cfg.RatePPS = 10, 100
-	if err := s.configure(cfg, blockingBackend{}); err != nil {
+	if err := s.configure(cfg, blockingBackend{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := s.schedule()
@@ -59,7 +59,7 @@ func TestWatchdogStopsAnOverrun(t *testing.T) {
 
 	// Within its deadline a run is let be.
 	cfg.Count = 5
-	_ = s.configure(cfg, countingBackend{})
+	_ = s.configure(cfg, countingBackend{}, nil)
 	r, _ = s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 	cfg := sendConfig()
 	cfg.Count, cfg.RatePPS = 10, 100
 	be := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
-	_ = s.configure(cfg, be)
+	_ = s.configure(cfg, be, nil)
 	r, _ := s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 	}
 	// Until the given-up backend returns, no send is configured (its late
 	// end must not cut the next one short).
-	wantKind(t, s.configure(cfg, countingBackend{}), ErrBusy, "configure: the stuck backend of the send given up 0s ago has not returned yet", "configure while a backend lingers")
+	wantKind(t, s.configure(cfg, countingBackend{}, nil), ErrBusy, "configure: the stuck backend of the send given up 0s ago has not returned yet", "configure while a backend lingers")
 	close(be.release)
 	poll(t, 3*time.Second, "sends accepted again", func() bool { return s.idle() == nil })
 
@@ -103,7 +103,7 @@ func TestWatchdogGivesUpAStuckBackend(t *testing.T) {
 	be2 := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
 	cfg.Count, cfg.RatePPS = 0, 0
 	cfg.Duration = time.Hour
-	_ = s.configure(cfg, be2)
+	_ = s.configure(cfg, be2, nil)
 	r, _ = s.schedule()
 	if _, err := s.start(ctx, r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestExpiryDoesNotWaitOnAStuckSend(t *testing.T) {
 	be := stuckBackend{release: make(chan struct{}), resets: new(atomic.Int32)}
 	cfg := sendConfig()
 	cfg.Count, cfg.Duration = 0, time.Hour
-	_ = s.configure(cfg, be)
+	_ = s.configure(cfg, be, nil)
 	r, _ := s.schedule()
 	if _, err := s.start(context.Background(), r, time.Now()); err != nil {
 		t.Fatal(err)

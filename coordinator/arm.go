@@ -18,6 +18,7 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 		LeaseId: n.lease, Method: string(st.spec.Method),
 		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
 		ClockCorrections: st.corrections(n),
+		Latency:          string(st.receiverLatency()), ReflectPorts: st.reflectPorts(n),
 	})
 	if err != nil {
 		return err

@@ -33,6 +33,7 @@ func (st *runState) reconcile() {
 		}
 	}
 	flows, warnings := reconcileRun(in)
+	st.attachRTT(flows)
 	st.res.Flows = append(st.res.Flows, flows...)
 	st.res.Directions = directionTotals(st.res.Flows)
 	st.res.Warnings = append(st.res.Warnings, warnings...)

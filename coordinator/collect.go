@@ -57,6 +57,9 @@ func (st *runState) wait(ctx context.Context) error {
 			return fmt.Errorf("result: %w", err)
 		}
 		n.sent = senderReportOf(resp.Summary)
+		if n.rtt, err = senderRTTOf(resp.Rtt); err != nil {
+			return fmt.Errorf("result: %w", err)
+		}
 		verifiedInto(n, irqVerifyOf(resp.IrqVerify), resp.IrqVerifyReason)
 		if s := n.sent; s != nil {
 			n.host.Sent, n.host.SendErrors, n.host.TxDropped = s.Packets, s.Errors, s.TxDropped

@@ -91,7 +91,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 			p.perDst = append(p.perDst, endpoint{ip: r.dst, mac: r.nic.mac})
 		}
 	}
-	resp, err := unary(ctx, st, "configure", n.c.Configure, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p)})
+	resp, err := unary(ctx, st, "configure", n.c.Configure, &lineratev1.ConfigureRequest{LeaseId: n.lease, Config: senderConfig(p), Rtt: st.rttStream(n)})
 	if err != nil {
 		return err
 	}

@@ -222,28 +222,39 @@ func receiverReportOf(p *lineratev1.ReceiverReport) (*recv.Report, error) {
 		}
 	}
 	for i, s := range p.Streams {
-		src, err := streamAddr(s.Src)
+		rs, err := streamReportOf(s)
 		if err != nil {
-			return nil, fmt.Errorf("receiver report: streams[%d].src: %w", i, err)
-		}
-		dst, err := streamAddr(s.Dst)
-		if err != nil {
-			return nil, fmt.Errorf("receiver report: streams[%d].dst: %w", i, err)
-		}
-		rs := recv.StreamReport{
-			Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
-			Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, MissingRangesFrom: s.MissingRangesFrom,
-			Late: s.Late, Unrecorded: s.Unrecorded, BeyondCapacity: s.BeyondCapacity, FirstArrivalNs: s.FirstArrivalUnixNs,
-		}
-		for _, m := range s.MissingRanges {
-			rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
-		}
-		if rs.Latency, err = latencyFromProto(s.Latency); err != nil {
-			return nil, fmt.Errorf("receiver report: streams[%d].latency: %w", i, err)
+			return nil, fmt.Errorf("receiver report: streams[%d]%w", i, err)
 		}
 		r.Streams = append(r.Streams, rs)
 	}
 	return r, nil
+}
+
+// streamReportOf is one stream's counts as an agent sent them; an error
+// names the field (".src: …") for the caller to prefix with the stream.
+func streamReportOf(s *lineratev1.StreamReport) (recv.StreamReport, error) {
+	src, err := streamAddr(s.Src)
+	if err != nil {
+		return recv.StreamReport{}, fmt.Errorf(".src: %w", err)
+	}
+	dst, err := streamAddr(s.Dst)
+	if err != nil {
+		return recv.StreamReport{}, fmt.Errorf(".dst: %w", err)
+	}
+	rs := recv.StreamReport{
+		Src: src, Dst: dst, DstPort: uint16(s.DstPort), Received: s.Received, Duplicates: s.Duplicates,
+		Reordered: s.Reordered, MaxSeq: s.MaxSeq, Missing: s.Missing, MissingRangesFrom: s.MissingRangesFrom,
+		Late: s.Late, Unrecorded: s.Unrecorded, BeyondCapacity: s.BeyondCapacity, FirstArrivalNs: s.FirstArrivalUnixNs,
+		Reflected: s.Reflected,
+	}
+	for _, m := range s.MissingRanges {
+		rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
+	}
+	if rs.Latency, err = latencyFromProto(s.Latency); err != nil {
+		return recv.StreamReport{}, fmt.Errorf(".latency: %w", err)
+	}
+	return rs, nil
 }
 
 // latencyFromProto is a stream's delays as an agent sent them (nil:

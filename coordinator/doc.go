@@ -32,6 +32,8 @@
 //	sizing.go     each receiver's stream table and per-stream sequence
 //	              capacity from the plan, its memory against the budget
 //	spec.go       a run's Spec, its defaults and validation
+//	rtt.go        the latency mode, the latency streams' ports and a
+//	              flow's round trips (RTT)
 //
 // convert.go (with convert_lease.go) is the proto edge: every Agent
 // service message the run reads becomes a type of the project there (a

@@ -94,6 +94,8 @@ type Flow struct {
 	// Latency is the delays of every packet of the flow's streams, on the
 	// clock it states (absent when the receiver timed none).
 	Latency *latency.Latency `json:"latency,omitempty"`
+	// RTT is the flow's round trips (latency rtt only).
+	RTT *RTT `json:"rtt,omitempty"`
 	// StreamDetail is every stream of the flow as both ends saw it.
 	StreamDetail []Stream `json:"stream_detail,omitempty"`
 }

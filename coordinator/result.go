@@ -42,9 +42,12 @@ type Result struct {
 	FrameSize   int          `json:"frame_size"`
 	IMIX        pktgen.IMIX  `json:"imix,omitempty"`     // the mix sent instead of frame_size
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
-	Started     time.Time    `json:"started"`
-	Finished    time.Time    `json:"finished"`
-	Flows       []Flow       `json:"flows"`
+	// Latency is what the run timed (absent from documents that predate
+	// it: one way).
+	Latency  LatencyMode `json:"latency_mode,omitempty"`
+	Started  time.Time   `json:"started"`
+	Finished time.Time   `json:"finished"`
+	Flows    []Flow      `json:"flows"`
 	// Directions are the flows of each direction taken together, in a
 	// run that turns flows round (--bidir, --reverse; absent otherwise).
 	Directions []DirectionTotal `json:"directions,omitempty"`

@@ -73,7 +73,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	st := &runState{
 		r: r, spec: spec, pairs: pairs, nodes: map[string]*node{},
-		res: &Result{RunID: newRunID(), Pattern: spec.Pattern, FrameSize: spec.FrameSize, IMIX: spec.IMIX, RatePPS: spec.Rate, Started: time.Now().UTC()},
+		res: &Result{RunID: newRunID(), Pattern: spec.Pattern, FrameSize: spec.FrameSize, IMIX: spec.IMIX, RatePPS: spec.Rate, Latency: spec.Latency, Started: time.Now().UTC()},
 	}
 	st.log = r.Log.With("run", st.res.RunID)
 	st.phase.Store(PhaseDiscover)

@@ -98,6 +98,9 @@ func sizeReceiver(spec Spec, flows []streamLoad) receiverSize {
 			z.Window, z.From = max(w, z.Window), from
 		}
 	}
+	if spec.Latency == LatencyRTT {
+		z.Streams += len(flows) // each flow's latency stream
+	}
 	z.MaxStreams = min(z.Streams+streamMargin(z.Streams), maxReceiverStreams)
 	return z
 }

@@ -42,6 +42,11 @@ type Spec struct {
 	// round, the named receivers sending to the named senders. Either
 	// marks each flow with its Direction (direction.go).
 	Bidir, Reverse bool
+	// Latency is what the run times: LatencyOneWay (default), LatencyRTT
+	// (round trips too, by a latency stream of RTTRate packets a second
+	// per flow, 0: latency.DefaultRTTRate) or LatencyOff.
+	Latency LatencyMode
+	RTTRate uint64
 }
 
 // Defaults for a Spec's zero fields.
@@ -156,7 +161,7 @@ func (s *Spec) Validate() error {
 	if s.BasePort < 1 || s.BasePort > 65535 {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
 	}
-	return nil
+	return s.checkLatency()
 }
 
 // checkXmitMode refuses an xmit mode pktgen does not have, and any but

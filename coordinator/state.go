@@ -30,6 +30,7 @@ type node struct {
 	dst      netip.Addr // receivers: the data address flows are sent to
 	flowOf   []int      // sender: the flow (index into pairs) of each thread
 	sent     *senderReport
+	rtt      []senderRTT // sender: its latency streams (latency rtt)
 	received *recv.Report
 	size     receiverSize // receivers: how it was armed
 	started  time.Time

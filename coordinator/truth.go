@@ -25,12 +25,14 @@ type DirectionDrops struct {
 // PortTruth is one switch port as the switch counted it. Sender ports
 // carry the port program (its drops); receiver ports carry the shaper
 // (its qdisc drops) and count what left toward the receiver; in a lab
-// whose traffic goes both ways every port carries both.
+// whose traffic goes both ways every port carries both; in a lab of
+// namespaces a port program that drops nothing counts what the
+// receiver reflects (--latency rtt).
 type PortTruth struct {
 	Name        string `json:"name"`                // the port: named after the host it faces
 	To          string `json:"to"`                  // where its frames go: "switch" (from a sender) or the receiver
 	TxPackets   uint64 `json:"tx_packets"`          // frames the port sent on (toward its receiver)
-	TestPackets uint64 `json:"test_packets"`        // test frames the port program saw (sender ports)
+	TestPackets uint64 `json:"test_packets"`        // test frames the port program saw coming in (a sender's; a receiver's reflections)
 	Drops       uint64 `json:"drops"`               // everything the port dropped: program + qdisc + link
 	QdiscDrops  uint64 `json:"qdisc_drops"`         // the shaper's drops
 	ProgDrops   uint64 `json:"program_drops"`       // the lossy program's drops

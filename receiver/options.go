@@ -91,6 +91,9 @@ const (
 	// DefaultMaxStreams is the number of streams counted when
 	// Options.MaxStreams is 0.
 	DefaultMaxStreams = 32
+	// MaxReflectPorts bounds Options.Reflect: a run reflects one latency
+	// stream's port per sender.
+	MaxReflectPorts = 1024
 	// MaxRepeats bounds Options.Repeats (16-bit copy counters).
 	MaxRepeats = 32768
 	// DefaultMaxRanges is how many missing ranges a stream reports when
@@ -106,7 +109,7 @@ const (
 	// from its window: the AF_PACKET method's stream entry in each ring's
 	// table (the struct, its index slot and its place in the table's list,
 	// with the slack of their doubling), the XDP method's per-CPU counters
-	// (72 bytes) and run of full words (16 bytes). TestPerCPUStreamBytes
+	// (80 bytes) and run of full words (16 bytes). TestPerCPUStreamBytes
 	// checks the struct against it.
 	perCPUStreamBytes = 256
 	// perStreamBytes bounds a stream's state outside the window and the
@@ -184,6 +187,13 @@ type Options struct {
 	// clock less this host's, as someone measured them (at most
 	// MaxClockCorrection either way).
 	ClockCorrections map[uint16]time.Duration
+	// Reflect are UDP destination ports whose test packets are sent back
+	// where they came from once counted (a round-trip time's latency
+	// stream): Ethernet addresses, IP addresses and UDP ports swapped,
+	// XDP_TX out of the interface they arrived on, each counted in its
+	// stream's Reflected. Only the XDP method can (Method xdp or auto,
+	// which then never falls back to AF_PACKET); at most MaxReflectPorts.
+	Reflect []uint16
 	// Logger receives what the receiver decides (method, mode, fallbacks).
 	// Default: no logging.
 	Logger hclog.Logger
@@ -198,7 +208,7 @@ type Options struct {
 // its own), so its zero is checked as a value rather than taken as the
 // default; Window's zero stays the default, which depends on Repeats.
 type Names struct {
-	Iface, Method, Repeats, Window, MaxStreams, MaxRanges, Latency, Clock string
+	Iface, Method, Repeats, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
 	// Duration and UntilIdle name Count's Until.
 	Duration, UntilIdle string
 }
@@ -284,10 +294,35 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: ClockCorrections[port %d] %v: want at most %v either way", ErrOptions, port, c, MaxClockCorrection)
 		}
 	}
+	if err := o.checkReflect(); err != nil {
+		return o, err
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
 	return o, nil
+}
+
+// checkReflect refuses reflection the method cannot do (AF_PACKET only
+// taps: it cannot send a frame back in the kernel) and port lists past
+// MaxReflectPorts or naming port 0.
+func (o Options) checkReflect() error {
+	if len(o.Reflect) == 0 {
+		return nil
+	}
+	name, _ := orField(o.Names.Reflect, "Reflect")
+	if o.Method == MethodAFPacket {
+		method, _ := orField(o.Names.Method, "Method")
+		return fmt.Errorf("%w: %s with %s %s: only the %s method can reflect (XDP_TX); give %s %s or %s",
+			ErrOptions, name, method, MethodAFPacket, MethodXDP, method, MethodXDP, MethodAuto)
+	}
+	if len(o.Reflect) > MaxReflectPorts {
+		return fmt.Errorf("%w: %s: %d ports, want at most %d", ErrOptions, name, len(o.Reflect), MaxReflectPorts)
+	}
+	if slices.Contains(o.Reflect, 0) {
+		return fmt.Errorf("%w: %s: port 0: want UDP ports 1 to 65535", ErrOptions, name)
+	}
+	return nil
 }
 
 // SeqStateBytes is the memory the sequence windows of o take at most,
@@ -296,7 +331,7 @@ func (o Options) withDefaults() (Options, error) {
 // front, in one array all CPUs share; the AF_PACKET method one window per
 // stream as streams appear, shared by its rings. It is what an agent's
 // receiver memory budget is checked against; the per-stream counters
-// (72 bytes per CPU), the XDP method's stream heads (8 bytes per stream),
+// (80 bytes per CPU), the XDP method's stream heads (8 bytes per stream),
 // runs of full words (16 bytes per stream per CPU) and 8 MiB eviction
 // ring, the lists of seen runs (up to (MaxRanges+65) × 16 bytes per
 // stream, only as long as its loss makes them) and the rings are apart

@@ -45,6 +45,9 @@ func start(o Options) (_ *Receiver, err error) {
 		if o.Method == MethodXDP {
 			return nil, fmt.Errorf("receiver on %s: %w", o.Iface, xerr)
 		}
+		if len(o.Reflect) > 0 {
+			return nil, fmt.Errorf("receiver on %s: reflecting ports %v needs the XDP method, which cannot count here (AF_PACKET cannot reflect): %w", o.Iface, o.Reflect, xerr)
+		}
 		log.Warn("XDP cannot count here, falling back to AF_PACKET", "error", xerr)
 	}
 	if r.base, err = links.read(); err != nil {

@@ -101,6 +101,9 @@ type StreamReport struct {
 	// > 1, share their first copy's send time), on the clock it states
 	// (absent when latency is off).
 	Latency *latency.Latency `json:"latency,omitempty"`
+	// Reflected are the packets of Received sent back to their source
+	// (Options.Reflect: a round trip's latency stream), absent when 0.
+	Reflected uint64 `json:"reflected,omitempty"`
 }
 
 // LinkCounters are interface counters: netlink stats64 and the sum of

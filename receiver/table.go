@@ -13,7 +13,7 @@ import (
 )
 
 // streamCounts are one stream's counters, the same in Go and in the XDP
-// program's per-slot array (nine little-endian u64, in this order).
+// program's per-slot array (ten little-endian u64, in this order).
 type streamCounts struct {
 	Received uint64
 	MaxSeq   uint64 // the highest sequence, unwrapped to 64 bits
@@ -30,6 +30,9 @@ type streamCounts struct {
 	// nanoseconds in Go; the XDP program writes CLOCK_MONOTONIC, which
 	// Go converts.
 	FirstNs uint64
+	// Reflected are packets sent back where they came from
+	// (Options.Reflect): the XDP program's only.
+	Reflected uint64
 }
 
 // add adds o's counters into c: sums, the highest max_seq, the earliest
@@ -43,6 +46,7 @@ func (c *streamCounts) add(o streamCounts) {
 	c.Unique += o.Unique
 	c.Late += o.Late
 	c.Unrecorded += o.Unrecorded
+	c.Reflected += o.Reflected
 	if o.FirstNs != 0 && (c.FirstNs == 0 || o.FirstNs < c.FirstNs) {
 		c.FirstNs = o.FirstNs
 	}
@@ -403,7 +407,7 @@ func streamReport(k streamKey, c streamCounts, lat *latency.Latency) StreamRepor
 		Src: src, Dst: dst, DstPort: k.port,
 		Received: c.Received, MaxSeq: c.MaxSeq, Duplicates: c.Dups, Reordered: c.Reordered,
 		Late: c.Late, Unrecorded: c.Unrecorded, BeyondCapacity: c.Zero, FirstArrivalNs: c.FirstNs,
-		MissingRanges: [][2]uint64{},
+		Reflected: c.Reflected, MissingRanges: [][2]uint64{},
 	}
 	if c.MaxSeq > c.Unique {
 		r.Missing = c.MaxSeq - c.Unique

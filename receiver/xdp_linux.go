@@ -26,6 +26,7 @@ type xdpMethod struct {
 	lat                                       *ebpf.Map // per CPU and slot: latValue (nil: latency off)
 	clock                                     *ebpf.Map // one u64: what turns the program's clock into Unix ns
 	corr                                      *ebpf.Map // UDP destination port → µs to add to its delays (nil: none)
+	reflect                                   *ebpf.Map // UDP destination ports whose test packets are sent back (nil: none)
 	clk                                       bpfClock
 	clockDone                                 chan struct{} // closed to stop keeping clock current
 	clockKept                                 chan struct{} // closed when keepClock ends
@@ -116,6 +117,12 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 			}{&x.corr, ebpf.MapSpec{Name: "lr_corr", Type: ebpf.Hash, KeySize: 2, ValueSize: 8, MaxEntries: uint32(len(o.ClockCorrections))}})
 		}
 	}
+	if len(o.Reflect) > 0 {
+		specs = append(specs, struct {
+			m    **ebpf.Map
+			spec ebpf.MapSpec
+		}{&x.reflect, ebpf.MapSpec{Name: "lr_reflect", Type: ebpf.Hash, KeySize: 2, ValueSize: 1, MaxEntries: uint32(len(o.Reflect))}})
+	}
 	for _, s := range specs {
 		m, err := ebpf.NewMap(&s.spec)
 		if err != nil {
@@ -125,7 +132,15 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 	}
 	params := xdpParams{
 		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
-		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1, corr: -1,
+		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1, corr: -1, reflect: -1,
+	}
+	if x.reflect != nil {
+		params.reflect = x.reflect.FD()
+		for _, port := range o.Reflect {
+			if err := x.reflect.Update(binary.BigEndian.AppendUint16(nil, port), uint8(1), ebpf.UpdateAny); err != nil {
+				return nil, fmt.Errorf("xdp: mark port %d to reflect: %w", port, err)
+			}
+		}
 	}
 	if x.lat != nil {
 		x.clk = bpfClocks()
@@ -298,7 +313,7 @@ func (x *xdpMethod) close() error {
 		<-x.clockKept
 		x.clockDone = nil
 	}
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock, x.corr} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock, x.corr, x.reflect} {
 		if m != nil {
 			m.Close()
 		}

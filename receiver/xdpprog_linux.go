@@ -17,12 +17,13 @@ import (
 const (
 	xdpDrop = 1
 	xdpPass = 2
+	xdpTx   = 3
 )
 
 // Layout of the XDP program's maps, shared with the Go side.
 const (
 	xdpKeySize = 36 // src[16], dst[16] (IPv4 as ::ffff:a.b.c.d), UDP dst port (network order), 2 pad
-	// per-CPU slot counters: nine u64, as streamCounts
+	// per-CPU slot counters: ten u64, as streamCounts
 	slotReceived   = 0
 	slotMaxSeq     = 8
 	slotDups       = 16
@@ -32,7 +33,8 @@ const (
 	slotLate       = 48
 	slotUnrecorded = 56
 	slotFirstNs    = 64
-	slotSize       = 72
+	slotReflected  = 72
+	slotSize       = 80
 	// casTries bounds the window update's compare-and-swap loop
 	// (unrolled: the verifier sees no loop).
 	casTries = 8
@@ -81,6 +83,8 @@ const (
 	stRec     = -112 // the eviction record: slot u32, kind u32, two u64 (see evictedWord)
 	stBase    = -120 // u64 the evicted full word's first sequence
 	stSent    = -128 // u64 the packet's send time, Unix µs
+	stCtx     = -136 // the program's context, kept for reflection
+	stL3      = -144 // u64 the IP header's offset in the frame, for reflection
 	// evictedSize is the eviction record's size (see stRec).
 	evictedSize = 24
 	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
@@ -104,6 +108,9 @@ type xdpParams struct {
 	// corrections by UDP destination port (< 0: none).
 	lat, clock, corr int
 	now              asm.BuiltinFunc
+	// reflect holds the UDP destination ports (network order) whose
+	// test packets go back where they came from (< 0: none).
+	reflect int
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -279,6 +286,85 @@ func latencyRecord(p xdpParams) asm.Instructions {
 	return is
 }
 
+// reflection sends a counted test packet of a port in the reflect map
+// back where it came from, from label "verdict" on (R8 = its slot's
+// counters on this CPU); any other packet goes on to label final. In C
+// terms:
+//
+//	reflect[dst port] absent -> final
+//	swap the Ethernet destination and source
+//	IPv4: swap the addresses; IPv6: swap the addresses
+//	swap the UDP ports
+//	c->reflected++; return XDP_TX
+//
+// No checksum changes: swapping two 16-bit-aligned fields of one sum
+// leaves the IPv4 header checksum as it was, and the UDP checksum's
+// pseudo-header holds both addresses and its header both ports. The
+// bounds are checked again: the verifier knows nothing of the parse
+// before the helper calls.
+func reflection(p xdpParams, final string) asm.Instructions {
+	is := lookup(p.reflect, stKey+32) // the key's port, network order
+	add := func(i ...asm.Instruction) { is = append(is, i...) }
+	// swap exchanges the size-byte fields at a and b of the packet at R2
+	// (clobbers R4, R5).
+	swap := func(a, b int16, size asm.Size) {
+		add(
+			asm.LoadMem(asm.R4, asm.R2, a, size),
+			asm.LoadMem(asm.R5, asm.R2, b, size),
+			asm.StoreMem(asm.R2, a, asm.R5, size),
+			asm.StoreMem(asm.R2, b, asm.R4, size),
+		)
+	}
+	add(
+		asm.JEq.Imm(asm.R0, 0, final),
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, 14),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+	)
+	swap(0, 6, asm.Word)
+	swap(4, 10, asm.Half)
+	add(
+		asm.LoadMem(asm.R4, asm.RFP, stL3, asm.DWord),
+		asm.JGT.Imm(asm.R4, 14+4*maxVLANs, final),
+		asm.Add.Reg(asm.R2, asm.R4),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, 1),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+		asm.LoadMem(asm.R0, asm.R2, 0, asm.Byte),
+		asm.Mov.Reg(asm.R4, asm.R0),
+		asm.And.Imm(asm.R4, 0xf0),
+		asm.JEq.Imm(asm.R4, 0x60, "reflect6"),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, ipv4MinHdr),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+	)
+	swap(12, 16, asm.Word)
+	add(
+		asm.And.Imm(asm.R0, 0x0f),
+		asm.LSh.Imm(asm.R0, 2),
+		asm.Add.Reg(asm.R2, asm.R0),
+		asm.Ja.Label("reflectudp"),
+		asm.Mov.Reg(asm.R4, asm.R2).WithSymbol("reflect6"),
+		asm.Add.Imm(asm.R4, ipv6Hdr),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+	)
+	swap(8, 24, asm.DWord)
+	swap(16, 32, asm.DWord)
+	add(
+		asm.Add.Imm(asm.R2, ipv6Hdr),
+		asm.Mov.Reg(asm.R4, asm.R2).WithSymbol("reflectudp"),
+		asm.Add.Imm(asm.R4, udpHdr),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+	)
+	swap(0, 2, asm.Half)
+	is = append(is, inc(asm.R8, slotReflected)...)
+	add(asm.Mov.Imm(asm.R0, xdpTx), asm.Return())
+	return is
+}
+
 // xdpProgram is the receiver's XDP program. In C terms:
 //
 //	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
@@ -310,6 +396,7 @@ func latencyRecord(p xdpParams) asm.Instructions {
 //	  it; another full one sends that run to Go and starts it again; any
 //	  other goes to Go as {old, w} (geometry.evicted): ringbuf_output to
 //	  evicted, waking nobody (Go polls); no room -> percpu[2]++
+//	reflect[dst port] -> swapped and sent back (reflection), XDP_TX
 //	return pass ? XDP_PASS : XDP_DROP
 //	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
 //
@@ -341,6 +428,9 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	addN := func(is asm.Instructions) { in = append(in, is...) }
 
 	// Ethernet. R8 = data_end, R9 = cursor, R4 = EtherType.
+	if p.reflect >= 0 {
+		add(asm.StoreMem(asm.RFP, stCtx, asm.R1, asm.DWord))
+	}
 	add(
 		asm.LoadMem(asm.R8, asm.R1, 4, asm.Word),
 		asm.LoadMem(asm.R9, asm.R1, 0, asm.Word),
@@ -366,6 +456,15 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	add(asm.Mov.Imm(asm.R3, 0).WithSymbol("l3"))
 	for off := int16(stKey); off < 0; off += 8 {
 		add(asm.StoreMem(asm.RFP, off, asm.R3, asm.DWord))
+	}
+	if p.reflect >= 0 {
+		// The IP header's offset (R1 is still the context).
+		add(
+			asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
+			asm.Mov.Reg(asm.R3, asm.R9),
+			asm.Sub.Reg(asm.R3, asm.R2),
+			asm.StoreMem(asm.RFP, stL3, asm.R3, asm.DWord),
+		)
 	}
 	add(
 		asm.JEq.Imm(asm.R4, be16(etherIPv4), "ipv4"),
@@ -763,13 +862,19 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	addN(at("dup", inc(asm.R8, slotDups)))
 	add(asm.Ja.Label("verdict"))
 	addN(at("zero", inc(asm.R8, slotZero)))
-	add(asm.Mov.Imm(asm.R0, verdict).WithSymbol("verdict"), asm.Return())
+	// Every counted packet comes to "verdict"; an overflow goes to final.
+	final := "verdict"
+	if p.reflect >= 0 {
+		final = "final"
+		addN(at("verdict", reflection(p, final)))
+	}
+	add(asm.Mov.Imm(asm.R0, verdict).WithSymbol(final), asm.Return())
 	// Per-CPU counters: overflow (test packets of streams beyond the
 	// limit) and other (no pktgen header: always passed on).
 	for _, c := range []struct {
 		label, after string
 		index        int64
-	}{{"overflow", "verdict", cpuOverflow}, {"other", "pass", cpuOther}} {
+	}{{"overflow", final, cpuOverflow}, {"other", "pass", cpuOther}} {
 		add(asm.StoreImm(asm.RFP, stCPUKey, c.index, asm.Word).WithSymbol(c.label))
 		addN(lookup(p.percpu, stCPUKey))
 		add(asm.JEq.Imm(asm.R0, 0, c.after))

@@ -17,6 +17,7 @@ import (
 	"github.com/linerate/linerate/coordinator/report"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
@@ -47,6 +48,9 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar((*string)(&s.IRQBalance), "irqbalance", string(topology.IRQBalanceRefuse), "when irqbalance runs: "+irqbalanceHelp)
 	fl.BoolVar(&s.Bidir, "bidir", false, "every pair sends both ways at once: every host sends and receives (agents of role both); flows and totals per direction")
 	fl.BoolVar(&s.Reverse, "reverse", false, "the receivers send to the senders (the pattern's pairs turned round; flows marked reverse)")
+	fl.StringVar((*string)(&s.Latency), "latency", string(coordinator.LatencyOneWay), "what to time: "+enum.Or(coordinator.LatencyModes)+
+		" (oneway: every packet at its receiver; rtt: round trips too, of a latency stream the receivers reflect, on each sender's own clock; off: nothing)")
+	fl.Uint64Var(&s.RTTRate, "rtt-rate", latency.DefaultRTTRate, fmt.Sprintf("packets per second of each flow's latency stream with --latency rtt, 1 to %d", latency.MaxRTTRate))
 	f.out.register(fl, "events (phases, live samples)")
 }
 
@@ -79,6 +83,9 @@ phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
 func (f *runFlags) check() error {
 	if err := f.out.check(); err != nil {
 		return err
+	}
+	if f.spec.RTTRate == 0 {
+		return usagef("--rtt-rate 0: want 1 to %d packets per second", latency.MaxRTTRate)
 	}
 	return checkRateFlags(f.spec.Rate, f.spec.Threads)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/search"
+	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
 )
@@ -49,6 +50,11 @@ type Spec struct {
 	// (26.4) of every size, after its throughput search (and latency
 	// test).
 	BackToBack *BackToBackTest `yaml:"back_to_back"`
+	// LatencyMode is what every trial times (coordinator.LatencyMode:
+	// oneway, the default; rtt, round trips too, of a latency stream of
+	// RTTRate packets a second per flow; off), RTTRate 0 its default.
+	LatencyMode coordinator.LatencyMode `yaml:"latency_mode"`
+	RTTRate     uint64                  `yaml:"rtt_rate"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -390,6 +396,9 @@ func (s *Spec) validate() error {
 	if err := s.Method.Check(); err != nil {
 		return s.errf("method", "%v", err)
 	}
+	if err := s.checkLatencyMode(); err != nil {
+		return err
+	}
 	if s.Shortfall == "" {
 		s.Shortfall = ShortfallInvalid
 	}
@@ -532,5 +541,29 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: duration %q: want a Go duration such as 500ms, 10s, 1m30s", n.Line, n.Value)
 	}
 	*d = Duration(v)
+	return nil
+}
+
+// checkLatencyMode checks what every trial times as a run's spec does
+// (coordinator.Spec's latency mode, its round trips' method and rate),
+// and refuses RFC 2544's latency test with nothing timed.
+func (s *Spec) checkLatencyMode() error {
+	if s.LatencyMode == "" {
+		s.LatencyMode = coordinator.LatencyOneWay
+	}
+	if err := s.LatencyMode.Check(); err != nil {
+		return s.errf("latency_mode", "%v", err)
+	}
+	if s.LatencyMode == coordinator.LatencyOff && s.Latency != nil {
+		return s.errf("latency_mode", "off with the latency test (latency:): the test times every packet: give latency_mode oneway or rtt, or leave latency out")
+	}
+	if s.RTTRate > latency.MaxRTTRate {
+		return s.errf("rtt_rate", "%d pps: want 1 to %d (0: %d)", s.RTTRate, latency.MaxRTTRate, latency.DefaultRTTRate)
+	}
+	trial := coordinator.Spec{Senders: []string{"s"}, Receivers: []string{"r"}, Count: 1, Method: s.Method, Latency: s.LatencyMode, RTTRate: s.RTTRate}
+	if err := trial.Validate(); err != nil {
+		return s.errf("latency_mode", "%v", err)
+	}
+	s.RTTRate = trial.RTTRate
 	return nil
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,7 +43,11 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 	}
 	tw.Flush()
 	directionTable(w, res.Directions)
+	if res.Latency == coordinator.LatencyOff {
+		fmt.Fprintln(w, "\nlatency: off (--latency off): nothing timed")
+	}
 	latencyTable(w, res.Flows)
+	rttTable(w, res.Flows)
 	fmt.Fprintln(w)
 	tw = newTab(w, 0)
 	fmt.Fprintln(tw, "HOST\tROLE\tKERNEL\tIFACE\tDRIVER\tNUMA\tIRQS\tTUNING\tENGINE")
@@ -97,27 +102,31 @@ func directionTable(w io.Writer, dirs []coordinator.DirectionTotal) {
 // latencyTable writes each flow's one-way delays, with the clock they
 // are on (nothing when no flow was timed).
 func latencyTable(w io.Writer, flows []coordinator.Flow) {
-	timed := false
-	for _, fl := range flows {
-		timed = timed || fl.Latency != nil
-	}
-	if !timed {
+	flowSection(w, flows, "LATENCY (µs)\tSAMPLES\tMIN\tP50\tP90\tP99\tP99.9\tMAX\tMEAN\tJITTER\tPDV99\tCLOCK\t",
+		func(fl *coordinator.Flow) bool { return fl.Latency != nil },
+		func(tw io.Writer, fl *coordinator.Flow) {
+			m := fl.Latency.Summary()
+			fmt.Fprintf(tw, "%s→%s\t%d\t%g\t%g\t%g\t%g\t%g\t%g\t%.1f\t%.1f\t%g\t%s\t\n", fl.Sender, fl.Receiver, m.Samples,
+				m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clockText(fl.Latency))
+		})
+	stampLines(w, flows)
+}
+
+// flowSection writes a table of one row (row) per flow that has what it
+// shows (has), under header; nothing when no flow has it.
+func flowSection(w io.Writer, flows []coordinator.Flow, header string, has func(*coordinator.Flow) bool, row func(io.Writer, *coordinator.Flow)) {
+	if !slices.ContainsFunc(flows, func(fl coordinator.Flow) bool { return has(&fl) }) {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := newTab(w, tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LATENCY (µs)\tSAMPLES\tMIN\tP50\tP90\tP99\tP99.9\tMAX\tMEAN\tJITTER\tPDV99\tCLOCK\t")
-	for _, fl := range flows {
-		l := fl.Latency
-		if l == nil {
-			continue
+	fmt.Fprintln(tw, header)
+	for i := range flows {
+		if has(&flows[i]) {
+			row(tw, &flows[i])
 		}
-		m := l.Summary()
-		fmt.Fprintf(tw, "%s→%s\t%d\t%g\t%g\t%g\t%g\t%g\t%g\t%.1f\t%.1f\t%g\t%s\t\n", fl.Sender, fl.Receiver, m.Samples,
-			m.MinUs, m.P50Us, m.P90Us, m.P99Us, m.P999Us, m.MaxUs, m.MeanUs, m.JitterUs, m.PDVP99Us, clockText(l))
 	}
 	tw.Flush()
-	stampLines(w, flows)
 }
 
 // spreadLine writes one start spread: its percentiles and what its

@@ -58,9 +58,11 @@ type Control struct {
 	// PeriodNum/PeriodDen is the packet spacing in ns (PeriodNum 0:
 	// as fast as possible).
 	PeriodNum, PeriodDen uint64
-	stop                 *atomic.Bool
-	stopCh               <-chan struct{}
-	base                 time.Time
+	// sleepOnly is pktgen.Config.SleepPacing: Wait never spins.
+	sleepOnly bool
+	stop      *atomic.Bool
+	stopCh    <-chan struct{}
+	base      time.Time
 }
 
 // Stopped reports whether the run is being stopped (duration over,
@@ -72,14 +74,19 @@ func (c *Control) Now() int64 { return int64(time.Since(c.base)) }
 
 // Wait waits about d (until c.Now() has advanced by d): spinning for
 // short waits, which a timer would overshoot by up to a millisecond, and
-// sleeping for long ones. It returns early when the run is stopped.
+// sleeping for long ones; sleeping only with sleepOnly. It returns early
+// when the run is stopped.
 func (c *Control) Wait(d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	until := c.Now() + int64(d)
-	if d > spinBelow {
-		t := time.NewTimer(d - spinBelow)
+	spin := spinBelow
+	if c.sleepOnly {
+		spin = 0
+	}
+	if d > spin {
+		t := time.NewTimer(d - spin)
 		select {
 		case <-t.C:
 		case <-c.stopCh:
@@ -157,7 +164,7 @@ func Run(ctx context.Context, o Options) (*pktgen.Summary, error) {
 	for i, cpu := range cfg.CPUs {
 		num, den := cfg.Period(i)
 		w := &worker{done: make(chan struct{}), ctl: Control{
-			Index: i, CPU: cpu, Target: cfg.CountOf(i), PeriodNum: num, PeriodDen: den,
+			Index: i, CPU: cpu, Target: cfg.CountOf(i), PeriodNum: num, PeriodDen: den, sleepOnly: cfg.SleepPacing,
 			stop: &stop, stopCh: stopCh, base: base,
 		}}
 		ws[i] = w

@@ -1809,8 +1809,16 @@ type ArmRequest struct {
 	// clock and this agent's, as the coordinator measured both against its
 	// own (absent: the delays stay on the clocks as they are).
 	ClockCorrections []*ClockCorrection `protobuf:"bytes,10,rep,name=clock_corrections,json=clockCorrections,proto3" json:"clock_corrections,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Whether to time every test packet: "oneway" (empty: the default) or
+	// "off" (no delays recorded).
+	Latency string `protobuf:"bytes,11,opt,name=latency,proto3" json:"latency,omitempty"`
+	// UDP destination ports whose test packets the receiver sends back where
+	// they came from once counted (a round trip's latency stream: Ethernet
+	// and IP addresses and UDP ports swapped, XDP_TX). Only the xdp method
+	// can; at most 1024 ports.
+	ReflectPorts  []uint32 `protobuf:"varint,12,rep,packed,name=reflect_ports,json=reflectPorts,proto3" json:"reflect_ports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ArmRequest) Reset() {
@@ -1910,6 +1918,20 @@ func (x *ArmRequest) GetWindow() uint64 {
 func (x *ArmRequest) GetClockCorrections() []*ClockCorrection {
 	if x != nil {
 		return x.ClockCorrections
+	}
+	return nil
+}
+
+func (x *ArmRequest) GetLatency() string {
+	if x != nil {
+		return x.Latency
+	}
+	return ""
+}
+
+func (x *ArmRequest) GetReflectPorts() []uint32 {
+	if x != nil {
+		return x.ReflectPorts
 	}
 	return nil
 }
@@ -2530,7 +2552,10 @@ type StreamReport struct {
 	FirstArrivalUnixNs uint64 `protobuf:"varint,14,opt,name=first_arrival_unix_ns,json=firstArrivalUnixNs,proto3" json:"first_arrival_unix_ns,omitempty"`
 	// Every packet's delay (absent when latency is off, or from an agent
 	// that predates it).
-	Latency       *Latency `protobuf:"bytes,15,opt,name=latency,proto3" json:"latency,omitempty"`
+	Latency *Latency `protobuf:"bytes,15,opt,name=latency,proto3" json:"latency,omitempty"`
+	// Packets of received sent back to their source (ArmRequest's
+	// reflect_ports: a round trip's latency stream).
+	Reflected     uint64 `protobuf:"varint,16,opt,name=reflected,proto3" json:"reflected,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2668,6 +2693,13 @@ func (x *StreamReport) GetLatency() *Latency {
 		return x.Latency
 	}
 	return nil
+}
+
+func (x *StreamReport) GetReflected() uint64 {
+	if x != nil {
+		return x.Reflected
+	}
+	return 0
 }
 
 // Latency is a delay histogram (linerate's latency package: 0 to 63 µs
@@ -2993,9 +3025,12 @@ func (x *LinkCounters) GetXdpDrops() uint64 {
 }
 
 type ConfigureRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	LeaseId       string                 `protobuf:"bytes,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
-	Config        *SenderConfig          `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	LeaseId string                 `protobuf:"bytes,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Config  *SenderConfig          `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	// A latency stream to each of the send's destinations beside the load,
+	// timed when it comes back reflected (absent: none).
+	Rtt           *RttStream `protobuf:"bytes,3,opt,name=rtt,proto3" json:"rtt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3042,6 +3077,69 @@ func (x *ConfigureRequest) GetConfig() *SenderConfig {
 		return x.Config
 	}
 	return nil
+}
+
+func (x *ConfigureRequest) GetRtt() *RttStream {
+	if x != nil {
+		return x.Rtt
+	}
+	return nil
+}
+
+// RttStream is a round trip's latency stream: from and to UDP port port,
+// rate_pps packets a second to each destination, for as long as the load
+// runs. The sender counts what comes back on its own interface (an XDP
+// receiver) and times it on its own clock.
+type RttStream struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Port          uint32                 `protobuf:"varint,1,opt,name=port,proto3" json:"port,omitempty"`
+	RatePps       uint64                 `protobuf:"varint,2,opt,name=rate_pps,json=ratePps,proto3" json:"rate_pps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RttStream) Reset() {
+	*x = RttStream{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RttStream) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RttStream) ProtoMessage() {}
+
+func (x *RttStream) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RttStream.ProtoReflect.Descriptor instead.
+func (*RttStream) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RttStream) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *RttStream) GetRatePps() uint64 {
+	if x != nil {
+		return x.RatePps
+	}
+	return 0
 }
 
 // SenderConfig is one sender run, the fields of pktgen.Config a coordinator
@@ -3126,7 +3224,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3236,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3249,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -3382,7 +3480,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3394,7 +3492,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3407,7 +3505,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -3435,7 +3533,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3447,7 +3545,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3460,7 +3558,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -3497,7 +3595,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3509,7 +3607,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3522,7 +3620,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -3565,7 +3663,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3577,7 +3675,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3590,7 +3688,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -3617,7 +3715,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3629,7 +3727,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3642,7 +3740,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -3661,7 +3759,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3673,7 +3771,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3686,7 +3784,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -3707,7 +3805,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3817,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3830,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3760,7 +3858,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3772,7 +3870,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3785,7 +3883,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3811,13 +3909,15 @@ type ResultResponse struct {
 	// could not be read: irq_verify_reason says why).
 	IrqVerify       *IrqVerify `protobuf:"bytes,4,opt,name=irq_verify,json=irqVerify,proto3" json:"irq_verify,omitempty"`
 	IrqVerifyReason string     `protobuf:"bytes,5,opt,name=irq_verify_reason,json=irqVerifyReason,proto3" json:"irq_verify_reason,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The latency streams (ConfigureRequest.rtt), one per destination.
+	Rtt           []*RttResult `protobuf:"bytes,6,rep,name=rtt,proto3" json:"rtt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +3929,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +3942,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -3880,6 +3980,96 @@ func (x *ResultResponse) GetIrqVerifyReason() string {
 	return ""
 }
 
+func (x *ResultResponse) GetRtt() []*RttResult {
+	if x != nil {
+		return x.Rtt
+	}
+	return nil
+}
+
+// RttResult is one latency stream: sent to dst, and what came back.
+type RttResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Dst   string                 `protobuf:"bytes,1,opt,name=dst,proto3" json:"dst,omitempty"`
+	Port  uint32                 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	// Frames sent (the sender's count).
+	Sent uint64 `protobuf:"varint,3,opt,name=sent,proto3" json:"sent,omitempty"`
+	// The reflected frames that came back, as the sender's XDP receiver
+	// counted them (from dst to port); its latency is the round trips, on
+	// the sender's own clock.
+	Returned *StreamReport `protobuf:"bytes,4,opt,name=returned,proto3" json:"returned,omitempty"`
+	// The lowest round trip of each second of the send, in µs (a second
+	// without a return has none).
+	LowestUs      []uint64 `protobuf:"varint,5,rep,packed,name=lowest_us,json=lowestUs,proto3" json:"lowest_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RttResult) Reset() {
+	*x = RttResult{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RttResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RttResult) ProtoMessage() {}
+
+func (x *RttResult) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RttResult.ProtoReflect.Descriptor instead.
+func (*RttResult) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *RttResult) GetDst() string {
+	if x != nil {
+		return x.Dst
+	}
+	return ""
+}
+
+func (x *RttResult) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *RttResult) GetSent() uint64 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *RttResult) GetReturned() *StreamReport {
+	if x != nil {
+		return x.Returned
+	}
+	return nil
+}
+
+func (x *RttResult) GetLowestUs() []uint64 {
+	if x != nil {
+		return x.LowestUs
+	}
+	return nil
+}
+
 // SenderSummary is what a send reports, the same for every backend, as
 // `linerate send --json` prints it.
 type SenderSummary struct {
@@ -3910,7 +4100,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +4112,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3935,7 +4125,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -4057,7 +4247,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4069,7 +4259,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4082,7 +4272,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -4159,7 +4349,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4171,7 +4361,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4184,7 +4374,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -4215,7 +4405,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4227,7 +4417,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4240,7 +4430,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -4292,7 +4482,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4304,7 +4494,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4317,7 +4507,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -4391,7 +4581,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4403,7 +4593,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4416,7 +4606,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -4479,7 +4669,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4491,7 +4681,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4504,7 +4694,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -4544,7 +4734,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4556,7 +4746,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4569,7 +4759,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -4747,7 +4937,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x0fRestoreResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\xcd\x02\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x8c\x03\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -4762,7 +4952,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"max_ranges\x18\b \x01(\rR\tmaxRanges\x12\x16\n" +
 	"\x06window\x18\t \x01(\x04R\x06window\x12I\n" +
 	"\x11clock_corrections\x18\n" +
-	" \x03(\v2\x1c.linerate.v1.ClockCorrectionR\x10clockCorrections\"C\n" +
+	" \x03(\v2\x1c.linerate.v1.ClockCorrectionR\x10clockCorrections\x12\x18\n" +
+	"\alatency\x18\v \x01(\tR\alatency\x12#\n" +
+	"\rreflect_ports\x18\f \x03(\rR\freflectPorts\"C\n" +
 	"\x0fClockCorrection\x12\x19\n" +
 	"\bdst_port\x18\x01 \x01(\rR\adstPort\x12\x15\n" +
 	"\x06add_ns\x18\x02 \x01(\x03R\x05addNs\"\xb2\x01\n" +
@@ -4813,7 +5005,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
 	"\x06window\x18\t \x01(\x04R\x06window\x12\x19\n" +
 	"\bxdp_mode\x18\n" +
-	" \x01(\tR\axdpMode\"\x88\x04\n" +
+	" \x01(\tR\axdpMode\"\xa6\x04\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
@@ -4834,7 +5026,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"unrecorded\x12.\n" +
 	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\x121\n" +
 	"\x15first_arrival_unix_ns\x18\x0e \x01(\x04R\x12firstArrivalUnixNs\x12.\n" +
-	"\alatency\x18\x0f \x01(\v2\x14.linerate.v1.LatencyR\alatency\"\xb3\x02\n" +
+	"\alatency\x18\x0f \x01(\v2\x14.linerate.v1.LatencyR\alatency\x12\x1c\n" +
+	"\treflected\x18\x10 \x01(\x04R\treflected\"\xb3\x02\n" +
 	"\aLatency\x124\n" +
 	"\abuckets\x18\x01 \x03(\v2\x1a.linerate.v1.LatencyBucketR\abuckets\x12\x1a\n" +
 	"\bnegative\x18\x02 \x01(\x04R\bnegative\x12\x16\n" +
@@ -4862,10 +5055,14 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\arx_fifo\x18\x04 \x01(\x04R\x06rxFifo\x12\x1f\n" +
 	"\vxdp_packets\x18\x05 \x01(\x04R\n" +
 	"xdpPackets\x12\x1b\n" +
-	"\txdp_drops\x18\x06 \x01(\x04R\bxdpDrops\"`\n" +
+	"\txdp_drops\x18\x06 \x01(\x04R\bxdpDrops\"\x8a\x01\n" +
 	"\x10ConfigureRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x121\n" +
-	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\"\xb3\a\n" +
+	"\x06config\x18\x02 \x01(\v2\x19.linerate.v1.SenderConfigR\x06config\x12(\n" +
+	"\x03rtt\x18\x03 \x01(\v2\x16.linerate.v1.RttStreamR\x03rtt\":\n" +
+	"\tRttStream\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\rR\x04port\x12\x19\n" +
+	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xb3\a\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -4928,7 +5125,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"stopped_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\">\n" +
 	"\rResultRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x12\n" +
-	"\x04wait\x18\x02 \x01(\bR\x04wait\"\x9f\x02\n" +
+	"\x04wait\x18\x02 \x01(\bR\x04wait\"\xc9\x02\n" +
 	"\x0eResultResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.linerate.v1.SenderSummaryR\asummary\x129\n" +
 	"\n" +
@@ -4937,7 +5134,14 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"stopped_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\x125\n" +
 	"\n" +
 	"irq_verify\x18\x04 \x01(\v2\x16.linerate.v1.IrqVerifyR\tirqVerify\x12*\n" +
-	"\x11irq_verify_reason\x18\x05 \x01(\tR\x0firqVerifyReason\"\xfb\x02\n" +
+	"\x11irq_verify_reason\x18\x05 \x01(\tR\x0firqVerifyReason\x12(\n" +
+	"\x03rtt\x18\x06 \x03(\v2\x16.linerate.v1.RttResultR\x03rtt\"\x99\x01\n" +
+	"\tRttResult\x12\x10\n" +
+	"\x03dst\x18\x01 \x01(\tR\x03dst\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\rR\x04port\x12\x12\n" +
+	"\x04sent\x18\x03 \x01(\x04R\x04sent\x125\n" +
+	"\breturned\x18\x04 \x01(\v2\x19.linerate.v1.StreamReportR\breturned\x12\x1b\n" +
+	"\tlowest_us\x18\x05 \x03(\x04R\blowestUs\"\xfb\x02\n" +
 	"\rSenderSummary\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06device\x18\x02 \x01(\tR\x06device\x12\x18\n" +
@@ -5045,7 +5249,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -5084,27 +5288,29 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*SeqRange)(nil),              // 34: linerate.v1.SeqRange
 	(*LinkCounters)(nil),          // 35: linerate.v1.LinkCounters
 	(*ConfigureRequest)(nil),      // 36: linerate.v1.ConfigureRequest
-	(*SenderConfig)(nil),          // 37: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 38: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 39: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 40: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 41: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 42: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 43: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 44: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 45: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 46: linerate.v1.ResultResponse
-	(*SenderSummary)(nil),         // 47: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 48: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 49: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 50: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 51: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 52: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 53: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 54: linerate.v1.StreamCounters
-	nil,                           // 55: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
+	(*RttStream)(nil),             // 37: linerate.v1.RttStream
+	(*SenderConfig)(nil),          // 38: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 39: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 40: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 41: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 42: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 43: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 44: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 45: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 46: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 47: linerate.v1.ResultResponse
+	(*RttResult)(nil),             // 48: linerate.v1.RttResult
+	(*SenderSummary)(nil),         // 49: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 50: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 51: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 52: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 53: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 54: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 55: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 56: linerate.v1.StreamCounters
+	nil,                           // 57: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 59: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -5113,13 +5319,13 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	6,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
 	8,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	9,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	56, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	57, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	56, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	57, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	57, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	56, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	57, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	58, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	59, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	58, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	59, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	59, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	58, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	59, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
 	20, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
 	19, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
 	19, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
@@ -5127,75 +5333,78 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	20, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
 	20, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
 	24, // 19: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
-	56, // 20: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	58, // 20: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
 	30, // 21: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	56, // 22: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	58, // 22: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
 	28, // 23: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
 	29, // 24: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	55, // 25: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	57, // 25: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
 	31, // 26: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
 	35, // 27: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
 	34, // 28: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
 	32, // 29: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
 	33, // 30: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
-	37, // 31: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	57, // 32: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	39, // 33: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	38, // 34: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	37, // 35: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	56, // 36: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	56, // 37: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	56, // 38: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	47, // 39: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	56, // 40: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	56, // 41: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	28, // 42: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	48, // 43: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	57, // 44: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	56, // 45: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	51, // 46: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	52, // 47: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	10, // 48: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 49: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	57, // 50: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	53, // 51: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 52: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	57, // 53: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	54, // 54: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	32, // 55: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
-	4,  // 56: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	11, // 57: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	13, // 58: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	15, // 59: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	17, // 60: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	21, // 61: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	23, // 62: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	26, // 63: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	36, // 64: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	41, // 65: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	43, // 66: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	45, // 67: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	49, // 68: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	2,  // 69: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
-	5,  // 70: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	12, // 71: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	14, // 72: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	16, // 73: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	18, // 74: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	22, // 75: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	25, // 76: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	27, // 77: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	40, // 78: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	42, // 79: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	44, // 80: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	46, // 81: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	50, // 82: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	3,  // 83: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
-	70, // [70:84] is the sub-list for method output_type
-	56, // [56:70] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	38, // 31: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	37, // 32: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
+	59, // 33: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	40, // 34: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	39, // 35: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	38, // 36: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	58, // 37: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	58, // 38: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	58, // 39: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	49, // 40: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	58, // 41: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	58, // 42: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	28, // 43: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	48, // 44: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
+	31, // 45: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
+	50, // 46: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	59, // 47: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	58, // 48: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	53, // 49: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	54, // 50: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	10, // 51: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 52: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	59, // 53: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	55, // 54: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 55: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	59, // 56: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	56, // 57: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	32, // 58: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
+	4,  // 59: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	11, // 60: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	13, // 61: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	15, // 62: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	17, // 63: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	21, // 64: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	23, // 65: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	26, // 66: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	36, // 67: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	42, // 68: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	44, // 69: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	46, // 70: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	51, // 71: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 72: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 73: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	12, // 74: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	14, // 75: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	16, // 76: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	18, // 77: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	22, // 78: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	25, // 79: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	27, // 80: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	41, // 81: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	43, // 82: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	45, // 83: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	47, // 84: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	52, // 85: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 86: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	73, // [73:87] is the sub-list for method output_type
+	59, // [59:73] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -5203,14 +5412,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[35].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

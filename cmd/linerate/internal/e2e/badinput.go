@@ -54,6 +54,14 @@ var BadCommands = []BadCommand{
 	// Latency: the receiver's mode and stated clock.
 	{[]string{"recv", "--iface", "lo", "--latency", "rtt2"}, `--latency "rtt2": valid latency modes are oneway and off`},
 	{[]string{"recv", "--iface", "lo", "--clock", "gps"}, `--clock "gps": want same-host, synchronised, estimated or unsynchronised`},
+	// Latency: the run's mode, and round trips only where receivers can
+	// reflect (XDP_TX: not AF_PACKET) at a bounded rate.
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--latency", "bogus"}, `latency "bogus": valid latency modes are oneway, rtt and off`},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--latency", "rtt", "--method", "afpacket"},
+		"latency rtt with receiver method afpacket: receivers reflect the latency stream with XDP_TX, which the afpacket method cannot: give method xdp or auto, or latency oneway"},
+	{[]string{"lab", "run", "--latency", "rtt", "--method", "afpacket"}, "latency rtt with receiver method afpacket"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--latency", "rtt", "--rtt-rate", "20000"}, "rtt rate 20000 pps: want 1 to 10000"},
+	{[]string{"lab", "run", "--latency", "rtt", "--rtt-rate", "0"}, "--rtt-rate 0: want 1 to 10000 packets per second"},
 	// The agent's rails: an --allow-dst covering everything only with
 	// --allow-dst-any, VLANs and source MACs well formed.
 	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-dst", "0.0.0.0/0"},
