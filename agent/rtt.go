@@ -103,6 +103,11 @@ func rttConfig(load pktgen.Config, plan rttPlan) (pktgen.Config, error) {
 		UDPSrcMin: int(plan.port), UDPSrcMax: int(plan.port), UDPDstMin: int(plan.port), UDPDstMax: int(plan.port), SleepPacing: true,
 		VLANID: load.VLANID, HasVLAN: load.HasVLAN, VLANPrio: load.VLANPrio, TOS: load.TOS, HasTOS: load.HasTOS,
 	}
+	if load.XmitMode == pktgen.XmitQueue {
+		// Through the sender's qdisc as the load goes (the VM lab's
+		// netem): the round trip then has the path's delay in it.
+		c.XmitMode = pktgen.XmitQueue
+	}
 	if c.Duration == 0 {
 		c.Duration = rttLongest
 	}

@@ -33,6 +33,16 @@ func TestRTTConfig(t *testing.T) {
 	if c, err = rttConfig(load, rttPlan{port: 10004, ratePPS: 1}); err != nil || len(c.CPUs) != 1 || c.DstMin != a || c.Duration != 3*time.Second || c.PktSize != 60 {
 		t.Errorf("one destination: %+v, %v", c, err)
 	}
+	if c.XmitMode != "" {
+		t.Errorf("a load past the qdisc: the latency stream's xmit mode %q, want the default", c.XmitMode)
+	}
+	// A load through the sender's qdisc (the VM lab's netem): the latency
+	// stream goes through it too, or its round trips would miss the delay.
+	load.XmitMode = pktgen.XmitQueue
+	if c, err = rttConfig(load, rttPlan{port: 10004, ratePPS: 1}); err != nil || c.XmitMode != pktgen.XmitQueue || c.UserspaceCheck(pktgen.BackendAFPacket) != nil {
+		t.Errorf("a load in queue_xmit: the latency stream's %q, %v", c.XmitMode, err)
+	}
+	load.XmitMode = ""
 	for _, tt := range []struct {
 		load pktgen.Config
 		plan rttPlan

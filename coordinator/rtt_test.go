@@ -147,6 +147,11 @@ func TestAttachRTTWarnings(t *testing.T) {
 		"r1": {m: Member{Name: "r1"}, dst: b, received: &recv.Report{Streams: []recv.StreamReport{{Src: a, Dst: b, DstPort: 10002, Received: 10}}}},
 		"r2": {m: Member{Name: "r2"}, dst: netip.MustParseAddr("198.18.0.3")},
 	}}
+	for _, name := range []string{"s1", "s2", "r1", "r2"} {
+		n := st.nodes[name]
+		n.role = roleIn([]Pair{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r2"}}, name)
+		st.order = append(st.order, n)
+	}
 	flows := []Flow{{Sender: "s1", Receiver: "r1"}, {Sender: "s2", Receiver: "r2"}}
 	st.attachRTT(flows)
 	want := []string{

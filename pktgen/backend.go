@@ -67,8 +67,8 @@ func (c *Config) UserspaceCheck(backend BackendName) error {
 	if c.Burst > 1 {
 		refuse("burst", "frames are always sent in batches (sendmmsg or live-frame batches), each with its own sequence number; burst's repeated copies are not made (use burst 1)")
 	}
-	if c.XmitMode != "" && c.XmitMode != XmitStart {
-		refuse("xmit_mode", fmt.Sprintf("%q: the userspace backends transmit on the device like start_xmit", c.XmitMode))
+	if c.XmitMode != "" && c.XmitMode != XmitStart && (backend != BackendAFPacket || c.XmitMode != XmitQueue) {
+		refuse("xmit_mode", fmt.Sprintf("%q: the userspace backends transmit on the device like start_xmit (afpacket through the qdisc too, like queue_xmit)", c.XmitMode))
 	}
 	if c.Flows > 0 || c.FlowLen > 0 {
 		refuse("flows", "one flow per thread (its source address); no flow table")

@@ -14,6 +14,15 @@ func TestUserspaceCheck(t *testing.T) {
 	if err := base.UserspaceCheck("xdp"); err != nil {
 		t.Fatalf("a config the userspace backends send: %v", err)
 	}
+	// afpacket goes through the qdisc when asked (queue_xmit); xdp cannot.
+	queued := base
+	queued.XmitMode = XmitQueue
+	if err := queued.UserspaceCheck(BackendAFPacket); err != nil {
+		t.Errorf("afpacket with queue_xmit: %v", err)
+	}
+	if err := queued.UserspaceCheck(BackendXDP); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "xmit_mode") {
+		t.Errorf("xdp with queue_xmit: %v, want refused naming xmit_mode", err)
+	}
 	for _, tc := range []struct {
 		field string
 		edit  func(*Config)

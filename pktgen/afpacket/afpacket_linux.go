@@ -35,7 +35,7 @@ func (b *Backend) Probe(iface string) error {
 		if err != nil {
 			return err
 		}
-		fd, err := openSocket(ifi)
+		fd, err := openSocket(ifi, true)
 		if err != nil {
 			return err
 		}
@@ -55,8 +55,10 @@ func lookup(iface string) (*net.Interface, error) {
 }
 
 // openSocket opens a raw packet socket bound to ifi for sending only
-// (protocol 0: it receives nothing), bypassing the qdisc.
-func openSocket(ifi *net.Interface) (int, error) {
+// (protocol 0: it receives nothing), bypassing the qdisc unless asked
+// not to (xmit_mode queue_xmit: a qdisc on the sender, such as the VM
+// lab's netem, then acts on every frame, as on kernel pktgen's).
+func openSocket(ifi *net.Interface, bypass bool) (int, error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
@@ -71,8 +73,10 @@ func openSocket(ifi *net.Interface) (int, error) {
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifi.Index}); err != nil {
 		return fail("bind the packet socket", err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
-		return fail("set PACKET_QDISC_BYPASS", err)
+	if bypass {
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
+			return fail("set PACKET_QDISC_BYPASS", err)
+		}
 	}
 	// A full send buffer blocks for at most this long, so that a stop is
 	// seen; the send is then retried.
@@ -142,7 +146,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := openSocket(r.ifi)
+	fd, err := openSocket(r.ifi, r.cfg.XmitMode != pktgen.XmitQueue)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func txRing(s *pktgentest.Setup, batch int, d time.Duration) (uint64, float64, e
 	if err != nil {
 		return 0, 0, err
 	}
-	fd, err := openSocket(ifi)
+	fd, err := openSocket(ifi, true)
 	if err != nil {
 		return 0, 0, err
 	}
