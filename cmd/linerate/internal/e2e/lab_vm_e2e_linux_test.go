@@ -131,8 +131,11 @@ func TestLabVMHosts(t *testing.T) {
 	// measures the undelayed path and the delayed one. Every delayed
 	// flow's one-way latency is on estimated clocks (the guests' clocks
 	// are set from a one-second RTC) and its p50 lies within D ± (its
-	// stated bound + the undelayed flow's p50). (With --latency rtt, RTT
-	// min ≥ D belongs here too: the same two runs.)
+	// stated bound + the undelayed flow's p50). The delayed run times
+	// round trips too (--latency rtt): the latency stream goes through
+	// the same netem (queue_xmit), the receiver reflects it with XDP_TX
+	// and each sender times the return on its own clock, so no round
+	// trip is shorter than D, whatever the clocks.
 	t.Run("delay", func(t *testing.T) {
 		for _, h := range hosts {
 			want := vmDelay.String()
@@ -146,7 +149,7 @@ func TestLabVMHosts(t *testing.T) {
 		args := []string{"--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "2s", "--rate", vmDelayRate}
 		base, raw := run(t, args...)
 		checkVMRun(t, base, raw, 2)
-		delayed, raw := run(t, append(args, "--xmit-mode", "queue_xmit")...)
+		delayed, raw := run(t, append(args, "--xmit-mode", "queue_xmit", "--latency", "rtt")...)
 		checkVMRun(t, delayed, raw, 2)
 		p50 := map[string]float64{}
 		for _, f := range base.Flows {
@@ -171,6 +174,21 @@ func TestLabVMHosts(t *testing.T) {
 			if tol := l.ClockErrorUs + p50[f.Sender]; math.Abs(s.P50Us-d) > tol {
 				t.Errorf("%s→%s: p50 %.0f µs through a %s netem: want %.0f ± %.0f µs (its bound %.0f + the undelayed p50 %.0f)",
 					f.Sender, f.Receiver, s.P50Us, vmDelay, d, tol, l.ClockErrorUs, p50[f.Sender])
+			}
+			r := f.RTT
+			if r == nil || r.Latency == nil {
+				t.Fatalf("delayed flow %s→%s: no round trips (--latency rtt)", f.Sender, f.Receiver)
+			}
+			rs := r.Latency.Summary()
+			t.Logf("%s→%s: round trips through a %s netem: min %.0f µs, p50 %.0f µs, p99 %.0f µs over %d returned of %d sent, lowest a second %v",
+				f.Sender, f.Receiver, vmDelay, rs.MinUs, rs.P50Us, rs.P99Us, r.Returned, r.Sent, r.Lowest)
+			if r.Latency.Clock != latency.SameHost || rs.Samples != r.Returned || r.Returned == 0 || r.Returned != r.Reflected || r.Reflected != r.Received || r.Received != r.Sent {
+				t.Errorf("%s→%s: round trips %+v on clock %s (%d samples): want every frame sent, received, reflected and returned, timed on the sender's one clock",
+					f.Sender, f.Receiver, *r, r.Latency.Clock, rs.Samples)
+			}
+			if rs.MinUs < d || rs.Negative != 0 {
+				t.Errorf("%s→%s: shortest round trip %.0f µs (%d negative) through a %s netem: want none shorter than %.0f µs",
+					f.Sender, f.Receiver, rs.MinUs, rs.Negative, vmDelay, d)
 			}
 		}
 	})
