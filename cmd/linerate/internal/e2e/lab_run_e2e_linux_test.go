@@ -20,6 +20,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/latency"
 )
 
 // labRun runs `linerate lab run ARGS --json` and checks that the lab left
@@ -127,6 +128,12 @@ func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
 		if f.Sent != sent || f.Received+f.Lost != f.Sent || f.NotSent != 0 || f.Duplicates != 0 || f.LostNetwork != f.Lost {
 			t.Errorf("flow %s→%s: sent %d (want %d) received %d lost %d (network %d) not sent %d dups %d: want received + lost = sent, every loss the network's",
 				f.Sender, f.Receiver, f.Sent, sent, f.Received, f.Lost, f.LostNetwork, f.NotSent, f.Duplicates)
+		}
+		// The lab's hosts are namespaces of one kernel: every delay is on
+		// one clock (same-host), exact, and none is negative.
+		if l := f.Latency; res.Latency != coordinator.LatencyOff &&
+			(l == nil || l.Clock != latency.SameHost || l.Samples() != f.Received || l.Negative != 0 || l.Absurd != 0) {
+			t.Errorf("flow %s→%s: latency %+v: want every one of %d packets timed on the same-host clock, none negative", f.Sender, f.Receiver, l, f.Received)
 		}
 	}
 	drops := res.Lab.Drops()
