@@ -278,7 +278,8 @@ func checkVMRun(t *testing.T, res *coordinator.Result, raw map[string]any, sende
 	}
 	for _, f := range res.Flows {
 		if f.Sent == 0 || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 {
-			t.Errorf("flow %s→%s: sent %d received %d lost %d dups %d", f.Sender, f.Receiver, f.Sent, f.Received, f.Lost, f.Duplicates)
+			t.Errorf("flow %s→%s: sent %d received %d lost %d (sender host %d, network %d, receiver host %d) dups %d", f.Sender, f.Receiver,
+				f.Sent, f.Received, f.Lost, f.LostSenderHost, f.LostNetwork, f.LostReceiverHost, f.Duplicates)
 		}
 	}
 	if res.Lab != nil {
