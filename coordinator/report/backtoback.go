@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/linerate/linerate/coordinator/results"
@@ -25,18 +24,14 @@ func sizeBackToBackTable(w io.Writer, sizes []sizeView) {
 	if len(tested) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
-	tw := newTab(w, tabwriter.AlignRight)
-	fmt.Fprintln(tw, "BACK-TO-BACK\tRATE/FLOW\tTRIALS\tMEAN\tMIN\tMAX\tMEAN BURST\tSEARCHED\tBURSTS\t")
-	for _, s := range tested {
+	section(w, tested, "BACK-TO-BACK\tRATE/FLOW\tTRIALS\tMEAN\tMIN\tMAX\tMEAN BURST\tSEARCHED\tBURSTS\t", func(tw io.Writer, s sizeView) {
 		b, atLeast := s.BackToBack, ""
 		if b.LowerBound {
 			atLeast = "≥"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s%.1f\t%d\t%s%d\t%s\t%d\t%d\t\n", s.Key, results.FormatPPS(b.RatePPS), len(b.Frames), atLeast, b.MeanFrames,
 			b.MinFrames, atLeast, b.MaxFrames, burstTime(b.MeanSec), b.SearchedFrames, b.Bursts)
-	}
-	tw.Flush()
+	})
 	fmt.Fprintln(w, "back-to-back: frames per flow of the longest burst with no loss, in each trial (RFC 2544 26.4); ≥: the path carried the longest burst searched")
 	for _, s := range tested {
 		if s.BackToBack.Note != "" {

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -85,18 +84,12 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 // directionTable writes the books of each direction's flows taken
 // together, in a run that turns flows round (nothing otherwise).
 func directionTable(w io.Writer, dirs []coordinator.DirectionTotal) {
-	if len(dirs) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := newTab(w, tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DIRECTION\tFLOWS\tSENT\tRECEIVED\tLOST\tLOSS\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t")
-	for _, d := range dirs {
-		fmt.Fprintf(tw, "%s %s→%s\t%d\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%s\t%s\t\n", d.Direction, strings.Join(d.Senders, ","), strings.Join(d.Receivers, ","),
-			d.Flows, d.Sent, d.Received, d.Lost, 100*d.LossRatio, d.LostSenderHost, d.LostNetwork, d.LostReceiverHost,
-			results.FormatSI(d.PPS, "pps"), results.FormatSI(d.L1BPS, "b/s"))
-	}
-	tw.Flush()
+	section(w, dirs, "DIRECTION\tFLOWS\tSENT\tRECEIVED\tLOST\tLOSS\tLOST@SENDER\tLOST@NET\tLOST@RECEIVER\tRATE\tL1\t",
+		func(tw io.Writer, d coordinator.DirectionTotal) {
+			fmt.Fprintf(tw, "%s %s→%s\t%d\t%d\t%d\t%d\t%.4g%%\t%d\t%d\t%d\t%s\t%s\t\n", d.Direction, strings.Join(d.Senders, ","), strings.Join(d.Receivers, ","),
+				d.Flows, d.Sent, d.Received, d.Lost, 100*d.LossRatio, d.LostSenderHost, d.LostNetwork, d.LostReceiverHost,
+				results.FormatSI(d.PPS, "pps"), results.FormatSI(d.L1BPS, "b/s"))
+		})
 }
 
 // latencyTable writes each flow's one-way delays, with the clock they
@@ -115,16 +108,26 @@ func latencyTable(w io.Writer, flows []coordinator.Flow) {
 // flowSection writes a table of one row (row) per flow that has what it
 // shows (has), under header; nothing when no flow has it.
 func flowSection(w io.Writer, flows []coordinator.Flow, header string, has func(*coordinator.Flow) bool, row func(io.Writer, *coordinator.Flow)) {
-	if !slices.ContainsFunc(flows, func(fl coordinator.Flow) bool { return has(&fl) }) {
+	var with []*coordinator.Flow
+	for i := range flows {
+		if has(&flows[i]) {
+			with = append(with, &flows[i])
+		}
+	}
+	section(w, with, header, row)
+}
+
+// section writes, after a blank line, a right-aligned table of one row
+// (row) per item under header; nothing without items.
+func section[T any](w io.Writer, items []T, header string, row func(io.Writer, T)) {
+	if len(items) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := newTab(w, tabwriter.AlignRight)
 	fmt.Fprintln(tw, header)
-	for i := range flows {
-		if has(&flows[i]) {
-			row(tw, &flows[i])
-		}
+	for _, it := range items {
+		row(tw, it)
 	}
 	tw.Flush()
 }
