@@ -21,7 +21,7 @@ func TestRefusals(t *testing.T) {
 		}},
 		{"clone_skb", func(c *pktgen.Config) { c.CloneSkb = 10 }},
 		{"burst", func(c *pktgen.Config) { c.Burst = 8 }},
-		{"xmit_mode", func(c *pktgen.Config) { c.XmitMode = pktgen.XmitQueue }},
+		{"xmit_mode", func(c *pktgen.Config) { c.XmitMode = pktgen.XmitNetifReceive }}, // queue_xmit it can: through the qdisc
 		{"flows", func(c *pktgen.Config) { c.Flows, c.FlowLen = 4, 10 }},
 		{"queue_map", func(c *pktgen.Config) { c.HasQueueMap, c.QueueMapMax = true, 3 }},
 		{"flag", func(c *pktgen.Config) { c.Flags = []string{"UDPSRC_RND"} }},
