@@ -76,6 +76,27 @@ func TestLabRunRTT(t *testing.T) {
 			}
 		}
 	})
+	// Turned round (--reverse), the named receiver sends the load and the
+	// latency stream, the named sender reflects it: the latency stream's
+	// port follows the sending host's, and the books are as whole.
+	t.Run("reverse", func(t *testing.T) {
+		res := labRun(t, bin, lab("w"), "--reverse", "--senders", "1", "--receivers", "1", "--duration", "2s", "--rate", "10000",
+			"--latency", "rtt", "--rtt-rate", "1000")
+		if len(res.Flows) != 1 {
+			t.Fatalf("%d flows", len(res.Flows))
+		}
+		f := res.Flows[0]
+		r := f.RTT
+		if f.Sender != "r1" || f.Receiver != "s1" || f.Direction != coordinator.Reverse || r == nil || r.Latency == nil {
+			t.Fatalf("flow %s→%s (%s): round trips %+v", f.Sender, f.Receiver, f.Direction, r)
+		}
+		if r.Sent < 1900 || r.Received != r.Sent || r.Reflected != r.Sent || r.Returned != r.Sent || r.Latency.Clock != latency.SameHost || r.Latency.Negative != 0 {
+			t.Errorf("reverse: latency stream %+v: want about 2,000 sent, every one received, reflected and returned, same-host", *r)
+		}
+		if lost := f.Lost + r.LostOut + r.LostBack; lost != res.Lab.Drops() || f.Received+f.Lost != f.Sent {
+			t.Errorf("reverse: lost %d (load %d of %d), the switch dropped %d", lost, f.Lost, f.Sent, res.Lab.Drops())
+		}
+	})
 	t.Run("off", func(t *testing.T) {
 		res := labRun(t, bin, lab("v"), "--senders", "1", "--receivers", "1", "--count", "5000", "--rate", "10000", "--latency", "off")
 		exact(t, res, 1, 5000)

@@ -290,11 +290,12 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 				return h, err
 			}
 		}
-		if role == "receiver" && spec.Hosts != HostsVM {
+		if role == "receiver" && !spec.Both && spec.Hosts != HostsVM {
 			// A receiver sends back a round trip's latency stream by
 			// XDP_TX (run --latency rtt), which a veth delivers only to a
 			// peer that runs XDP: a port program that drops nothing, and
-			// counts the reflections as the switch's own truth.
+			// counts the reflections as the switch's own truth (with
+			// Both every port has its program already, above).
 			if h.Port, err = AttachPort(l.Switch, name, Loss{}); err != nil {
 				return h, err
 			}
