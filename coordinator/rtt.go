@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -199,4 +200,26 @@ func (st *runState) attachRTT(flows []Flow) {
 		}
 		flows[i].RTT = rtt
 	}
+}
+
+// checkRTT refuses, before anything is leased, a sender whose latency
+// streams cannot all run: the agent sends one to each of its receivers,
+// each on a CPU of its own among the load's (agent/rtt.go), so a sender
+// with more receivers than CPUs on its NIC's node would fail only at
+// Configure, after its hosts were leased and tuned.
+func (st *runState) checkRTT(_ context.Context, n *node) error {
+	if st.spec.Latency != LatencyRTT {
+		return nil
+	}
+	var dsts []string
+	for _, i := range st.flowsOf(n) {
+		if r := st.pairs[i].Receiver; !slices.Contains(dsts, r) {
+			dsts = append(dsts, r)
+		}
+	}
+	if cpus := len(n.nic.localCPUs); len(dsts) > cpus {
+		return fmt.Errorf("latency %s: %s sends to %d receivers and has %d CPUs on its NIC's node: a latency stream to each takes a CPU of its own: give it at most %d receivers (pattern, receivers), or latency %s",
+			LatencyRTT, n.m.Name, len(dsts), cpus, cpus, LatencyOneWay)
+	}
+	return nil
 }

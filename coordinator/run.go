@@ -115,6 +115,9 @@ func (st *runState) run(ctx context.Context) error {
 	if err := st.each(ctx, st.withRole(gossip.RoleSender), st.checkThreads); err != nil {
 		return err
 	}
+	if err := st.each(ctx, st.withRole(gossip.RoleSender), st.checkRTT); err != nil {
+		return err
+	}
 	if err := st.each(ctx, st.withRole(gossip.RoleReceiver), st.checkMemory); err != nil {
 		return err
 	}

@@ -31,6 +31,31 @@ func TestRunRefusesThreadsBeyondCPUs(t *testing.T) {
 	}
 }
 
+// --latency rtt from a sender to more receivers than it has CPUs (the
+// fake agents have 2) is one error naming the limit, before any agent
+// is leased or tuned: each receiver's latency stream takes a CPU. The
+// sender runs kernel pktgen on 4 queues, so its load's threads (one per
+// queue) would fit: only the latency streams cannot.
+func TestRunRefusesRTTBeyondCPUs(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	s1.backends, s1.queueCPUs = []string{"kernel"}, []int32{0, 1, 0, 1}
+	rs := []*fakeAgent{receiver("r1", "198.18.0.101"), receiver("r2", "198.18.0.102"), receiver("r3", "198.18.0.103")}
+	c := newFakeCluster(t, append([]*fakeAgent{s1}, rs...)...)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1", "r2", "r3"},
+		Pattern: FanOut, Duration: time.Second, Latency: LatencyRTT})
+	if err != nil || res.Status != StatusFailed {
+		t.Fatalf("%v: status %s", err, res.Status)
+	}
+	if want := "latency rtt: s1 sends to 3 receivers and has 2 CPUs on its NIC's node"; !strings.Contains(res.Error, want) {
+		t.Errorf("error %q, want %q", res.Error, want)
+	}
+	for _, a := range append([]*fakeAgent{s1}, rs...) {
+		if a.called("AcquireLease") || a.called("Tune") {
+			t.Errorf("%s leased or tuned by a run whose latency streams cannot run", a.name)
+		}
+	}
+}
+
 // A paced flow's threads get the flow's rate split with the remainder
 // on the first threads: they send exactly its rate together. A rate
 // below 1 pps per thread is refused before any agent is touched.
