@@ -32,6 +32,9 @@ type Journal struct {
 	Owner   string         `json:"owner,omitempty"`
 	Created time.Time      `json:"created"`
 	Entries []JournalEntry `json:"entries"`
+	// Settings are the host fixes made for the run on this interface
+	// (doctor's --fix, a run's --preflight fix), restored with the IRQs.
+	Settings []Setting `json:"settings,omitempty"`
 }
 
 // JournalEntry is one IRQ's original affinity.

@@ -16,7 +16,10 @@ type RestoreResult struct {
 	Journal  string   `json:"journal"`
 	Owner    string   `json:"owner,omitempty"` // who wrote the journal
 	Changes  []Change `json:"changes"`
-	Warnings []string `json:"warnings"`
+	// Settings are the journal's host fixes put back (KindFile by
+	// topology, other kinds by RestoreOptions.Settings).
+	Settings []SettingChange `json:"settings,omitempty"`
+	Warnings []string        `json:"warnings"`
 }
 
 // RestoreOptions configure Restore.
@@ -31,8 +34,11 @@ type RestoreOptions struct {
 	// those without an owner, written before journals had one); another
 	// owner's journal is left alone, reported in its result's Warnings.
 	// Empty: every journal (an operator's `linerate irq restore`).
-	Owner  string
-	Logger hclog.Logger
+	Owner string
+	// Settings restore the journaled settings of kinds other than
+	// KindFile; a journal holding a kind without one is kept, with an error.
+	Settings map[SettingKind]SettingRestorer
+	Logger   hclog.Logger
 }
 
 // Restore puts back every affinity recorded in the journals of the state
@@ -82,6 +88,8 @@ func Restore(ctx context.Context, r Root, opts RestoreOptions) ([]RestoreResult,
 			continue
 		}
 		res, err := restoreJournal(r, j)
+		settings, serr := restoreSettings(r, j.Settings, opts.Settings)
+		res.Settings, err = settings, errors.Join(err, serr)
 		res.Journal, res.Owner = JournalPath(stateDir, name), j.Owner
 		if err == nil {
 			err = removeJournal(stateDir, name)
@@ -89,7 +97,7 @@ func Restore(ctx context.Context, r Root, opts RestoreOptions) ([]RestoreResult,
 		if err != nil {
 			errs = append(errs, fmt.Errorf("restore %s: %w (journal %s kept)", name, err, res.Journal))
 		}
-		log.Named("topology").Info("restored", "iface", name, "irqs", len(res.Changes))
+		log.Named("topology").Info("restored", "iface", name, "irqs", len(res.Changes), "settings", len(res.Settings))
 		out = append(out, res)
 	}
 	return out, errors.Join(errs...)
