@@ -24,4 +24,5 @@ var Words = map[string][]string{
 	"pflag":             {"github.com/spf13/pflag/..."},
 	"yaml":              {"gopkg.in/yaml.v3"},
 	"go-cmp":            {"github.com/google/go-cmp/..."},
+	"nftables":          {"github.com/google/nftables/..."},
 }
