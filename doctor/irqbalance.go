@@ -1,3 +1,5 @@
 package doctor
 
-func checkIRQBalance(e *env) Check { return Check{Title: "checkIRQBalance", Status: Warn, Evidence: []string{"not built yet"}} } // TODO(helper)
+func checkIRQBalance(e *env) Check {
+	return Check{Title: "checkIRQBalance", Status: Warn, Evidence: []string{"not built yet"}}
+} // TODO(helper)

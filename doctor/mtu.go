@@ -1,3 +1,5 @@
 package doctor
 
-func checkMTU(e *env) Check { return Check{Title: "checkMTU", Status: Warn, Evidence: []string{"not built yet"}} } // TODO(helper)
+func checkMTU(e *env) Check {
+	return Check{Title: "checkMTU", Status: Warn, Evidence: []string{"not built yet"}}
+} // TODO(helper)
