@@ -27,6 +27,9 @@ type Host struct {
 	// XDPFeatures reads the interface's xdp-features (netdev netlink);
 	// nil when they cannot be read.
 	XDPFeatures func(iface string) ([]string, error)
+	// IfaceAddrs reads the interface's addresses, the run's addresses when
+	// Options.Addrs gives none; nil when they cannot be read.
+	IfaceAddrs func(iface string) ([]netip.Addr, error)
 }
 
 // NIC is one interface's ethtool parameters.
