@@ -28,6 +28,10 @@ type env struct {
 	ethtool NIC
 	ethErr  error
 	addrs   []netip.Addr
+	// fw is the ruleset as Host.Firewall judged it for addrs, read once
+	// by the first check that needs it (fwErr when it cannot be read).
+	fw    *FirewallState
+	fwErr error
 }
 
 // newEnv reads what every check shares. Only a missing interface is an

@@ -53,4 +53,4 @@ func (f *Firewall) Restorer() topology.SettingRestorer { return restorer{} }
 type restorer struct{}
 
 func (restorer) Current(topology.Setting) (string, error) { return "", errOS }
-func (restorer) Restore(topology.Setting) error          { return errOS }
+func (restorer) Restore(topology.Setting) error           { return errOS }
