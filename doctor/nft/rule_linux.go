@@ -298,6 +298,7 @@ func (r *rule) compare(o operand, x *expr.Cmp) string {
 		return fmt.Sprintf("%s %s%s", o.name, op, p)
 	case kindCtState:
 		// ct state a,b compiles to a mask of the states, compared != 0.
+		r.other = true
 		if o.mask != nil && x.Op == expr.CmpOpNeq && isZero(x.Data) {
 			return o.name + " " + ctStates(o.mask)
 		}
