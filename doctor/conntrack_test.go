@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/linerate/linerate/topology"
@@ -46,23 +47,21 @@ func conntrackRoot(t *testing.T, files map[string]string) topology.Root {
 	dir := t.TempDir()
 	files["/sys/class/net/veth0/mtu"] = "1500"
 	files["/proc/sys/kernel/osrelease"] = "6.18.0"
+	var errs []error
 	for name, content := range files {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		switch {
+		case err != nil:
+		case content == "<dir>":
+			err = os.Mkdir(p, 0o755)
+		default:
+			err = os.WriteFile(p, []byte(content+"\n"), 0o644)
 		}
-		if content == "<dir>" {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		errs = append(errs, err)
 	}
 	r, err := topology.OpenRoot(dir)
-	if err != nil {
+	if err := errors.Join(append(errs, err)...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
@@ -102,7 +101,7 @@ func TestCheckConntrack(t *testing.T) {
 			status: Warn, want: []string{"/proc/net/ip_tables_names: raw, filter (iptables-legacy rules are not read)"}, fix: "iptables-legacy-save"},
 		{name: "no firewall", files: loaded("0"), fw: nil,
 			status: Warn, want: []string{"cannot be read on this host root"}, fix: "nft list ruleset"},
-		{name: "firewall error", files: loaded("0"), fw: &fakeFirewall{err: errors.New("netlink: operation not permitted")},
+		{name: "firewall error", files: loaded("0"), fw: &fakeFirewall{err: syscall.EPERM},
 			status: Warn, want: []string{"operation not permitted"}, fix: "nft list ruleset"},
 	}
 	for _, tc := range cases {

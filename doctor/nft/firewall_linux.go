@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/google/nftables"
 
@@ -294,20 +295,13 @@ func hookName(fam nftables.TableFamily, h nftables.ChainHook) string {
 	return fmt.Sprintf("hook %d", h)
 }
 
+// families are nft's names of the table families, indexed by their
+// NFPROTO_* numbers ("-" where there is none).
+var families = strings.Fields("unspec inet ip arp - netdev - bridge - - ip6")
+
 func familyName(f nftables.TableFamily) string {
-	switch f {
-	case nftables.TableFamilyINet:
-		return "inet"
-	case nftables.TableFamilyIPv4:
-		return "ip"
-	case nftables.TableFamilyIPv6:
-		return "ip6"
-	case nftables.TableFamilyARP:
-		return "arp"
-	case nftables.TableFamilyNetdev:
-		return "netdev"
-	case nftables.TableFamilyBridge:
-		return "bridge"
+	if int(f) < len(families) && families[f] != "-" {
+		return families[f]
 	}
 	return fmt.Sprintf("family %d", f)
 }

@@ -5,12 +5,10 @@ package nft_test
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +58,7 @@ func (r nsRoot) ReadFile(name string) ([]byte, error) {
 	return b, err
 }
 
-func (r nsRoot) Stat(name string) (fs.FileInfo, error) {
+func (r nsRoot) Stat(name string) (os.FileInfo, error) {
 	if strings.HasPrefix(name, "/sys/module/") {
 		return os.Stat(name)
 	}
@@ -112,10 +110,10 @@ func count(t *testing.T, ns *netns.NS) int {
 func host(t *testing.T, p *nstest.Pair) (doctor.Host, *nft.Firewall) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "sys/class/net", p.B.Name), 0o755); err != nil {
+	if err := os.MkdirAll(dir+"/sys/class/net/"+p.B.Name, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "sys/class/net", p.B.Name, "mtu"), []byte("1500\n"), 0o644); err != nil {
+	if err := os.WriteFile(dir+"/sys/class/net/"+p.B.Name+"/mtu", []byte("1500\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dr, err := topology.OpenRoot(dir)
@@ -141,11 +139,11 @@ func host(t *testing.T, p *nstest.Pair) (doctor.Host, *nft.Firewall) {
 func sendFlows(t *testing.T, p *nstest.Pair, flows, per int) int {
 	t.Helper()
 	var ln *net.UDPConn
-	if err := p.B.NS.Do(func() error {
-		var err error
+	listen := func() (err error) {
 		ln, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP("198.18.0.2"), Port: 9000})
 		return err
-	}); err != nil {
+	}
+	if err := p.B.NS.Do(listen); err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()

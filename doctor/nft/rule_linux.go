@@ -229,22 +229,12 @@ func parseRule(fam nftables.TableFamily, exprs []expr.Any, sets setReader) rule 
 		case *expr.Queue:
 			words = append(words, fmt.Sprintf("queue num %d", x.Num))
 			r.acts = append(r.acts, "queue")
-		case *expr.Masq:
+		case *expr.Masq, *expr.NAT, *expr.Redir:
+			// Address translation needs conntrack, and rewrites.
 			r.tracks = true
-			words = append(words, "masquerade")
-			r.acts = append(r.acts, "masquerade")
-		case *expr.NAT:
-			r.tracks = true
-			t := "snat"
-			if x.Type == expr.NATTypeDestNAT {
-				t = "dnat"
-			}
-			words = append(words, t)
-			r.acts = append(r.acts, t)
-		case *expr.Redir:
-			r.tracks = true
-			words = append(words, "redirect")
-			r.acts = append(r.acts, "redirect")
+			w := natWord(x)
+			words = append(words, w)
+			r.acts = append(r.acts, w)
 		case *expr.Connlimit:
 			r.tracks = true
 			words = append(words, "ct count")
@@ -274,6 +264,21 @@ func parseRule(fam nftables.TableFamily, exprs []expr.Any, sets setReader) rule 
 	}
 	r.text = strings.Join(words, " ")
 	return r
+}
+
+// natWord is nft's word for a translation statement.
+func natWord(e expr.Any) string {
+	switch x := e.(type) {
+	case *expr.Masq:
+		return "masquerade"
+	case *expr.Redir:
+		return "redirect"
+	case *expr.NAT:
+		if x.Type == expr.NATTypeDestNAT {
+			return "dnat"
+		}
+	}
+	return "snat"
 }
 
 // compare renders a cmp and records what it matches.
@@ -455,52 +460,19 @@ func payloadName(fam nftables.TableFamily, p *expr.Payload) operand {
 	return operand{name: fmt.Sprintf("@ll,%d,%d", p.Offset*8, p.Len*8)}
 }
 
-func metaName(k expr.MetaKey) string {
-	switch k {
-	case expr.MetaKeyL4PROTO:
-		return "l4proto"
-	case expr.MetaKeyNFPROTO:
-		return "nfproto"
-	case expr.MetaKeyPROTOCOL:
-		return "protocol"
-	case expr.MetaKeyMARK:
-		return "mark"
-	case expr.MetaKeyIIF:
-		return "iif"
-	case expr.MetaKeyOIF:
-		return "oif"
-	case expr.MetaKeyIIFNAME:
-		return "iifname"
-	case expr.MetaKeyOIFNAME:
-		return "oifname"
-	case expr.MetaKeyPKTTYPE:
-		return "pkttype"
-	case expr.MetaKeySKUID:
-		return "skuid"
-	case expr.MetaKeyLEN:
-		return "length"
-	}
-	return fmt.Sprintf("key %d", k)
-}
+// metaKeys and ctKeys are nft's names of the meta and ct keys, indexed
+// by their NFT_META_* and NFT_CT_* numbers.
+var (
+	metaKeys = strings.Fields("length protocol priority mark iif oif iifname oifname iiftype oiftype skuid skgid nftrace rtclassid secmark nfproto l4proto ibrname obrname pkttype cpu iifgroup oifgroup cgroup random")
+	ctKeys   = strings.Fields("state direction status mark secmark expiration helper l3proto saddr daddr protocol proto-src proto-dst label packets bytes avgpkt zone event")
+)
 
-func ctName(k expr.CtKey) string {
-	switch k {
-	case expr.CtKeySTATE:
-		return "state"
-	case expr.CtKeySTATUS:
-		return "status"
-	case expr.CtKeyMARK:
-		return "mark"
-	case expr.CtKeyDIRECTION:
-		return "direction"
-	case expr.CtKeyHELPER:
-		return "helper"
-	case expr.CtKeyZONE:
-		return "zone"
-	case expr.CtKeyLABELS:
-		return "label"
-	case expr.CtKeyEXPIRATION:
-		return "expiration"
+func metaName(k expr.MetaKey) string { return keyName(metaKeys, uint32(k)) }
+func ctName(k expr.CtKey) string     { return keyName(ctKeys, uint32(k)) }
+
+func keyName(names []string, k uint32) string {
+	if int(k) < len(names) {
+		return names[k]
 	}
 	return fmt.Sprintf("key %d", k)
 }

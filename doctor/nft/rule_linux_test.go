@@ -9,12 +9,10 @@ import (
 	"github.com/google/nftables/expr"
 )
 
-var (
-	a1    = netip.MustParseAddr("198.18.0.1")
-	a2    = netip.MustParseAddr("198.18.0.2")
-	other = netip.MustParseAddr("10.0.0.1")
-	inet  = nftables.TableFamilyINet
-)
+// a1 and a2 are the run's addresses, other one outside the run.
+var a1, a2, other = netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2"), netip.MustParseAddr("10.0.0.1")
+
+const inet = nftables.TableFamilyINet
 
 func u32(v uint32) []byte { b := make([]byte, 4); binary.NativeEndian.PutUint32(b, v); return b }
 
@@ -143,6 +141,20 @@ func TestNotracked(t *testing.T) {
 	} {
 		if got := notracked(tc.chains, addrs); got != tc.want {
 			t.Errorf("%s: notracked %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestKeyNames: the name tables are in the kernel's order.
+func TestKeyNames(t *testing.T) {
+	for got, want := range map[string]string{
+		metaName(expr.MetaKeyLEN): "length", metaName(expr.MetaKeyL4PROTO): "l4proto", metaName(expr.MetaKeyPRANDOM): "random",
+		ctName(expr.CtKeySTATE): "state", ctName(expr.CtKeyLABELS): "label", ctName(expr.CtKeyEVENTMASK): "event",
+		familyName(nftables.TableFamilyINet): "inet", familyName(nftables.TableFamilyNetdev): "netdev", familyName(nftables.TableFamilyIPv6): "ip6",
+		metaName(99): "key 99", familyName(4): "family 4",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
 		}
 	}
 }
