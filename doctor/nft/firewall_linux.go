@@ -218,11 +218,12 @@ func (f *Firewall) pathRules(chains []chain, addrs []netip.Addr) []string {
 
 // onPath is true for a base chain the test traffic passes: a routed hook
 // in a family that carries the addresses, or a netdev chain on the
-// interface.
+// interface. google/nftables v0.3.0 does not decode a chain's device, so
+// a netdev chain whose device is not known counts as on the path.
 func onPath(ch chain, addrs []netip.Addr, iface string) bool {
 	switch ch.c.Table.Family {
 	case nftables.TableFamilyNetdev:
-		return iface == "" || ch.c.Device == iface
+		return iface == "" || ch.c.Device == "" || ch.c.Device == iface
 	case nftables.TableFamilyINet, nftables.TableFamilyIPv4, nftables.TableFamilyIPv6:
 		_, routed := pathHooks[*ch.c.Hooknum]
 		return routed && carries(ch.c.Table.Family, addrs)

@@ -3,6 +3,7 @@ package nft
 import (
 	"encoding/binary"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/nftables"
@@ -156,5 +157,36 @@ func TestKeyNames(t *testing.T) {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)
 		}
+	}
+}
+
+// TestPathRules: a drop policy, a drop for the run's prefix in a chain
+// jumped to, not a drop for other addresses nor one in a chain off the
+// path (a hook the traffic does not take, a netdev chain on another
+// device).
+func TestPathRules(t *testing.T) {
+	tbl := &nftables.Table{Name: "filter", Family: inet}
+	nd := &nftables.Table{Name: "nd", Family: nftables.TableFamilyNetdev}
+	drop := nftables.ChainPolicyDrop
+	mk := func(tb *nftables.Table, name, hook string, h *nftables.ChainHook, exprs ...[]expr.Any) chain {
+		ch := chain{c: &nftables.Chain{Name: name, Table: tb, Hooknum: h}, hook: hook}
+		for _, e := range exprs {
+			ch.rules = append(ch.rules, parseRule(tb.Family, e, nil))
+		}
+		return ch
+	}
+	input := mk(tbl, "input", "input", nftables.ChainHookInput, []expr.Any{&expr.Verdict{Kind: expr.VerdictJump, Chain: "sub"}})
+	input.c.Policy = &drop
+	sub := mk(tbl, "sub", "", nil,
+		saddrPrefix(netip.MustParsePrefix("198.18.0.0/15"), &expr.Verdict{Kind: expr.VerdictDrop}),
+		saddrPrefix(netip.MustParsePrefix("10.0.0.0/8"), &expr.Verdict{Kind: expr.VerdictDrop}))
+	unused := mk(tbl, "unused", "", nil, []expr.Any{&expr.Reject{}})
+	other := mk(nd, "in", "ingress", nftables.ChainHookIngress, []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}})
+	other.c.Device = "eth9"
+	f := &Firewall{iface: "lrb"}
+	got := f.pathRules([]chain{input, sub, unused, other}, []netip.Addr{a1, a2})
+	want := []string{"inet filter/input: policy drop (hook input)", "inet filter/sub: meta nfproto ipv4 ip saddr 198.18.0.0/15 drop"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("path rules %q, want %q", got, want)
 	}
 }
