@@ -31,6 +31,10 @@ type env struct {
 	// addrsErr says why the interface's could not be read.
 	addrs    []netip.Addr
 	addrsErr error
+	// fw is the ruleset as Host.Firewall judged it for addrs, read once
+	// by the first check that needs it (fwErr when it cannot be read).
+	fw    *FirewallState
+	fwErr error
 }
 
 // newEnv reads what every check shares. Only a missing interface is an

@@ -64,13 +64,13 @@ func WriteApplied(w io.Writer, applied []Applied) error {
 		b.WriteString("fixed nothing: every allowed fix was already in place or did not apply\n")
 	}
 	for _, a := range applied {
-		fmt.Fprintf(&b, "fixed %s: %s %s: %s -> %s (journaled)\n", a.Class, a.Setting.Kind, a.Setting.Key, orNone(a.From), orNone(a.To))
+		fmt.Fprintf(&b, "fixed %s: %s %s: %s -> %s (journaled)\n", a.Class, a.Setting.Kind, a.Setting.Key, orAbsent(a.From), orAbsent(a.To))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func orNone(s string) string {
+func orAbsent(s string) string {
 	if s == "" {
 		return "(none)"
 	}
