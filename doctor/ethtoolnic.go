@@ -12,6 +12,9 @@ import (
 	"github.com/linerate/linerate/topology"
 )
 
+// The one SIOCETHTOOL reader is what a live host opens.
+var _ NIC = (*ethtool.Reader)(nil)
+
 // ethtoolUnread is c when its ethtool parameter could not be read: a
 // PASS when the driver does not expose it (EOPNOTSUPP: a veth has no
 // pause frames, nothing to tune), else a WARN naming what failed.
