@@ -49,7 +49,7 @@ func TestCheckPause(t *testing.T) {
 			verdict{Warn, "ethtool -A eth1 autoneg off rx off tx off", FixFlowControl, []string{"autoneg on rx off tx off"}}},
 		{"tx only", &fakeNIC{pause: ethtool.Pause{TX: true}},
 			verdict{Warn, "ethtool -A eth1 autoneg off rx off tx off", FixFlowControl, nil}},
-		{"no pause (veth)", &fakeNIC{pauseErr: notSupported}, verdict{Pass, "", "", []string{"the driver does not expose it", "operation not supported"}}},
+		{"no pause (veth)", &fakeNIC{pauseErr: errNotExposed}, verdict{Pass, "", "", []string{"the driver does not expose it", "operation not supported"}}},
 		{"unreadable", &fakeNIC{pauseErr: errors.New("ethtool pause parameters of eth1: no such device")},
 			verdict{Warn, "", "", []string{"not readable", "no such device"}}},
 	} {
@@ -78,7 +78,7 @@ func TestCheckCoalesce(t *testing.T) {
 			verdict{Warn, "ethtool -C eth1 rx-usecs 0", FixCoalescing, nil}},
 		{"rx-frames counted", ethtool.Coalesce{RXUsecs: 64, RXMaxFrames: 32}, nil,
 			verdict{Warn, "ethtool -C eth1 rx-usecs 0 rx-frames 1", FixCoalescing, nil}},
-		{"not exposed", ethtool.Coalesce{}, notSupported, verdict{Pass, "", "", []string{"does not expose"}}},
+		{"not exposed", ethtool.Coalesce{}, errNotExposed, verdict{Pass, "", "", []string{"does not expose"}}},
 		{"unreadable", ethtool.Coalesce{}, errors.New("permission denied"), verdict{Warn, "", "", []string{"not readable (permission denied)"}}},
 	} {
 		for _, role := range Roles {
@@ -114,7 +114,7 @@ func TestCheckRings(t *testing.T) {
 		{"sender at max, rx short", ethtool.Rings{RX: 256, RXMax: 4096, TX: 4096, TXMax: 4096}, nil, RoleSender, verdict{Pass, "", "", nil}},
 		{"virtio_net at its queue size", ethtool.Rings{RX: 256, RXMax: 256, TX: 256, TXMax: 256}, nil, RoleBoth, verdict{Pass, "", "", []string{"rx 256/256 tx 256/256"}}},
 		{"no maximum reported", ethtool.Rings{RX: 256, TX: 256}, nil, RoleBoth, verdict{Pass, "", "", nil}},
-		{"not exposed", ethtool.Rings{}, notSupported, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
+		{"not exposed", ethtool.Rings{}, errNotExposed, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
 		{"unreadable", ethtool.Rings{}, errors.New("timed out"), RoleReceiver, verdict{Warn, "", "", []string{"not readable"}}},
 	} {
 		tc.want.test(t, tc.name, checkRings(testEnv(t, &fakeNIC{rings: tc.g, ringsErr: tc.err}, tc.role, "ice")))
@@ -152,7 +152,7 @@ func TestCheckOffloads(t *testing.T) {
 		{"receiver, LRO fixed on", lroFixed, nil, RoleReceiver, verdict{Warn, "the driver does not let lro be turned off ([fixed]): count on a NIC whose driver does", "", []string{"rx-lro on [fixed]"}}},
 		{"sender, LRO and UDP GRO", features("rx-gro", "rx-lro", "rx-gro-list", "tx-tcp-segmentation"), nil, RoleSender, verdict{Pass, "", "", []string{"a sender"}}},
 		{"older kernel", []ethtool.Feature{{Name: "rx-gro", Available: true, Active: true}}, nil, RoleReceiver, verdict{Pass, "", "", []string{"rx-gro-list absent"}}},
-		{"not exposed", nil, notSupported, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
+		{"not exposed", nil, errNotExposed, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
 		{"unreadable", nil, errors.New("bad"), RoleReceiver, verdict{Warn, "", "", []string{"not readable (bad)"}}},
 	} {
 		tc.want.test(t, tc.name, checkOffloads(testEnv(t, &fakeNIC{features: tc.fs, featErr: tc.err}, tc.role, "mlx5_core")))
@@ -178,7 +178,7 @@ func TestCheckLink(t *testing.T) {
 		{"virtio_net without a speed", ethtool.Link{SpeedMbps: -1, Duplex: "unknown"}, nil, "virtio_net",
 			verdict{Warn, "ethtool -s eth1 speed <the host link's Mb/s> duplex full (virtio_net reports the speed it is given)", "", nil}},
 		{"virtual, unknown speed", ethtool.Link{SpeedMbps: -1, Duplex: "unknown"}, nil, "", verdict{Pass, "", "", []string{"nominal"}}},
-		{"not exposed", ethtool.Link{}, notSupported, "ixgbe", verdict{Pass, "", "", []string{"does not expose", "/sys/class/net/eth1/speed: -1"}}},
+		{"not exposed", ethtool.Link{}, errNotExposed, "ixgbe", verdict{Pass, "", "", []string{"does not expose", "/sys/class/net/eth1/speed: -1"}}},
 		{"unreadable", ethtool.Link{}, errors.New("bad"), "ixgbe", verdict{Warn, "", "", []string{"not readable (bad)"}}},
 	} {
 		tc.want.test(t, tc.name, checkLink(testEnv(t, &fakeNIC{link: tc.l, linkErr: tc.err}, RoleReceiver, tc.physical)))
@@ -197,7 +197,7 @@ func TestNICFacts(t *testing.T) {
 	if f != want {
 		t.Errorf("facts\n%+v, want\n%+v", f, want)
 	}
-	veth := &fakeNIC{pauseErr: notSupported, coalErr: notSupported, ringsErr: notSupported, infoErr: errors.New("gone"), info: ethtool.DriverInfo{Driver: "veth"}}
+	veth := &fakeNIC{pauseErr: errNotExposed, coalErr: errNotExposed, ringsErr: errNotExposed, infoErr: errors.New("gone"), info: ethtool.DriverInfo{Driver: "veth"}}
 	f = Facts{}
 	nicFacts(testEnv(t, veth, RoleBoth, ""), &f)
 	if want := (Facts{Rings: "unsupported", Coalesce: "unsupported", Pause: "unsupported"}); f != want {

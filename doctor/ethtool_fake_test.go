@@ -81,8 +81,8 @@ func (f *fakeNIC) Link() (ethtool.Link, error)          { return f.link, f.linkE
 func (f *fakeNIC) Info() (ethtool.DriverInfo, error)    { return f.info, f.infoErr }
 func (f *fakeNIC) Close() error                         { f.closed++; return nil }
 
-// notSupported is what internal/ethtool returns for EOPNOTSUPP.
-var notSupported = fmt.Errorf("ethtool pause parameters of eth1: operation not supported: %w", ethtool.ErrNotSupported)
+// errNotExposed is what internal/ethtool returns for EOPNOTSUPP.
+var errNotExposed = fmt.Errorf("ethtool pause parameters of eth1: operation not supported: %w", ethtool.ErrNotSupported)
 
 // mlx5Coalesce is ConnectX-5's default coalescing: adaptive on.
 var mlx5Coalesce = ethtool.Coalesce{UseAdaptiveRX: true, UseAdaptiveTX: true, RXUsecs: 8, RXMaxFrames: 128, TXUsecs: 16, TXMaxFrames: 32}

@@ -130,7 +130,7 @@ func TestEthtoolFixRefused(t *testing.T) {
 // A driver without the parameter gets no fix and no journal; a host
 // whose ethtool cannot be opened fails the fix with the reason.
 func TestEthtoolFixNotSupported(t *testing.T) {
-	nic := fakeNIC{pauseErr: notSupported, coalErr: notSupported, ringsErr: notSupported}
+	nic := fakeNIC{pauseErr: errNotExposed, coalErr: errNotExposed, ringsErr: errNotExposed}
 	h := testHost(t, &nic)
 	state := t.TempDir()
 	applied, err := Fix(context.Background(), h, Options{Iface: "eth1"}, FixOptions{Classes: FixClasses[:3], Journal: topology.JournalOptions{StateDir: state}})
