@@ -77,44 +77,16 @@ func coalesceCommand(iface string, c, w ethtool.Coalesce) string {
 // its round trips on what comes back).
 func checkCoalesce(e *env) Check {
 	c := Check{Title: "Interrupt coalescing (adaptive rx/tx, rx-usecs)", Why: coalesceWhy}
-	call := fmt.Sprintf("ethtool -c %s (ETHTOOL_GCOALESCE)", e.o.Iface)
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	co, err := nic.Coalesce()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	c.Evidence = append(c.Evidence, call+": "+co.String())
-	w, warn := coalesceOff(co)
-	if !warn {
-		c.Status = Pass
+	return paramCheck(e, c, "-c ", "ETHTOOL_GCOALESCE", NIC.Coalesce, ethtool.Coalesce.String, func(co ethtool.Coalesce, c *Check) {
+		if w, warn := coalesceOff(co); warn {
+			warnFix(c, coalesceCommand(e.o.Iface, co, w), FixCoalescing)
+			return
+		}
 		c.Evidence = append(c.Evidence, fmt.Sprintf("adaptive off and rx-usecs %d ≤ %d µs: the receive wait is within the timestamps' own spread", co.RXUsecs, coalesceUsecsMax))
-		return c
-	}
-	c.Status = Warn
-	c.Fix = coalesceCommand(e.o.Iface, co, w)
-	c.FixClass = FixCoalescing
-	return c
+	})
 }
 
 // fixCoalesce turns coalescing off (coalesceOff) where the check warns.
 func fixCoalesce(e *env, j *journaler) error {
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return err
-	}
-	co, err := nic.Coalesce()
-	switch {
-	case isNotSupported(err):
-		return nil
-	case err != nil:
-		return err
-	}
-	w, warn := coalesceOff(co)
-	if !warn {
-		return nil
-	}
-	return changeJSON(e, j, topology.KindEthtoolCoalesce, co, nic.Coalesce, nic.SetCoalesce, w)
+	return fixParam(e, j, topology.KindEthtoolCoalesce, NIC.Coalesce, NIC.SetCoalesce, coalesceOff)
 }

@@ -36,55 +36,65 @@ func (w verdict) test(t *testing.T, name string, c Check) {
 	}
 }
 
-func TestCheckPause(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		nic  *fakeNIC
-		want verdict
-	}{
-		{"off", &fakeNIC{}, verdict{Pass, "", "", []string{"ethtool -a eth1 (ETHTOOL_GPAUSEPARAM): autoneg off rx off tx off"}}},
-		{"all on", &fakeNIC{pause: ethtool.Pause{Autoneg: true, RX: true, TX: true}},
-			verdict{Warn, "ethtool -A eth1 autoneg off rx off tx off", FixFlowControl, []string{"autoneg on rx on tx on"}}},
-		{"autoneg only", &fakeNIC{pause: ethtool.Pause{Autoneg: true}},
-			verdict{Warn, "ethtool -A eth1 autoneg off rx off tx off", FixFlowControl, []string{"autoneg on rx off tx off"}}},
-		{"tx only", &fakeNIC{pause: ethtool.Pause{TX: true}},
-			verdict{Warn, "ethtool -A eth1 autoneg off rx off tx off", FixFlowControl, nil}},
-		{"no pause (veth)", &fakeNIC{pauseErr: errNotExposed}, verdict{Pass, "", "", []string{"the driver does not expose it", "operation not supported"}}},
-		{"unreadable", &fakeNIC{pauseErr: errors.New("ethtool pause parameters of eth1: no such device")},
-			verdict{Warn, "", "", []string{"not readable", "no such device"}}},
-	} {
-		for _, role := range Roles { // a receiver and a sender alike
-			tc.want.test(t, tc.name+" "+string(role), checkPause(testEnv(t, tc.nic, role, "ixgbe")))
-		}
-	}
-	verdict{Warn, "", "", []string{"not readable", "a snapshot or fixture"}}.test(t, "no ethtool", checkPause(testEnv(t, nil, RoleReceiver, "ixgbe")))
+// checkCase is one NIC (nil: no ethtool at all) checked for a role ("":
+// each role, which must all agree), on a device of the physical driver
+// ("": a virtual interface).
+type checkCase struct {
+	name     string
+	nic      *fakeNIC
+	role     Role
+	physical string
+	want     verdict
 }
 
-func TestCheckCoalesce(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		co   ethtool.Coalesce
-		err  error
-		want verdict
-	}{
-		{"virtio_net without notification coalescing", ethtool.Coalesce{RXMaxFrames: 1, TXMaxFrames: 1}, nil,
-			verdict{Pass, "", "", []string{"adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1", "≤ 10 µs"}}},
-		{"mlx5 defaults", mlx5Coalesce, nil,
-			verdict{Warn, "ethtool -C eth1 adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1", FixCoalescing, []string{"adaptive-rx on adaptive-tx on rx-usecs 8 rx-frames 128"}}},
-		{"adaptive tx only", ethtool.Coalesce{UseAdaptiveTX: true, RXUsecs: 3}, nil,
-			verdict{Warn, "ethtool -C eth1 adaptive-tx off rx-usecs 0", FixCoalescing, nil}},
-		{"rx-usecs at the threshold", ethtool.Coalesce{RXUsecs: 10, TXUsecs: 64}, nil, verdict{Pass, "", "", []string{"rx-usecs 10"}}},
-		{"rx-usecs above it (i40e static)", ethtool.Coalesce{RXUsecs: 50, TXUsecs: 50}, nil,
-			verdict{Warn, "ethtool -C eth1 rx-usecs 0", FixCoalescing, nil}},
-		{"rx-frames counted", ethtool.Coalesce{RXUsecs: 64, RXMaxFrames: 32}, nil,
-			verdict{Warn, "ethtool -C eth1 rx-usecs 0 rx-frames 1", FixCoalescing, nil}},
-		{"not exposed", ethtool.Coalesce{}, errNotExposed, verdict{Pass, "", "", []string{"does not expose"}}},
-		{"unreadable", ethtool.Coalesce{}, errors.New("permission denied"), verdict{Warn, "", "", []string{"not readable (permission denied)"}}},
-	} {
-		for _, role := range Roles {
-			tc.want.test(t, tc.name+" "+string(role), checkCoalesce(testEnv(t, &fakeNIC{coalesce: tc.co, coalErr: tc.err}, role, "mlx5_core")))
+func runCases(t *testing.T, check func(*env) Check, cases []checkCase) {
+	t.Helper()
+	for _, tc := range cases {
+		roles := Roles
+		if tc.role != "" {
+			roles = []Role{tc.role}
+		}
+		for _, r := range roles {
+			var nic NIC
+			if tc.nic != nil {
+				nic = tc.nic
+			}
+			tc.want.test(t, tc.name+" "+string(r), check(testEnv(t, nic, r, tc.physical)))
 		}
 	}
+}
+
+const pauseOff = "ethtool -A eth1 autoneg off rx off tx off"
+
+// Flow control warns for a receiver and a sender alike.
+func TestCheckPause(t *testing.T) {
+	runCases(t, checkPause, []checkCase{
+		{"off", &fakeNIC{}, "", "ixgbe", verdict{Pass, "", "", []string{"ethtool -a eth1 (ETHTOOL_GPAUSEPARAM): autoneg off rx off tx off"}}},
+		{"all on", &fakeNIC{pause: ethtool.Pause{Autoneg: true, RX: true, TX: true}}, "", "ixgbe", verdict{Warn, pauseOff, FixFlowControl, []string{"autoneg on rx on tx on"}}},
+		{"autoneg only", &fakeNIC{pause: ethtool.Pause{Autoneg: true}}, "", "ixgbe", verdict{Warn, pauseOff, FixFlowControl, []string{"autoneg on rx off tx off"}}},
+		{"tx only", &fakeNIC{pause: ethtool.Pause{TX: true}}, "", "ixgbe", verdict{Warn, pauseOff, FixFlowControl, nil}},
+		{"no pause (veth)", &fakeNIC{pauseErr: errNotExposed}, "", "", verdict{Pass, "", "", []string{"the driver does not expose it", "operation not supported"}}},
+		{"unreadable", &fakeNIC{pauseErr: errors.New("ethtool pause parameters of eth1: no such device")}, "", "ixgbe", verdict{Warn, "", "", []string{"not readable", "no such device"}}},
+		{"no ethtool", nil, RoleReceiver, "ixgbe", verdict{Warn, "", "", []string{"not readable", "a snapshot or fixture"}}},
+	})
+}
+
+// Coalescing warns for every role: a sender times its round trips on
+// what comes back.
+func TestCheckCoalesce(t *testing.T) {
+	co := func(c ethtool.Coalesce) *fakeNIC { return &fakeNIC{coalesce: c} }
+	runCases(t, checkCoalesce, []checkCase{
+		{"virtio_net without notification coalescing", co(ethtool.Coalesce{RXMaxFrames: 1, TXMaxFrames: 1}), "", "virtio_net",
+			verdict{Pass, "", "", []string{"adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1 tx-usecs 0 tx-frames 1", "≤ 10 µs"}}},
+		{"mlx5 defaults", co(mlx5Coalesce), "", "mlx5_core",
+			verdict{Warn, "ethtool -C eth1 adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 1", FixCoalescing, []string{"adaptive-rx on adaptive-tx on rx-usecs 8 rx-frames 128"}}},
+		{"adaptive tx only", co(ethtool.Coalesce{UseAdaptiveTX: true, RXUsecs: 3}), "", "igb", verdict{Warn, "ethtool -C eth1 adaptive-tx off rx-usecs 0", FixCoalescing, nil}},
+		{"rx-usecs at the threshold", co(ethtool.Coalesce{RXUsecs: 10, TXUsecs: 64}), "", "bnxt_en", verdict{Pass, "", "", []string{"rx-usecs 10"}}},
+		{"rx-usecs above it (i40e static)", co(ethtool.Coalesce{RXUsecs: 50, TXUsecs: 50}), "", "i40e", verdict{Warn, "ethtool -C eth1 rx-usecs 0", FixCoalescing, nil}},
+		{"rx-frames counted", co(ethtool.Coalesce{RXUsecs: 64, RXMaxFrames: 32}), "", "ena", verdict{Warn, "ethtool -C eth1 rx-usecs 0 rx-frames 1", FixCoalescing, nil}},
+		{"not exposed", &fakeNIC{coalErr: errNotExposed}, "", "", verdict{Pass, "", "", []string{"does not expose"}}},
+		{"unreadable", &fakeNIC{coalErr: errors.New("permission denied")}, "", "ice", verdict{Warn, "", "", []string{"not readable (permission denied)"}}},
+	})
 }
 
 // coalesceOff keeps every field it does not mean to change.
@@ -98,27 +108,21 @@ func TestCoalesceOffKeeps(t *testing.T) {
 	}
 }
 
+// Rings warn for the direction the role depends on.
 func TestCheckRings(t *testing.T) {
-	short := ethtool.Rings{RX: 256, RXMax: 4096, TX: 512, TXMax: 4096}
-	for _, tc := range []struct {
-		name string
-		g    ethtool.Rings
-		err  error
-		role Role
-		want verdict
-	}{
-		{"receiver short", short, nil, RoleReceiver, verdict{Warn, "ethtool -G eth1 rx 4096", FixRings, []string{"ethtool -g eth1 (ETHTOOL_GRINGPARAM): rx 256/4096 tx 512/4096"}}},
-		{"sender short", short, nil, RoleSender, verdict{Warn, "ethtool -G eth1 tx 4096", FixRings, nil}},
-		{"both short", short, nil, RoleBoth, verdict{Warn, "ethtool -G eth1 rx 4096 tx 4096", FixRings, nil}},
-		{"receiver at max, tx short", ethtool.Rings{RX: 4096, RXMax: 4096, TX: 512, TXMax: 4096}, nil, RoleReceiver, verdict{Pass, "", "", []string{"rx 4096/4096"}}},
-		{"sender at max, rx short", ethtool.Rings{RX: 256, RXMax: 4096, TX: 4096, TXMax: 4096}, nil, RoleSender, verdict{Pass, "", "", nil}},
-		{"virtio_net at its queue size", ethtool.Rings{RX: 256, RXMax: 256, TX: 256, TXMax: 256}, nil, RoleBoth, verdict{Pass, "", "", []string{"rx 256/256 tx 256/256"}}},
-		{"no maximum reported", ethtool.Rings{RX: 256, TX: 256}, nil, RoleBoth, verdict{Pass, "", "", nil}},
-		{"not exposed", ethtool.Rings{}, errNotExposed, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
-		{"unreadable", ethtool.Rings{}, errors.New("timed out"), RoleReceiver, verdict{Warn, "", "", []string{"not readable"}}},
-	} {
-		tc.want.test(t, tc.name, checkRings(testEnv(t, &fakeNIC{rings: tc.g, ringsErr: tc.err}, tc.role, "ice")))
-	}
+	rings := func(g ethtool.Rings) *fakeNIC { return &fakeNIC{rings: g} }
+	short := rings(ethtool.Rings{RX: 256, RXMax: 4096, TX: 512, TXMax: 4096})
+	runCases(t, checkRings, []checkCase{
+		{"receiver short", short, RoleReceiver, "ice", verdict{Warn, "ethtool -G eth1 rx 4096", FixRings, []string{"ethtool -g eth1 (ETHTOOL_GRINGPARAM): rx 256/4096 tx 512/4096"}}},
+		{"sender short", short, RoleSender, "ice", verdict{Warn, "ethtool -G eth1 tx 4096", FixRings, nil}},
+		{"both short", short, RoleBoth, "ice", verdict{Warn, "ethtool -G eth1 rx 4096 tx 4096", FixRings, nil}},
+		{"receiver at max, tx short", rings(ethtool.Rings{RX: 4096, RXMax: 4096, TX: 512, TXMax: 4096}), RoleReceiver, "ice", verdict{Pass, "", "", []string{"rx 4096/4096"}}},
+		{"sender at max, rx short", rings(ethtool.Rings{RX: 256, RXMax: 4096, TX: 4096, TXMax: 4096}), RoleSender, "ice", verdict{Pass, "", "", nil}},
+		{"virtio_net at its queue size", rings(ethtool.Rings{RX: 256, RXMax: 256, TX: 256, TXMax: 256}), "", "virtio_net", verdict{Pass, "", "", []string{"rx 256/256 tx 256/256"}}},
+		{"no maximum reported", rings(ethtool.Rings{RX: 256, TX: 256}), "", "ice", verdict{Pass, "", "", nil}},
+		{"not exposed", &fakeNIC{ringsErr: errNotExposed}, "", "", verdict{Pass, "", "", []string{"does not expose"}}},
+		{"unreadable", &fakeNIC{ringsErr: errors.New("timed out")}, "", "ice", verdict{Warn, "", "", []string{"not readable"}}},
+	})
 }
 
 func features(on ...string) []ethtool.Feature {
@@ -129,60 +133,49 @@ func features(on ...string) []ethtool.Feature {
 	return fs
 }
 
+// The receive offloads warn on a receiver only.
 func TestCheckOffloads(t *testing.T) {
-	lroFixed := features("rx-lro")
-	for i := range lroFixed {
-		if lroFixed[i].Name == "rx-lro" {
-			lroFixed[i].Available, lroFixed[i].Fixed = false, true
+	feat := func(on ...string) *fakeNIC { return &fakeNIC{features: features(on...)} }
+	lroFixed := feat("rx-lro")
+	for i := range lroFixed.features {
+		if lroFixed.features[i].Name == "rx-lro" {
+			lroFixed.features[i].Available, lroFixed.features[i].Fixed = false, true
 		}
 	}
-	for _, tc := range []struct {
-		name string
-		fs   []ethtool.Feature
-		err  error
-		role Role
-		want verdict
-	}{
-		{"receiver, GRO alone", features("rx-gro", "tx-tcp-segmentation", "tx-generic-segmentation"), nil, RoleReceiver,
-			verdict{Pass, "", "", []string{"rx-gro on, rx-lro off, rx-gro-hw off, rx-udp-gro-forwarding off, rx-gro-list off, tx-tcp-segmentation on, tx-generic-segmentation on", "GRO leaves the test's UDP frames unmerged"}}},
-		{"receiver, GRO with UDP forwarding", features("rx-gro", "rx-udp-gro-forwarding"), nil, RoleReceiver, verdict{Warn, "ethtool -K eth1 gro off", "", nil}},
-		{"receiver, GRO with fraglist", features("rx-gro", "rx-gro-list"), nil, RoleBoth, verdict{Warn, "ethtool -K eth1 gro off", "", nil}},
-		{"receiver, LRO", features("rx-gro", "rx-lro"), nil, RoleReceiver, verdict{Warn, "ethtool -K eth1 lro off", "", nil}},
-		{"receiver, LRO and UDP GRO", features("rx-gro", "rx-lro", "rx-gro-list"), nil, RoleReceiver, verdict{Warn, "ethtool -K eth1 lro off gro off", "", nil}},
-		{"receiver, LRO fixed on", lroFixed, nil, RoleReceiver, verdict{Warn, "the driver does not let lro be turned off ([fixed]): count on a NIC whose driver does", "", []string{"rx-lro on [fixed]"}}},
-		{"sender, LRO and UDP GRO", features("rx-gro", "rx-lro", "rx-gro-list", "tx-tcp-segmentation"), nil, RoleSender, verdict{Pass, "", "", []string{"a sender"}}},
-		{"older kernel", []ethtool.Feature{{Name: "rx-gro", Available: true, Active: true}}, nil, RoleReceiver, verdict{Pass, "", "", []string{"rx-gro-list absent"}}},
-		{"not exposed", nil, errNotExposed, RoleReceiver, verdict{Pass, "", "", []string{"does not expose"}}},
-		{"unreadable", nil, errors.New("bad"), RoleReceiver, verdict{Warn, "", "", []string{"not readable (bad)"}}},
-	} {
-		tc.want.test(t, tc.name, checkOffloads(testEnv(t, &fakeNIC{features: tc.fs, featErr: tc.err}, tc.role, "mlx5_core")))
-	}
+	runCases(t, checkOffloads, []checkCase{
+		{"receiver, GRO alone", feat("rx-gro", "tx-tcp-segmentation", "tx-generic-segmentation"), RoleReceiver, "ice", verdict{Pass, "", "", []string{
+			"rx-gro on, rx-lro off, rx-gro-hw off, rx-udp-gro-forwarding off, rx-gro-list off, tx-tcp-segmentation on, tx-generic-segmentation on",
+			"GRO leaves the test's UDP frames unmerged"}}},
+		{"receiver, GRO with UDP forwarding", feat("rx-gro", "rx-udp-gro-forwarding"), RoleReceiver, "ice", verdict{Warn, "ethtool -K eth1 gro off", "", nil}},
+		{"both, GRO with fraglist", feat("rx-gro", "rx-gro-list"), RoleBoth, "ice", verdict{Warn, "ethtool -K eth1 gro off", "", nil}},
+		{"receiver, LRO", feat("rx-gro", "rx-lro"), RoleReceiver, "mlx5_core", verdict{Warn, "ethtool -K eth1 lro off", "", nil}},
+		{"receiver, LRO and UDP GRO", feat("rx-gro", "rx-lro", "rx-gro-list"), RoleReceiver, "mlx5_core", verdict{Warn, "ethtool -K eth1 lro off gro off", "", nil}},
+		{"receiver, LRO fixed on", lroFixed, RoleReceiver, "mlx5_core", verdict{Warn, "the driver does not let lro be turned off ([fixed]): count on a NIC whose driver does", "", []string{"rx-lro on [fixed]"}}},
+		{"sender, LRO and UDP GRO", feat("rx-gro", "rx-lro", "rx-gro-list", "tx-tcp-segmentation"), RoleSender, "mlx5_core", verdict{Pass, "", "", []string{"a sender"}}},
+		{"older kernel", &fakeNIC{features: []ethtool.Feature{{Name: "rx-gro", Available: true, Active: true}}}, RoleReceiver, "ixgbe", verdict{Pass, "", "", []string{"rx-gro-list absent"}}},
+		{"not exposed", &fakeNIC{featErr: errNotExposed}, "", "", verdict{Pass, "", "", []string{"does not expose"}}},
+		{"unreadable", &fakeNIC{featErr: errors.New("bad")}, "", "ice", verdict{Warn, "", "", []string{"not readable (bad)"}}},
+	})
 }
 
+// The link is judged alike for every role.
 func TestCheckLink(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		l        ethtool.Link
-		err      error
-		physical string
-		want     verdict
-	}{
-		{"veth", ethtool.Link{SpeedMbps: 10000, Duplex: "full", Port: "tp"}, nil, "",
-			verdict{Pass, "", "", []string{"10000Mb/s full duplex autoneg off port tp", "virtual interface"}}},
-		{"25G full", ethtool.Link{SpeedMbps: 25000, Duplex: "full", Autoneg: true, Port: "da"}, nil, "ice", verdict{Pass, "", "", []string{"25000Mb/s full duplex autoneg on port da"}}},
-		{"forced 10G", ethtool.Link{SpeedMbps: 10000, Duplex: "full", Port: "fibre"}, nil, "ixgbe", verdict{Pass, "", "", nil}},
-		{"half duplex", ethtool.Link{SpeedMbps: 100, Duplex: "half", Autoneg: true, Port: "tp"}, nil, "e1000e",
+	link := func(l ethtool.Link) *fakeNIC { return &fakeNIC{link: l} }
+	unknown := link(ethtool.Link{SpeedMbps: -1, Duplex: "unknown"})
+	runCases(t, checkLink, []checkCase{
+		{"veth", link(ethtool.Link{SpeedMbps: 10000, Duplex: "full", Port: "tp"}), "", "", verdict{Pass, "", "", []string{"10000Mb/s full duplex autoneg off port tp", "virtual interface"}}},
+		{"25G full", link(ethtool.Link{SpeedMbps: 25000, Duplex: "full", Autoneg: true, Port: "da"}), "", "ice", verdict{Pass, "", "", []string{"25000Mb/s full duplex autoneg on port da"}}},
+		{"forced 10G", link(ethtool.Link{SpeedMbps: 10000, Duplex: "full", Port: "fibre"}), "", "ixgbe", verdict{Pass, "", "", nil}},
+		{"half duplex", link(ethtool.Link{SpeedMbps: 100, Duplex: "half", Autoneg: true, Port: "tp"}), "", "e1000e",
 			verdict{Fail, "ethtool -s eth1 duplex full autoneg on; if it comes up at half duplex again, check the cable and the switch port", "", []string{"100Mb/s half duplex"}}},
-		{"down", ethtool.Link{SpeedMbps: -1, Duplex: "unknown", Autoneg: true}, nil, "ixgbe",
+		{"down", link(ethtool.Link{SpeedMbps: -1, Duplex: "unknown", Autoneg: true}), "", "ixgbe",
 			verdict{Warn, "ip link set eth1 up, then check the cable, the transceiver and the switch port (a link of unknown speed is down or not negotiated)", "", []string{"unknown speed", "/sys/class/net/eth1/operstate: down"}}},
-		{"virtio_net without a speed", ethtool.Link{SpeedMbps: -1, Duplex: "unknown"}, nil, "virtio_net",
+		{"virtio_net without a speed", unknown, "", "virtio_net",
 			verdict{Warn, "ethtool -s eth1 speed <the host link's Mb/s> duplex full (virtio_net reports the speed it is given)", "", nil}},
-		{"virtual, unknown speed", ethtool.Link{SpeedMbps: -1, Duplex: "unknown"}, nil, "", verdict{Pass, "", "", []string{"nominal"}}},
-		{"not exposed", ethtool.Link{}, errNotExposed, "ixgbe", verdict{Pass, "", "", []string{"does not expose", "/sys/class/net/eth1/speed: -1"}}},
-		{"unreadable", ethtool.Link{}, errors.New("bad"), "ixgbe", verdict{Warn, "", "", []string{"not readable (bad)"}}},
-	} {
-		tc.want.test(t, tc.name, checkLink(testEnv(t, &fakeNIC{link: tc.l, linkErr: tc.err}, RoleReceiver, tc.physical)))
-	}
+		{"virtual, unknown speed", unknown, "", "", verdict{Pass, "", "", []string{"nominal"}}},
+		{"not exposed", &fakeNIC{linkErr: errNotExposed}, "", "ixgbe", verdict{Pass, "", "", []string{"does not expose", "/sys/class/net/eth1/speed: -1"}}},
+		{"unreadable", &fakeNIC{linkErr: errors.New("bad")}, "", "ixgbe", verdict{Warn, "", "", []string{"not readable (bad)"}}},
+	})
 }
 
 func TestNICFacts(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"github.com/linerate/linerate/topology"
 )
 
-// fakeNIC is a driver's ethtool parameters in memory. A write is refused
-// with its set*Err (coalescing: one with rx-usecs 0); with partial set, a
-// refused coalescing write still changes adaptive rx first (a driver that
-// applied half of it).
+// fakeNIC is a driver's ethtool parameters in memory. A parameter whose
+// read fails refuses its write too; a coalescing write with rx-usecs 0
+// (the fix's) is refused with setCoalErr, after it changed adaptive rx
+// when partial is set (a driver that applied half of it).
 type fakeNIC struct {
 	pause                       ethtool.Pause
 	coalesce                    ethtool.Coalesce
@@ -24,57 +24,45 @@ type fakeNIC struct {
 	info                        ethtool.DriverInfo
 	pauseErr, coalErr, ringsErr error
 	featErr, linkErr, infoErr   error
-	setPauseErr, setCoalErr     error
-	setRingsErr                 error
+	setCoalErr                  error
 	partial                     bool
 	writes                      int
 	closed                      int
 }
 
-func (f *fakeNIC) Pause() (ethtool.Pause, error) { return f.pause, f.pauseErr }
-func (f *fakeNIC) SetPause(p ethtool.Pause) error {
-	if f.pauseErr != nil {
-		return f.pauseErr
-	}
-	if f.setPauseErr != nil {
-		return f.setPauseErr
+// set counts and applies a write unless the parameter cannot be read.
+func (f *fakeNIC) set(readErr error, apply func()) error {
+	if readErr != nil {
+		return readErr
 	}
 	f.writes++
-	f.pause = p
+	apply()
 	return nil
+}
+
+func (f *fakeNIC) Pause() (ethtool.Pause, error) { return f.pause, f.pauseErr }
+func (f *fakeNIC) SetPause(p ethtool.Pause) error {
+	return f.set(f.pauseErr, func() { f.pause = p })
 }
 func (f *fakeNIC) Coalesce() (ethtool.Coalesce, error) { return f.coalesce, f.coalErr }
 func (f *fakeNIC) SetCoalesce(c ethtool.Coalesce) error {
-	if f.coalErr != nil {
-		return f.coalErr
-	}
-	if f.setCoalErr != nil && c.RXUsecs == 0 { // the driver refuses the fix's rx-usecs 0, not the original
+	if f.setCoalErr != nil && c.RXUsecs == 0 {
 		if f.partial {
 			f.coalesce.UseAdaptiveRX = c.UseAdaptiveRX
 		}
 		return f.setCoalErr
 	}
-	f.writes++
-	f.coalesce = c
-	return nil
+	return f.set(f.coalErr, func() { f.coalesce = c })
 }
 func (f *fakeNIC) Rings() (ethtool.Rings, error) { return f.rings, f.ringsErr }
 
 // SetRings takes the sizes, not the maximums (the driver's), and refuses
 // a size above its maximum as the kernel does.
 func (f *fakeNIC) SetRings(g ethtool.Rings) error {
-	if f.ringsErr != nil {
-		return f.ringsErr
-	}
-	if f.setRingsErr != nil {
-		return f.setRingsErr
-	}
 	if g.RX > f.rings.RXMax || g.TX > f.rings.TXMax {
 		return fmt.Errorf("set rings %s: invalid argument", g)
 	}
-	f.writes++
-	f.rings.RX, f.rings.RXMini, f.rings.RXJumbo, f.rings.TX = g.RX, g.RXMini, g.RXJumbo, g.TX
-	return nil
+	return f.set(f.ringsErr, func() { f.rings.RX, f.rings.RXMini, f.rings.RXJumbo, f.rings.TX = g.RX, g.RXMini, g.RXJumbo, g.TX })
 }
 func (f *fakeNIC) Features() ([]ethtool.Feature, error) { return f.features, f.featErr }
 func (f *fakeNIC) Link() (ethtool.Link, error)          { return f.link, f.linkErr }

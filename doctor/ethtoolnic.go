@@ -42,6 +42,69 @@ func (e *env) nicOrErr() (NIC, error) {
 	return e.ethtool, nil
 }
 
+// readParam reads a check's ethtool parameter and returns it with the
+// call its evidence names (`ethtool -a IF (ETHTOOL_GPAUSEPARAM)`); when
+// it cannot, ok is false and c is already judged (ethtoolUnread).
+func readParam[T any](e *env, c *Check, flag, op string, read func(NIC) (T, error)) (v T, call string, ok bool) {
+	call = fmt.Sprintf("ethtool %s%s (%s)", flag, e.o.Iface, op)
+	nic, err := e.nicOrErr()
+	if err == nil {
+		if v, err = read(nic); err == nil {
+			return v, call, true
+		}
+	}
+	*c = ethtoolUnread(*c, call, err)
+	return v, call, false
+}
+
+// paramCheck is a check of one ethtool parameter: read (or judged
+// unread), its evidence the call and text of what was read, a PASS
+// unless judge says otherwise.
+func paramCheck[T any](e *env, c Check, flag, op string, read func(NIC) (T, error), text func(T) string, judge func(T, *Check)) Check {
+	v, call, ok := readParam(e, &c, flag, op, read)
+	if !ok {
+		return c
+	}
+	c.Evidence = append(c.Evidence, call+": "+text(v))
+	c.Status = Pass
+	judge(v, &c)
+	return c
+}
+
+// warnFix makes c a WARN with its fix and the fix's class.
+func warnFix(c *Check, fix string, class FixClass) {
+	c.Status, c.Fix, c.FixClass = Warn, fix, class
+}
+
+// fixParam is a fixer of one ethtool parameter: it reads it, asks want
+// what to write (and whether the check warns), and journals the read
+// JSON before it writes. A driver without the parameter has nothing to
+// fix: the check says so.
+func fixParam[T any](e *env, j *journaler, kind topology.SettingKind, read func(NIC) (T, error), write func(NIC, T) error, want func(T) (T, bool)) error {
+	nic, err := e.nicOrErr()
+	if err != nil {
+		return err
+	}
+	was, err := read(nic)
+	switch {
+	case errors.Is(err, ethtool.ErrNotSupported):
+		return nil
+	case err != nil:
+		return err
+	}
+	w, change := want(was)
+	if !change {
+		return nil
+	}
+	orig, err := json.Marshal(was)
+	if err != nil {
+		return err
+	}
+	return j.change(topology.Setting{Kind: kind, Key: e.o.Iface, Original: string(orig)},
+		func() error { return write(nic, w) },
+		func() (string, error) { return asJSON(func() (T, error) { return read(nic) }) })
+}
+
 // asJSON reads a parameter as the JSON a journal keeps as Original.
 func asJSON[T any](read func() (T, error)) (string, error) {
 	v, err := read()
@@ -50,18 +113,6 @@ func asJSON[T any](read func() (T, error)) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	return string(b), err
-}
-
-// changeJSON journals the parameter read (its JSON the Original), writes
-// want, and reads back what the driver took.
-func changeJSON[T any](e *env, j *journaler, kind topology.SettingKind, was T, read func() (T, error), write func(T) error, want T) error {
-	orig, err := json.Marshal(was)
-	if err != nil {
-		return err
-	}
-	return j.change(topology.Setting{Kind: kind, Key: e.o.Iface, Original: string(orig)},
-		func() error { return write(want) },
-		func() (string, error) { return asJSON(read) })
 }
 
 // ethtoolRestorer restores one kind of ethtool parameters: Current reads
@@ -196,5 +247,3 @@ func onOff(b bool) string {
 	}
 	return "off"
 }
-
-func isNotSupported(err error) bool { return errors.Is(err, ethtool.ErrNotSupported) }

@@ -4,11 +4,10 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
-	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,63 +20,22 @@ import (
 )
 
 // Tests named TestGuest* run inside a throwaway qemu guest booted by
-// cmd/linerate/internal/vmtest (doctor_test.go there), where they change
+// cmd/linerate/internal/vmtest (TestVirtioNUMA in topology_test.go there), where they change
 // a real virtio_net's parameters: LINERATE_VMTEST_GUEST=1 says so.
-
-// guestVirtioIface is the guest's one virtio_net interface, up.
-func guestVirtioIface(t *testing.T) string {
-	t.Helper()
-	if os.Getenv("LINERATE_VMTEST_GUEST") != "1" {
-		t.Skip("runs only inside a vmtest guest (LINERATE_VMTEST_GUEST=1): it changes a real NIC's ethtool parameters")
-	}
-	ents, err := os.ReadDir("/sys/class/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range ents {
-		if drv, err := os.Readlink("/sys/class/net/" + e.Name() + "/device/driver"); err == nil && path.Base(drv) == "virtio_net" {
-			found = append(found, e.Name())
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("want exactly one virtio_net interface, found %v", found)
-	}
-	if out, err := exec.Command("ip", "link", "set", found[0], "up").CombinedOutput(); err != nil {
-		t.Fatalf("ip link set %s up: %v: %s", found[0], err, out)
-	}
-	return found[0]
-}
 
 // nicParams is every parameter doctor reads, each as JSON (or the read's
 // error), so that two readings compare byte for byte.
-func nicParams(t *testing.T, nic NIC) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	add := func(name string, v any, err error) {
-		if err != nil {
-			out[name] = "error: " + err.Error()
-			return
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = string(b)
+func nicParams(nic NIC) map[string]string {
+	return map[string]string{"pause": param(nic.Pause), "coalesce": param(nic.Coalesce), "rings": param(nic.Rings),
+		"features": param(nic.Features), "link": param(nic.Link), "info": param(nic.Info)}
+}
+
+func param[T any](read func() (T, error)) string {
+	s, err := asJSON(read)
+	if err != nil {
+		return "error: " + err.Error()
 	}
-	p, err := nic.Pause()
-	add("pause", p, err)
-	c, err := nic.Coalesce()
-	add("coalesce", c, err)
-	g, err := nic.Rings()
-	add("rings", g, err)
-	f, err := nic.Features()
-	add("features", f, err)
-	l, err := nic.Link()
-	add("link", l, err)
-	i, err := nic.Info()
-	add("info", i, err)
-	return out
+	return s
 }
 
 // TestGuestVirtioEthtool reads every ethtool parameter of the guest's
@@ -88,6 +46,9 @@ func nicParams(t *testing.T, nic NIC) map[string]string {
 // topology.Restore and doctor's restorers, and reads every parameter
 // back exactly as it was before the fixes.
 func TestGuestVirtioEthtool(t *testing.T) {
+	if os.Getenv("LINERATE_VMTEST_GUEST") != "1" {
+		t.Skip("runs only inside a vmtest guest (LINERATE_VMTEST_GUEST=1): it changes a real NIC's ethtool parameters")
+	}
 	iface := guestVirtioIface(t)
 	ctx := context.Background()
 	root, err := topology.OpenRoot("/")
@@ -102,7 +63,7 @@ func TestGuestVirtioEthtool(t *testing.T) {
 	}
 	defer nic.Close()
 
-	boot := nicParams(t, nic)
+	boot := nicParams(nic)
 	for _, k := range []string{"pause", "coalesce", "rings", "link", "info", "features"} {
 		t.Logf("%s %s at boot: %s", iface, k, boot[k])
 	}
@@ -132,13 +93,10 @@ func TestGuestVirtioEthtool(t *testing.T) {
 	if err := nic.SetRings(half); err != nil {
 		t.Fatalf("shrink the rings to %s: %v", half, err)
 	}
-	before := nicParams(t, nic)
+	before := nicParams(nic)
 	t.Logf("rings before the fixes: %s", before["rings"])
 
-	rep, err := Run(ctx, h, Options{Iface: iface, Role: RoleBoth})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := rerun(t, h, iface)
 	for _, want := range []struct {
 		id     string
 		status Status
@@ -177,11 +135,12 @@ func TestGuestVirtioEthtool(t *testing.T) {
 
 	// A coalescing write virtio refuses (rx-usecs needs notification
 	// coalescing): reported with the errno, the original journaled first.
-	e := &env{o: Options{Iface: iface}}
+	e := &env{o: Options{Iface: iface}, ethtool: nic}
 	j := &journaler{o: jo, log: log, class: FixCoalescing}
-	bad := co
-	bad.RXUsecs = 8
-	err = changeJSON(e, j, topology.KindEthtoolCoalesce, co, nic.Coalesce, nic.SetCoalesce, bad)
+	err = fixParam(e, j, topology.KindEthtoolCoalesce, NIC.Coalesce, NIC.SetCoalesce, func(c ethtool.Coalesce) (ethtool.Coalesce, bool) {
+		c.RXUsecs = 8
+		return c, true
+	})
 	t.Logf("refused write: %v", err)
 	if !errors.Is(err, ethtool.ErrNotSupported) || !errors.Is(err, syscall.EOPNOTSUPP) || !strings.Contains(err.Error(), "write ethtool-coalesce "+iface) {
 		t.Errorf("refused coalescing write: %v, want EOPNOTSUPP naming the setting", err)
@@ -206,7 +165,7 @@ func TestGuestVirtioEthtool(t *testing.T) {
 			t.Errorf("restore of %s: %s, want %s", ch.Kind, ch.Status, want)
 		}
 	}
-	after := nicParams(t, nic)
+	after := nicParams(nic)
 	for k, v := range before {
 		if after[k] != v {
 			t.Errorf("%s after the restore:\n%s\nwant, as before the fixes:\n%s", k, after[k], v)
@@ -220,7 +179,7 @@ func TestGuestVirtioEthtool(t *testing.T) {
 	}
 }
 
-// rerun makes the checks again after a fix.
+// rerun makes the checks, for a host that sends and receives.
 func rerun(t *testing.T, h Host, iface string) *Report {
 	t.Helper()
 	rep, err := Run(context.Background(), h, Options{Iface: iface, Role: RoleBoth})
@@ -228,4 +187,24 @@ func rerun(t *testing.T, h Host, iface string) *Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// guestVirtioIface is the guest's one virtio_net interface, up.
+func guestVirtioIface(t *testing.T) string {
+	t.Helper()
+	// /sys/class/net/IF/device/driver links to the driver: a glob cannot fail on this pattern.
+	drivers, _ := filepath.Glob("/sys/class/net/*/device/driver")
+	var found []string
+	for _, d := range drivers {
+		if l, err := os.Readlink(d); err == nil && filepath.Base(l) == "virtio_net" {
+			found = append(found, filepath.Base(filepath.Dir(filepath.Dir(d))))
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want exactly one virtio_net interface, found %v", found)
+	}
+	if out, err := exec.Command("ip", "link", "set", found[0], "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set %s up: %v: %s", found[0], err, out)
+	}
+	return found[0]
 }

@@ -16,16 +16,8 @@ const linkWhy = "The report's line rate is the link's speed: a link that is not 
 func checkLink(e *env) Check {
 	c := Check{Title: "Link speed, duplex and auto-negotiation", Why: linkWhy}
 	iface := e.o.Iface
-	call := fmt.Sprintf("ethtool %s (ETHTOOL_GLINKSETTINGS)", iface)
-	nic, err := e.nicOrErr()
-	if err != nil {
-		c = ethtoolUnread(c, call, err)
-		c.Evidence = append(c.Evidence, e.evidence("/sys/class/net/"+iface+"/speed"))
-		return c
-	}
-	l, err := nic.Link()
-	if err != nil {
-		c = ethtoolUnread(c, call, err)
+	l, call, ok := readParam(e, &c, "", "ETHTOOL_GLINKSETTINGS", NIC.Link)
+	if !ok {
 		c.Evidence = append(c.Evidence, e.evidence("/sys/class/net/"+iface+"/speed"))
 		return c
 	}

@@ -45,15 +45,18 @@ const (
 // the `ethtool -K` command.
 func checkOffloads(e *env) Check {
 	c := Check{Title: "Offloads that change what a small-packet test measures (GRO, LRO, TSO, GSO)", Why: offloadsWhy}
-	call := fmt.Sprintf("ethtool -k %s (ETHTOOL_GFEATURES)", e.o.Iface)
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	fs, err := nic.Features()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
+	return paramCheck(e, c, "-k ", "ETHTOOL_GFEATURES", NIC.Features, offloadStates, func(fs []ethtool.Feature, c *Check) {
+		if !e.o.Role.receives() {
+			c.Evidence = append(c.Evidence, "a sender: the receive offloads change only the round trips it counts, which native XDP counts before GRO")
+			return
+		}
+		judgeOffloads(e.o.Iface, featureMap(fs), c)
+	})
+}
+
+// offloadStates is each offload the check reads, as `ethtool -k` says it:
+// "rx-gro on, rx-lro off [fixed], ..., rx-gro-list absent".
+func offloadStates(fs []ethtool.Feature) string {
 	by := featureMap(fs)
 	var states []string
 	for _, o := range offloadNames {
@@ -67,14 +70,13 @@ func checkOffloads(e *env) Check {
 			states = append(states, o.feature+" "+onOff(f.Active))
 		}
 	}
-	c.Evidence = append(c.Evidence, call+": "+strings.Join(states, ", "))
-	c.Status = Pass
-	if !e.o.Role.receives() {
-		c.Evidence = append(c.Evidence, "a sender: the receive offloads change only the round trips it counts, which native XDP counts before GRO")
-		return c
-	}
-	var off, why []string
-	var fixed []string
+	return strings.Join(states, ", ")
+}
+
+// judgeOffloads is a receiver's verdict: LRO on, or GRO on with UDP GRO
+// forwarding or fraglist, is a WARN whose fix turns them off.
+func judgeOffloads(iface string, by map[string]ethtool.Feature, c *Check) {
+	var off, why, fixed []string
 	if f := by["rx-lro"]; f.Active {
 		why = append(why, lroWhy)
 		if f.Fixed {
@@ -91,15 +93,13 @@ func checkOffloads(e *env) Check {
 		c.Evidence = append(c.Evidence, "rx-gro on but rx-udp-gro-forwarding and rx-gro-list off: GRO leaves the test's UDP frames unmerged")
 	}
 	if len(why) == 0 {
-		return c
+		return
 	}
 	c.Status = Warn
 	c.Why = strings.Join(why, "") + offloadsWhy
-	switch {
-	case len(off) > 0:
-		c.Fix = fmt.Sprintf("ethtool -K %s %s off", e.o.Iface, strings.Join(off, " off "))
-	default:
+	if len(off) > 0 {
+		c.Fix = fmt.Sprintf("ethtool -K %s %s off", iface, strings.Join(off, " off "))
+	} else {
 		c.Fix = fmt.Sprintf("the driver does not let %s be turned off ([fixed]): count on a NIC whose driver does", strings.Join(fixed, ", "))
 	}
-	return c
 }

@@ -17,40 +17,16 @@ const pauseWhy = "With flow control on, a receiver that cannot keep up sends pau
 // role; a driver without pause parameters (veth) is a PASS.
 func checkPause(e *env) Check {
 	c := Check{Title: "Ethernet flow control (pause autoneg, rx, tx)", Why: pauseWhy}
-	call := fmt.Sprintf("ethtool -a %s (ETHTOOL_GPAUSEPARAM)", e.o.Iface)
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	p, err := nic.Pause()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	c.Evidence = append(c.Evidence, call+": "+p.String())
-	if p == (ethtool.Pause{}) {
-		c.Status = Pass
-		return c
-	}
-	c.Status = Warn
-	c.Fix = fmt.Sprintf("ethtool -A %s autoneg off rx off tx off", e.o.Iface)
-	c.FixClass = FixFlowControl
-	return c
+	return paramCheck(e, c, "-a ", "ETHTOOL_GPAUSEPARAM", NIC.Pause, ethtool.Pause.String, func(p ethtool.Pause, c *Check) {
+		if p != (ethtool.Pause{}) {
+			warnFix(c, fmt.Sprintf("ethtool -A %s autoneg off rx off tx off", e.o.Iface), FixFlowControl)
+		}
+	})
 }
 
 // fixPause turns pause autoneg, rx and tx off where any is on.
 func fixPause(e *env, j *journaler) error {
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return err
-	}
-	p, err := nic.Pause()
-	switch {
-	case isNotSupported(err):
-		return nil // nothing to turn off: the check says the driver has none
-	case err != nil:
-		return err
-	case p == ethtool.Pause{}:
-		return nil
-	}
-	return changeJSON(e, j, topology.KindEthtoolPause, p, nic.Pause, nic.SetPause, ethtool.Pause{})
+	return fixParam(e, j, topology.KindEthtoolPause, NIC.Pause, NIC.SetPause, func(p ethtool.Pause) (ethtool.Pause, bool) {
+		return ethtool.Pause{}, p != ethtool.Pause{}
+	})
 }

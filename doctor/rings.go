@@ -45,51 +45,26 @@ func checkRings(e *env) Check {
 	default:
 		c.Why = ringsRXWhy + " " + ringsTXWhy
 	}
-	call := fmt.Sprintf("ethtool -g %s (ETHTOOL_GRINGPARAM)", e.o.Iface)
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	g, err := nic.Rings()
-	if err != nil {
-		return ethtoolUnread(c, call, err)
-	}
-	c.Evidence = append(c.Evidence, call+": "+g.String())
-	w, warn := ringsMax(g, e.o.Role)
-	if !warn {
-		c.Status = Pass
-		return c
-	}
-	args := []string{"ethtool", "-G", e.o.Iface}
-	if w.RX != g.RX {
-		args = append(args, "rx", fmt.Sprint(w.RX))
-	}
-	if w.TX != g.TX {
-		args = append(args, "tx", fmt.Sprint(w.TX))
-	}
-	c.Status = Warn
-	c.Why += ringsResize
-	c.Fix = strings.Join(args, " ")
-	c.FixClass = FixRings
-	return c
+	return paramCheck(e, c, "-g ", "ETHTOOL_GRINGPARAM", NIC.Rings, ethtool.Rings.String, func(g ethtool.Rings, c *Check) {
+		w, warn := ringsMax(g, e.o.Role)
+		if !warn {
+			return
+		}
+		args := []string{"ethtool", "-G", e.o.Iface}
+		if w.RX != g.RX {
+			args = append(args, "rx", fmt.Sprint(w.RX))
+		}
+		if w.TX != g.TX {
+			args = append(args, "tx", fmt.Sprint(w.TX))
+		}
+		c.Why += ringsResize
+		warnFix(c, strings.Join(args, " "), FixRings)
+	})
 }
 
 // fixRings sets the role's rings to their maximum where they are below.
 func fixRings(e *env, j *journaler) error {
-	nic, err := e.nicOrErr()
-	if err != nil {
-		return err
-	}
-	g, err := nic.Rings()
-	switch {
-	case isNotSupported(err):
-		return nil
-	case err != nil:
-		return err
-	}
-	w, warn := ringsMax(g, e.o.Role)
-	if !warn {
-		return nil
-	}
-	return changeJSON(e, j, topology.KindEthtoolRings, g, nic.Rings, nic.SetRings, w)
+	return fixParam(e, j, topology.KindEthtoolRings, NIC.Rings, NIC.SetRings, func(g ethtool.Rings) (ethtool.Rings, bool) {
+		return ringsMax(g, e.o.Role)
+	})
 }

@@ -12,16 +12,24 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 )
 
-// A reader opened in a veth's namespace reads the veth's driver and
-// statistics later from any thread; veth's peer_ifindex is the peer's
-// ifindex.
-func TestVethStats(t *testing.T) {
+// openVeth opens a reader of a veth in its namespace, closed when the
+// test ends.
+func openVeth(t *testing.T) (*nstest.Pair, *Reader) {
+	t.Helper()
 	p := nstest.NewPair(t, 2)
 	var r *Reader
 	if err := p.A.NS.Do(func() (err error) { r, err = Open(p.A.Name); return err }); err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
+	return p, r
+}
+
+// A reader opened in a veth's namespace reads the veth's driver and
+// statistics later from any thread; veth's peer_ifindex is the peer's
+// ifindex.
+func TestVethStats(t *testing.T) {
+	p, r := openVeth(t)
 	if d, err := r.Driver(); err != nil || d != "veth" {
 		t.Errorf("driver %q, %v; want veth", d, err)
 	}
@@ -48,12 +56,7 @@ func TestVethStats(t *testing.T) {
 // features; no pause, coalescing or ring parameters, whose reads and
 // writes fail with EOPNOTSUPP matching ErrNotSupported.
 func TestVethParams(t *testing.T) {
-	p := nstest.NewPair(t, 2)
-	var r *Reader
-	if err := p.A.NS.Do(func() (err error) { r, err = Open(p.A.Name); return err }); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	p, r := openVeth(t)
 
 	want := Link{SpeedMbps: 10000, Duplex: "full", Autoneg: false, Port: "tp"}
 	if l, err := r.Link(); err != nil || l != want {
