@@ -16,11 +16,12 @@
 // features (the netlink messages exist in the kernel; the library does
 // not speak them), and no driver-specific statistics, so doctor would
 // still need this ioctl for most of what it reads, and a second way of
-// talking to the driver (genetlink, three more modules) for the rest.
-// The ioctls are what `ethtool` itself used until 5.6, every kernel
-// linerate runs on (the lab's guests' 6.1, the host's 6.18) answers them
-// for every driver, and their writes keep what only netlink sets (CQE
-// mode, TX push) as it was. github.com/safchain/ethtool (v0.7.0,
+// talking to the driver (mdlayher's genetlink, netlink and socket, with
+// x/net and x/sync) for the rest. The ioctls are what the `ethtool` tool
+// itself used until its 5.6; the kernel serves them from the same driver
+// callbacks as netlink (the tests read and write them on the host's 6.18
+// veth and the guests' 6.1 virtio_net), and a write of them keeps what
+// only netlink sets (CQE mode, TX push) as it was. github.com/safchain/ethtool (v0.7.0,
 // needing only x/sys) has the statistics, but it is a whole ethtool
 // (1,300 lines of features, rings, EEPROM, link modes) for the few calls
 // used here, and its statistics call hands the kernel a pointer carried
