@@ -72,16 +72,11 @@ func (r *Reader) Stats() (map[string]uint64, error) {
 		return nil, nil
 	}
 	if len(r.names) != n {
-		// struct ethtool_gstrings { u32 cmd, string_set, len; u8 data[len*32] }
-		buf := make([]uint32, 3+n*gstringLen/4)
-		buf[0], buf[1], buf[2] = unix.ETHTOOL_GSTRINGS, ethSSStats, uint32(n)
-		if err := r.ioctl(unsafe.Pointer(&buf[0])); err != nil {
+		names, err := r.strings(ethSSStats, n)
+		if err != nil {
 			return nil, fmt.Errorf("ethtool statistics names of %s: %w", r.name, err)
 		}
-		if int(buf[2]) != n {
-			return nil, fmt.Errorf("ethtool statistics names of %s: %d names for %d statistics", r.name, buf[2], n)
-		}
-		r.names = decodeStrings(unsafe.Slice((*byte)(unsafe.Pointer(&buf[3])), n*gstringLen), n)
+		r.names = names
 	}
 	// struct ethtool_stats { u32 cmd, n_stats; u64 data[n_stats] }
 	buf := make([]uint64, 1+n)

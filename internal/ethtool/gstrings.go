@@ -30,3 +30,26 @@ func foldStats(names []string, vals []uint64) map[string]uint64 {
 	}
 	return out
 }
+
+// decodeFeatures pairs the names of ETH_SS_FEATURES with their bits in
+// the blocks of ETHTOOL_GFEATURES (four words per 32 features: available,
+// requested, active, never changed). A feature is fixed, as `ethtool -k`
+// says "[fixed]", when the driver cannot change it or the kernel never
+// lets it change.
+func decodeFeatures(names []string, blocks []uint32) []Feature {
+	out := make([]Feature, 0, len(names))
+	for i, name := range names {
+		w := 4 * (i / 32)
+		if w+3 >= len(blocks) {
+			break
+		}
+		bit := uint32(1) << (i % 32)
+		if name == "" {
+			continue
+		}
+		f := Feature{Name: name, Available: blocks[w]&bit != 0, Requested: blocks[w+1]&bit != 0, Active: blocks[w+2]&bit != 0}
+		f.Fixed = !f.Available || blocks[w+3]&bit != 0
+		out = append(out, f)
+	}
+	return out
+}

@@ -3,8 +3,6 @@
 package vmtest
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 )
@@ -26,26 +24,9 @@ func TestPktgenRealKernel(t *testing.T) {
 		Files:   map[string]string{"/bin/pktgen.test": bin, "/bin/linerate.test": cli},
 		CPUs:    2,
 		Memory:  "512M",
-		Script: `export LINERATE_VMTEST_GUEST=1
-rc=0
-/bin/pktgen.test -test.v -test.count=1 -test.run '^TestGuest' || rc=1
-/bin/linerate.test -test.v -test.count=1 -test.run '^TestGuest' || rc=1
-exit $rc
-`,
+		Script:  "export LINERATE_VMTEST_GUEST=1\n" + GuestTests("/bin/pktgen.test", "/bin/linerate.test"),
 		Timeout: 4 * time.Minute,
 		Log:     TestLogger(t),
 	}
-	res, err := g.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("guest ran %s, exit %d; its output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Output)
-	if res.ExitCode != 0 {
-		t.Fatalf("pktgen guest tests failed (exit %d); console:\n%s", res.ExitCode, res.Console)
-	}
-	for _, name := range []string{"TestGuestKernelCount", "TestGuestKernelDevicesPerThread", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend", "TestGuestLatencyNetem"} {
-		if !strings.Contains(res.Output, "--- PASS: "+name) {
-			t.Errorf("%s did not pass in the guest (skipped or missing)", name)
-		}
-	}
+	g.RunTests(t, "pktgen", "TestGuestKernelCount", "TestGuestKernelDevicesPerThread", "TestGuestKernelDurationAndStop", "TestGuestKernelRefusals", "TestGuestSend", "TestGuestLatencyNetem")
 }

@@ -110,3 +110,36 @@ func BuildTestBinary(t testing.TB, pkg string) string {
 	t.Logf("vmtest: built %s test binary in %s", pkg, time.Since(start).Round(time.Millisecond))
 	return out
 }
+
+// GuestTests is a script that runs the TestGuest* tests of each test
+// binary in the guest, all of them, and exits non-zero when any failed.
+func GuestTests(binaries ...string) string {
+	var b strings.Builder
+	b.WriteString("rc=0\n")
+	for _, bin := range binaries {
+		b.WriteString(bin + " -test.v -test.count=1 -test.run '^TestGuest' || rc=1\n")
+	}
+	b.WriteString("exit $rc\n")
+	return b.String()
+}
+
+// RunTests boots g and fails t unless its script exited 0 and every
+// named test passed in the guest (skipped or missing fails too); what
+// names the tests in the failure.
+func (g *Guest) RunTests(t testing.TB, what string, names ...string) *Result {
+	t.Helper()
+	res, err := g.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest ran %s, exit %d; its output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Output)
+	if res.ExitCode != 0 {
+		t.Fatalf("%s guest tests failed (exit %d); console:\n%s", what, res.ExitCode, res.Console)
+	}
+	for _, name := range names {
+		if !strings.Contains(res.Output, "--- PASS: "+name) {
+			t.Errorf("%s did not pass in the guest (skipped or missing)", name)
+		}
+	}
+	return res
+}

@@ -3,7 +3,6 @@
 package vmtest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,21 +32,25 @@ func tapDevice(t *testing.T) string {
 	return name
 }
 
-// TestTopologyVirtioNUMA runs topology's TestGuest* tests in a 4-CPU guest
-// with two NUMA nodes (CPUs 0-1 and 2-3) whose virtio NIC, 4 queue pairs,
-// sits behind a PCI expander bridge on node 1: inspect, plan, apply to
-// the real /proc/irq, restore.
-func TestTopologyVirtioNUMA(t *testing.T) {
+// TestVirtioNUMA runs topology's and doctor's TestGuest* tests in a
+// 4-CPU guest with two NUMA nodes (CPUs 0-1 and 2-3) whose virtio NIC, 4
+// queue pairs, sits behind a PCI expander bridge on node 1. topology's:
+// inspect, plan, apply to the real /proc/irq, restore. doctor's: every
+// ethtool parameter read, the flow-control, coalescing and rings fixes
+// where virtio_net has them, a write it refuses, and the journal restored
+// to exactly the parameters read before. One boot for both: TCG is slow.
+func TestVirtioNUMA(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("vmtest: needs root to create the multiqueue tap device the guest's virtio NIC attaches to")
 	}
 	k := SkipUnlessAvailable(t)
 	bin := BuildTestBinary(t, "github.com/linerate/linerate/topology")
+	doctor := BuildTestBinary(t, "github.com/linerate/linerate/doctor")
 	tap := tapDevice(t)
 	g := &Guest{
 		Kernel:  k,
 		Modules: []string{"virtio_pci", "virtio_net"},
-		Files:   map[string]string{"/bin/topology.test": bin},
+		Files:   map[string]string{"/bin/topology.test": bin, "/bin/doctor.test": doctor},
 		CPUs:    4,
 		Memory:  "1G",
 		QEMUArgs: []string{
@@ -60,21 +63,10 @@ func TestTopologyVirtioNUMA(t *testing.T) {
 			// romfile= skips the iPXE option ROM: nothing here boots from the network.
 			"-device", "virtio-net-pci,netdev=n1,bus=pxb1,mq=on,vectors=10,romfile=",
 		},
-		Script: `export LINERATE_VMTEST_GUEST=1 LINERATE_VMTEST_WANT_NODE=1 LINERATE_VMTEST_WANT_CPUS=2-3 LINERATE_VMTEST_WANT_QUEUES=4
-/bin/topology.test -test.v -test.count=1 -test.run '^TestGuest'
-`,
+		Script: "export LINERATE_VMTEST_GUEST=1 LINERATE_VMTEST_WANT_NODE=1 LINERATE_VMTEST_WANT_CPUS=2-3 LINERATE_VMTEST_WANT_QUEUES=4\n" +
+			GuestTests("/bin/topology.test", "/bin/doctor.test"),
 		Timeout: 4 * time.Minute,
 		Log:     TestLogger(t),
 	}
-	res, err := g.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("guest ran %s, exit %d; its output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Output)
-	if res.ExitCode != 0 {
-		t.Fatalf("topology guest tests failed (exit %d); console:\n%s", res.ExitCode, res.Console)
-	}
-	if !strings.Contains(res.Output, "--- PASS: TestGuestVirtioNUMA") {
-		t.Fatalf("TestGuestVirtioNUMA did not pass in the guest (skipped or missing); console:\n%s", res.Console)
-	}
+	g.RunTests(t, "topology or doctor", "TestGuestVirtioNUMA", "TestGuestVirtioEthtool")
 }
