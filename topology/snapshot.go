@@ -64,6 +64,12 @@ func (rc *Recorder) walk(name string) string {
 					rc.mu.Lock()
 					rc.links[next] = t
 					rc.mu.Unlock()
+					// The target's own links too (/proc/net -> self/net
+					// goes through /proc/self), or the replay stops there.
+					if !path.IsAbs(t) {
+						t = path.Join(cur, t)
+					}
+					rc.walk(t)
 				}
 			}
 		}

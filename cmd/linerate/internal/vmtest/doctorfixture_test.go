@@ -13,13 +13,12 @@ import (
 
 // TestCaptureDoctorFixture boots the VM lab's guest (the pinned Debian
 // cloud kernel, virtio_net with 4 queue pairs behind a PCI expander bridge
-// on NUMA node 1, 4 CPUs as 2 sockets of 1 core with 2 threads, one socket
-// per node) with pktgen loaded and the kernel package's own
+// on NUMA node 1, 4 CPUs, 2 on each node) with pktgen loaded and the kernel package's own
 // /boot/config-REL, and captures there doctor's fixture of eth0 (doctor's
 // TestCaptureFixture: what `linerate irq snapshot` records). It writes the
 // tree to LINERATE_CAPTURE_OUT and runs only when that is set:
 //
-//	LINERATE_CAPTURE_OUT=$PWD/doctor/testdata/vm-debian.tree.raw \
+//	LINERATE_CAPTURE_OUT=/tmp/vm-debian.tree \
 //	  go test -tags traffic -run '^TestCaptureDoctorFixture$' ./cmd/linerate/internal/vmtest
 func TestCaptureDoctorFixture(t *testing.T) {
 	out := os.Getenv("LINERATE_CAPTURE_OUT")
@@ -42,7 +41,6 @@ func TestCaptureDoctorFixture(t *testing.T) {
 		CPUs:   4,
 		Memory: "1G",
 		QEMUArgs: []string{
-			"-smp", "4,sockets=2,cores=1,threads=2",
 			"-object", "memory-backend-ram,id=m0,size=512M",
 			"-object", "memory-backend-ram,id=m1,size=512M",
 			"-numa", "node,nodeid=0,cpus=0-1,memdev=m0",
