@@ -1,0 +1,66 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/linerate/linerate/topology"
+)
+
+// fileCheckIDs are the checks that read only files.
+var fileCheckIDs = []string{"irqbalance", "steering", "governor", "idle", "smt", "numa", "mtu", "kernel", "clock"}
+
+// TestSnapshotCarriesFileChecks records each fixture as `linerate irq
+// snapshot` does (topology.RecordIface) and runs the checks on the
+// snapshot: every file check must say exactly what it says on the
+// fixture, so a --root snapshot carries every file they read.
+func TestSnapshotCarriesFileChecks(t *testing.T) {
+	for _, trees := range [][]string{
+		{host}, {host, edit("irqbalance-banned")}, {host, edit("irqbalance-policy")}, {host, edit("rps")}, {host, edit("rfs")},
+		{host, edit("cpufreq-powersave")}, {host, edit("cpuidle")}, {host, edit("smt")}, {host, edit("chronyd")},
+		{vmDebian}, {vmDebian, edit("vm-xps")},
+	} {
+		t.Run(trees[len(trees)-1], func(t *testing.T) {
+			r, dir := fixtureRoot(t, trees...)
+			rec, err := topology.RecordIface(r, "eth0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tgz bytes.Buffer
+			if err := rec.WriteTarGz(&tgz); err != nil {
+				t.Fatal(err)
+			}
+			snap := t.TempDir()
+			if err := topology.ExtractTarGz(&tgz, snap); err != nil {
+				t.Fatal(err)
+			}
+			sr, err := topology.OpenRoot(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Close()
+			for _, role := range Roles {
+				o := Options{Iface: "eth0", Role: role, FrameSize: 64}
+				want, err := Run(context.Background(), Host{Root: r, RootName: dir}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := Run(context.Background(), Host{Root: sr, RootName: snap}, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range fileCheckIDs {
+					if d := cmp.Diff(want.Find(id), got.Find(id)); d != "" {
+						t.Errorf("%s, role %s: the snapshot's check differs from the fixture's (-fixture +snapshot):\n%s", id, role, d)
+					}
+				}
+				if d := cmp.Diff(want.Facts, got.Facts); d != "" {
+					t.Errorf("facts differ (-fixture +snapshot):\n%s", d)
+				}
+			}
+		})
+	}
+}
