@@ -254,3 +254,38 @@ func TestCheckClock(t *testing.T) {
 		{name: "no clock on a snapshot", trees: []string{host}, want: Warn, evidence: []string{"adjtimex: not read"}, fix: "-"},
 	})
 }
+
+// TestCPUFacts: the fingerprint's CPU model, microcode and the planned
+// CPUs' governors, from /proc/cpuinfo and cpufreq.
+func TestCPUFacts(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		trees []string
+		cpus  []int
+		// cpu1 overrides cpu1's governor in the tree (a mixed host).
+		cpu1 string
+		want Facts
+	}{
+		{name: "this host", trees: []string{host}, want: Facts{CPUModel: "AMD EPYC", Governor: "none"}},
+		{name: "VM guest", trees: []string{vmDebian}, want: Facts{CPUModel: "QEMU TCG CPU version 2.5+", Microcode: "0x1000065", Governor: "none"}},
+		{name: "powersave on the planned CPU", trees: []string{host, edit("cpufreq-powersave")}, want: Facts{CPUModel: "AMD EPYC", Governor: "powersave"}},
+		{name: "two governors", trees: []string{host, edit("cpufreq-powersave")}, cpus: []int{0, 1}, cpu1: "performance",
+			want: Facts{CPUModel: "AMD EPYC", Governor: "performance 1; powersave 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, dir := fixtureRoot(t, tc.trees...)
+			if tc.cpu1 != "" {
+				if err := os.WriteFile(filepath.Join(dir, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"), []byte(tc.cpu1+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := Run(context.Background(), Host{Root: r, RootName: dir}, Options{Iface: "eth0", CPUs: tc.cpus})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Facts.CPUModel != tc.want.CPUModel || rep.Facts.Microcode != tc.want.Microcode || rep.Facts.Governor != tc.want.Governor {
+				t.Errorf("facts %+v, want %+v", rep.Facts, tc.want)
+			}
+		})
+	}
+}

@@ -30,7 +30,9 @@ func namespaceRoot(t *testing.T, do func(func() error) error) (*topology.DirRoot
 	if err := os.Mkdir(sys, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := do(func() error { return syscall.Mount("sysfs", sys, "sysfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "") }); err != nil {
+	if err := do(func() error {
+		return syscall.Mount("sysfs", sys, "sysfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+	}); err != nil {
 		t.Fatalf("mount the namespace's sysfs on %s: %v", sys, err)
 	}
 	t.Cleanup(func() {
