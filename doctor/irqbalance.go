@@ -116,7 +116,6 @@ func checkIRQBalance(e *env) Check {
 	}
 	var unbanned []int
 	var policies []string
-	var cpuBans []string
 	for _, pid := range pids {
 		base := fmt.Sprintf("/proc/%d/", pid)
 		cmdline, err := e.h.Root.ReadFile(base + "cmdline")
@@ -133,7 +132,6 @@ func checkIRQBalance(e *env) Check {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("irqbalance pid %d: %scmdline: %s", pid, base, strings.Join(strings.Split(strings.TrimRight(string(cmdline), "\x00\n"), "\x00"), " ")))
 		if a.bannedCPUs != "" {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("irqbalance pid %d: %senviron: banned CPUs %s", pid, base, a.bannedCPUs))
-			cpuBans = append(cpuBans, a.bannedCPUs)
 		}
 		if a.policy != "" {
 			policies = append(policies, a.policy)
