@@ -30,7 +30,7 @@ func governorPath(cpu int) string {
 
 // governors reads the scaling governor of each planned CPU. cpufreq is
 // false when no planned CPU has a cpufreq directory (a VM, a fixed clock).
-func governors(e *env) (gov map[int]string, unreadable []string, cpufreq bool) {
+func governors(e *env) (gov map[int]string, bad []string, cpufreq bool) {
 	gov = map[int]string{}
 	for _, cpu := range e.cpus.CPUs() {
 		if _, err := e.h.Root.Stat(fmt.Sprintf("%s/cpu%d/cpufreq", cpuDir, cpu)); err != nil {
@@ -39,12 +39,12 @@ func governors(e *env) (gov map[int]string, unreadable []string, cpufreq bool) {
 		cpufreq = true
 		g, err := e.read(governorPath(cpu))
 		if err != nil {
-			unreadable = append(unreadable, fmt.Sprintf("%s: not readable (%v)", governorPath(cpu), err))
+			bad = append(bad, unreadable(governorPath(cpu), err))
 			continue
 		}
 		gov[cpu] = g
 	}
-	return gov, unreadable, cpufreq
+	return gov, bad, cpufreq
 }
 
 // checkGovernor: the planned CPUs' cpufreq governor.
@@ -55,13 +55,13 @@ func checkGovernor(e *env) Check {
 		Why: "A governor other than performance lowers the clock of a CPU it sees idle and raises it only after load shows up: " +
 			"the first seconds of a trial, or every trial of a search, run at another speed, and the rate a host sustains changes with it.",
 	}
-	gov, unreadable, cpufreq := governors(e)
+	gov, bad, cpufreq := governors(e)
 	if !cpufreq {
 		c.Status = Pass
-		c.Evidence = []string{fmt.Sprintf("%s/cpu{%s}/cpufreq: absent: no frequency scaling exposed (a VM or fixed clock)", cpuDir, e.cpus)}
+		c.Evidence = []string{fmt.Sprintf("%s/%s/cpufreq: absent: no frequency scaling exposed (a VM or fixed clock)", cpuDir, cpuGlob(e.cpus))}
 		return c
 	}
-	c.Evidence = append(c.Evidence, unreadable...)
+	c.Evidence = append(c.Evidence, bad...)
 	if s, err := e.read(cpuDir + "/cpu" + strconv.Itoa(e.cpus.CPUs()[0]) + "/cpufreq/scaling_driver"); err == nil {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/cpu%d/cpufreq/scaling_driver: %s", cpuDir, e.cpus.CPUs()[0], s))
 	}
@@ -83,7 +83,7 @@ func checkGovernor(e *env) Check {
 		c.Fix = fmt.Sprintf("for c in %s; do echo performance > %s/cpu$c/cpufreq/scaling_governor; done   (or: cpupower -c %s frequency-set -g performance)",
 			strings.ReplaceAll(intList(slow), ",", ""), cpuDir, set)
 		c.FixClass = FixGovernor
-	case len(unreadable) > 0:
+	case len(bad) > 0:
 		c.Status = Warn
 	default:
 		c.Status = Pass
@@ -121,7 +121,7 @@ func checkIdle(e *env) Check {
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				c.Status = Warn
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s: not readable (%v)", dir, err))
+				c.Evidence = append(c.Evidence, unreadable(dir, err))
 			}
 			continue
 		}
@@ -159,7 +159,7 @@ func checkIdle(e *env) Check {
 		}
 	}
 	if !exposed && c.Status == Pass {
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/cpu{%s}/cpuidle: absent: no idle states exposed (a VM or a kernel without cpuidle); the CPUs idle in the hypervisor's or the default halt", cpuDir, e.cpus))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/%s/cpuidle: absent: no idle states exposed (a VM or a kernel without cpuidle); the CPUs idle in the hypervisor's or the default halt", cpuDir, cpuGlob(e.cpus)))
 	}
 	if len(writes) > 0 {
 		c.Fix = strings.Join(writes, "\n") + fmt.Sprintf("\n(until the next boot; to keep it, boot with processor.max_cstate=1 intel_idle.max_cstate=1, or cpuidle.off=1; or hold /dev/cpu_dma_latency open at %d during the run)", idleLatencyMaxUs)

@@ -32,7 +32,7 @@ func readKernelConfig(e *env) kernelConfig {
 	} else {
 		gz, gerr := e.h.Root.ReadFile("/proc/config.gz")
 		if gerr != nil {
-			k.err = fmt.Errorf("%s: %v; /proc/config.gz: %v", name, err, gerr)
+			k.err = fmt.Errorf("%s; %s", unreadable(name, err), unreadable("/proc/config.gz", gerr))
 			return k
 		}
 		name = "/proc/config.gz"

@@ -27,7 +27,7 @@ func checkMTU(e *env) Check {
 	s, err := e.read(name)
 	if err != nil {
 		c.Status = Warn
-		c.Evidence = []string{fmt.Sprintf("%s: not readable (%v)", name, err)}
+		c.Evidence = []string{unreadable(name, err)}
 		return c
 	}
 	mtu, err := strconv.Atoi(s)

@@ -40,29 +40,27 @@ func checkNUMA(e *env) Check {
 	}
 	nodes := nodeCount(e)
 	node := fmt.Sprintf("%s/numa_node: %d", e.nic.DevPath, e.nic.NUMANode)
-	c.Evidence = []string{node, fmt.Sprintf("the NIC's local CPUs: %s; the run's CPUs: %s", e.nic.LocalCPUs, e.cpus)}
+	cpus := fmt.Sprintf("the NIC's local CPUs: %s; the run's CPUs: %s", e.nic.LocalCPUs, e.cpus)
+	pass := func(verdict string) Check {
+		c.Status = Pass
+		c.Evidence = []string{verdict, node, cpus}
+		return c
+	}
 	switch {
 	case nodes <= 1:
-		c.Status = Pass
-		c.Evidence = append(c.Evidence, fmt.Sprintf("/sys/devices/system/node: %d node(s): a single node, every CPU is local", nodes))
-		return c
+		return pass(fmt.Sprintf("/sys/devices/system/node: %d node: a single node, every CPU is local", nodes))
 	case e.nic.NUMANode < 0:
-		c.Status = Pass
-		c.Evidence = append(c.Evidence, fmt.Sprintf("/sys/devices/system/node: %d nodes, but the firmware gives %s no proximity: every online CPU counts as local", nodes, e.nic.DevPath))
-		return c
+		return pass(fmt.Sprintf("/sys/devices/system/node: %d nodes, but the firmware gives %s no node: every online CPU counts as local", nodes, e.nic.DevPath))
 	}
 	off := e.cpus.Difference(e.nic.LocalCPUs)
 	usable := e.nic.LocalCPUs.Difference(e.nic.Isolated)
 	if off.IsEmpty() {
-		c.Status = Pass
-		return c
+		return pass(fmt.Sprintf("the run's CPUs %s are all on node %d, the NIC's", e.cpus, e.nic.NUMANode))
 	}
-	c.Evidence = append(c.Evidence, fmt.Sprintf("CPUs %s are off node %d", off, e.nic.NUMANode))
 	if usable.IsEmpty() {
-		c.Status = Pass
-		c.Evidence = append(c.Evidence, fmt.Sprintf("node %d has no online, unisolated CPU: the run cannot do better", e.nic.NUMANode))
-		return c
+		return pass(fmt.Sprintf("CPUs %s are off node %d, which has no online, unisolated CPU: the run cannot do better", off, e.nic.NUMANode))
 	}
+	c.Evidence = []string{fmt.Sprintf("CPUs %s are off node %d", off, e.nic.NUMANode), node, cpus}
 	c.Status = Fail
 	c.Fix = fmt.Sprintf("run on node %d's CPUs: --cpus %s (or leave --cpus out: the plan takes the NIC's local CPUs)", e.nic.NUMANode, usable)
 	return c

@@ -10,6 +10,15 @@ import (
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
+// cpuGlob names the planned CPUs' sysfs directories: "cpu0", or
+// "cpuN (N in 2-3)".
+func cpuGlob(s cpuset.Set) string {
+	if s.Len() == 1 {
+		return fmt.Sprintf("cpu%d", s.CPUs()[0])
+	}
+	return fmt.Sprintf("cpuN (N in %s)", s)
+}
+
 // isolatedCPUs are isolcpus ∪ nohz_full, as topology reads them.
 func isolatedCPUs(e *env) cpuset.Set {
 	if e.nic != nil {
@@ -93,7 +102,7 @@ func checkSMT(e *env) Check {
 		sib, name, err := siblingsOf(e, cpu)
 		if err != nil {
 			c.Status = Warn
-			c.Evidence = append(c.Evidence, fmt.Sprintf("%s: not readable (%v)", name, err))
+			c.Evidence = append(c.Evidence, unreadable(name, err))
 			continue
 		}
 		others := sib.Difference(cpuset.Of(cpu)).Intersect(e.online).Difference(isolated)
@@ -113,7 +122,7 @@ func checkSMT(e *env) Check {
 		if c.Status == "" {
 			c.Status = Pass
 			if planned.IsEmpty() {
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s/cpu{%s}/topology: no online, unisolated SMT sibling: each planned CPU has its core to itself", cpuDir, e.cpus))
+				c.Evidence = append(c.Evidence, fmt.Sprintf("%s/%s/topology: no online, unisolated SMT sibling: each planned CPU has its core to itself", cpuDir, cpuGlob(e.cpus)))
 			}
 		}
 		return c
@@ -122,7 +131,7 @@ func checkSMT(e *env) Check {
 	for _, s := range found.CPUs() {
 		share := "unknown"
 		if berr != nil {
-			share = fmt.Sprintf("unknown (/proc/stat: %v)", berr)
+			share = fmt.Sprintf("unknown (%s)", unreadable("/proc/stat", berr))
 		} else if b, ok := busy[s]; ok {
 			share = fmt.Sprintf("%.1f%%", 100*b)
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // fileCheckIDs are the checks that read only files.
-var fileCheckIDs = []string{"irqbalance", "steering", "governor", "idle", "smt", "numa", "mtu", "kernel", "clock"}
+var fileCheckIDs = []string{"irqbalance", "steering", "governor", "idle", "smt", "numa", "mtu", "conntrack", "kernel", "clock"}
 
 // TestSnapshotCarriesFileChecks records each fixture as `linerate irq
 // snapshot` does (topology.RecordIface) and runs the checks on the
@@ -62,5 +62,63 @@ func TestSnapshotCarriesFileChecks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSnapshotOfThisHost records this host's first interface with a device
+// as `linerate irq snapshot` does and runs the checks on the snapshot and
+// on the live root: every file check must say the same.
+func TestSnapshotOfThisHost(t *testing.T) {
+	live, err := topology.OpenRoot("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	ents, _ := live.ReadDir("/sys/class/net")
+	iface := ""
+	for _, e := range ents {
+		if _, err := live.Stat("/sys/class/net/" + e.Name() + "/device"); err == nil {
+			iface = e.Name()
+			break
+		}
+	}
+	if iface == "" {
+		t.Skip("this host has no interface with a device")
+	}
+	rec, err := topology.RecordIface(live, iface)
+	if err != nil {
+		t.Skipf("this host's %s cannot be recorded: %v", iface, err)
+	}
+	var tgz bytes.Buffer
+	if err := rec.WriteTarGz(&tgz); err != nil {
+		t.Fatal(err)
+	}
+	snap := t.TempDir()
+	if err := topology.ExtractTarGz(&tgz, snap); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := topology.OpenRoot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.Close()
+	o := Options{Iface: iface, FrameSize: 64}
+	want, err := Run(context.Background(), Host{Root: live, RootName: "/"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(context.Background(), Host{Root: sr, RootName: snap}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range fileCheckIDs {
+		w, g := want.Find(id), got.Find(id)
+		if id == "smt" {
+			// /proc/stat moves between the two reads: compare verdicts.
+			w, g = &Check{Status: w.Status}, &Check{Status: g.Status}
+		}
+		if d := cmp.Diff(w, g); d != "" {
+			t.Errorf("%s of %s: the snapshot's check differs from the live host's (-live +snapshot):\n%s", id, iface, d)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package doctor
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,13 +51,23 @@ func testQueues(e *env, dir string) []testQueue {
 	return out
 }
 
+// unreadable is the evidence of a file that could not be read: "absent"
+// when it does not exist (the same on a live host, a fixture and a
+// snapshot), else the error.
+func unreadable(name string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return name + ": absent"
+	}
+	return fmt.Sprintf("%s: not readable (%v)", name, err)
+}
+
 // readMask reads a queue's CPU mask; ok is false when the file is absent
 // (a kernel without CONFIG_RPS or CONFIG_XPS, xps_cpus of a one-queue
 // device) or unreadable, with its evidence either way.
 func readMask(e *env, name string) (cpuset.Set, string, bool) {
 	s, err := e.read(name)
 	if err != nil {
-		return cpuset.Set{}, fmt.Sprintf("%s: absent or not readable (%v)", name, err), false
+		return cpuset.Set{}, unreadable(name, err), false
 	}
 	m, err := cpuset.ParseMask(s)
 	if err != nil {
@@ -94,7 +106,7 @@ func checkSteering(e *env) Check {
 			entries, _ = strconv.Atoi(s)
 			c.Evidence = append(c.Evidence, name+": "+s)
 		} else {
-			c.Evidence = append(c.Evidence, fmt.Sprintf("%s: absent or not readable (%v): RFS off", name, err))
+			c.Evidence = append(c.Evidence, unreadable(name, err)+": RFS off")
 		}
 		for _, q := range testQueues(e, "rx") {
 			m, ev, ok := readMask(e, q.path(e, "rps_cpus"))
@@ -148,6 +160,9 @@ func checkSteering(e *env) Check {
 		}
 	} else {
 		c.Evidence = append(c.Evidence, "XPS: not checked, the host only receives")
+	}
+	if c.Status == Pass {
+		c.Evidence = append([]string{"no RPS, RFS or XPS setting of the test queues fights the pinning"}, c.Evidence...)
 	}
 	c.Fix = strings.Join(fixes, "\n")
 	if rps {

@@ -360,8 +360,9 @@ var PktgenModules = []string{"pktgen.ko", "pktgen.ko.xz", "pktgen.ko.zst", "pktg
 // snapshot judges as on the host: the interface's MTU and its queues'
 // RPS, RFS and XPS settings; each online CPU's cpufreq governor and
 // driver and cpuidle states; the NUMA nodes; /proc/stat and /proc/cpuinfo;
-// the kernel release, its configuration and where pktgen is; and of the
-// processes only those of irqbalance (comm, cmdline, environ) and of the
+// the kernel release, its configuration and where pktgen is; conntrack's
+// count and module and iptables-legacy's tables; and of the processes only
+// those of irqbalance (comm, cmdline, environ) and of the
 // time daemons (comm). Files that are absent are absent in the snapshot
 // too. Whole /proc is never listed through rec: its listing would read
 // every small file of it.
@@ -406,6 +407,11 @@ func recordHostFiles(base Root, rec *Recorder, n *NIC) {
 			read("/proc/config.gz")
 		}
 	}
+	// Conntrack: its count, its module and iptables-legacy's table lists.
+	read("/proc/sys/net/netfilter/nf_conntrack_count")
+	stat("/sys/module/nf_conntrack")
+	read("/proc/net/ip_tables_names")
+	read("/proc/net/ip6_tables_names")
 	procs, _ := base.ReadDir("/proc")
 	for _, p := range procs {
 		if _, err := strconv.Atoi(p.Name()); err != nil {
