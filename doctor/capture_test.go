@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -30,18 +29,7 @@ func TestCaptureFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	rec, err := topology.RecordIface(root, iface)
-	if err != nil {
-		t.Fatalf("record %s: %v", iface, err)
-	}
-	var tgz bytes.Buffer
-	if err := rec.WriteTarGz(&tgz); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := topology.ExtractTarGz(&tgz, dir); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := snapshotOf(t, root, iface)
 	tree, err := fsfixture.Pack(dir, os.Getenv("LINERATE_CAPTURE_COMMENT"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package doctor
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/linerate/linerate/topology"
@@ -11,37 +9,19 @@ import (
 
 // runningTimeDaemons are the time daemons in /proc, "name (pid N)".
 func runningTimeDaemons(e *env) []string {
-	ents, err := e.h.Root.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		comm, err := e.read("/proc/" + ent.Name() + "/comm")
-		if err != nil {
-			continue
-		}
-		for _, d := range topology.TimeDaemons {
-			if comm == d {
-				out = append(out, fmt.Sprintf("%s (pid %d)", comm, pid))
-			}
-		}
+	for _, p := range topology.ProcessesNamed(e.h.Root, topology.TimeDaemons...) {
+		out = append(out, fmt.Sprintf("%s (pid %d)", p.Comm, p.PID))
 	}
-	sort.Strings(out)
 	return out
 }
 
+const clockWhy = "One-way latency between two hosts subtracts one host's clock from the other's: unsynchronised, the run falls back to the offset it " +
+	"measures itself, and each latency carries that measurement's bound instead of the time daemon's."
+
 // checkClock: the kernel clock's synchronisation, for one-way latency.
 func checkClock(e *env) Check {
-	c := Check{
-		Title: "clock synchronisation",
-		Why: "One-way latency between two hosts subtracts one host's clock from the other's: unsynchronised, the run falls back to the offset it " +
-			"measures itself, and each latency carries that measurement's bound instead of the time daemon's.",
-	}
+	c := Check{Title: "clock synchronisation", Why: clockWhy}
 	daemons := runningTimeDaemons(e)
 	said := "/proc/*/comm: no time daemon (chronyd, ntpd, ptp4l, phc2sys, systemd-timesyncd) running"
 	if len(daemons) > 0 {

@@ -47,14 +47,12 @@ func governors(e *env) (gov map[int]string, bad []string, cpufreq bool) {
 	return gov, bad, cpufreq
 }
 
+const governorWhy = "A governor other than performance lowers the clock of a CPU it sees idle and raises it only after load shows up: " +
+	"the first seconds of a trial, or every trial of a search, run at another speed, and the rate a host sustains changes with it."
+
 // checkGovernor: the planned CPUs' cpufreq governor.
 func checkGovernor(e *env) Check {
-	c := Check{
-		Title:    "CPU frequency governor of the planned CPUs",
-		Volatile: true,
-		Why: "A governor other than performance lowers the clock of a CPU it sees idle and raises it only after load shows up: " +
-			"the first seconds of a trial, or every trial of a search, run at another speed, and the rate a host sustains changes with it.",
-	}
+	c := Check{Title: "CPU frequency governor of the planned CPUs", Why: governorWhy, Volatile: true}
 	gov, bad, cpufreq := governors(e)
 	if !cpufreq {
 		c.Status = Pass
@@ -105,14 +103,12 @@ func fixGovernor(e *env, j *journaler) error {
 	return nil
 }
 
+var idleWhy = fmt.Sprintf("A CPU in a deep idle state takes its exit latency to run again: above %d µs a receive ring fills at line rate "+
+	"(512 descriptors hold 34 µs of 64-byte frames at 10 GbE) before the CPU drains it, so a pause in the traffic costs frames.", idleLatencyMaxUs)
+
 // checkIdle: deep idle states enabled on the planned CPUs.
 func checkIdle(e *env) Check {
-	c := Check{
-		Title: "CPU idle states of the planned CPUs",
-		Why: fmt.Sprintf("A CPU in a deep idle state takes its exit latency to run again: above %d µs a receive ring fills at line rate "+
-			"(512 descriptors hold 34 µs of 64-byte frames at 10 GbE) before the CPU drains it, so a pause in the traffic costs frames.", idleLatencyMaxUs),
-		Status: Pass,
-	}
+	c := Check{Title: "CPU idle states of the planned CPUs", Why: idleWhy, Status: Pass}
 	var writes []string
 	exposed := false
 	for _, cpu := range e.cpus.CPUs() {

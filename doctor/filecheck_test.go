@@ -35,12 +35,18 @@ func fixtureRoot(t *testing.T, trees ...string) (*topology.DirRoot, string) {
 			t.Fatalf("fixture %s: %v", tr, err)
 		}
 	}
+	return openRoot(t, dir), dir
+}
+
+// openRoot opens dir as a host root until the test ends.
+func openRoot(t *testing.T, dir string) *topology.DirRoot {
+	t.Helper()
 	r, err := topology.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	return r, dir
+	return r
 }
 
 // Fixture trees.
@@ -188,7 +194,7 @@ func TestCheckSMT(t *testing.T) {
 		{name: "siblings off the plan", trees: []string{mlx5}, opts: Options{Iface: "ens1f0np0", CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, want: Warn,
 			evidence: []string{"cpu16: online, not isolated, not planned, non-idle unknown (/proc/stat: absent)", "core_cpus_list: 0,16"},
 			fix:      "echo off > /sys/devices/system/cpu/smt/control"},
-		{name: "siblings busy since boot", trees: []string{host, edit("smt")}, want: Warn, evidence: []string{"cpu1: online, not isolated, not planned, non-idle 51.0% of its time since boot"}},
+		{name: "siblings busy since boot", trees: []string{host, edit("smt")}, want: Warn, evidence: []string{"cpu1: online, not isolated, not planned, non-idle 51.8% of its time since boot"}},
 		{name: "the plan on both threads of each core", trees: []string{mlx5}, opts: Options{Iface: "ens1f0np0"}, want: Pass,
 			evidence: []string{"siblings 0-7,16-23 are planned CPUs themselves"}},
 	})

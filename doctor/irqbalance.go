@@ -85,17 +85,15 @@ func (a irqbalanceArgs) bans(v topology.Vector, driver string) bool {
 	return false
 }
 
+const irqbalanceWhy = "irqbalance rewrites IRQ affinities every 10 s: it moves the pinned queue IRQs back onto other CPUs in the middle of a run, " +
+	"so a queue's packets change CPU and the count measures the move, not the device under test."
+
 // checkIRQBalance: irqbalance running and not leaving the interface's
 // queue IRQs alone. A run's tune refuses a running irqbalance under the
 // default policy (topology/irqbalance.go) unless it bans every IRQ the
 // plan pins, so that is a FAIL here too; under "ignore" it is a WARN.
 func checkIRQBalance(e *env) Check {
-	c := Check{
-		Title:    "irqbalance running and banning the queue IRQs",
-		Volatile: true,
-		Why: "irqbalance rewrites IRQ affinities every 10 s: it moves the pinned queue IRQs back onto other CPUs in the middle of a run, " +
-			"so a queue's packets change CPU and the count measures the move, not the device under test.",
-	}
+	c := Check{Title: "irqbalance running and banning the queue IRQs", Why: irqbalanceWhy, Volatile: true}
 	pids := topology.IRQBalancePIDs(e.h.Root)
 	if len(pids) == 0 {
 		c.Status = Pass

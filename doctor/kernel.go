@@ -113,14 +113,12 @@ func (e *env) wants(backend string) (wanted, named bool) {
 	return slices.Contains(e.o.Backends, backend) || backend != "kernel" && slices.Contains(e.o.Backends, "userspace"), true
 }
 
+const kernelWhy = "Kernel pktgen is the reference sender (the rate and the count the kernel keeps itself); without it a run falls back to a userspace engine " +
+	"that sends fewer packets per CPU, and a receiver without XDP counts in AF_PACKET rings after the stack has spent an skb per packet."
+
 // checkKernel: the kernel features each backend of the role needs.
 func checkKernel(e *env) Check {
-	c := Check{
-		Title: "kernel features of the backends",
-		Why: "Kernel pktgen is the reference sender (the rate and the count the kernel keeps itself); without it a run falls back to a userspace engine " +
-			"that sends fewer packets per CPU, and a receiver without XDP counts in AF_PACKET rings after the stack has spent an skb per packet.",
-		Status: Pass,
-	}
+	c := Check{Title: "kernel features of the backends", Why: kernelWhy, Status: Pass}
 	if e.kernel == "" {
 		c.Status = Warn
 		c.Evidence = append(c.Evidence, e.evidence("/proc/sys/kernel/osrelease"))

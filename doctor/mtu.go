@@ -16,13 +16,12 @@ const (
 	defaultFrame = 1518
 )
 
+const mtuWhy = "A frame larger than the MTU allows is not sent at all (pktgen and the userspace engines fail or the kernel drops it), " +
+	"and a receiver drops it as oversized: the run would count every frame of that size lost."
+
 // checkMTU: the interface's MTU against the frame size.
 func checkMTU(e *env) Check {
-	c := Check{
-		Title: "MTU against the frame size",
-		Why: "A frame larger than the MTU allows is not sent at all (pktgen and the userspace engines fail or the kernel drops it), " +
-			"and a receiver drops it as oversized: the run would count every frame of that size lost.",
-	}
+	c := Check{Title: "MTU against the frame size", Why: mtuWhy}
 	name := "/sys/class/net/" + e.o.Iface + "/mtu"
 	s, err := e.read(name)
 	if err != nil {

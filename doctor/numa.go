@@ -21,13 +21,12 @@ func nodeCount(e *env) int {
 	return n
 }
 
+const numaWhy = "A CPU on another node reaches the NIC's rings and DMA buffers across the interconnect: every packet costs a remote memory access, " +
+	"and the rate falls by a share that depends on the host, not on the device under test."
+
 // checkNUMA: the NIC's NUMA node against the CPUs the run will use.
 func checkNUMA(e *env) Check {
-	c := Check{
-		Title: "the NIC's NUMA node against the run's CPUs",
-		Why: "A CPU on another node reaches the NIC's rings and DMA buffers across the interconnect: every packet costs a remote memory access, " +
-			"and the rate falls by a share that depends on the host, not on the device under test.",
-	}
+	c := Check{Title: "the NIC's NUMA node against the run's CPUs", Why: numaWhy}
 	switch {
 	case e.virtual():
 		c.Status = Pass

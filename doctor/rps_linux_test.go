@@ -40,12 +40,7 @@ func namespaceRoot(t *testing.T, do func(func() error) error) (*topology.DirRoot
 			t.Errorf("unmount %s: %v", sys, err)
 		}
 	})
-	r, err := topology.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r, dir
+	return openRoot(t, dir), dir
 }
 
 // TestLiveRPSFixVeth turns RPS on for both rx queues of a real veth in a

@@ -87,14 +87,13 @@ func busyShares(e *env) (map[int]float64, error) {
 	return out, nil
 }
 
+const smtWhy = "Two hardware threads share one core's execution units and caches: a busy sibling halves the core a queue or a sender thread " +
+	"is pinned to, and the rate then depends on what else the host runs."
+
 // checkSMT: SMT siblings of the planned CPUs that are online and not
 // isolated, so that anything else may run on them.
 func checkSMT(e *env) Check {
-	c := Check{
-		Title: "SMT siblings of the planned CPUs",
-		Why: "Two hardware threads share one core's execution units and caches: a busy sibling halves the core a queue or a sender thread " +
-			"is pinned to, and the rate then depends on what else the host runs.",
-	}
+	c := Check{Title: "SMT siblings of the planned CPUs", Why: smtWhy}
 	isolated := isolatedCPUs(e)
 	busy, berr := busyShares(e)
 	var found, planned cpuset.Set

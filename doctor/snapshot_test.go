@@ -13,6 +13,25 @@ import (
 // fileCheckIDs are the checks that read only files.
 var fileCheckIDs = []string{"irqbalance", "steering", "governor", "idle", "smt", "numa", "mtu", "conntrack", "kernel", "clock"}
 
+// snapshotOf records iface below r as `linerate irq snapshot` does
+// (topology.RecordIface), unpacks the snapshot and opens it as a root.
+func snapshotOf(t *testing.T, r topology.Root, iface string) (*topology.DirRoot, string) {
+	t.Helper()
+	rec, err := topology.RecordIface(r, iface)
+	if err != nil {
+		t.Fatalf("record %s: %v", iface, err)
+	}
+	var tgz bytes.Buffer
+	if err := rec.WriteTarGz(&tgz); err != nil {
+		t.Fatal(err)
+	}
+	snap := t.TempDir()
+	if err := topology.ExtractTarGz(&tgz, snap); err != nil {
+		t.Fatal(err)
+	}
+	return openRoot(t, snap), snap
+}
+
 // TestSnapshotCarriesFileChecks records each fixture as `linerate irq
 // snapshot` does (topology.RecordIface) and runs the checks on the
 // snapshot: every file check must say exactly what it says on the
@@ -25,23 +44,7 @@ func TestSnapshotCarriesFileChecks(t *testing.T) {
 	} {
 		t.Run(trees[len(trees)-1], func(t *testing.T) {
 			r, dir := fixtureRoot(t, trees...)
-			rec, err := topology.RecordIface(r, "eth0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tgz bytes.Buffer
-			if err := rec.WriteTarGz(&tgz); err != nil {
-				t.Fatal(err)
-			}
-			snap := t.TempDir()
-			if err := topology.ExtractTarGz(&tgz, snap); err != nil {
-				t.Fatal(err)
-			}
-			sr, err := topology.OpenRoot(snap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sr.Close()
+			sr, snap := snapshotOf(t, r, "eth0")
 			for _, role := range Roles {
 				o := Options{Iface: "eth0", Role: role, FrameSize: 64}
 				want, err := Run(context.Background(), Host{Root: r, RootName: dir}, o)
@@ -85,23 +88,10 @@ func TestSnapshotOfThisHost(t *testing.T) {
 	if iface == "" {
 		t.Skip("this host has no interface with a device")
 	}
-	rec, err := topology.RecordIface(live, iface)
-	if err != nil {
-		t.Skipf("this host's %s cannot be recorded: %v", iface, err)
+	if _, err := topology.Inspect(live, iface); err != nil {
+		t.Skipf("this host's %s cannot be inspected: %v", iface, err)
 	}
-	var tgz bytes.Buffer
-	if err := rec.WriteTarGz(&tgz); err != nil {
-		t.Fatal(err)
-	}
-	snap := t.TempDir()
-	if err := topology.ExtractTarGz(&tgz, snap); err != nil {
-		t.Fatal(err)
-	}
-	sr, err := topology.OpenRoot(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sr.Close()
+	sr, snap := snapshotOf(t, live, iface)
 	o := Options{Iface: iface, FrameSize: 64}
 	want, err := Run(context.Background(), Host{Root: live, RootName: "/"}, o)
 	if err != nil {

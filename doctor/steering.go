@@ -76,6 +76,9 @@ func readMask(e *env, name string) (cpuset.Set, string, bool) {
 	return m, fmt.Sprintf("%s: %s", name, s), true
 }
 
+const steeringWhy = "Pinning puts each queue on one CPU; RPS, RFS or XPS steering the same packets to other CPUs splits the work again, " +
+	"adds inter-processor interrupts and moves drops from the NIC to backlogs the run does not count as the switch's."
+
 // checkSteering: RPS, RFS and XPS settings that fight the pinning. What
 // fights:
 //   - RPS on a receiving test queue whose mask has a CPU other than the
@@ -91,12 +94,7 @@ func readMask(e *env, name string) (cpuset.Set, string, bool) {
 //     completions fire on another CPU (xps_rxqs likewise with another rx
 //     queue's number).
 func checkSteering(e *env) Check {
-	c := Check{
-		Title: "RPS, RFS and XPS against the pinning",
-		Why: "Pinning puts each queue on one CPU; RPS, RFS or XPS steering the same packets to other CPUs splits the work again, " +
-			"adds inter-processor interrupts and moves drops from the NIC to backlogs the run does not count as the switch's.",
-		Status: Pass,
-	}
+	c := Check{Title: "RPS, RFS and XPS against the pinning", Why: steeringWhy, Status: Pass}
 	var fixes []string
 	rps := false
 	if e.o.Role.receives() {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -412,20 +411,12 @@ func recordHostFiles(base Root, rec *Recorder, n *NIC) {
 	stat("/sys/module/nf_conntrack")
 	read("/proc/net/ip_tables_names")
 	read("/proc/net/ip6_tables_names")
-	procs, _ := base.ReadDir("/proc")
-	for _, p := range procs {
-		if _, err := strconv.Atoi(p.Name()); err != nil {
-			continue
-		}
-		comm, err := readString(base, "/proc/"+p.Name()+"/comm")
-		switch {
-		case err != nil:
-		case comm == "irqbalance":
-			for _, f := range []string{"comm", "cmdline", "environ"} {
-				read("/proc/" + p.Name() + "/" + f)
-			}
-		case slices.Contains(TimeDaemons, comm):
-			read("/proc/" + p.Name() + "/comm")
+	for _, p := range ProcessesNamed(base, append([]string{"irqbalance"}, TimeDaemons...)...) {
+		dir := "/proc/" + strconv.Itoa(p.PID) + "/"
+		read(dir + "comm")
+		if p.Comm == "irqbalance" {
+			read(dir + "cmdline")
+			read(dir + "environ")
 		}
 	}
 }
