@@ -3,9 +3,7 @@ package doctor
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,7 +113,7 @@ func checkIdle(e *env) Check {
 		dir := fmt.Sprintf("%s/cpu%d/cpuidle", cpuDir, cpu)
 		ents, err := e.h.Root.ReadDir(dir)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
+			if !absent(err) {
 				c.Status = Warn
 				c.Evidence = append(c.Evidence, unreadable(dir, err))
 			}

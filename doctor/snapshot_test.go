@@ -46,23 +46,7 @@ func TestSnapshotCarriesFileChecks(t *testing.T) {
 			r, dir := fixtureRoot(t, trees...)
 			sr, snap := snapshotOf(t, r, "eth0")
 			for _, role := range Roles {
-				o := Options{Iface: "eth0", Role: role, FrameSize: 64}
-				want, err := Run(context.Background(), Host{Root: r, RootName: dir}, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := Run(context.Background(), Host{Root: sr, RootName: snap}, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, id := range fileCheckIDs {
-					if d := cmp.Diff(want.Find(id), got.Find(id)); d != "" {
-						t.Errorf("%s, role %s: the snapshot's check differs from the fixture's (-fixture +snapshot):\n%s", id, role, d)
-					}
-				}
-				if d := cmp.Diff(want.Facts, got.Facts); d != "" {
-					t.Errorf("facts differ (-fixture +snapshot):\n%s", d)
-				}
+				sameFileChecks(t, Host{Root: r, RootName: dir}, Host{Root: sr, RootName: snap}, Options{Iface: "eth0", Role: role, FrameSize: 64}, false)
 			}
 		})
 	}
@@ -92,23 +76,32 @@ func TestSnapshotOfThisHost(t *testing.T) {
 		t.Skipf("this host's %s cannot be inspected: %v", iface, err)
 	}
 	sr, snap := snapshotOf(t, live, iface)
-	o := Options{Iface: iface, FrameSize: 64}
-	want, err := Run(context.Background(), Host{Root: live, RootName: "/"}, o)
+	sameFileChecks(t, Host{Root: live, RootName: "/"}, Host{Root: sr, RootName: snap}, Options{Iface: iface, FrameSize: 64}, true)
+}
+
+// sameFileChecks runs the checks on a host and on its snapshot and fails
+// on every file check or fact that differs. live compares only the SMT
+// check's verdict: a live /proc/stat moves between the two reads.
+func sameFileChecks(t *testing.T, host, snap Host, o Options, live bool) {
+	t.Helper()
+	want, err := Run(context.Background(), host, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Run(context.Background(), Host{Root: sr, RootName: snap}, o)
+	got, err := Run(context.Background(), snap, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range fileCheckIDs {
 		w, g := want.Find(id), got.Find(id)
-		if id == "smt" {
-			// /proc/stat moves between the two reads: compare verdicts.
+		if live && id == "smt" {
 			w, g = &Check{Status: w.Status}, &Check{Status: g.Status}
 		}
 		if d := cmp.Diff(w, g); d != "" {
-			t.Errorf("%s of %s: the snapshot's check differs from the live host's (-live +snapshot):\n%s", id, iface, d)
+			t.Errorf("%s of %s, role %s: the snapshot's check differs from the host's (-host +snapshot):\n%s", id, o.Iface, o.Role, d)
 		}
+	}
+	if d := cmp.Diff(want.Facts, got.Facts); d != "" {
+		t.Errorf("facts of %s differ (-host +snapshot):\n%s", o.Iface, d)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +47,7 @@ func testQueues(e *env, dir string) []testQueue {
 	for n, cpus := range byQueue {
 		out = append(out, testQueue{dir: dir, n: n, planned: cpus})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
+	slices.SortFunc(out, func(a, b testQueue) int { return a.n - b.n })
 	return out
 }
 
@@ -55,11 +55,14 @@ func testQueues(e *env, dir string) []testQueue {
 // when it does not exist (the same on a live host, a fixture and a
 // snapshot), else the error.
 func unreadable(name string, err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
+	if absent(err) {
 		return name + ": absent"
 	}
 	return fmt.Sprintf("%s: not readable (%v)", name, err)
 }
+
+// absent is true when err says a file does not exist.
+func absent(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // readMask reads a queue's CPU mask; ok is false when the file is absent
 // (a kernel without CONFIG_RPS or CONFIG_XPS, xps_cpus of a one-queue

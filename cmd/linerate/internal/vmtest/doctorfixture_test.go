@@ -38,17 +38,9 @@ func TestCaptureDoctorFixture(t *testing.T) {
 			"/bin/doctor.test":          bin,
 			"/boot/config-" + k.Release: filepath.Join(filepath.Dir(k.Vmlinuz), "config-"+k.Release),
 		},
-		CPUs:   4,
-		Memory: "1G",
-		QEMUArgs: []string{
-			"-object", "memory-backend-ram,id=m0,size=512M",
-			"-object", "memory-backend-ram,id=m1,size=512M",
-			"-numa", "node,nodeid=0,cpus=0-1,memdev=m0",
-			"-numa", "node,nodeid=1,cpus=2-3,memdev=m1",
-			"-device", "pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
-			"-netdev", "tap,id=n1,ifname=" + tap + ",script=no,downscript=no,queues=4,vhost=off",
-			"-device", "virtio-net-pci,netdev=n1,bus=pxb1,mq=on,vectors=10,romfile=",
-		},
+		CPUs:     4,
+		Memory:   "1G",
+		QEMUArgs: numaNICArgs(tap),
 		Script: `ip link set eth0 up 2>/dev/null || true
 LINERATE_CAPTURE_IFACE=eth0 LINERATE_CAPTURE_OUT=- /bin/doctor.test -test.v -test.count=1 -test.run '^TestCaptureFixture$'
 `,
