@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
 )
 
 // namespaceRoot mounts a sysfs made inside ns's network namespace at
@@ -108,7 +108,7 @@ func TestLiveRPSFixVeth(t *testing.T) {
 	}
 	for name := range before {
 		b, _ := r.ReadFile(name)
-		if strings.Trim(strings.TrimSpace(string(b)), "0,") != "" {
+		if m, err := cpuset.ParseMask(string(b)); err != nil || !m.IsEmpty() {
 			t.Errorf("%s after the fix: %q, want all zero", name, b)
 		}
 	}

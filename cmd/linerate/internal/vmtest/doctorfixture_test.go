@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCaptureDoctorFixture boots the VM lab's guest (the pinned Debian
@@ -29,23 +28,20 @@ func TestCaptureDoctorFixture(t *testing.T) {
 		t.Skip("vmtest: needs root to create the multiqueue tap device the guest's virtio NIC attaches to")
 	}
 	k := SkipUnlessAvailable(t)
-	bin := BuildTestBinary(t, "github.com/linerate/linerate/doctor")
-	tap := tapDevice(t)
 	g := &Guest{
 		Kernel:  k,
 		Modules: []string{"virtio_pci", "virtio_net", "pktgen"},
 		Files: map[string]string{
-			"/bin/doctor.test":          bin,
+			"/bin/doctor.test":          BuildTestBinary(t, "github.com/linerate/linerate/doctor"),
 			"/boot/config-" + k.Release: filepath.Join(filepath.Dir(k.Vmlinuz), "config-"+k.Release),
 		},
 		CPUs:     4,
 		Memory:   "1G",
-		QEMUArgs: numaNICArgs(tap),
+		QEMUArgs: numaNICArgs(tapDevice(t)),
 		Script: `ip link set eth0 up 2>/dev/null || true
 LINERATE_CAPTURE_IFACE=eth0 LINERATE_CAPTURE_OUT=- /bin/doctor.test -test.v -test.count=1 -test.run '^TestCaptureFixture$'
 `,
-		Timeout: 4 * time.Minute,
-		Log:     TestLogger(t),
+		Log: TestLogger(t),
 	}
 	res, err := g.Run(context.Background())
 	if err != nil {
