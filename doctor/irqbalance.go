@@ -142,7 +142,11 @@ func checkIRQBalance(e *env) Check {
 	}
 	switch {
 	case e.plan == nil:
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s has no queue IRQs to ban (%v); a run's tune refuses a running irqbalance under --irqbalance %s all the same", e.o.Iface, e.nicErr, topology.IRQBalanceRefuse))
+		why := "no plan of its queue IRQs"
+		if e.nicErr != nil {
+			why = e.nicErr.Error()
+		}
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s has no queue IRQs to ban (%s); a run's tune refuses a running irqbalance under --irqbalance %s all the same", e.o.Iface, why, topology.IRQBalanceRefuse))
 		c.Status = c.Status.Worse(bad)
 	case len(unbanned) == 0:
 		c.Evidence = append(c.Evidence, fmt.Sprintf("every queue IRQ of %s is banned (%d)", e.o.Iface, len(vectors)))
