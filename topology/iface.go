@@ -64,8 +64,9 @@ func VerifyIface(ctx context.Context, r Root, iface, stateDir string, wait func(
 }
 
 // RecordIface reads below base exactly what inspecting, planning and
-// verifying iface read, into a Recorder whose snapshot (SaveTarGz)
-// replays them elsewhere.
+// verifying iface read, and what doctor's file checks read
+// (recordHostFiles), into a Recorder whose snapshot (SaveTarGz) replays
+// them elsewhere.
 func RecordIface(base Root, iface string) (*Recorder, error) {
 	rec := NewRecorder(base)
 	n, err := Inspect(rec, iface)
@@ -78,5 +79,6 @@ func RecordIface(base Root, iface string) (*Recorder, error) {
 	if _, err := ReadInterrupts(rec); err != nil {
 		return nil, err
 	}
+	recordHostFiles(base, rec, n)
 	return rec, nil
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/linerate/linerate/internal/enum"
@@ -53,21 +51,10 @@ var ErrIRQBalance = errors.New("irqbalance is running")
 // IRQBalancePIDs returns the pids of running irqbalance processes, found
 // by their comm in <root>/proc.
 func IRQBalancePIDs(r Root) []int {
-	ents, err := r.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if comm, err := readString(r, "/proc/"+e.Name()+"/comm"); err == nil && comm == "irqbalance" {
-			pids = append(pids, pid)
-		}
+	for _, p := range ProcessesNamed(r, "irqbalance") {
+		pids = append(pids, p.PID)
 	}
-	sort.Ints(pids)
 	return pids
 }
 

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,12 @@ func (rc *Recorder) walk(name string) string {
 					rc.mu.Lock()
 					rc.links[next] = t
 					rc.mu.Unlock()
+					// The target's own links too (/proc/net -> self/net
+					// goes through /proc/self), or the replay stops there.
+					if !path.IsAbs(t) {
+						t = path.Join(cur, t)
+					}
+					rc.walk(t)
 				}
 			}
 		}
@@ -334,6 +341,82 @@ func ExtractTarGz(r io.Reader, dir string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("extract snapshot entry %s: %w", h.Name, err)
+		}
+	}
+}
+
+// TimeDaemons are the processes that discipline the clock, by comm
+// (systemd-timesyncd's comm is cut to 15 bytes): what a snapshot keeps of
+// /proc and doctor's clock check looks for.
+var TimeDaemons = []string{"chronyd", "ntpd", "ptp4l", "phc2sys", "systemd-timesyn"}
+
+// PktgenModules are the names kernel pktgen's module is installed under,
+// in /lib/modules/REL/kernel/net/core.
+var PktgenModules = []string{"pktgen.ko", "pktgen.ko.xz", "pktgen.ko.zst", "pktgen.ko.gz"}
+
+// recordHostFiles reads through rec the files doctor's file checks read
+// beyond what Inspect does, so that `linerate doctor --root` on the
+// snapshot judges as on the host: the interface's MTU and its queues'
+// RPS, RFS and XPS settings; each online CPU's cpufreq governor and
+// driver and cpuidle states; the NUMA nodes; /proc/stat and /proc/cpuinfo;
+// the kernel release, its configuration and where pktgen is; conntrack's
+// count and module and iptables-legacy's tables; and of the processes only
+// those of irqbalance (comm, cmdline, environ) and of the
+// time daemons (comm). Files that are absent are absent in the snapshot
+// too. Whole /proc is never listed through rec: its listing would read
+// every small file of it.
+func recordHostFiles(base Root, rec *Recorder, n *NIC) {
+	read := func(name string) { _, _ = rec.ReadFile(name) }
+	stat := func(name string) { _, _ = rec.Stat(name) }
+	netdir := "/sys/class/net/" + n.Iface
+	read(netdir + "/mtu")
+	if ents, err := base.ReadDir(netdir + "/queues"); err == nil {
+		for _, e := range ents {
+			for _, attr := range []string{"rps_cpus", "rps_flow_cnt", "xps_cpus", "xps_rxqs"} {
+				read(netdir + "/queues/" + e.Name() + "/" + attr)
+			}
+		}
+	}
+	read("/proc/sys/net/core/rps_sock_flow_entries")
+	for _, c := range n.OnlineCPUs.CPUs() {
+		cpu := fmt.Sprintf("%s/cpu%d", cpuDir, c)
+		stat(cpu + "/cpufreq")
+		read(cpu + "/cpufreq/scaling_governor")
+		read(cpu + "/cpufreq/scaling_driver")
+		states, err := rec.ReadDir(cpu + "/cpuidle")
+		if err != nil {
+			continue
+		}
+		for _, s := range states {
+			for _, attr := range []string{"name", "latency", "disable"} {
+				read(cpu + "/cpuidle/" + s.Name() + "/" + attr)
+			}
+		}
+	}
+	_, _ = rec.ReadDir("/sys/devices/system/node")
+	read("/proc/stat")
+	read("/proc/cpuinfo")
+	rel, err := readString(rec, "/proc/sys/kernel/osrelease")
+	if err == nil {
+		stat("/proc/net/pktgen")
+		for _, m := range PktgenModules {
+			stat("/lib/modules/" + rel + "/kernel/net/core/" + m)
+		}
+		if _, err := rec.ReadFile("/boot/config-" + rel); err != nil {
+			read("/proc/config.gz")
+		}
+	}
+	// Conntrack: its count, its module and iptables-legacy's table lists.
+	read("/proc/sys/net/netfilter/nf_conntrack_count")
+	stat("/sys/module/nf_conntrack")
+	read("/proc/net/ip_tables_names")
+	read("/proc/net/ip6_tables_names")
+	for _, p := range ProcessesNamed(base, append([]string{"irqbalance"}, TimeDaemons...)...) {
+		dir := "/proc/" + strconv.Itoa(p.PID) + "/"
+		read(dir + "comm")
+		if p.Comm == "irqbalance" {
+			read(dir + "cmdline")
+			read(dir + "environ")
 		}
 	}
 }
