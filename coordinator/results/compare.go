@@ -372,6 +372,50 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 		out = append(out, FieldDiff{Field: "irq_map", A: ma, B: mb, Detail: irqDetail(a.IRQMap, b.IRQMap)})
 	}
 	add("tool_version", a.Version, b.Version)
+	return append(out, diffChecked(a, b)...)
+}
+
+// diffChecked flags what the hosts' checks read and judged differently:
+// each setting (CPU model, microcode, governor, rings, coalescing, pause,
+// offloads) and each check's verdict. Only when both sides were checked:
+// a document or agent that predates the checks is no difference.
+func diffChecked(a, b Fingerprint) []FieldDiff {
+	if len(a.Checks) == 0 || len(b.Checks) == 0 {
+		return nil
+	}
+	var out []FieldDiff
+	add := func(field, va, vb string) {
+		if va != vb {
+			out = append(out, FieldDiff{Field: field, A: va, B: vb})
+		}
+	}
+	add("cpu_model", a.CPUModel, b.CPUModel)
+	add("microcode", a.Microcode, b.Microcode)
+	add("governor", a.Governor, b.Governor)
+	add("rings", a.Rings, b.Rings)
+	add("coalesce", a.Coalesce, b.Coalesce)
+	add("pause", a.Pause, b.Pause)
+	add("offloads", a.Offloads, b.Offloads)
+	var ids []string
+	for id := range a.Checks {
+		ids = append(ids, id)
+	}
+	for id := range b.Checks {
+		if _, ok := a.Checks[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		va, vb := a.Checks[id], b.Checks[id]
+		if va == "" {
+			va = "not checked"
+		}
+		if vb == "" {
+			vb = "not checked"
+		}
+		add("check "+id, va, vb)
+	}
 	return out
 }
 

@@ -163,4 +163,16 @@ type Fingerprint struct {
 	Method        string               `json:"method,omitempty"`
 	XDPMode       string               `json:"xdp_mode,omitempty"` // the receiver's XDP attach: native or generic
 	Version       string               `json:"tool_version,omitempty"`
+	// The host settings its checks read (coordinator.Host's Facts; absent
+	// from documents and agents that predate them).
+	CPUModel  string `json:"cpu_model,omitempty"`
+	Microcode string `json:"microcode,omitempty"`
+	Governor  string `json:"governor,omitempty"`
+	Rings     string `json:"rings,omitempty"`
+	Coalesce  string `json:"coalesce,omitempty"`
+	Pause     string `json:"pause,omitempty"`
+	Offloads  string `json:"offloads,omitempty"`
+	// Checks are the verdicts of the host's checks before the run, by
+	// check id ("PASS", "WARN", "FAIL").
+	Checks map[string]string `json:"checks,omitempty"`
 }
