@@ -104,7 +104,7 @@ func (st *runState) judgePreflight() error {
 			if c.Status == doctor.Pass {
 				continue
 			}
-			st.res.Warnings = append(st.res.Warnings, checkWarning(n.host.Name, c))
+			st.res.Warnings = append(st.res.Warnings, CheckWarning(n.host.Name, c))
 			if c.Status == doctor.Fail {
 				fails = append(fails, checkFailure(n.host.Name, c))
 			}
@@ -118,7 +118,7 @@ func (st *runState) judgePreflight() error {
 }
 
 // checkWarning is a WARN or FAIL as one line of a result's warnings.
-func checkWarning(host string, c doctor.Check) string {
+func CheckWarning(host string, c doctor.Check) string {
 	w := fmt.Sprintf("%s: check %s %s: %s", host, c.ID, c.Status, firstEvidence(c))
 	if c.Fix != "" {
 		w += " (fix: " + c.Fix + ")"
