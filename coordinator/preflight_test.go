@@ -30,7 +30,9 @@ func TestRunPreflightStrict(t *testing.T) {
 	r1 := receiver("r1", "198.18.0.101")
 	r2 := receiver("r2", "198.18.0.102")
 	s1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{irqbalanceFail, passCheck("mtu")} }
-	r1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{passCheck("irqbalance"), passCheck("mtu")} }
+	r1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{passCheck("irqbalance"), passCheck("mtu")}
+	}
 	r2.checks = func(int) []*lineratev1.HostCheck {
 		return []*lineratev1.HostCheck{irqbalanceFail, {Id: "mtu", Status: "WARN", Evidence: []string{"/sys/class/net/eth1/mtu: 1500"}, Fix: "ip link set eth1 mtu 9000"}}
 	}
