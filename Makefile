@@ -38,12 +38,18 @@ FUZZ_TARGETS := \
 
 all: build
 
-# deps: what a fresh machine lacks. gcc is needed for -race (cgo).
+# deps: what a fresh machine lacks. gcc is needed for -race (cgo); nft
+# loads the firewall doctor/nft's traffic test checks (in its own
+# namespaces; without nft that test skips).
 deps:
 	@command -v $(GO) >/dev/null || { echo "make: Go is missing: install Go 1.26 (https://go.dev/dl) and re-run" >&2; exit 1; }
 	@if ! command -v gcc >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; \
 		else echo "make: gcc is missing (needed by go test -race): apt-get install gcc" >&2; exit 1; fi; \
+	fi
+	@if ! command -v nft >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nftables; \
+		else echo "make: nft is missing (the doctor/nft traffic test skips without it): apt-get install nftables" >&2; fi; \
 	fi
 	@$(GO) mod download
 

@@ -27,7 +27,14 @@ type env struct {
 	// they cannot be read.
 	ethtool NIC
 	ethErr  error
-	addrs   []netip.Addr
+	// addrs are the run's addresses (Options.Addrs, else the interface's);
+	// addrsErr says why the interface's could not be read.
+	addrs    []netip.Addr
+	addrsErr error
+	// fw is the ruleset as Host.Firewall judged it for addrs, read once
+	// by the first check that needs it (fwErr when it cannot be read).
+	fw    *FirewallState
+	fwErr error
 }
 
 // newEnv reads what every check shares. Only a missing interface is an
@@ -54,6 +61,9 @@ func newEnv(h Host, o Options) (*env, error) {
 	}
 	if e.cpus.IsEmpty() {
 		e.cpus = e.online
+	}
+	if e.addrs == nil && h.IfaceAddrs != nil {
+		e.addrs, e.addrsErr = h.IfaceAddrs(o.Iface)
 	}
 	if b, err := h.Root.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		e.kernel = strings.TrimSpace(string(b))

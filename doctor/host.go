@@ -27,6 +27,9 @@ type Host struct {
 	// XDPFeatures reads the interface's xdp-features (netdev netlink);
 	// nil when they cannot be read.
 	XDPFeatures func(iface string) ([]string, error)
+	// IfaceAddrs reads the interface's addresses, the run's addresses when
+	// Options.Addrs gives none; nil when they cannot be read.
+	IfaceAddrs func(iface string) ([]netip.Addr, error)
 }
 
 // NIC is one interface's ethtool parameters.
@@ -47,9 +50,8 @@ type NIC interface {
 type Firewall interface {
 	// Inspect reads what the ruleset does to traffic between addrs.
 	Inspect(addrs []netip.Addr) (FirewallState, error)
-	// AddNotrack adds linerate's NOTRACK table for addrs and returns it as
-	// a journal setting (KindNftTable); the caller journals it first with
-	// NotrackSetting.
+	// AddNotrack adds linerate's NOTRACK table for addrs; the caller
+	// journals NotrackSetting first.
 	AddNotrack(addrs []netip.Addr) error
 	// NotrackSetting is the journal setting AddNotrack will create.
 	NotrackSetting() topology.Setting

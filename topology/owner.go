@@ -8,6 +8,9 @@ import (
 // OwnerIRQApply is the owner of the journals `linerate irq apply` writes.
 const OwnerIRQApply = "irq apply"
 
+// OwnerDoctor is the owner of the journals `linerate doctor --fix` writes.
+const OwnerDoctor = "doctor"
+
 // ErrJournalOwner is an Apply onto a journal another owner wrote: the
 // originals it holds are that owner's to restore.
 var ErrJournalOwner = errors.New("the journal belongs to another owner")

@@ -138,8 +138,33 @@ func WriteRestores(w io.Writer, stateDir string, res []RestoreResult) error {
 		if err := WriteChanges(w, title, rr.Changes, rr.Warnings); err != nil {
 			return err
 		}
+		if err := WriteSettingChanges(w, rr.Settings); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// WriteSettingChanges renders the host settings a restore put back
+// (nothing when there are none).
+func WriteSettingChanges(w io.Writer, changes []SettingChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SETTING\tKEY\tFROM\tTO\tSTATUS\tNOTE\t")
+	for _, c := range changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Kind, c.Key, orDash(short(c.From)), orDash(short(c.To)), c.Status, c.Note)
+	}
+	return tw.Flush()
+}
+
+// short cuts a long setting (an ethtool parameter set's JSON) for a table.
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
 }
 
 // WriteChanges renders the outcome of an apply or restore for people.

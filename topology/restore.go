@@ -12,10 +12,10 @@ import (
 
 // RestoreResult reports the restore of one interface's journal.
 type RestoreResult struct {
-	Iface    string   `json:"iface"`
-	Journal  string   `json:"journal"`
-	Owner    string   `json:"owner,omitempty"` // who wrote the journal
-	Changes  []Change `json:"changes"`
+	Iface   string   `json:"iface"`
+	Journal string   `json:"journal"`
+	Owner   string   `json:"owner,omitempty"` // who wrote the journal
+	Changes []Change `json:"changes"`
 	// Settings are the journal's host fixes put back (KindFile by
 	// topology, other kinds by RestoreOptions.Settings).
 	Settings []SettingChange `json:"settings,omitempty"`

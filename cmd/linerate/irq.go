@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/doctor"
+	"github.com/linerate/linerate/doctor/live"
 	"github.com/linerate/linerate/internal/ctxsleep"
 	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/topology"
@@ -165,7 +167,7 @@ func (a *app) irqRestore() *cobra.Command {
 	f := &irqFlags{}
 	cmd := &cobra.Command{
 		Use:   "restore [--iface NAME]",
-		Short: "Put back the affinities journaled by apply (all interfaces unless --iface)",
+		Short: "Put back the affinities journaled by apply, and the settings doctor's fixes journaled (all interfaces unless --iface)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, cleanup, err := openHost(f.root)
@@ -175,6 +177,7 @@ func (a *app) irqRestore() *cobra.Command {
 			defer cleanup()
 			res, err := topology.Restore(cmd.Context(), r, topology.RestoreOptions{
 				StateDir: f.stateDir, Iface: f.iface, RootName: absPath(f.root), Logger: a.log,
+				Settings: doctor.Restorers(live.Host(r, absPath(f.root))),
 			})
 			if f.json {
 				if jerr := a.writeJSON(res); err == nil {

@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: "+strings.Join(logLevels, ", "))
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", logFormats[0], "log format: "+enum.Or(logFormats))
-	root.AddCommand(a.irqCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
+	root.AddCommand(a.irqCommand(), a.doctorCommand(), a.pktgenCommand(), a.sendCommand(), a.certsCommand())
 	root.AddCommand(a.recvCommand())
 	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())
 	root.AddCommand(a.resultsCommand(), a.reportCommand(), a.campaignCommand())

@@ -74,4 +74,12 @@ var BadCommands = []BadCommand{
 	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "ff:ff:ff:ff:ff:ff"}, "--allow-src-mac ff:ff:ff:ff:ff:ff: a group MAC"},
 	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "0s"}, "--max-run 0s: want a positive duration such as 24h"},
 	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "-1h"}, "--max-run -1h0m0s: want a positive duration"},
+	// doctor: the run its checks are for, named by flags that must be valid.
+	{[]string{"doctor", "--iface", "lo", "--role", "switch"}, `--role "switch": valid roles are sender, receiver and both`},
+	{[]string{"doctor", "--iface", "lo", "--frame-size", "40"}, "--frame-size 40: want 64 to 65535 bytes, or 0 (not checked)"},
+	{[]string{"doctor", "--iface", "lo", "--cpus", "x"}, `--cpus "x": want a CPU list`},
+	{[]string{"doctor", "--iface", "lo", "--addrs", "198.18.0.1,nine"}, `--addrs "198.18.0.1,nine": "nine" is not an IP address`},
+	{[]string{"doctor", "--iface", "lo", "--irqbalance", "stop"}, `--irqbalance "stop": valid values are refuse and ignore`},
+	{[]string{"doctor"}, "--iface: required (the data interface to check), or --restore"},
+	{[]string{"doctor", "--iface", "nosuchif0"}, "--iface: doctor nosuchif0: no such interface"},
 }
