@@ -38,15 +38,19 @@ func TestHostClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if h := Host(root, "/"); h.Clock == nil || h.Root == nil || h.RootName != "/" {
-		t.Errorf("live host %+v: want its root and clock", h)
+	h := Host(root, "/")
+	if h.Clock == nil || h.IfaceAddrs == nil || h.Root == nil || h.RootName != "/" {
+		t.Errorf("live host %+v: want its root, clock and addresses", h)
+	}
+	if as, err := h.IfaceAddrs("lo"); err == nil && (len(as) == 0 || !as[0].IsLoopback()) {
+		t.Errorf("addresses of lo: %v, want its loopback address first", as)
 	}
 	snap, err := topology.OpenRoot(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	if h := Host(snap, "snap"); h.Clock != nil {
-		t.Error("a snapshot's host reads the running kernel's clock")
+	if h := Host(snap, "snap"); h.Clock != nil || h.IfaceAddrs != nil {
+		t.Error("a snapshot's host reads the running kernel's clock or addresses")
 	}
 }

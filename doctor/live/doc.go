@@ -5,4 +5,5 @@
 //	clock.go       Synced, the kernel's own verdict on adjtimex's answer
 //	clock_linux.go ReadClock: adjtimex with modes 0 (nothing is changed)
 //	clock_other.go ReadClock off Linux: an error naming the system
+//	addrs_linux.go the interface's addresses over netlink (addrs_other.go: none)
 package live

@@ -8,9 +8,10 @@ import (
 )
 
 // Host is the host below root for the checks and the fixes, rootName as
-// journals record it ("/" for the live host). The clock is the running
-// kernel's, so it is read only when root is the live host's own "/": a
-// --root snapshot's clock cannot be read, and its check says so.
+// journals record it ("/" for the live host). The clock and the
+// interface's addresses are the running kernel's, so they are read only
+// when root is the live host's own "/": a --root snapshot's cannot be
+// read, and its checks say so.
 //
 // The xdp-features (the netdev generic netlink family) are left unread:
 // vishvananda/netlink, the netlink library of the module, has no netdev
@@ -19,7 +20,7 @@ import (
 func Host(root *topology.DirRoot, rootName string) doctor.Host {
 	h := doctor.Host{Root: root, RootName: rootName}
 	if filepath.Clean(root.Dir()) == "/" {
-		h.Clock = ReadClock
+		h.Clock, h.IfaceAddrs = ReadClock, ifaceAddrs
 	}
 	// OpenNIC: wired when internal/ethtool implements doctor.NIC.
 	// Firewall: wired when doctor/nft lands.
