@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,9 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // irqAffinities are every IRQ's smp_affinity_list of this host.
@@ -166,54 +167,75 @@ func nsFile(t *testing.T, ns, path, value string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestLabRunPreflightFix: a lab whose hosts' data0 spread their received
-// packets by RPS (rps_cpus 1, set here as a host might have it) runs with
-// --preflight fix: each agent applies the rps class (its check's fix),
-// journaled before it writes, the result reports what it fixed (1 → 0)
-// and that the release restored it, and every rps_cpus reads 1 again.
-func TestLabRunPreflightFix(t *testing.T) {
-	nstest.SkipUnlessRoot(t)
-	bin := Binary(t)
-	name := fmt.Sprintf("f%d", os.Getpid()%10000)
-	up, out := startLabUp(t, bin, name)
-	t.Cleanup(func() {
-		_ = up.Process.Signal(syscall.SIGINT)
-		_ = up.Wait()
-		assertNoLab(t, name, lab.DefaultDir(name))
-	})
+// TestLabAgentPreflightFix drives a lab sender's agent (its real root:
+// the namespace's data0, a veth) as a run with --preflight fix does. With
+// rps_cpus 1 on data0's rx-0 (set here, as a host might have it) and the
+// run on CPU 1, its Describe flags RPS (steering WARN, fix class rps);
+// Tune with the rps class, fix_only (a veth has no queue IRQs), writes
+// rps_cpus 0 after journaling it and says so (1 → 0); the lease's release
+// puts back 1; and a fix interrupted by SIGKILL is put back when the
+// agent starts again.
+func TestLabAgentPreflightFix(t *testing.T) {
+	r := startRelLab(t, "f", 1, 1)
 	const rps = "/sys/class/net/data0/queues/rx-0/rps_cpus"
-	hosts := map[string]string{"s1": lab.Prefix(name) + "s1", "r1": lab.Prefix(name) + "r1"}
-	before := map[string]string{}
-	for h, ns := range hosts {
-		before[h] = nsFile(t, ns, rps, "1")
+	ns := lab.Prefix(r.name) + "s1"
+	if got := nsFile(t, ns, rps, "1"); got != "1" {
+		t.Fatalf("rps_cpus of s1's data0 reads %q after writing 1", got)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := append([]string{"run", "--senders", "s1", "--receivers", "r1", "--count", "1000", "--preflight", "fix", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, memberFlags(t, out)...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var res coordinator.Result
-	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil || res.Status != coordinator.StatusOK {
-		t.Fatalf("run: exit %v, status %q %s (%v)\nstderr:\n%s", err, res.Status, res.Error, jerr, stderr.String())
+	ctx := context.Background()
+	c := r.client("s1")
+	d, err := c.Describe(ctx, &lineratev1.DescribeRequest{Role: "both", Cpus: []int32{1}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, h := range res.Hosts {
-		var fixed []string
-		for _, f := range h.Fixed {
-			fixed = append(fixed, fmt.Sprintf("%s %s %s: %s → %s", f.Class, f.Setting.Kind, f.Setting.Key, f.From, f.To))
-		}
-		want := fmt.Sprintf("rps file %s: 1 → 0", rps)
-		if len(fixed) != 1 || !strings.HasSuffix(fixed[0], "queues/rx-0/rps_cpus: 1 → 0") || !h.FixesRestored {
-			t.Errorf("host %s fixed %q (restored %v): want %q, restored", h.Name, fixed, h.FixesRestored, want)
+	var steering *lineratev1.HostCheck
+	for _, ch := range d.Checks {
+		if ch.Id == "steering" {
+			steering = ch
 		}
 	}
-	after := map[string]string{}
-	for h, ns := range hosts {
-		after[h] = nsFile(t, ns, rps, "")
+	if steering == nil || steering.Status != "WARN" || steering.FixClass != "rps" || !strings.Contains(strings.Join(steering.Evidence, "\n"), rps+": 1") {
+		t.Fatalf("steering check %v (checks error %q): want WARN, fix class rps, naming %s: 1", steering, d.ChecksError, rps)
 	}
-	if !maps.Equal(before, after) || before["s1"] != "1" {
-		t.Errorf("rps_cpus before the run %v, after %v: want each restored to what it was (1)", before, after)
+	fix := func(c lineratev1.AgentClient) (string, []*lineratev1.HostFix, error) {
+		l, err := c.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "preflight-fix-test", Ttl: durationpb.New(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu, err := c.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, FixClasses: []string{"rps"}, FixOnly: true})
+		return l.LeaseId, tu.GetFixed(), err
 	}
-	t.Logf("fixed and restored: %v → 0 → %v", before, after)
+	lease, fixed, err := fix(c)
+	if err != nil || len(fixed) != 1 || fixed[0].Class != "rps" || fixed[0].Kind != "file" || fixed[0].Key != rps || fixed[0].From != "1" || fixed[0].To != "0" {
+		t.Fatalf("tune (fix rps): %v, fixed %v: want rps file %s 1 → 0", err, fixed, rps)
+	}
+	if got := nsFile(t, ns, rps, ""); got != "0" {
+		t.Errorf("rps_cpus after the fix: %q, want 0", got)
+	}
+	if _, err := c.ReleaseLease(ctx, &lineratev1.ReleaseLeaseRequest{LeaseId: lease}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nsFile(t, ns, rps, ""); got != "1" {
+		t.Errorf("rps_cpus after the release: %q, want 1 (restored)", got)
+	}
+
+	// SIGKILLed with the fix in place: its next start puts it back.
+	if _, _, err := fix(c); err != nil || nsFile(t, ns, rps, "") != "0" {
+		t.Fatalf("tune (fix rps) again: %v", err)
+	}
+	a := r.lab.Agent("s1")
+	_ = a.Cmd.Process.Kill()
+	if _, ok := waitFor(5*time.Second, a.Exited); !ok {
+		t.Fatal("s1's agent still runs 5 s after SIGKILL")
+	}
+	if got := nsFile(t, ns, rps, ""); got != "0" {
+		t.Fatalf("rps_cpus after SIGKILL: %q, want 0 still (the test proves nothing otherwise)", got)
+	}
+	if _, err := r.lab.Restart(ctx, "s1", r.opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := waitFor(10*time.Second, func() bool { return nsFile(t, ns, rps, "") == "1" }); !ok {
+		t.Errorf("rps_cpus after the agent's restart: %q, want 1 (restored at start)", nsFile(t, ns, rps, ""))
+	}
+	t.Logf("rps_cpus of s1's data0: 1, fixed to 0 and restored to 1 at release and at the start after a SIGKILL")
 }
