@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -372,51 +373,44 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 		out = append(out, FieldDiff{Field: "irq_map", A: ma, B: mb, Detail: irqDetail(a.IRQMap, b.IRQMap)})
 	}
 	add("tool_version", a.Version, b.Version)
-	return append(out, diffChecked(a, b)...)
-}
-
-// diffChecked flags what the hosts' checks read and judged differently:
-// each setting (CPU model, microcode, governor, rings, coalescing, pause,
-// offloads) and each check's verdict. Only when both sides were checked:
-// a document or agent that predates the checks is no difference.
-func diffChecked(a, b Fingerprint) []FieldDiff {
-	if len(a.Checks) == 0 || len(b.Checks) == 0 {
-		return nil
-	}
-	var out []FieldDiff
-	add := func(field, va, vb string) {
-		if va != vb {
-			out = append(out, FieldDiff{Field: field, A: va, B: vb})
+	if len(a.Checks) > 0 && len(b.Checks) > 0 {
+		// What the hosts' checks read and judged: only when both sides
+		// were checked (a document or agent that predates the checks is
+		// no difference).
+		add("cpu_model", a.CPUModel, b.CPUModel)
+		add("microcode", a.Microcode, b.Microcode)
+		add("governor", a.Governor, b.Governor)
+		add("rings", a.Rings, b.Rings)
+		add("coalesce", a.Coalesce, b.Coalesce)
+		add("pause", a.Pause, b.Pause)
+		add("offloads", a.Offloads, b.Offloads)
+		for _, id := range checkIDs(a.Checks, b.Checks) {
+			add("check "+id, verdict(a.Checks, id), verdict(b.Checks, id))
 		}
 	}
-	add("cpu_model", a.CPUModel, b.CPUModel)
-	add("microcode", a.Microcode, b.Microcode)
-	add("governor", a.Governor, b.Governor)
-	add("rings", a.Rings, b.Rings)
-	add("coalesce", a.Coalesce, b.Coalesce)
-	add("pause", a.Pause, b.Pause)
-	add("offloads", a.Offloads, b.Offloads)
+	return out
+}
+
+// checkIDs are the check ids of either side, sorted.
+func checkIDs(a, b map[string]string) []string {
 	var ids []string
-	for id := range a.Checks {
-		ids = append(ids, id)
-	}
-	for id := range b.Checks {
-		if _, ok := a.Checks[id]; !ok {
-			ids = append(ids, id)
+	for _, m := range []map[string]string{a, b} {
+		for id := range m {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
 		}
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
-		va, vb := a.Checks[id], b.Checks[id]
-		if va == "" {
-			va = "not checked"
-		}
-		if vb == "" {
-			vb = "not checked"
-		}
-		add("check "+id, va, vb)
+	return ids
+}
+
+// verdict is a check's verdict in checks, "not checked" when absent.
+func verdict(checks map[string]string, id string) string {
+	if v, ok := checks[id]; ok {
+		return v
 	}
-	return out
+	return "not checked"
 }
 
 // pinKey identifies a pin across runs: its queue and direction.

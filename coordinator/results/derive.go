@@ -177,8 +177,8 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 		XDPMode:       h.XDPMode,
 	}
 	if f := h.Facts; f != nil {
-		fp.CPUModel, fp.Microcode, fp.Governor, fp.Rings = f.CPUModel, f.Microcode, f.Governor, f.Rings
-		fp.Coalesce, fp.Pause, fp.Offloads = f.Coalesce, f.Pause, f.Offloads
+		fp.Facts = *f
+		fp.Facts.Firmware = "" // the fingerprint's own Firmware holds it
 		if fp.Firmware == "" {
 			fp.Firmware = f.Firmware
 		}

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,17 +117,7 @@ func TestLabRunPreflightStrict(t *testing.T) {
 	bin := Binary(t)
 	pid := irqbalanceBanningAll(t)
 	name := fmt.Sprintf("p%d", os.Getpid()%10000)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "lab", "run", "--name", name, "--senders", "1", "--receivers", "1", "--json", "--log-level", "warn",
-		"--results-dir", t.TempDir(), "--count", "1000", "--preflight", "strict")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var res coordinator.Result
-	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil || err == nil || res.Status != coordinator.StatusFailed {
-		t.Fatalf("exit %v, status %q (%v)\nstdout:\n%s\nstderr:\n%s", err, res.Status, jerr, stdout.String(), stderr.String())
-	}
+	res, _ := labRunFails(t, bin, name, "--count", "1000", "--preflight", "strict")
 	evidence := fmt.Sprintf("irqbalance pid %d: /proc/%d/cmdline:", pid, pid)
 	for _, want := range []string{"--preflight strict:", "(no host was leased)", "  s1: irqbalance: " + evidence, "  r1: irqbalance: " + evidence, "fix: systemctl stop irqbalance"} {
 		if !strings.Contains(res.Error, want) {
@@ -149,7 +138,6 @@ func TestLabRunPreflightStrict(t *testing.T) {
 			t.Errorf("host %s: irqbalance check %+v, tuned %q: want FAIL, volatile, not tuned", h.Name, irqb, h.Tuned)
 		}
 	}
-	assertNoLab(t, name, lab.DefaultDir(name))
 }
 
 // nsFile reads or (with value) writes a file of a lab host's namespace
