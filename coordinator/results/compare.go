@@ -377,13 +377,12 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 		// What the hosts' checks read and judged: only when both sides
 		// were checked (a document or agent that predates the checks is
 		// no difference).
-		add("cpu_model", a.CPUModel, b.CPUModel)
-		add("microcode", a.Microcode, b.Microcode)
-		add("governor", a.Governor, b.Governor)
-		add("rings", a.Rings, b.Rings)
-		add("coalesce", a.Coalesce, b.Coalesce)
-		add("pause", a.Pause, b.Pause)
-		add("offloads", a.Offloads, b.Offloads)
+		for _, f := range [][3]string{
+			{"cpu_model", a.CPUModel, b.CPUModel}, {"microcode", a.Microcode, b.Microcode}, {"governor", a.Governor, b.Governor},
+			{"rings", a.Rings, b.Rings}, {"coalesce", a.Coalesce, b.Coalesce}, {"pause", a.Pause, b.Pause}, {"offloads", a.Offloads, b.Offloads},
+		} {
+			add(f[0], f[1], f[2])
+		}
 		for _, id := range checkIDs(a.Checks, b.Checks) {
 			add("check "+id, verdict(a.Checks, id), verdict(b.Checks, id))
 		}
