@@ -126,6 +126,27 @@ func CheckWarning(host string, c doctor.Check) string {
 	return w
 }
 
+// OtherWarnings are r's warnings but those of its hosts' checks
+// (CheckWarning of each WARN and FAIL): what a report that shows the
+// checks themselves still has to say, and what a run's own test judges.
+func (r *Result) OtherWarnings() []string {
+	var shown []string
+	for _, h := range r.Hosts {
+		for _, c := range h.Checks {
+			if c.Status != doctor.Pass {
+				shown = append(shown, CheckWarning(h.Name, c))
+			}
+		}
+	}
+	var out []string
+	for _, w := range r.Warnings {
+		if !slices.Contains(shown, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // checkFailure is a FAIL as strict's refusal names it: the host, the
 // check, every item of its evidence and its fix.
 func checkFailure(host string, c doctor.Check) string {

@@ -89,7 +89,7 @@ func HTML(w io.Writer, doc *results.Document) error {
 		}
 	}
 	if doc.Run != nil {
-		p.Warnings, p.Preflight = otherWarnings(doc.Run), preflightOf(doc.Run)
+		p.Warnings, p.Preflight = doc.Run.OtherWarnings(), preflightOf(doc.Run)
 	}
 	p.LatencyCharts = append(latencyLoadCharts(doc, sizes), latencyCDFCharts(doc, sizes)...)
 	var buf bytes.Buffer

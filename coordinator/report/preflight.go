@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/doctor"
@@ -105,24 +104,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// otherWarnings are res's warnings but those a PREFLIGHT section shows
-// as its rows (coordinator.CheckWarning of each WARN and FAIL).
-func otherWarnings(res *coordinator.Result) []string {
-	var shown []string
-	for _, h := range res.Hosts {
-		for _, c := range h.Checks {
-			if c.Status != doctor.Pass {
-				shown = append(shown, coordinator.CheckWarning(h.Name, c))
-			}
-		}
-	}
-	var out []string
-	for _, w := range res.Warnings {
-		if !slices.Contains(shown, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }

@@ -77,7 +77,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)
 		}
 	}
-	for _, wn := range otherWarnings(res) {
+	for _, wn := range res.OtherWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 	return w.err

@@ -118,7 +118,7 @@ func Table(out io.Writer, doc *results.Document) error {
 	if doc.Run != nil {
 		preflightTable(w, preflightOf(doc.Run))
 		irqVerifyTable(w, doc.Run.Hosts)
-		for _, warn := range otherWarnings(doc.Run) {
+		for _, warn := range doc.Run.OtherWarnings() {
 			fmt.Fprintf(w, "warning: %s\n", warn)
 		}
 	}
