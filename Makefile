@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-latency bench-scale bench-vm bench-smoke bench-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-latency bench-scale bench-vm bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -85,6 +85,24 @@ report-deps:
 		echo "make: the headless report test needs chromium: run make report-deps as root (apt-get install chromium); until then it skips" >&2; exit 0; \
 	fi; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation
+
+# traffic-deps: Debian's irqbalance (1.9.2), which the netns lab's
+# TestLabRunPreflightStrict starts itself in the foreground, banning every
+# IRQ, to be refused by --preflight strict. Installed with the services'
+# start denied (policy-rc.d, as in a container) and, where systemd runs,
+# disabled: it must never run as a service here. Not root and it is
+# missing: that test skips (outside CI, where it fails) and this says so.
+traffic-deps:
+	@if command -v irqbalance >/dev/null; then exit 0; fi; \
+	command -v apt-get >/dev/null || { echo "make: no apt-get and no irqbalance: the lab's strict pre-flight test will skip" >&2; exit 0; }; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make: the lab's strict pre-flight test needs irqbalance: run make traffic-deps as root (apt-get install irqbalance); until then it skips" >&2; exit 0; \
+	fi; \
+	deny=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && deny=yes; fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends irqbalance; rc=$$?; \
+	if [ -n "$$deny" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl disable --now irqbalance >/dev/null 2>&1 || true; fi; \
+	exit $$rc
 
 # proto-deps: protoc and the well-known types (google/protobuf/*.proto)
 # from Debian when root, the two Go generators at their pinned versions
@@ -158,7 +176,7 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps report-deps proto-check lint unit traffic bench-smoke fuzz crossbuild
+test: deps vmtest-deps report-deps traffic-deps proto-check lint unit traffic bench-smoke fuzz crossbuild
 
 # lint: vet with and without the traffic tag (both builds compile);
 # staticcheck with it only: that build is every file, and without the

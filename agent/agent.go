@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/version"
@@ -123,6 +124,10 @@ type Config struct {
 	// AllowVLANs are the VLAN ids a sender may tag its frames with
 	// (config.vlan_id); none by default.
 	AllowVLANs []int
+	// AllowFixes are the fix classes a Tune may apply (a run's
+	// --preflight fix): nil is every class (doctor.FixClasses), an empty
+	// list none.
+	AllowFixes []doctor.FixClass
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
 	MetricsAddr string
@@ -226,6 +231,14 @@ func (c *Config) defaults() error {
 		c.AllowDst[i] = p.Masked()
 	}
 	c.AllowSrcMACs, c.AllowVLANs = slices.Clone(c.AllowSrcMACs), slices.Clone(c.AllowVLANs)
+	if c.AllowFixes == nil {
+		c.AllowFixes = slices.Clone(doctor.FixClasses)
+	}
+	for _, f := range c.AllowFixes {
+		if err := f.Check(); err != nil {
+			return fmt.Errorf("allowed fixes: %w", err)
+		}
+	}
 	if err := checkRailsConfig(c); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
@@ -47,6 +48,13 @@ const (
 	// already too rare to watch anything; shorter ones than
 	// minWatchInterval are raised to it.
 	maxWatchInterval = time.Hour
+	// maxAddrs bounds a request's test addresses (a Describe's, a Tune's):
+	// a run's receivers and senders, 1,024 hosts and more than any run
+	// the coordinator drives.
+	maxAddrs = 1024
+	// maxFrameSize bounds a Describe's frame size: the largest jumbo
+	// frame a NIC takes (the checks compare it with the MTU).
+	maxFrameSize = 65535
 )
 
 // DefaultMaxRunLength is the longest send an agent accepts when
@@ -69,6 +77,8 @@ type requestBounds struct {
 // bounded fields.
 func (b requestBounds) check(req any) error {
 	switch r := req.(type) {
+	case *lineratev1.DescribeRequest:
+		return b.describe(r)
 	case *lineratev1.TuneRequest:
 		return b.tune(r)
 	case *lineratev1.ArmRequest:
@@ -96,7 +106,24 @@ func (b requestBounds) tune(r *lineratev1.TuneRequest) error {
 	if r.Threads < 0 || int(r.Threads) > n {
 		return failf(ErrInvalid, "threads %d: want 0 (every queue) to %d (the host's CPUs)", r.Threads, n)
 	}
+	if len(r.Addrs) > maxAddrs {
+		return failf(ErrInvalid, "addrs: %d addresses, at most %d", len(r.Addrs), maxAddrs)
+	}
+	if len(r.FixClasses) > len(doctor.FixClasses) {
+		return failf(ErrInvalid, "fix_classes: %d classes, there are %d", len(r.FixClasses), len(doctor.FixClasses))
+	}
 	return b.cpuList("exclude_cpus", r.ExcludeCpus)
+}
+
+// describe bounds what a Describe asks the host's checks to be for.
+func (b requestBounds) describe(r *lineratev1.DescribeRequest) error {
+	switch {
+	case r.FrameSize < 0 || r.FrameSize > maxFrameSize:
+		return failf(ErrInvalid, "frame_size %d: want 0 (not checked) to %d bytes", r.FrameSize, maxFrameSize)
+	case len(r.Addrs) > maxAddrs:
+		return failf(ErrInvalid, "addrs: %d addresses, at most %d", len(r.Addrs), maxAddrs)
+	}
+	return b.cpuList("cpus", r.Cpus)
 }
 
 // cpuList refuses a list of CPUs longer than maxThreads or naming a CPU

@@ -14,10 +14,3 @@ type clockInfo struct {
 // clockReader reads the host's clock discipline (readHostClock; tests
 // replace it).
 type clockReader func() clockInfo
-
-// synced is the kernel's own verdict on adjtimex's answer: the state is
-// not TIME_ERROR and STA_UNSYNC is clear.
-func synced(state, status int32) bool {
-	const timeError, staUnsync = 5, 0x40
-	return state != timeError && status&staUnsync == 0
-}

@@ -6,20 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linerate/linerate/doctor/live"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 )
-
-// The kernel's verdict: TIME_ERROR or STA_UNSYNC is unsynchronised.
-func TestSynced(t *testing.T) {
-	for _, tt := range []struct {
-		state, status int32
-		want          bool
-	}{{0, 0x2001, true}, {0, 0x41, false}, {5, 0, false}, {1, 0x10, true}} {
-		if got := synced(tt.state, tt.status); got != tt.want {
-			t.Errorf("state %d status %#x: %v, want %v", tt.state, tt.status, got, tt.want)
-		}
-	}
-}
 
 // Describe carries the clock the host's reader gave; an unreadable clock
 // is unsynchronised and says why.
@@ -47,7 +36,7 @@ func TestReadHostClock(t *testing.T) {
 	if c.err != nil {
 		t.Skip(c.err)
 	}
-	if c.bootID == "" || c.estErrorUS < 0 || c.maxErrorUS < 0 || c.synchronised != synced(c.state, c.status) {
+	if c.bootID == "" || c.estErrorUS < 0 || c.maxErrorUS < 0 || c.synchronised != live.Synced(c.state, c.status) {
 		t.Errorf("host clock %+v", c)
 	}
 }

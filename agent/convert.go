@@ -449,8 +449,19 @@ func startAtFromProto(t *timestamppb.Timestamp) (time.Time, error) {
 	return t.AsTime(), nil
 }
 
-func tuneOptionsFromProto(req *lineratev1.TuneRequest) tuneOptions {
-	return tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus)}
+func tuneOptionsFromProto(req *lineratev1.TuneRequest) (tuneOptions, error) {
+	o := tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus), fixOnly: req.FixOnly}
+	var err error
+	if o.fixes, err = fixClassesFromProto(req.FixClasses); err != nil {
+		return o, err
+	}
+	if o.addrs, err = addrsFromProto(req.Addrs); err != nil {
+		return o, err
+	}
+	if o.fixOnly && len(o.fixes) == 0 {
+		return o, failf(ErrInvalid, "fix_only without fix_classes: nothing to do")
+	}
+	return o, nil
 }
 
 // armOptionsFromProto is an Arm request's options. It names no fields
@@ -505,6 +516,10 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 		Nic: nic, Backends: enum.Strings(d.backends), ReceiverMethods: enum.Strings(d.methods), ReceiverMemoryBytes: d.receiverMemory,
 		Clock: clockToProto(d.clock),
 	}
+	resp.Checks, resp.Facts = checksToProto(d.checks)
+	if d.checksErr != nil {
+		resp.ChecksError = d.checksErr.Error()
+	}
 	if d.leased {
 		resp.Lease = leaseToProto(d.lease)
 	}
@@ -512,10 +527,14 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 }
 
 func tuningToProto(iface string, t *tuning) *lineratev1.TuneResponse {
+	if t.fixOnly {
+		return &lineratev1.TuneResponse{Iface: iface, Journal: t.journal, NumaNode: int32(t.numa), Fixed: fixedToProto(t.fixed), Warnings: t.warnings}
+	}
 	pinned, managed := mappingsToProto(t.report, t.changes)
 	return &lineratev1.TuneResponse{
 		Iface: iface, Journal: t.journal, NumaNode: int32(t.numa), IrqMap: pinned, Managed: managed,
 		Skipped: skippedToProto(t.report.Skipped), Changes: changesToProto(t.changes), Warnings: t.warnings,
+		Fixed: fixedToProto(t.fixed),
 	}
 }
 

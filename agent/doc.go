@@ -14,6 +14,7 @@
 //	inventory.go  the NIC, backends and receiver methods the host offers (Describe)
 //	lease.go      the lease: one coordinator at a time, TTL clamped, expiry
 //	tuning.go     IRQ pinning through topology, restored from its own journal
+//	preflight.go  the host's checks (doctor) at Describe, the fixes at Tune
 //	receive.go    the receiver: arm (within its memory budget), collect, disarm
 //	send.go       the sender: configure, schedule, start, stop, result
 //	watchdog.go   every send's deadline, and a stopped backend given up

@@ -14,8 +14,12 @@ import (
 // service's operation and encodes the answer (convert*.go); every error
 // becomes a status in toStatus.
 
-func (s *service) Describe(context.Context, *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
-	return describeToProto(s.describe()), nil
+func (s *service) Describe(ctx context.Context, req *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
+	o, err := checkOptionsFromProto(req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return describeToProto(s.describe(ctx, o)), nil
 }
 
 // Clock answers with its arrival and its departure on this host's
@@ -63,7 +67,11 @@ func (s *service) ReleaseLease(ctx context.Context, req *lineratev1.ReleaseLease
 }
 
 func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
-	t, err := s.tune(ctx, req.LeaseId, tuneOptionsFromProto(req))
+	o, err := tuneOptionsFromProto(req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	t, err := s.tune(ctx, req.LeaseId, o)
 	if err != nil {
 		return nil, toStatus(err)
 	}

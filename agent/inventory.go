@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/ethtool"
 	"github.com/linerate/linerate/pktgen"
@@ -68,6 +69,10 @@ type description struct {
 	leased bool
 	// clock is the host's clock discipline now.
 	clock clockInfo
+	// checks are the host's checks for the run Describe was asked about
+	// (nil with checksErr when they could not run).
+	checks    *doctor.Report
+	checksErr error
 }
 
 // inspect reads the NIC once at start; an interface without a device

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -53,8 +55,8 @@ func TestReceivingRefusals(t *testing.T) {
 // a receiver, none of a sender.
 func TestArmOverBudget(t *testing.T) {
 	s := unitService(t, RoleReceiver, fakeNetOS{addrs: map[string][]netip.Addr{"data0": addrs("198.18.0.2")}})
-	if s.cfg.ReceiverMemory != DefaultReceiverMemory || s.describe().receiverMemory != DefaultReceiverMemory {
-		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe().receiverMemory, DefaultReceiverMemory)
+	if s.cfg.ReceiverMemory != DefaultReceiverMemory || s.describe(context.Background(), doctor.Options{}).receiverMemory != DefaultReceiverMemory {
+		t.Errorf("budget %d, described %d, want the default %d", s.cfg.ReceiverMemory, s.describe(context.Background(), doctor.Options{}).receiverMemory, DefaultReceiverMemory)
 	}
 	cpus := s.inv.cpuCount()
 	need := func(o receiver.Options) uint64 {
@@ -91,7 +93,7 @@ func TestArmOverBudget(t *testing.T) {
 	_, err = s.arm(bg, g.id, receiver.Options{Iface: "data0"})
 	wantKind(t, err, ErrHost, "arm data0: ", "exactly at the budget")
 	snd := unitService(t, RoleSender, fakeNetOS{})
-	if m := snd.describe().receiverMemory; m != 0 {
+	if m := snd.describe(context.Background(), doctor.Options{}).receiverMemory; m != 0 {
 		t.Errorf("a sender describes a receiver budget of %d", m)
 	}
 }

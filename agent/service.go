@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/serf/serf"
 
+	"github.com/linerate/linerate/doctor"
+	"github.com/linerate/linerate/doctor/live"
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/receiver"
@@ -32,6 +34,7 @@ type service struct {
 	inv     *inventory
 	leases  *leases
 	tuner   *tuner
+	pre     *preflight
 	mgmt    *mgmtRail
 	gate    *tuneGate // serialises tune and restore
 	conf    *configurer
@@ -49,7 +52,12 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
 	s.gate = newTuneGate()
-	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: topology.AgentOwner(cfg.Name, cfg.Iface), log: log}
+	owner := topology.AgentOwner(cfg.Name, cfg.Iface)
+	s.pre = &preflight{
+		host: live.Host(root, cfg.Root), iface: cfg.Iface, role: cfg.Role, allow: cfg.AllowFixes, log: log,
+		journal: topology.JournalOptions{StateDir: cfg.StateDir, Iface: cfg.Iface, RootName: cfg.Root, Owner: owner},
+	}
+	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: owner, pre: s.pre, log: log}
 	s.conf = &configurer{
 		iface: cfg.Iface, inv: s.inv, tuner: s.tuner, backend: cfg.Backend, threadInit: cfg.ThreadInit, log: log,
 		gossip: cfg.Bind != "", allowDst: cfg.AllowDst,
@@ -75,13 +83,15 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 func (s *service) sends() bool    { return s.cfg.Role.Sends() }
 func (s *service) receives() bool { return s.cfg.Role.Receives() }
 
-// describe is what Describe tells: the inventory and the lease's holder.
-func (s *service) describe() description {
+// describe is what Describe tells: the inventory, the lease's holder and
+// the host's checks for the run o describes.
+func (s *service) describe(ctx context.Context, o doctor.Options) description {
 	d := s.inv.describe(s.cfg.Version)
 	d.lease, d.leased = s.leases.holder()
 	if s.receives() {
 		d.receiverMemory = s.cfg.ReceiverMemory
 	}
+	d.checks, d.checksErr = s.pre.check(ctx, o)
 	return d
 }
 

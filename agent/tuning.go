@@ -3,10 +3,13 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/netip"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
@@ -21,7 +24,10 @@ type tuner struct {
 	// owner is the journal's owner: topology.AgentOwner of the agent's
 	// name and iface. The agent restores and extends only its own.
 	owner string
-	log   hclog.Logger
+	// pre applies a Tune's fixes (journaled in the same journal) and
+	// gives every restore the restorers of their settings.
+	pre *preflight
+	log hclog.Logger
 
 	mu     sync.Mutex
 	cpus   []int // CPUs tune pinned queues to, in queue order
@@ -37,6 +43,12 @@ type tuneOptions struct {
 	// irqbalance runs) or topology.IRQBalanceIgnore.
 	irqbalance topology.IRQBalance
 	exclude    []int // CPUs to keep queues off
+	// fixes are the fix classes to apply before the IRQs are pinned;
+	// with fixOnly the IRQs are left alone. addrs are the run's test
+	// addresses (the notrack class).
+	fixes   []doctor.FixClass
+	fixOnly bool
+	addrs   []netip.Addr
 }
 
 // tuning is what tune did.
@@ -46,6 +58,10 @@ type tuning struct {
 	report   *topology.Report // the plan: pinned and managed queues, skipped IRQs
 	changes  []topology.Change
 	warnings []string
+	// fixed are the settings the fixes changed.
+	fixed []doctor.Applied
+	// fixOnly: the IRQs were left alone (report is nil).
+	fixOnly bool
 }
 
 // tune plans the NIC's queue IRQs over its local CPUs and applies the
@@ -58,6 +74,20 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		if err := o.irqbalance.Check(); err != nil {
 			return nil, failf(ErrInvalid, "irqbalance %v", err)
 		}
+	}
+	// The fixes first, each journaled before it is written: what they
+	// change is in the journal before any IRQ is, and a fix that fails
+	// leaves the IRQs alone (the lease's end restores what it wrote).
+	var fixed []doctor.Applied
+	if len(o.fixes) > 0 {
+		var err error
+		if fixed, err = t.pre.fix(ctx, doctor.Options{Addrs: o.addrs}, o.fixes); err != nil {
+			return nil, err
+		}
+	}
+	if o.fixOnly {
+		t.log.Info("fixed without pinning", "iface", t.iface, "fixed", len(fixed))
+		return &tuning{journal: topology.JournalPath(t.stateDir, t.iface), numa: -1, fixed: fixed, fixOnly: true}, nil
 	}
 	nic, err := topology.Inspect(t.root, t.iface)
 	if err != nil {
@@ -92,7 +122,7 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 	t.log.Info("tuned", "iface", t.iface, "journal", res.Journal, "cpus", cpus)
 	return &tuning{
 		journal: res.Journal, numa: nic.NUMANode, report: rep, changes: res.Changes,
-		warnings: append(plan.Warnings, res.Warnings...),
+		warnings: append(plan.Warnings, res.Warnings...), fixed: fixed,
 	}, nil
 }
 
@@ -118,18 +148,26 @@ func pinnedQueues(rep *topology.Report) (cpus, queues []int, pinned int) {
 	return cpus, queues, pinned
 }
 
-// restore puts back the journal of the agent's interface, when it is the
-// agent's own (or has no owner: written before journals had one); one of
-// another owner (an operator's `linerate irq apply`) is left alone with a
-// warning.
+// restore puts back the journal of the agent's interface — its IRQ
+// affinities and the settings the fixes changed, a journal of settings
+// alone too — when it is the agent's own (or has no owner: written before
+// journals had one); one of another owner (an operator's `linerate irq
+// apply`) is left alone with a warning.
 func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error) {
-	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Owner: t.owner, Logger: t.log})
+	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{
+		StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Owner: t.owner, Logger: t.log, Settings: t.pre.restorers(),
+	})
 	var changes []topology.Change
 	var warnings []string
 	for _, r := range res {
 		changes = append(changes, r.Changes...)
 		warnings = append(warnings, r.Warnings...)
-		t.log.Info("restored IRQ affinities", "iface", r.Iface, "changes", len(r.Changes))
+		for _, s := range r.Settings {
+			if s.Status == topology.StatusSkipped {
+				warnings = append(warnings, fmt.Sprintf("setting %s %s not restored: %s", s.Kind, s.Key, s.Note))
+			}
+		}
+		t.log.Info("restored IRQ affinities and settings", "iface", r.Iface, "changes", len(r.Changes), "settings", len(r.Settings))
 	}
 	t.mu.Lock()
 	t.cpus, t.queues, t.pinned = nil, nil, 0

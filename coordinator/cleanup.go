@@ -36,6 +36,7 @@ func (st *runState) cleanup() {
 			case n.host.Tuned == "applied":
 				n.host.Tuned = "restored"
 			}
+			n.host.FixesRestored = err == nil && len(n.host.Fixed) > 0 && !st.spec.KeepTuning
 			if resp != nil {
 				releasedInto(n.host, resp)
 			}

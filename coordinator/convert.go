@@ -82,6 +82,7 @@ func tunedInto(h *Host, t *lineratev1.TuneResponse) {
 	h.ManagedIRQs = append(h.ManagedIRQs, irqPins(t.Managed)...)
 	h.SkippedIRQs = skippedIRQs(t.Skipped)
 	h.Warnings = append(h.Warnings, t.Warnings...)
+	fixedInto(h, t)
 }
 
 func irqPins(ms []*lineratev1.IrqMapping) []IRQPin {

@@ -9,6 +9,8 @@
 //	state.go      the run in progress: its nodes, failures, fan-out over nodes
 //	discover.go   discover (members alive with a fitting role, dialled), describe
 //	lease.go      acquire and renew the agents' leases
+//	preflight.go  the hosts' checks before any lease (Spec.Preflight: warn, strict,
+//	              fix), the fix classes for Tune, the volatile checks read again
 //	tune.go       pin the NIC queue IRQs (unless told not to)
 //	arm.go        arm the receivers, sized from the plan (and the budget
 //	              checked before leases)

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"time"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/topology"
 )
@@ -113,7 +114,17 @@ type Host struct {
 	// run measured it (absent: not measured, or a document that predates
 	// it).
 	ClockOffset *ClockOffset `json:"clock_offset,omitempty"`
-	Warnings    []string     `json:"warnings,omitempty"`
+	// Checks are the host's checks (doctor) for the run, made by its agent
+	// before any lease, in report order (absent from an agent that
+	// predates them); Facts the settings they read, for the fingerprint.
+	Checks []doctor.Check `json:"checks,omitempty"`
+	Facts  *doctor.Facts  `json:"facts,omitempty"`
+	// Fixed are the settings --preflight fix changed on the host, as its
+	// Tune read them back; FixesRestored says the release restored them
+	// (with the IRQs).
+	Fixed         []doctor.Applied `json:"fixed,omitempty"`
+	FixesRestored bool             `json:"fixes_restored,omitempty"`
+	Warnings      []string         `json:"warnings,omitempty"`
 }
 
 // ClockOffset is a host's realtime clock against the coordinator's,

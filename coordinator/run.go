@@ -121,6 +121,12 @@ func (st *runState) run(ctx context.Context) error {
 	if err := st.each(ctx, st.withRole(gossip.RoleReceiver), st.checkMemory); err != nil {
 		return err
 	}
+	if err := st.each(ctx, st.order, st.preflight); err != nil {
+		return err
+	}
+	if err := st.judgePreflight(); err != nil {
+		return err
+	}
 	st.setPhase(PhaseLease)
 	if err := st.each(ctx, st.order, st.acquire); err != nil {
 		return err
@@ -167,6 +173,10 @@ func (st *runState) run(ctx context.Context) error {
 	if err := st.each(ctx, st.order, st.measureClock(true)); err != nil {
 		return err
 	}
+	if err := st.each(ctx, st.order, st.reread); err != nil {
+		return err
+	}
+	st.rereadWarnings()
 	stopWatch()
 	st.setPhase(PhaseReconcile)
 	st.reconcile()

@@ -61,6 +61,13 @@ type fakeAgent struct {
 	// answers, Start's instant and its start time are on it.
 	clockOffset time.Duration
 	startAtReq  time.Time // the instant Start was given, on its clock
+	// checks, when set, are the checks its n-th Describe answers (from
+	// 1); fixed what its Tune answers it fixed.
+	checks func(n int) []*lineratev1.HostCheck
+	fixed  []*lineratev1.HostFix
+	// describes and tunes are the requests it was sent.
+	describes []*lineratev1.DescribeRequest
+	tunes     []*lineratev1.TuneRequest
 
 	mu        sync.Mutex
 	calls     []string
@@ -92,9 +99,17 @@ func (f *fakeAgent) called(call string) bool {
 	return false
 }
 
-func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
+func (f *fakeAgent) Describe(_ context.Context, req *lineratev1.DescribeRequest) (*lineratev1.DescribeResponse, error) {
 	if err := f.record("Describe"); err != nil {
 		return nil, err
+	}
+	f.mu.Lock()
+	f.describes = append(f.describes, req)
+	n := len(f.describes)
+	f.mu.Unlock()
+	var checks []*lineratev1.HostCheck
+	if f.checks != nil {
+		checks = f.checks(n)
 	}
 	nic := &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
@@ -103,14 +118,17 @@ func (f *fakeAgent) Describe(context.Context, *lineratev1.DescribeRequest) (*lin
 		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends, ReceiverMethods: f.methods,
-		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo}, nil
+		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo, Checks: checks}, nil
 }
 
-func (f *fakeAgent) Tune(context.Context, *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
+func (f *fakeAgent) Tune(_ context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
 	if err := f.record("Tune"); err != nil {
 		return nil, err
 	}
-	t := &lineratev1.TuneResponse{NumaNode: 1}
+	f.mu.Lock()
+	f.tunes = append(f.tunes, req)
+	f.mu.Unlock()
+	t := &lineratev1.TuneResponse{NumaNode: 1, Fixed: f.fixed}
 	for i, c := range f.queueCPUs {
 		t.IrqMap = append(t.IrqMap, &lineratev1.IrqMapping{Queue: int32(i), Irq: int32(40 + i), Cpu: c, Dir: "txrx"})
 	}

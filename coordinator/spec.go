@@ -47,6 +47,9 @@ type Spec struct {
 	// per flow, 0: latency.DefaultRTTRate) or LatencyOff.
 	Latency LatencyMode
 	RTTRate uint64
+	// Preflight is what the run does with the hosts' checks:
+	// PreflightWarn (default), PreflightStrict or PreflightFix.
+	Preflight Preflight
 }
 
 // Defaults for a Spec's zero fields.
@@ -160,6 +163,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.BasePort < 1 || s.BasePort > 65535 {
 		return fmt.Errorf("base port %d: want 1-65535", s.BasePort)
+	}
+	if err := s.checkPreflight(); err != nil {
+		return err
 	}
 	return s.checkLatency()
 }

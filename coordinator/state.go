@@ -43,6 +43,9 @@ type node struct {
 	// goneBudget only; if it cannot answer, its agent restores by itself
 	// when its lease lapses.
 	gone atomic.Bool
+	// changed are how its volatile checks changed during the run
+	// (reread).
+	changed []string
 }
 
 // runState is one run in progress.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/linerate/linerate/agent"
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/enum"
@@ -20,12 +21,12 @@ import (
 )
 
 type agentFlags struct {
-	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics string
-	join, allowDst, allowSrcMAC, allowVLAN                                                   []string
-	insecure, insecureGossip, allowMgmtIface, allowDstAny, allowCAKey                        bool
-	shutdownTimeout                                                                          time.Duration
-	receiverMemory                                                                           uint64
-	maxRun                                                                                   time.Duration
+	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics, allowFixes string
+	join, allowDst, allowSrcMAC, allowVLAN                                                               []string
+	insecure, insecureGossip, allowMgmtIface, allowDstAny, allowCAKey                                    bool
+	shutdownTimeout                                                                                      time.Duration
+	receiverMemory                                                                                       uint64
+	maxRun                                                                                               time.Duration
 }
 
 func (a *app) agentCommand() *cobra.Command {
@@ -92,6 +93,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.allowDstAny, "allow-dst-any", false, "accept an --allow-dst prefix shorter than /8 (0.0.0.0/0, ::/0): a sender may then flood any host there (warned at every start)")
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
+	fl.StringVar(&f.allowFixes, "allow-fixes", "all", "fix classes a run's --preflight fix may apply on this host, comma-separated: "+enum.Or(doctor.FixClasses)+", all or none (a class asked for and not allowed is refused by name)")
 	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
@@ -132,10 +134,17 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if err != nil {
 		return usagef("--allow-vlan: %v", err)
 	}
+	fixes, err := doctor.ParseFixClasses(f.allowFixes)
+	if err != nil {
+		return usagef("--allow-fixes %s: %v (or all, or none)", f.allowFixes, err)
+	}
+	if fixes == nil {
+		fixes = []doctor.FixClass{} // none: nil would be every class
+	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, InsecureGossip: f.insecureGossip, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
-		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
+		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, AllowFixes: fixes, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		MaxRunLength: f.maxRun, Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {

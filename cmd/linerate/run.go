@@ -51,6 +51,8 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar((*string)(&s.Latency), "latency", string(coordinator.LatencyOneWay), "what to time: "+enum.Or(coordinator.LatencyModes)+
 		" (oneway: every packet at its receiver; rtt: round trips too, of a latency stream the receivers reflect, on each sender's own clock; off: nothing)")
 	fl.Uint64Var(&s.RTTRate, "rtt-rate", latency.DefaultRTTRate, fmt.Sprintf("packets per second of each flow's latency stream with --latency rtt, 1 to %d", latency.MaxRTTRate))
+	fl.StringVar((*string)(&s.Preflight), "preflight", string(coordinator.PreflightWarn), "what to do with the hosts' checks (linerate doctor), made by every agent before any lease: "+enum.Or(coordinator.Preflights)+
+		" (warn: every WARN and FAIL a warning of the result; strict: refuse to start on a FAIL; fix: apply the fixes the agents' --allow-fixes allow, restored after the run)")
 	f.out.register(fl, "events (phases, live samples)")
 }
 

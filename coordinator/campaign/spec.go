@@ -55,6 +55,9 @@ type Spec struct {
 	// RTTRate packets a second per flow; off), RTTRate 0 its default.
 	LatencyMode coordinator.LatencyMode `yaml:"latency_mode"`
 	RTTRate     uint64                  `yaml:"rtt_rate"`
+	// Preflight is what every trial does with its hosts' checks
+	// (coordinator.Preflight: warn, the default; strict; fix).
+	Preflight coordinator.Preflight `yaml:"preflight"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -396,6 +399,9 @@ func (s *Spec) validate() error {
 	if err := s.Method.Check(); err != nil {
 		return s.errf("method", "%v", err)
 	}
+	if err := s.checkPreflight(); err != nil {
+		return err
+	}
 	if err := s.checkLatencyMode(); err != nil {
 		return err
 	}
@@ -541,6 +547,18 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: duration %q: want a Go duration such as 500ms, 10s, 1m30s", n.Line, n.Value)
 	}
 	*d = Duration(v)
+	return nil
+}
+
+// checkPreflight checks what every trial does with its hosts' checks, as
+// a run's spec does.
+func (s *Spec) checkPreflight() error {
+	if s.Preflight == "" {
+		s.Preflight = coordinator.PreflightWarn
+	}
+	if err := s.Preflight.Check(); err != nil {
+		return s.errf("preflight", "%v", err)
+	}
 	return nil
 }
 

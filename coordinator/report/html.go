@@ -30,6 +30,8 @@ type page struct {
 	Spec     string
 	Lab      string
 	Warnings []string
+	// Preflight is the run's hosts' checks (nil: none).
+	Preflight *preflightView
 
 	// LatencyCharts are the delays' charts (none when nothing was timed).
 	LatencyCharts []*chart
@@ -87,7 +89,7 @@ func HTML(w io.Writer, doc *results.Document) error {
 		}
 	}
 	if doc.Run != nil {
-		p.Warnings = doc.Run.Warnings
+		p.Warnings, p.Preflight = doc.Run.OtherWarnings(), preflightOf(doc.Run)
 	}
 	p.LatencyCharts = append(latencyLoadCharts(doc, sizes), latencyCDFCharts(doc, sizes)...)
 	var buf bytes.Buffer

@@ -12,8 +12,9 @@ import (
 )
 
 // RunTable writes the terminal report of one run (`linerate run`): its
-// status, a row per flow with its books and rates, a row per host, where
-// each host's queue IRQs fired, and the warnings.
+// status, a row per flow with its books and rates, a row per host, the
+// hosts' checks (PREFLIGHT: every WARN and FAIL), where each host's queue
+// IRQs fired, and the warnings.
 func RunTable(out io.Writer, res *coordinator.Result) error {
 	w := &errWriter{w: out}
 	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
@@ -69,13 +70,14 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}
 	tw.Flush()
+	preflightTable(w, preflightOf(res))
 	irqVerifyTable(w, res.Hosts)
 	for _, h := range res.Hosts {
 		for _, wn := range h.Warnings {
 			fmt.Fprintf(w, "warning: %s: %s\n", h.Name, wn)
 		}
 	}
-	for _, wn := range res.Warnings {
+	for _, wn := range res.OtherWarnings() {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
 	return w.err

@@ -116,8 +116,9 @@ func Table(out io.Writer, doc *results.Document) error {
 	}
 	tw.Flush()
 	if doc.Run != nil {
+		preflightTable(w, preflightOf(doc.Run))
 		irqVerifyTable(w, doc.Run.Hosts)
-		for _, warn := range doc.Run.Warnings {
+		for _, warn := range doc.Run.OtherWarnings() {
 			fmt.Fprintf(w, "warning: %s\n", warn)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -372,7 +373,43 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 		out = append(out, FieldDiff{Field: "irq_map", A: ma, B: mb, Detail: irqDetail(a.IRQMap, b.IRQMap)})
 	}
 	add("tool_version", a.Version, b.Version)
+	if len(a.Checks) > 0 && len(b.Checks) > 0 {
+		// What the hosts' checks read and judged: only when both sides
+		// were checked (a document or agent that predates the checks is
+		// no difference).
+		for _, f := range [][3]string{
+			{"cpu_model", a.CPUModel, b.CPUModel}, {"microcode", a.Microcode, b.Microcode}, {"governor", a.Governor, b.Governor},
+			{"rings", a.Rings, b.Rings}, {"coalesce", a.Coalesce, b.Coalesce}, {"pause", a.Pause, b.Pause}, {"offloads", a.Offloads, b.Offloads},
+		} {
+			add(f[0], f[1], f[2])
+		}
+		for _, id := range checkIDs(a.Checks, b.Checks) {
+			add("check "+id, verdict(a.Checks, id), verdict(b.Checks, id))
+		}
+	}
 	return out
+}
+
+// checkIDs are the check ids of either side, sorted.
+func checkIDs(a, b map[string]string) []string {
+	var ids []string
+	for _, m := range []map[string]string{a, b} {
+		for id := range m {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// verdict is a check's verdict in checks, "not checked" when absent.
+func verdict(checks map[string]string, id string) string {
+	if v, ok := checks[id]; ok {
+		return v
+	}
+	return "not checked"
 }
 
 // pinKey identifies a pin across runs: its queue and direction.

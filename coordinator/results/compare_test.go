@@ -12,6 +12,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/latency"
 )
 
@@ -240,5 +241,56 @@ func TestResultsCompareLatency(t *testing.T) {
 				t.Errorf("why %q, want %q", why, tc.why)
 			}
 		})
+	}
+}
+
+// What the hosts' checks read and judged is part of the fingerprint: a
+// governor, a ring size, a pause setting and a verdict that differ are
+// each flagged; a document that predates the checks is no difference.
+func TestResultsCompareChecked(t *testing.T) {
+	host := func(gov, rings, pause, irqb string) coordinator.Host {
+		return coordinator.Host{
+			Name: "r1", Role: "receiver",
+			Facts: &doctor.Facts{CPUModel: "Intel(R) Xeon(R) Gold 6230", Microcode: "0x5003604", Governor: gov, Rings: rings,
+				Coalesce: "adaptive-rx off, rx-usecs 0", Pause: pause, Offloads: "gro on", Firmware: "4.40"},
+			Checks: []doctor.Check{{ID: "irqbalance", Status: doctor.Status(irqb)}, {ID: "rings", Status: doctor.Pass}},
+		}
+	}
+	a := resultstest.Campaign()
+	b := resultstest.Campaign()
+	a.Hosts[2] = results.FingerprintOf(host("performance", "rx 4096/4096 tx 4096/4096", "autoneg off rx off tx off", "PASS"))
+	b.Hosts[2] = results.FingerprintOf(host("powersave", "rx 512/4096 tx 512/4096", "autoneg on rx on tx on", "FAIL"))
+	if a.Hosts[2].Firmware != "4.40" || a.Hosts[2].Checks["irqbalance"] != "PASS" {
+		t.Fatalf("fingerprint %+v: want the facts' firmware and the verdicts", a.Hosts[2])
+	}
+	c := results.Compare(a, b, 0)
+	var fields []string
+	for _, h := range c.Hosts {
+		if h.A == "r1" {
+			for _, f := range h.Fields {
+				fields = append(fields, f.Field+": "+f.A+" → "+f.B)
+			}
+		}
+	}
+	want := []string{
+		"governor: performance → powersave",
+		"rings: rx 4096/4096 tx 4096/4096 → rx 512/4096 tx 512/4096",
+		"pause: autoneg off rx off tx off → autoneg on rx on tx on",
+		"check irqbalance: PASS → FAIL",
+	}
+	if diff := cmp.Diff(want, fields); diff != "" {
+		t.Errorf("r1's differences (-want +got):\n%s", diff)
+	}
+
+	// B from before the checks: its hosts have none, and nothing they
+	// read is a difference.
+	old := resultstest.Campaign()
+	old.Hosts[2].Name, old.Hosts[2].Role = "r1", "receiver"
+	for _, h := range results.Compare(a, old, 0).Hosts {
+		for _, f := range h.Fields {
+			if f.Field == "governor" || strings.HasPrefix(f.Field, "check ") {
+				t.Errorf("a document without checks flagged %+v", f)
+			}
+		}
 	}
 }

@@ -161,7 +161,7 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 	if irqs == nil {
 		irqs = []coordinator.IRQPin{}
 	}
-	return Fingerprint{
+	fp := Fingerprint{
 		Name:          h.Name,
 		Role:          h.Role,
 		Kernel:        h.Kernel,
@@ -176,6 +176,20 @@ func FingerprintOf(h coordinator.Host) Fingerprint {
 		Method:        h.Method,
 		XDPMode:       h.XDPMode,
 	}
+	if f := h.Facts; f != nil {
+		fp.Facts = *f
+		fp.Facts.Firmware = "" // the fingerprint's own Firmware holds it
+		if fp.Firmware == "" {
+			fp.Firmware = f.Firmware
+		}
+	}
+	for _, c := range h.Checks {
+		if fp.Checks == nil {
+			fp.Checks = map[string]string{}
+		}
+		fp.Checks[c.ID] = string(c.Status)
+	}
+	return fp
 }
 
 // FromRun makes the document of one run (kind run): id, times, status

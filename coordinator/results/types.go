@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/latency"
 )
 
@@ -163,4 +164,12 @@ type Fingerprint struct {
 	Method        string               `json:"method,omitempty"`
 	XDPMode       string               `json:"xdp_mode,omitempty"` // the receiver's XDP attach: native or generic
 	Version       string               `json:"tool_version,omitempty"`
+	// Facts are the host settings its checks read (coordinator.Host's;
+	// absent from documents and agents that predate them), their fields
+	// at the top of the fingerprint's JSON; their firmware is Firmware
+	// above (the NIC's, else the facts').
+	doctor.Facts
+	// Checks are the verdicts of the host's checks before the run, by
+	// check id ("PASS", "WARN", "FAIL").
+	Checks map[string]string `json:"checks,omitempty"`
 }

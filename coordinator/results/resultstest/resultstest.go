@@ -19,6 +19,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/campaign"
 	"github.com/linerate/linerate/coordinator/results"
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
@@ -288,6 +289,12 @@ func Run() *results.Document {
 			LinkSpeedMbps: h.LinkSpeedMbps, IRQMap: h.IRQMap, SkippedIRQs: []coordinator.SkippedIRQ{}, Tuned: "restored",
 			Backend: h.Backend, Method: h.Method, IRQVerify: firedAsPlanned(h),
 		}
+		host.Checks, host.Facts = hostChecks(h.Name)
+		for _, c := range host.Checks {
+			if c.Status != doctor.Pass {
+				res.Warnings = append(res.Warnings, coordinator.CheckWarning(h.Name, c))
+			}
+		}
 		for _, f := range res.Flows {
 			if f.Sender == h.Name {
 				host.Sent += f.Sent
@@ -303,6 +310,35 @@ func Run() *results.Document {
 	d.Tool = "v0.4.0"
 	d.Spec = json.RawMessage(`{"senders":["s1","s2"],"receivers":["r1","r2"],"pattern":"pairwise","frame_size":512,"rate_pps":2000000,"duration":"10s"}`)
 	return d
+}
+
+// hostChecks are a host's checks before the run as its agent makes them
+// (a few of doctor's, in its order): s2's CPUs run the powersave
+// governor (WARN) and r2's NIC has flow control on (FAIL, which a run
+// with --preflight warn reports and runs anyway); and what they read.
+func hostChecks(name string) ([]doctor.Check, *doctor.Facts) {
+	pass := func(id, title, ev string) doctor.Check {
+		return doctor.Check{ID: id, Title: title, Status: doctor.Pass, Evidence: []string{ev}, Why: "."}
+	}
+	gov := pass("governor", "CPU frequency governor", "/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor: performance")
+	pause := pass("flow-control", "Ethernet flow control", "ethtool -a "+"eth1: autoneg off, rx off, tx off")
+	facts := &doctor.Facts{CPUModel: "Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz", Microcode: "0x5003604", Governor: "performance",
+		Rings: "rx 4096/4096, tx 4096/4096", Coalesce: "adaptive-rx off, rx-usecs 0", Pause: "autoneg off, rx off, tx off", Offloads: "gro off, lro off, tso off, gso off"}
+	switch name {
+	case "s2":
+		gov = doctor.Check{ID: "governor", Title: "CPU frequency governor", Status: doctor.Warn, Volatile: true,
+			Evidence: []string{"/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor: powersave", "/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor: powersave"},
+			Why:      "A CPU that ramps its clock up under load adds latency and jitter to the first packets of a run.",
+			Fix:      "echo performance | tee /sys/devices/system/cpu/cpu{2,3}/cpufreq/scaling_governor", FixClass: doctor.FixGovernor}
+		facts.Governor = "powersave"
+	case "r2":
+		pause = doctor.Check{ID: "flow-control", Title: "Ethernet flow control", Status: doctor.Fail,
+			Evidence: []string{"ethtool -a eth1: autoneg on, rx on, tx on"},
+			Why:      "With pause frames on, a receiver that cannot keep up slows its sender instead of dropping: loss turns into silent back-pressure.",
+			Fix:      "ethtool -A eth1 autoneg off rx off tx off", FixClass: doctor.FixFlowControl}
+		facts.Pause = "autoneg on, rx on, tx on"
+	}
+	return []doctor.Check{pass("irqbalance", "irqbalance", "/proc/*/comm: no irqbalance process"), gov, pause}, facts
 }
 
 // firedAsPlanned is a host whose queue IRQs each fired on the CPU the

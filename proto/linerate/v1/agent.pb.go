@@ -298,7 +298,22 @@ func (x *ClockResponse) GetBootId() string {
 }
 
 type DescribeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the host's checks (doctor) are for: the run's frame size, bytes
+	// with the FCS (0: the MTU is checked against nothing larger than 1518).
+	FrameSize int32 `protobuf:"varint,1,opt,name=frame_size,json=frameSize,proto3" json:"frame_size,omitempty"`
+	// The run's test addresses (conntrack, NOTRACK); none: the data
+	// interface's own.
+	Addrs []string `protobuf:"bytes,2,rep,name=addrs,proto3" json:"addrs,omitempty"`
+	// The run's irqbalance policy ("refuse", the default, or "ignore": a
+	// running irqbalance is then a WARN, not a FAIL).
+	Irqbalance string `protobuf:"bytes,3,opt,name=irqbalance,proto3" json:"irqbalance,omitempty"`
+	// The CPUs the run will use, when the coordinator knows them; none: the
+	// CPUs the plan gives the NIC's queues.
+	Cpus []int32 `protobuf:"varint,4,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	// The host's part in the run ("sender", "receiver", "both"); "": the
+	// agent's role.
+	Role          string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -333,6 +348,41 @@ func (*DescribeRequest) Descriptor() ([]byte, []int) {
 	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
+func (x *DescribeRequest) GetFrameSize() int32 {
+	if x != nil {
+		return x.FrameSize
+	}
+	return 0
+}
+
+func (x *DescribeRequest) GetAddrs() []string {
+	if x != nil {
+		return x.Addrs
+	}
+	return nil
+}
+
+func (x *DescribeRequest) GetIrqbalance() string {
+	if x != nil {
+		return x.Irqbalance
+	}
+	return ""
+}
+
+func (x *DescribeRequest) GetCpus() []int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return nil
+}
+
+func (x *DescribeRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 type DescribeResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	HostName string                 `protobuf:"bytes,1,opt,name=host_name,json=hostName,proto3" json:"host_name,omitempty"`
@@ -358,7 +408,15 @@ type DescribeResponse struct {
 	// The host's clock discipline as the kernel tells it (adjtimex, read
 	// only), at the time of this answer; absent from an agent that
 	// predates it.
-	Clock         *Clock `protobuf:"bytes,10,opt,name=clock,proto3" json:"clock,omitempty"`
+	Clock *Clock `protobuf:"bytes,10,opt,name=clock,proto3" json:"clock,omitempty"`
+	// The host's checks (doctor) for the run the request describes, in
+	// report order; none from an agent that predates them, or when they
+	// could not run (checks_error).
+	Checks []*HostCheck `protobuf:"bytes,11,rep,name=checks,proto3" json:"checks,omitempty"`
+	// The settings the checks read, for the host's fingerprint.
+	Facts *HostFacts `protobuf:"bytes,12,opt,name=facts,proto3" json:"facts,omitempty"`
+	// Why the checks could not run ("" when they did).
+	ChecksError   string `protobuf:"bytes,13,opt,name=checks_error,json=checksError,proto3" json:"checks_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -463,6 +521,239 @@ func (x *DescribeResponse) GetClock() *Clock {
 	return nil
 }
 
+func (x *DescribeResponse) GetChecks() []*HostCheck {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *DescribeResponse) GetFacts() *HostFacts {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+func (x *DescribeResponse) GetChecksError() string {
+	if x != nil {
+		return x.ChecksError
+	}
+	return ""
+}
+
+// HostCheck is one check of a host's fitness for a benchmark
+// (doctor.Check).
+type HostCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The check's id ("irqbalance", "flow-control", ...).
+	Id    string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// "PASS", "WARN" or "FAIL".
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// What was read, each naming its source.
+	Evidence []string `protobuf:"bytes,4,rep,name=evidence,proto3" json:"evidence,omitempty"`
+	// Why it matters for a benchmark.
+	Why string `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	// The exact fix; "" on a PASS.
+	Fix string `protobuf:"bytes,6,opt,name=fix,proto3" json:"fix,omitempty"`
+	// The fix class that applies it (TuneRequest.fix_classes); "" when only
+	// the operator can.
+	FixClass string `protobuf:"bytes,7,opt,name=fix_class,json=fixClass,proto3" json:"fix_class,omitempty"`
+	// The check can change during a run (read again after the traffic).
+	Volatile      bool `protobuf:"varint,8,opt,name=volatile,proto3" json:"volatile,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostCheck) Reset() {
+	*x = HostCheck{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostCheck) ProtoMessage() {}
+
+func (x *HostCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostCheck.ProtoReflect.Descriptor instead.
+func (*HostCheck) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *HostCheck) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *HostCheck) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *HostCheck) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *HostCheck) GetEvidence() []string {
+	if x != nil {
+		return x.Evidence
+	}
+	return nil
+}
+
+func (x *HostCheck) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *HostCheck) GetFix() string {
+	if x != nil {
+		return x.Fix
+	}
+	return ""
+}
+
+func (x *HostCheck) GetFixClass() string {
+	if x != nil {
+		return x.FixClass
+	}
+	return ""
+}
+
+func (x *HostCheck) GetVolatile() bool {
+	if x != nil {
+		return x.Volatile
+	}
+	return false
+}
+
+// HostFacts are the host settings the checks read (doctor.Facts), each a
+// short text, "" when not read.
+type HostFacts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CpuModel      string                 `protobuf:"bytes,1,opt,name=cpu_model,json=cpuModel,proto3" json:"cpu_model,omitempty"`
+	Microcode     string                 `protobuf:"bytes,2,opt,name=microcode,proto3" json:"microcode,omitempty"`
+	Governor      string                 `protobuf:"bytes,3,opt,name=governor,proto3" json:"governor,omitempty"`
+	Rings         string                 `protobuf:"bytes,4,opt,name=rings,proto3" json:"rings,omitempty"`
+	Coalesce      string                 `protobuf:"bytes,5,opt,name=coalesce,proto3" json:"coalesce,omitempty"`
+	Pause         string                 `protobuf:"bytes,6,opt,name=pause,proto3" json:"pause,omitempty"`
+	Offloads      string                 `protobuf:"bytes,7,opt,name=offloads,proto3" json:"offloads,omitempty"`
+	Firmware      string                 `protobuf:"bytes,8,opt,name=firmware,proto3" json:"firmware,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostFacts) Reset() {
+	*x = HostFacts{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostFacts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostFacts) ProtoMessage() {}
+
+func (x *HostFacts) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostFacts.ProtoReflect.Descriptor instead.
+func (*HostFacts) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HostFacts) GetCpuModel() string {
+	if x != nil {
+		return x.CpuModel
+	}
+	return ""
+}
+
+func (x *HostFacts) GetMicrocode() string {
+	if x != nil {
+		return x.Microcode
+	}
+	return ""
+}
+
+func (x *HostFacts) GetGovernor() string {
+	if x != nil {
+		return x.Governor
+	}
+	return ""
+}
+
+func (x *HostFacts) GetRings() string {
+	if x != nil {
+		return x.Rings
+	}
+	return ""
+}
+
+func (x *HostFacts) GetCoalesce() string {
+	if x != nil {
+		return x.Coalesce
+	}
+	return ""
+}
+
+func (x *HostFacts) GetPause() string {
+	if x != nil {
+		return x.Pause
+	}
+	return ""
+}
+
+func (x *HostFacts) GetOffloads() string {
+	if x != nil {
+		return x.Offloads
+	}
+	return ""
+}
+
+func (x *HostFacts) GetFirmware() string {
+	if x != nil {
+		return x.Firmware
+	}
+	return ""
+}
+
 // Clock is a host's wall clock as adjtimex(2) reports it, read without
 // changing anything (modes 0).
 type Clock struct {
@@ -488,7 +779,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +791,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[4]
+	mi := &file_linerate_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +804,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Clock) GetSynchronised() bool {
@@ -600,7 +891,7 @@ type Nic struct {
 
 func (x *Nic) Reset() {
 	*x = Nic{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -612,7 +903,7 @@ func (x *Nic) String() string {
 func (*Nic) ProtoMessage() {}
 
 func (x *Nic) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[5]
+	mi := &file_linerate_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -625,7 +916,7 @@ func (x *Nic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nic.ProtoReflect.Descriptor instead.
 func (*Nic) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Nic) GetIface() string {
@@ -747,7 +1038,7 @@ type NicQueue struct {
 
 func (x *NicQueue) Reset() {
 	*x = NicQueue{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +1050,7 @@ func (x *NicQueue) String() string {
 func (*NicQueue) ProtoMessage() {}
 
 func (x *NicQueue) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[6]
+	mi := &file_linerate_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +1063,7 @@ func (x *NicQueue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NicQueue.ProtoReflect.Descriptor instead.
 func (*NicQueue) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NicQueue) GetQueue() int32 {
@@ -835,7 +1126,7 @@ type SkippedIrq struct {
 
 func (x *SkippedIrq) Reset() {
 	*x = SkippedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +1138,7 @@ func (x *SkippedIrq) String() string {
 func (*SkippedIrq) ProtoMessage() {}
 
 func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[7]
+	mi := &file_linerate_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +1151,7 @@ func (x *SkippedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkippedIrq.ProtoReflect.Descriptor instead.
 func (*SkippedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SkippedIrq) GetIrq() int32 {
@@ -904,7 +1195,7 @@ type LeaseInfo struct {
 
 func (x *LeaseInfo) Reset() {
 	*x = LeaseInfo{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1207,7 @@ func (x *LeaseInfo) String() string {
 func (*LeaseInfo) ProtoMessage() {}
 
 func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[8]
+	mi := &file_linerate_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1220,7 @@ func (x *LeaseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseInfo.ProtoReflect.Descriptor instead.
 func (*LeaseInfo) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LeaseInfo) GetCoordinatorId() string {
@@ -974,7 +1265,7 @@ type AcquireLeaseRequest struct {
 
 func (x *AcquireLeaseRequest) Reset() {
 	*x = AcquireLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1277,7 @@ func (x *AcquireLeaseRequest) String() string {
 func (*AcquireLeaseRequest) ProtoMessage() {}
 
 func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[9]
+	mi := &file_linerate_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1290,7 @@ func (x *AcquireLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseRequest.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AcquireLeaseRequest) GetCoordinatorId() string {
@@ -1028,7 +1319,7 @@ type AcquireLeaseResponse struct {
 
 func (x *AcquireLeaseResponse) Reset() {
 	*x = AcquireLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1331,7 @@ func (x *AcquireLeaseResponse) String() string {
 func (*AcquireLeaseResponse) ProtoMessage() {}
 
 func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[10]
+	mi := &file_linerate_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1344,7 @@ func (x *AcquireLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireLeaseResponse.ProtoReflect.Descriptor instead.
 func (*AcquireLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AcquireLeaseResponse) GetLeaseId() string {
@@ -1088,7 +1379,7 @@ type RenewLeaseRequest struct {
 
 func (x *RenewLeaseRequest) Reset() {
 	*x = RenewLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1391,7 @@ func (x *RenewLeaseRequest) String() string {
 func (*RenewLeaseRequest) ProtoMessage() {}
 
 func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[11]
+	mi := &file_linerate_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1404,7 @@ func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
 func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RenewLeaseRequest) GetLeaseId() string {
@@ -1140,7 +1431,7 @@ type RenewLeaseResponse struct {
 
 func (x *RenewLeaseResponse) Reset() {
 	*x = RenewLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1443,7 @@ func (x *RenewLeaseResponse) String() string {
 func (*RenewLeaseResponse) ProtoMessage() {}
 
 func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[12]
+	mi := &file_linerate_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1456,7 @@ func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
 func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RenewLeaseResponse) GetExpiresAt() *timestamppb.Timestamp {
@@ -1194,7 +1485,7 @@ type ReleaseLeaseRequest struct {
 
 func (x *ReleaseLeaseRequest) Reset() {
 	*x = ReleaseLeaseRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1497,7 @@ func (x *ReleaseLeaseRequest) String() string {
 func (*ReleaseLeaseRequest) ProtoMessage() {}
 
 func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[13]
+	mi := &file_linerate_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1510,7 @@ func (x *ReleaseLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReleaseLeaseRequest) GetLeaseId() string {
@@ -1247,7 +1538,7 @@ type ReleaseLeaseResponse struct {
 
 func (x *ReleaseLeaseResponse) Reset() {
 	*x = ReleaseLeaseResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1550,7 @@ func (x *ReleaseLeaseResponse) String() string {
 func (*ReleaseLeaseResponse) ProtoMessage() {}
 
 func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[14]
+	mi := &file_linerate_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1563,7 @@ func (x *ReleaseLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseLeaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReleaseLeaseResponse) GetChanges() []*IrqChange {
@@ -1299,14 +1590,25 @@ type TuneRequest struct {
 	// What to do while irqbalance runs: "refuse" (default: fail with
 	// FAILED_PRECONDITION naming the irqbalance settings that would leave
 	// these IRQs alone) or "ignore" (pin anyway, with a warning).
-	Irqbalance    string `protobuf:"bytes,4,opt,name=irqbalance,proto3" json:"irqbalance,omitempty"`
+	Irqbalance string `protobuf:"bytes,4,opt,name=irqbalance,proto3" json:"irqbalance,omitempty"`
+	// The fix classes to apply before the IRQs are pinned (a run's
+	// --preflight fix; doctor.FixClasses), each setting journaled before it
+	// is written and restored with the IRQs. A class the agent's
+	// --allow-fixes does not allow is refused (FAILED_PRECONDITION).
+	FixClasses []string `protobuf:"bytes,5,rep,name=fix_classes,json=fixClasses,proto3" json:"fix_classes,omitempty"`
+	// Only the fixes: the IRQs are left as they are (a NIC without queue
+	// IRQs, or a run with --no-tune).
+	FixOnly bool `protobuf:"varint,6,opt,name=fix_only,json=fixOnly,proto3" json:"fix_only,omitempty"`
+	// The run's test addresses, for the notrack class; none: the data
+	// interface's own.
+	Addrs         []string `protobuf:"bytes,7,rep,name=addrs,proto3" json:"addrs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TuneRequest) Reset() {
 	*x = TuneRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1620,7 @@ func (x *TuneRequest) String() string {
 func (*TuneRequest) ProtoMessage() {}
 
 func (x *TuneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[15]
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1633,7 @@ func (x *TuneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneRequest.ProtoReflect.Descriptor instead.
 func (*TuneRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TuneRequest) GetLeaseId() string {
@@ -1362,6 +1664,27 @@ func (x *TuneRequest) GetIrqbalance() string {
 	return ""
 }
 
+func (x *TuneRequest) GetFixClasses() []string {
+	if x != nil {
+		return x.FixClasses
+	}
+	return nil
+}
+
+func (x *TuneRequest) GetFixOnly() bool {
+	if x != nil {
+		return x.FixOnly
+	}
+	return false
+}
+
+func (x *TuneRequest) GetAddrs() []string {
+	if x != nil {
+		return x.Addrs
+	}
+	return nil
+}
+
 type TuneResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Iface string                 `protobuf:"bytes,1,opt,name=iface,proto3" json:"iface,omitempty"`
@@ -1375,15 +1698,17 @@ type TuneResponse struct {
 	// Other IRQs of the NIC left alone, with why.
 	Skipped []*SkippedIrq `protobuf:"bytes,6,rep,name=skipped,proto3" json:"skipped,omitempty"`
 	// Every IRQ written or checked, as `linerate irq apply --json` prints.
-	Changes       []*IrqChange `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
-	Warnings      []string     `protobuf:"bytes,8,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Changes  []*IrqChange `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
+	Warnings []string     `protobuf:"bytes,8,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// The settings the fixes changed, in the order they were written.
+	Fixed         []*HostFix `protobuf:"bytes,9,rep,name=fixed,proto3" json:"fixed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TuneResponse) Reset() {
 	*x = TuneResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1720,7 @@ func (x *TuneResponse) String() string {
 func (*TuneResponse) ProtoMessage() {}
 
 func (x *TuneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[16]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1733,7 @@ func (x *TuneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneResponse.ProtoReflect.Descriptor instead.
 func (*TuneResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TuneResponse) GetIface() string {
@@ -1467,6 +1792,94 @@ func (x *TuneResponse) GetWarnings() []string {
 	return nil
 }
 
+func (x *TuneResponse) GetFixed() []*HostFix {
+	if x != nil {
+		return x.Fixed
+	}
+	return nil
+}
+
+// HostFix is one host setting a fix changed (doctor.Applied).
+type HostFix struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The fix class ("rps", "governor", ...).
+	Class string `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	// The setting's kind ("file", "ethtool-pause", ...) and key (a path, an
+	// interface, a table).
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Key  string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// Its value before and after (read back).
+	From          string `protobuf:"bytes,4,opt,name=from,proto3" json:"from,omitempty"`
+	To            string `protobuf:"bytes,5,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostFix) Reset() {
+	*x = HostFix{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostFix) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostFix) ProtoMessage() {}
+
+func (x *HostFix) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostFix.ProtoReflect.Descriptor instead.
+func (*HostFix) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *HostFix) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *HostFix) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HostFix) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *HostFix) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *HostFix) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
 // IrqMapping is one queue IRQ and the CPU that services it.
 type IrqMapping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1485,7 +1898,7 @@ type IrqMapping struct {
 
 func (x *IrqMapping) Reset() {
 	*x = IrqMapping{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1910,7 @@ func (x *IrqMapping) String() string {
 func (*IrqMapping) ProtoMessage() {}
 
 func (x *IrqMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1923,7 @@ func (x *IrqMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqMapping.ProtoReflect.Descriptor instead.
 func (*IrqMapping) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *IrqMapping) GetQueue() int32 {
@@ -1575,7 +1988,7 @@ type IrqChange struct {
 
 func (x *IrqChange) Reset() {
 	*x = IrqChange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +2000,7 @@ func (x *IrqChange) String() string {
 func (*IrqChange) ProtoMessage() {}
 
 func (x *IrqChange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +2013,7 @@ func (x *IrqChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqChange.ProtoReflect.Descriptor instead.
 func (*IrqChange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *IrqChange) GetIrq() int32 {
@@ -1675,7 +2088,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +2100,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +2113,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestoreRequest) GetLeaseId() string {
@@ -1721,7 +2134,7 @@ type RestoreResponse struct {
 
 func (x *RestoreResponse) Reset() {
 	*x = RestoreResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +2146,7 @@ func (x *RestoreResponse) String() string {
 func (*RestoreResponse) ProtoMessage() {}
 
 func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +2159,7 @@ func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
 func (*RestoreResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestoreResponse) GetIface() string {
@@ -1823,7 +2236,7 @@ type ArmRequest struct {
 
 func (x *ArmRequest) Reset() {
 	*x = ArmRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2248,7 @@ func (x *ArmRequest) String() string {
 func (*ArmRequest) ProtoMessage() {}
 
 func (x *ArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2261,7 @@ func (x *ArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
 func (*ArmRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ArmRequest) GetLeaseId() string {
@@ -1947,7 +2360,7 @@ type ClockCorrection struct {
 
 func (x *ClockCorrection) Reset() {
 	*x = ClockCorrection{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2372,7 @@ func (x *ClockCorrection) String() string {
 func (*ClockCorrection) ProtoMessage() {}
 
 func (x *ClockCorrection) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2385,7 @@ func (x *ClockCorrection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockCorrection.ProtoReflect.Descriptor instead.
 func (*ClockCorrection) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClockCorrection) GetDstPort() uint32 {
@@ -2007,7 +2420,7 @@ type ArmResponse struct {
 
 func (x *ArmResponse) Reset() {
 	*x = ArmResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2432,7 @@ func (x *ArmResponse) String() string {
 func (*ArmResponse) ProtoMessage() {}
 
 func (x *ArmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2445,7 @@ func (x *ArmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
 func (*ArmResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ArmResponse) GetArmed() bool {
@@ -2081,7 +2494,7 @@ type CollectRequest struct {
 
 func (x *CollectRequest) Reset() {
 	*x = CollectRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2506,7 @@ func (x *CollectRequest) String() string {
 func (*CollectRequest) ProtoMessage() {}
 
 func (x *CollectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2519,7 @@ func (x *CollectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectRequest.ProtoReflect.Descriptor instead.
 func (*CollectRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CollectRequest) GetLeaseId() string {
@@ -2138,7 +2551,7 @@ type CollectResponse struct {
 
 func (x *CollectResponse) Reset() {
 	*x = CollectResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2563,7 @@ func (x *CollectResponse) String() string {
 func (*CollectResponse) ProtoMessage() {}
 
 func (x *CollectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2576,7 @@ func (x *CollectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectResponse.ProtoReflect.Descriptor instead.
 func (*CollectResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CollectResponse) GetReport() *ReceiverReport {
@@ -2211,7 +2624,7 @@ type IrqVerify struct {
 
 func (x *IrqVerify) Reset() {
 	*x = IrqVerify{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2636,7 @@ func (x *IrqVerify) String() string {
 func (*IrqVerify) ProtoMessage() {}
 
 func (x *IrqVerify) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2649,7 @@ func (x *IrqVerify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqVerify.ProtoReflect.Descriptor instead.
 func (*IrqVerify) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *IrqVerify) GetIface() string {
@@ -2290,7 +2703,7 @@ type VerifiedIrq struct {
 
 func (x *VerifiedIrq) Reset() {
 	*x = VerifiedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2715,7 @@ func (x *VerifiedIrq) String() string {
 func (*VerifiedIrq) ProtoMessage() {}
 
 func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2728,7 @@ func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedIrq.ProtoReflect.Descriptor instead.
 func (*VerifiedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *VerifiedIrq) GetIrq() int32 {
@@ -2409,7 +2822,7 @@ type ReceiverReport struct {
 
 func (x *ReceiverReport) Reset() {
 	*x = ReceiverReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2421,7 +2834,7 @@ func (x *ReceiverReport) String() string {
 func (*ReceiverReport) ProtoMessage() {}
 
 func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2434,7 +2847,7 @@ func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverReport.ProtoReflect.Descriptor instead.
 func (*ReceiverReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReceiverReport) GetMethod() string {
@@ -2562,7 +2975,7 @@ type StreamReport struct {
 
 func (x *StreamReport) Reset() {
 	*x = StreamReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +2987,7 @@ func (x *StreamReport) String() string {
 func (*StreamReport) ProtoMessage() {}
 
 func (x *StreamReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +3000,7 @@ func (x *StreamReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamReport.ProtoReflect.Descriptor instead.
 func (*StreamReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StreamReport) GetSrc() string {
@@ -2730,7 +3143,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +3155,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +3168,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Latency) GetBuckets() []*LatencyBucket {
@@ -2839,7 +3252,7 @@ type LatencyBucket struct {
 
 func (x *LatencyBucket) Reset() {
 	*x = LatencyBucket{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3264,7 @@ func (x *LatencyBucket) String() string {
 func (*LatencyBucket) ProtoMessage() {}
 
 func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3277,7 @@ func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyBucket.ProtoReflect.Descriptor instead.
 func (*LatencyBucket) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LatencyBucket) GetLoUs() uint64 {
@@ -2895,7 +3308,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3320,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3333,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -2954,7 +3367,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3379,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3392,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -3037,7 +3450,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3462,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3475,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -3100,7 +3513,7 @@ type RttStream struct {
 
 func (x *RttStream) Reset() {
 	*x = RttStream{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3525,7 @@ func (x *RttStream) String() string {
 func (*RttStream) ProtoMessage() {}
 
 func (x *RttStream) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3538,7 @@ func (x *RttStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttStream.ProtoReflect.Descriptor instead.
 func (*RttStream) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RttStream) GetPort() uint32 {
@@ -3224,7 +3637,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3649,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3662,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -3480,7 +3893,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +3905,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3918,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -3533,7 +3946,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3545,7 +3958,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3558,7 +3971,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -3595,7 +4008,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +4020,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +4033,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -3663,7 +4076,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +4088,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +4101,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -3715,7 +4128,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +4140,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +4153,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -3759,7 +4172,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3771,7 +4184,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3784,7 +4197,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -3805,7 +4218,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +4230,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +4243,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -3858,7 +4271,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3870,7 +4283,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3883,7 +4296,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -3917,7 +4330,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3929,7 +4342,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3942,7 +4355,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -4007,7 +4420,7 @@ type RttResult struct {
 
 func (x *RttResult) Reset() {
 	*x = RttResult{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4019,7 +4432,7 @@ func (x *RttResult) String() string {
 func (*RttResult) ProtoMessage() {}
 
 func (x *RttResult) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4032,7 +4445,7 @@ func (x *RttResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttResult.ProtoReflect.Descriptor instead.
 func (*RttResult) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RttResult) GetDst() string {
@@ -4100,7 +4513,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4112,7 +4525,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4125,7 +4538,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -4247,7 +4660,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4259,7 +4672,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4272,7 +4685,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -4349,7 +4762,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4361,7 +4774,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4374,7 +4787,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -4405,7 +4818,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4417,7 +4830,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4430,7 +4843,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -4482,7 +4895,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4494,7 +4907,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4507,7 +4920,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -4581,7 +4994,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4593,7 +5006,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4606,7 +5019,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -4669,7 +5082,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4681,7 +5094,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4694,7 +5107,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -4734,7 +5147,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +5159,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +5172,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -4814,8 +5227,16 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x10received_unix_ns\x18\x01 \x01(\x03R\x0ereceivedUnixNs\x12 \n" +
 	"\fsent_unix_ns\x18\x02 \x01(\x03R\n" +
 	"sentUnixNs\x12\x17\n" +
-	"\aboot_id\x18\x03 \x01(\tR\x06bootId\"\x11\n" +
-	"\x0fDescribeRequest\"\xff\x02\n" +
+	"\aboot_id\x18\x03 \x01(\tR\x06bootId\"\x8e\x01\n" +
+	"\x0fDescribeRequest\x12\x1d\n" +
+	"\n" +
+	"frame_size\x18\x01 \x01(\x05R\tframeSize\x12\x14\n" +
+	"\x05addrs\x18\x02 \x03(\tR\x05addrs\x12\x1e\n" +
+	"\n" +
+	"irqbalance\x18\x03 \x01(\tR\n" +
+	"irqbalance\x12\x12\n" +
+	"\x04cpus\x18\x04 \x03(\x05R\x04cpus\x12\x12\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\"\x80\x04\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\tR\x06kernel\x12\x18\n" +
@@ -4827,7 +5248,28 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x05lease\x18\b \x01(\v2\x16.linerate.v1.LeaseInfoR\x05lease\x122\n" +
 	"\x15receiver_memory_bytes\x18\t \x01(\x04R\x13receiverMemoryBytes\x12(\n" +
 	"\x05clock\x18\n" +
-	" \x01(\v2\x12.linerate.v1.ClockR\x05clock\"\xcc\x01\n" +
+	" \x01(\v2\x12.linerate.v1.ClockR\x05clock\x12.\n" +
+	"\x06checks\x18\v \x03(\v2\x16.linerate.v1.HostCheckR\x06checks\x12,\n" +
+	"\x05facts\x18\f \x01(\v2\x16.linerate.v1.HostFactsR\x05facts\x12!\n" +
+	"\fchecks_error\x18\r \x01(\tR\vchecksError\"\xc2\x01\n" +
+	"\tHostCheck\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x1a\n" +
+	"\bevidence\x18\x04 \x03(\tR\bevidence\x12\x10\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\x12\x10\n" +
+	"\x03fix\x18\x06 \x01(\tR\x03fix\x12\x1b\n" +
+	"\tfix_class\x18\a \x01(\tR\bfixClass\x12\x1a\n" +
+	"\bvolatile\x18\b \x01(\bR\bvolatile\"\xe2\x01\n" +
+	"\tHostFacts\x12\x1b\n" +
+	"\tcpu_model\x18\x01 \x01(\tR\bcpuModel\x12\x1c\n" +
+	"\tmicrocode\x18\x02 \x01(\tR\tmicrocode\x12\x1a\n" +
+	"\bgovernor\x18\x03 \x01(\tR\bgovernor\x12\x14\n" +
+	"\x05rings\x18\x04 \x01(\tR\x05rings\x12\x1a\n" +
+	"\bcoalesce\x18\x05 \x01(\tR\bcoalesce\x12\x14\n" +
+	"\x05pause\x18\x06 \x01(\tR\x05pause\x12\x1a\n" +
+	"\boffloads\x18\a \x01(\tR\boffloads\x12\x1a\n" +
+	"\bfirmware\x18\b \x01(\tR\bfirmware\"\xcc\x01\n" +
 	"\x05Clock\x12\"\n" +
 	"\fsynchronised\x18\x01 \x01(\bR\fsynchronised\x12 \n" +
 	"\fest_error_us\x18\x02 \x01(\x03R\n" +
@@ -4897,14 +5339,18 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"keepTuning\"d\n" +
 	"\x14ReleaseLeaseResponse\x120\n" +
 	"\achanges\x18\x01 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"\x85\x01\n" +
+	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"\xd7\x01\n" +
 	"\vTuneRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x18\n" +
 	"\athreads\x18\x02 \x01(\x05R\athreads\x12!\n" +
 	"\fexclude_cpus\x18\x03 \x03(\x05R\vexcludeCpus\x12\x1e\n" +
 	"\n" +
 	"irqbalance\x18\x04 \x01(\tR\n" +
-	"irqbalance\"\xc1\x02\n" +
+	"irqbalance\x12\x1f\n" +
+	"\vfix_classes\x18\x05 \x03(\tR\n" +
+	"fixClasses\x12\x19\n" +
+	"\bfix_only\x18\x06 \x01(\bR\afixOnly\x12\x14\n" +
+	"\x05addrs\x18\a \x03(\tR\x05addrs\"\xed\x02\n" +
 	"\fTuneResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x18\n" +
 	"\ajournal\x18\x02 \x01(\tR\ajournal\x12\x1b\n" +
@@ -4913,7 +5359,14 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\amanaged\x18\x05 \x03(\v2\x17.linerate.v1.IrqMappingR\amanaged\x121\n" +
 	"\askipped\x18\x06 \x03(\v2\x17.linerate.v1.SkippedIrqR\askipped\x120\n" +
 	"\achanges\x18\a \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\b \x03(\tR\bwarnings\"\x8a\x01\n" +
+	"\bwarnings\x18\b \x03(\tR\bwarnings\x12*\n" +
+	"\x05fixed\x18\t \x03(\v2\x14.linerate.v1.HostFixR\x05fixed\"i\n" +
+	"\aHostFix\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x05 \x01(\tR\x02to\"\x8a\x01\n" +
 	"\n" +
 	"IrqMapping\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\x05R\x05queue\x12\x10\n" +
@@ -5249,7 +5702,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -5257,154 +5710,160 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*ClockResponse)(nil),         // 3: linerate.v1.ClockResponse
 	(*DescribeRequest)(nil),       // 4: linerate.v1.DescribeRequest
 	(*DescribeResponse)(nil),      // 5: linerate.v1.DescribeResponse
-	(*Clock)(nil),                 // 6: linerate.v1.Clock
-	(*Nic)(nil),                   // 7: linerate.v1.Nic
-	(*NicQueue)(nil),              // 8: linerate.v1.NicQueue
-	(*SkippedIrq)(nil),            // 9: linerate.v1.SkippedIrq
-	(*LeaseInfo)(nil),             // 10: linerate.v1.LeaseInfo
-	(*AcquireLeaseRequest)(nil),   // 11: linerate.v1.AcquireLeaseRequest
-	(*AcquireLeaseResponse)(nil),  // 12: linerate.v1.AcquireLeaseResponse
-	(*RenewLeaseRequest)(nil),     // 13: linerate.v1.RenewLeaseRequest
-	(*RenewLeaseResponse)(nil),    // 14: linerate.v1.RenewLeaseResponse
-	(*ReleaseLeaseRequest)(nil),   // 15: linerate.v1.ReleaseLeaseRequest
-	(*ReleaseLeaseResponse)(nil),  // 16: linerate.v1.ReleaseLeaseResponse
-	(*TuneRequest)(nil),           // 17: linerate.v1.TuneRequest
-	(*TuneResponse)(nil),          // 18: linerate.v1.TuneResponse
-	(*IrqMapping)(nil),            // 19: linerate.v1.IrqMapping
-	(*IrqChange)(nil),             // 20: linerate.v1.IrqChange
-	(*RestoreRequest)(nil),        // 21: linerate.v1.RestoreRequest
-	(*RestoreResponse)(nil),       // 22: linerate.v1.RestoreResponse
-	(*ArmRequest)(nil),            // 23: linerate.v1.ArmRequest
-	(*ClockCorrection)(nil),       // 24: linerate.v1.ClockCorrection
-	(*ArmResponse)(nil),           // 25: linerate.v1.ArmResponse
-	(*CollectRequest)(nil),        // 26: linerate.v1.CollectRequest
-	(*CollectResponse)(nil),       // 27: linerate.v1.CollectResponse
-	(*IrqVerify)(nil),             // 28: linerate.v1.IrqVerify
-	(*VerifiedIrq)(nil),           // 29: linerate.v1.VerifiedIrq
-	(*ReceiverReport)(nil),        // 30: linerate.v1.ReceiverReport
-	(*StreamReport)(nil),          // 31: linerate.v1.StreamReport
-	(*Latency)(nil),               // 32: linerate.v1.Latency
-	(*LatencyBucket)(nil),         // 33: linerate.v1.LatencyBucket
-	(*SeqRange)(nil),              // 34: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 35: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 36: linerate.v1.ConfigureRequest
-	(*RttStream)(nil),             // 37: linerate.v1.RttStream
-	(*SenderConfig)(nil),          // 38: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 39: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 40: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 41: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 42: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 43: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 44: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 45: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 46: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 47: linerate.v1.ResultResponse
-	(*RttResult)(nil),             // 48: linerate.v1.RttResult
-	(*SenderSummary)(nil),         // 49: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 50: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 51: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 52: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 53: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 54: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 55: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 56: linerate.v1.StreamCounters
-	nil,                           // 57: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 59: google.protobuf.Duration
+	(*HostCheck)(nil),             // 6: linerate.v1.HostCheck
+	(*HostFacts)(nil),             // 7: linerate.v1.HostFacts
+	(*Clock)(nil),                 // 8: linerate.v1.Clock
+	(*Nic)(nil),                   // 9: linerate.v1.Nic
+	(*NicQueue)(nil),              // 10: linerate.v1.NicQueue
+	(*SkippedIrq)(nil),            // 11: linerate.v1.SkippedIrq
+	(*LeaseInfo)(nil),             // 12: linerate.v1.LeaseInfo
+	(*AcquireLeaseRequest)(nil),   // 13: linerate.v1.AcquireLeaseRequest
+	(*AcquireLeaseResponse)(nil),  // 14: linerate.v1.AcquireLeaseResponse
+	(*RenewLeaseRequest)(nil),     // 15: linerate.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),    // 16: linerate.v1.RenewLeaseResponse
+	(*ReleaseLeaseRequest)(nil),   // 17: linerate.v1.ReleaseLeaseRequest
+	(*ReleaseLeaseResponse)(nil),  // 18: linerate.v1.ReleaseLeaseResponse
+	(*TuneRequest)(nil),           // 19: linerate.v1.TuneRequest
+	(*TuneResponse)(nil),          // 20: linerate.v1.TuneResponse
+	(*HostFix)(nil),               // 21: linerate.v1.HostFix
+	(*IrqMapping)(nil),            // 22: linerate.v1.IrqMapping
+	(*IrqChange)(nil),             // 23: linerate.v1.IrqChange
+	(*RestoreRequest)(nil),        // 24: linerate.v1.RestoreRequest
+	(*RestoreResponse)(nil),       // 25: linerate.v1.RestoreResponse
+	(*ArmRequest)(nil),            // 26: linerate.v1.ArmRequest
+	(*ClockCorrection)(nil),       // 27: linerate.v1.ClockCorrection
+	(*ArmResponse)(nil),           // 28: linerate.v1.ArmResponse
+	(*CollectRequest)(nil),        // 29: linerate.v1.CollectRequest
+	(*CollectResponse)(nil),       // 30: linerate.v1.CollectResponse
+	(*IrqVerify)(nil),             // 31: linerate.v1.IrqVerify
+	(*VerifiedIrq)(nil),           // 32: linerate.v1.VerifiedIrq
+	(*ReceiverReport)(nil),        // 33: linerate.v1.ReceiverReport
+	(*StreamReport)(nil),          // 34: linerate.v1.StreamReport
+	(*Latency)(nil),               // 35: linerate.v1.Latency
+	(*LatencyBucket)(nil),         // 36: linerate.v1.LatencyBucket
+	(*SeqRange)(nil),              // 37: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 38: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 39: linerate.v1.ConfigureRequest
+	(*RttStream)(nil),             // 40: linerate.v1.RttStream
+	(*SenderConfig)(nil),          // 41: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 42: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 43: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 44: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 45: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 46: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 47: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 48: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 49: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 50: linerate.v1.ResultResponse
+	(*RttResult)(nil),             // 51: linerate.v1.RttResult
+	(*SenderSummary)(nil),         // 52: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 53: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 54: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 55: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 56: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 57: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 58: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 59: linerate.v1.StreamCounters
+	nil,                           // 60: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 62: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
-	7,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
-	10, // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
-	6,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
-	8,  // 4: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
-	9,  // 5: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	58, // 6: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	59, // 7: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	58, // 8: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	59, // 9: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	59, // 10: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	58, // 11: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	59, // 12: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	20, // 13: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
-	19, // 14: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
-	19, // 15: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
-	9,  // 16: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
-	20, // 17: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
-	20, // 18: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	24, // 19: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
-	58, // 20: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
-	30, // 21: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	58, // 22: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
-	28, // 23: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	29, // 24: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	57, // 25: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
-	31, // 26: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	35, // 27: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	34, // 28: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	32, // 29: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
-	33, // 30: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
-	38, // 31: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	37, // 32: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
-	59, // 33: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	40, // 34: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	39, // 35: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	38, // 36: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	58, // 37: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	58, // 38: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	58, // 39: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	49, // 40: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	58, // 41: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	58, // 42: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	28, // 43: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	48, // 44: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
-	31, // 45: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
-	50, // 46: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	59, // 47: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	58, // 48: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	53, // 49: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	54, // 50: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	10, // 51: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 52: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	59, // 53: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	55, // 54: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 55: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	59, // 56: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	56, // 57: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	32, // 58: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
-	4,  // 59: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	11, // 60: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	13, // 61: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	15, // 62: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	17, // 63: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	21, // 64: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	23, // 65: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	26, // 66: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	36, // 67: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	42, // 68: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	44, // 69: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	46, // 70: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	51, // 71: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	2,  // 72: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
-	5,  // 73: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	12, // 74: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	14, // 75: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	16, // 76: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	18, // 77: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	22, // 78: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	25, // 79: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	27, // 80: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	41, // 81: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	43, // 82: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	45, // 83: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	47, // 84: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	52, // 85: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	3,  // 86: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
-	73, // [73:87] is the sub-list for method output_type
-	59, // [59:73] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	9,  // 1: linerate.v1.DescribeResponse.nic:type_name -> linerate.v1.Nic
+	12, // 2: linerate.v1.DescribeResponse.lease:type_name -> linerate.v1.LeaseInfo
+	8,  // 3: linerate.v1.DescribeResponse.clock:type_name -> linerate.v1.Clock
+	6,  // 4: linerate.v1.DescribeResponse.checks:type_name -> linerate.v1.HostCheck
+	7,  // 5: linerate.v1.DescribeResponse.facts:type_name -> linerate.v1.HostFacts
+	10, // 6: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
+	11, // 7: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
+	61, // 8: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	62, // 9: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	61, // 10: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	62, // 11: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	62, // 12: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	61, // 13: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	62, // 14: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	23, // 15: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
+	22, // 16: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
+	22, // 17: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
+	11, // 18: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
+	23, // 19: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
+	21, // 20: linerate.v1.TuneResponse.fixed:type_name -> linerate.v1.HostFix
+	23, // 21: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
+	27, // 22: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
+	61, // 23: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	33, // 24: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
+	61, // 25: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	31, // 26: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	32, // 27: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
+	60, // 28: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	34, // 29: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
+	38, // 30: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	37, // 31: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	35, // 32: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
+	36, // 33: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
+	41, // 34: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	40, // 35: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
+	62, // 36: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	43, // 37: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	42, // 38: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	41, // 39: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	61, // 40: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	61, // 41: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	61, // 42: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	52, // 43: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	61, // 44: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	61, // 45: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	31, // 46: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	51, // 47: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
+	34, // 48: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
+	53, // 49: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	62, // 50: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	61, // 51: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	56, // 52: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	57, // 53: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	12, // 54: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 55: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	62, // 56: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	58, // 57: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 58: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	62, // 59: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	59, // 60: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	35, // 61: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
+	4,  // 62: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	13, // 63: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	15, // 64: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	17, // 65: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	19, // 66: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	24, // 67: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	26, // 68: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	29, // 69: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	39, // 70: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	45, // 71: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	47, // 72: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	49, // 73: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	54, // 74: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 75: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 76: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	14, // 77: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	16, // 78: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	18, // 79: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	20, // 80: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	25, // 81: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	28, // 82: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	30, // 83: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	44, // 84: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	46, // 85: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	48, // 86: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	50, // 87: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	55, // 88: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 89: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	76, // [76:90] is the sub-list for method output_type
+	62, // [62:76] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -5412,14 +5871,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[36].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   56,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/doctor"
+	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/topology"
+)
+
+// preflight is the host's fitness for the run: its checks (doctor) at
+// Describe and the fixes a Tune asks for, journaled in the agent's own
+// journal so that every restore path puts them back with the IRQs.
+type preflight struct {
+	host  doctor.Host
+	iface string
+	role  Role
+	// allow are the fix classes the operator allows (--allow-fixes).
+	allow   []doctor.FixClass
+	journal topology.JournalOptions
+	log     hclog.Logger
+}
+
+// check runs every check for the run o describes (its interface and, when
+// o names none, its role are the agent's).
+func (p *preflight) check(ctx context.Context, o doctor.Options) (*doctor.Report, error) {
+	if p == nil {
+		return nil, nil
+	}
+	o.Iface = p.iface
+	if o.Role == "" {
+		o.Role = doctor.Role(p.role)
+	}
+	rep, err := doctor.Run(ctx, p.host, o)
+	if err != nil {
+		return nil, fmt.Errorf("checks of %s: %w", p.iface, err)
+	}
+	return rep, nil
+}
+
+// fix applies the classes asked for, each allowed by the operator: a class
+// that is not is refused by name before anything is written.
+func (p *preflight) fix(ctx context.Context, o doctor.Options, classes []doctor.FixClass) ([]doctor.Applied, error) {
+	if p == nil {
+		return nil, failf(ErrHost, "fix: this agent applies no fixes")
+	}
+	for _, c := range classes {
+		if !slices.Contains(p.allow, c) {
+			return nil, failf(ErrHost, "fix %s: not allowed by this agent's --allow-fixes (it allows %s)", c, allowedFixes(p.allow))
+		}
+	}
+	o.Iface = p.iface
+	if o.Role == "" {
+		o.Role = doctor.Role(p.role)
+	}
+	fixed, err := doctor.Fix(ctx, p.host, o, doctor.FixOptions{Classes: classes, Journal: p.journal, Logger: p.log})
+	if err != nil {
+		return fixed, failf(ErrFailed, "tune: %v", err)
+	}
+	return fixed, nil
+}
+
+// allowedFixes says the allowed classes, "none" for none.
+func allowedFixes(allow []doctor.FixClass) string {
+	if len(allow) == 0 {
+		return "none"
+	}
+	return enum.And(allow)
+}
+
+// restorers are the restorers of the settings the fixes write that
+// topology cannot write itself (ethtool, nftables), for every restore.
+func (p *preflight) restorers() map[topology.SettingKind]topology.SettingRestorer {
+	if p == nil {
+		return nil
+	}
+	return doctor.Restorers(p.host)
+}

@@ -1,0 +1,186 @@
+package coordinator
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/doctor"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+)
+
+// irqbalanceFail is the check an agent whose host runs irqbalance answers.
+var irqbalanceFail = &lineratev1.HostCheck{
+	Id: "irqbalance", Title: "irqbalance", Status: "FAIL", Volatile: true,
+	Evidence: []string{"/proc/812/comm: irqbalance (running)", "/etc/default/irqbalance: no IRQBALANCE_BANNED_CPULIST"},
+	Why:      "irqbalance moves the queue IRQs the run pinned.", Fix: "systemctl stop irqbalance",
+}
+
+func passCheck(id string) *lineratev1.HostCheck {
+	return &lineratev1.HostCheck{Id: id, Status: "PASS", Evidence: []string{id + ": fine"}}
+}
+
+// --preflight strict refuses to start on a FAIL, before any lease,
+// naming each host, check, evidence and fix; every host's checks are in
+// the result, and the Describe asked for them carried the run's options.
+func TestRunPreflightStrict(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1", "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	r2 := receiver("r2", "198.18.0.102")
+	s1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{irqbalanceFail, passCheck("mtu")} }
+	r1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{passCheck("irqbalance"), passCheck("mtu")}
+	}
+	r2.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{irqbalanceFail, {Id: "mtu", Status: "WARN", Evidence: []string{"/sys/class/net/eth1/mtu: 1500"}, Fix: "ip link set eth1 mtu 9000"}}
+	}
+	c := newFakeCluster(t, s1, r1, r2)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1", "r2"}, Pattern: FanOut, Count: 100, FrameSize: 1518, Drain: time.Millisecond, Preflight: PreflightStrict}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || res.FailedPhase != PhaseDescribe {
+		t.Fatalf("status %s, phase %s: %s", res.Status, res.FailedPhase, res.Error)
+	}
+	for _, want := range []string{
+		"--preflight strict: 2 check(s) FAIL, so the run is not started (no host was leased)",
+		"  s1: irqbalance: /proc/812/comm: irqbalance (running); /etc/default/irqbalance: no IRQBALANCE_BANNED_CPULIST; fix: systemctl stop irqbalance",
+		"  r2: irqbalance: /proc/812/comm: irqbalance (running);",
+	} {
+		if !strings.Contains(res.Error, want) {
+			t.Errorf("error lacks %q:\n%s", want, res.Error)
+		}
+	}
+	if strings.Contains(res.Error, "mtu") {
+		t.Errorf("a WARN is named among the FAILs:\n%s", res.Error)
+	}
+	for _, a := range []*fakeAgent{s1, r1, r2} {
+		if a.called("AcquireLease") {
+			t.Errorf("%s was leased", a.name)
+		}
+	}
+	if len(res.Hosts) != 3 || len(res.Hosts[2].Checks) != 2 || res.Hosts[2].Checks[1].Status != doctor.Warn {
+		t.Errorf("hosts' checks %+v", res.Hosts)
+	}
+	if !slices.Contains(res.Warnings, "r2: check mtu WARN: /sys/class/net/eth1/mtu: 1500 (fix: ip link set eth1 mtu 9000)") {
+		t.Errorf("warnings %q: want r2's WARN", res.Warnings)
+	}
+	d := s1.describes[len(s1.describes)-1]
+	if d.FrameSize != 1518 || d.Role != "sender" || !slices.Equal(d.Addrs, []string{"198.18.0.1", "198.18.0.101", "198.18.0.102"}) {
+		t.Errorf("s1's preflight Describe %v: want the run's frame size, s1's role and every host's address", d)
+	}
+
+	// warn (the default) runs on the same FAILs, each a warning.
+	spec.Preflight = ""
+	for _, a := range []*fakeAgent{s1, r1, r2} {
+		a.expect = nil
+	}
+	wire(spec, c)
+	res, _ = (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if res.Status != StatusOK || !slices.Contains(res.Warnings, "s1: check irqbalance FAIL: /proc/812/comm: irqbalance (running) (fix: systemctl stop irqbalance)") {
+		t.Errorf("warn: %s %s, warnings %q", res.Status, res.Error, res.Warnings)
+	}
+}
+
+// --preflight fix sends the fix classes of the checks that are not a PASS
+// with Tune (fix_only on a host whose IRQs are not tuned) and records what
+// was fixed and that the release restored it.
+func TestRunPreflightFix(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	s1.queueCPUs = []int32{0}
+	s1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{
+			{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}},
+			{Id: "governor", Status: "FAIL", FixClass: "governor", Evidence: []string{"powersave"}},
+			{Id: "flow-control", Status: "PASS", FixClass: "flow-control"},
+		}
+	}
+	r1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}}}
+	}
+	rps := &lineratev1.HostFix{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}
+	s1.fixed, r1.fixed = []*lineratev1.HostFix{rps}, []*lineratev1.HostFix{rps}
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %s %s", err, res.Status, res.Error)
+	}
+	if len(s1.tunes) != 1 || !slices.Equal(s1.tunes[0].FixClasses, []string{"governor", "rps"}) || s1.tunes[0].FixOnly {
+		t.Errorf("s1's tunes %v: want one, the IRQs and governor, rps", s1.tunes)
+	}
+	if len(r1.tunes) != 1 || !slices.Equal(r1.tunes[0].FixClasses, []string{"rps"}) || !r1.tunes[0].FixOnly {
+		t.Errorf("r1's tunes %v: want one, fix_only rps (its NIC has no queue IRQs)", r1.tunes)
+	}
+	for _, h := range res.Hosts {
+		if len(h.Fixed) != 1 || h.Fixed[0].To != "0" || h.Fixed[0].Setting.Key != rps.Key || !h.FixesRestored {
+			t.Errorf("%s: fixed %+v, restored %v", h.Name, h.Fixed, h.FixesRestored)
+		}
+	}
+
+	// Without fix: no class is sent, and a host without queue IRQs is
+	// not tuned at all.
+	spec.Preflight = PreflightWarn
+	s1.tunes, r1.tunes, r1.expect = nil, nil, nil
+	wire(spec, c)
+	if res, _ := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); res.Status != StatusOK || len(s1.tunes) != 1 || len(s1.tunes[0].FixClasses) != 0 || len(r1.tunes) != 0 {
+		t.Errorf("warn: %s, s1 tunes %v, r1 tunes %v", res.Status, s1.tunes, r1.tunes)
+	}
+}
+
+// The volatile checks are read again after the traffic: a verdict or an
+// evidence that changed is a warning of the result; a check that is not
+// volatile, or did not change, is none.
+func TestRunPreflightReread(t *testing.T) {
+	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
+	r1 := receiver("r1", "198.18.0.101")
+	s1.checks = func(int) []*lineratev1.HostCheck {
+		irqb := &lineratev1.HostCheck{Id: "irqbalance", Status: "PASS", Volatile: true, Evidence: []string{"/proc/*/comm: no irqbalance process"}}
+		gov := &lineratev1.HostCheck{Id: "governor", Status: "PASS", Volatile: true, Evidence: []string{"cpu2 scaling_governor: performance"}}
+		mtu := &lineratev1.HostCheck{Id: "mtu", Status: "PASS", Evidence: []string{"mtu: 1500"}}
+		if s1.called("Start") { // after the traffic
+			irqb = &lineratev1.HostCheck{Id: "irqbalance", Status: "FAIL", Volatile: true, Evidence: []string{"/proc/977/comm: irqbalance (running)"}}
+			gov = &lineratev1.HostCheck{Id: "governor", Status: "PASS", Volatile: true, Evidence: []string{"cpu2 scaling_governor: schedutil"}}
+			mtu = &lineratev1.HostCheck{Id: "mtu", Status: "PASS", Evidence: []string{"mtu: 9000"}}
+		}
+		return []*lineratev1.HostCheck{irqb, gov, mtu}
+	}
+	r1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{{Id: "irqbalance", Status: "PASS", Volatile: true, Evidence: []string{"none"}}}
+	}
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %s %s", err, res.Status, res.Error)
+	}
+	want := []string{
+		"s1: check irqbalance changed during the run: PASS before, FAIL after: /proc/977/comm: irqbalance (running)",
+		`s1: check governor changed during the run (PASS both times): "cpu2 scaling_governor: schedutil", was "cpu2 scaling_governor: performance"`,
+	}
+	var got []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "during the run") || strings.Contains(w, "again") {
+			got = append(got, w)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings %q\nwant %q", got, want)
+	}
+	withOptions := 0
+	for _, d := range s1.describes {
+		if d.Role == "sender" && d.FrameSize == 64 {
+			withOptions++
+		}
+	}
+	if withOptions != 2 {
+		t.Errorf("s1's Describes %v: want two with the run's options, before and after the traffic", s1.describes)
+	}
+}
