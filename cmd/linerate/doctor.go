@@ -50,7 +50,7 @@ affinities are; --restore puts back every journaled setting and affinity
 				return err
 			}
 			defer cleanup()
-			host := live.Host(r, absPath(f.root))
+			host := live.Host(r, absPath(f.root), f.iface)
 			if f.restore {
 				return a.doctorRestore(cmd, f, host)
 			}

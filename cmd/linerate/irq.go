@@ -177,7 +177,7 @@ func (a *app) irqRestore() *cobra.Command {
 			defer cleanup()
 			res, err := topology.Restore(cmd.Context(), r, topology.RestoreOptions{
 				StateDir: f.stateDir, Iface: f.iface, RootName: absPath(f.root), Logger: a.log,
-				Settings: doctor.Restorers(live.Host(r, absPath(f.root))),
+				Settings: doctor.Restorers(live.Host(r, absPath(f.root), f.iface)),
 			})
 			if f.json {
 				if jerr := a.writeJSON(res); err == nil {

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"os"
 	"testing"
 
 	"github.com/linerate/linerate/topology"
@@ -38,9 +39,12 @@ func TestHostClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	h := Host(root, "/")
-	if h.Clock == nil || h.IfaceAddrs == nil || h.Root == nil || h.RootName != "/" {
-		t.Errorf("live host %+v: want its root, clock and addresses", h)
+	h := Host(root, "/", "lo")
+	if h.Clock == nil || h.IfaceAddrs == nil || h.OpenNIC == nil || h.Root == nil || h.RootName != "/" {
+		t.Errorf("live host %+v: want its root, clock, addresses and ethtool", h)
+	}
+	if os.Geteuid() == 0 && h.Firewall == nil {
+		t.Error("live host as root: want its ruleset (nftables over netlink)")
 	}
 	if as, err := h.IfaceAddrs("lo"); err == nil && (len(as) == 0 || !as[0].IsLoopback()) {
 		t.Errorf("addresses of lo: %v, want its loopback address first", as)
@@ -50,7 +54,7 @@ func TestHostClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	if h := Host(snap, "snap"); h.Clock != nil || h.IfaceAddrs != nil {
-		t.Error("a snapshot's host reads the running kernel's clock or addresses")
+	if h := Host(snap, "snap", "lo"); h.Clock != nil || h.IfaceAddrs != nil || h.OpenNIC != nil || h.Firewall != nil {
+		t.Error("a snapshot's host reads the running kernel's clock, addresses, ethtool or ruleset")
 	}
 }

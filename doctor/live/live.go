@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 
 	"github.com/linerate/linerate/doctor"
+	"github.com/linerate/linerate/doctor/nft"
+	"github.com/linerate/linerate/internal/ethtool"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -17,12 +19,29 @@ import (
 // vishvananda/netlink, the netlink library of the module, has no netdev
 // family, so XDPFeatures is nil and the kernel check says they were not
 // read.
-func Host(root *topology.DirRoot, rootName string) doctor.Host {
+//
+// The NIC's ethtool parameters (internal/ethtool) and the ruleset
+// (doctor/nft, over a netlink socket that stays bound to the calling
+// thread's network namespace: iface narrows its netdev chains) are the
+// running kernel's too. A ruleset that cannot be opened leaves Firewall
+// nil, and the conntrack and firewall checks say it was not read.
+func Host(root *topology.DirRoot, rootName, iface string) doctor.Host {
 	h := doctor.Host{Root: root, RootName: rootName}
-	if filepath.Clean(root.Dir()) == "/" {
-		h.Clock, h.IfaceAddrs = ReadClock, ifaceAddrs
+	if filepath.Clean(root.Dir()) != "/" {
+		return h
 	}
-	// OpenNIC: wired when internal/ethtool implements doctor.NIC.
-	// Firewall: wired when doctor/nft lands.
+	h.Clock, h.IfaceAddrs, h.OpenNIC = ReadClock, ifaceAddrs, openNIC
+	if fw, err := nft.Open(iface); err == nil {
+		h.Firewall = fw
+	}
 	return h
+}
+
+// openNIC opens the interface's ethtool parameters.
+func openNIC(iface string) (doctor.NIC, error) {
+	r, err := ethtool.Open(iface)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
