@@ -11,7 +11,12 @@ import (
 // checkOptionsFromProto is what a Describe asks the host's checks to be
 // for; every field absent is the checks' default.
 func checkOptionsFromProto(req *lineratev1.DescribeRequest) (doctor.Options, error) {
-	o := doctor.Options{FrameSize: int(req.FrameSize), CPUs: ints(req.Cpus), Role: doctor.Role(req.Role), IRQBalance: topology.IRQBalance(req.Irqbalance)}
+	o := doctor.Options{FrameSize: int(req.FrameSize), CPUs: ints(req.Cpus), Role: doctor.Role(req.Role), IRQBalance: topology.IRQBalance(req.Irqbalance), OneClock: req.OneClock}
+	for _, b := range []string{req.Backend, req.Method} {
+		if b != "" {
+			o.Backends = append(o.Backends, b)
+		}
+	}
 	if o.FrameSize < 0 {
 		return o, failf(ErrInvalid, "frame_size %d: want 0 (not checked) or a frame size in bytes", o.FrameSize)
 	}

@@ -61,7 +61,25 @@ func (s *Spec) checkPreflight() error {
 func (st *runState) checkRequest(n *node) *lineratev1.DescribeRequest {
 	return &lineratev1.DescribeRequest{
 		FrameSize: int32(st.largestFrame()), Addrs: st.testAddrs(), Irqbalance: string(st.spec.IRQBalance), Role: string(n.role),
+		Backend: string(st.spec.Backend), Method: string(st.spec.Method), OneClock: st.oneClock(),
 	}
+}
+
+// oneClock is true when every delay the run times is on one clock: round
+// trips, no latency, or hosts that all run one kernel (one boot id).
+func (st *runState) oneClock() bool {
+	if st.spec.Latency == LatencyRTT || st.spec.Latency == LatencyOff {
+		return true
+	}
+	boot := ""
+	for _, n := range st.order {
+		c := n.host.Clock
+		if c == nil || c.BootID == "" || boot != "" && c.BootID != boot {
+			return false
+		}
+		boot = c.BootID
+	}
+	return boot != ""
 }
 
 // largestFrame is the largest frame the run sends, with the FCS.

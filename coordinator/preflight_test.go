@@ -73,6 +73,10 @@ func TestRunPreflightStrict(t *testing.T) {
 	if d.FrameSize != 1518 || d.Role != "sender" || !slices.Equal(d.Addrs, []string{"198.18.0.1", "198.18.0.101", "198.18.0.102"}) {
 		t.Errorf("s1's preflight Describe %v: want the run's frame size, s1's role and every host's address", d)
 	}
+	// The fakes share one boot id: every delay is on one clock.
+	if d.Backend != "auto" || d.Method != "auto" || !d.OneClock {
+		t.Errorf("s1's preflight Describe %v: want backend and method auto, one clock", d)
+	}
 
 	// warn (the default) runs on the same FAILs, each a warning.
 	spec.Preflight = ""
@@ -182,5 +186,38 @@ func TestRunPreflightReread(t *testing.T) {
 	}
 	if withOptions != 2 {
 		t.Errorf("s1's Describes %v: want two with the run's options, before and after the traffic", s1.describes)
+	}
+}
+
+// One clock: round trips, no latency, or every host on one boot id; a
+// host of another kernel, or one whose clock is unknown, is not.
+func TestPreflightOneClock(t *testing.T) {
+	hosts := func(boots ...string) []*node {
+		var out []*node
+		for _, b := range boots {
+			h := &Host{}
+			if b != "?" {
+				h.Clock = &Clock{BootID: b}
+			}
+			out = append(out, &node{host: h})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		latency LatencyMode
+		order   []*node
+		want    bool
+	}{
+		{LatencyOneWay, hosts("a", "a", "a"), true},
+		{LatencyOneWay, hosts("a", "b"), false},
+		{LatencyOneWay, hosts("a", "?"), false},
+		{LatencyOneWay, hosts("", ""), false},
+		{LatencyRTT, hosts("a", "b"), true},
+		{LatencyOff, hosts("a", "b"), true},
+	} {
+		st := &runState{spec: Spec{Latency: tc.latency}, order: tc.order}
+		if got := st.oneClock(); got != tc.want {
+			t.Errorf("latency %s, %d hosts: one clock %v, want %v", tc.latency, len(tc.order), got, tc.want)
+		}
 	}
 }

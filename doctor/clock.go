@@ -27,6 +27,11 @@ func checkClock(e *env) Check {
 	if len(daemons) > 0 {
 		said = "/proc/*/comm: time daemons running: " + strings.Join(daemons, ", ")
 	}
+	if e.o.OneClock {
+		c.Status = Pass
+		c.Evidence = []string{"the run times every delay on one clock (round trips, hosts of one kernel, or latency off): its synchronisation does not enter the numbers", said}
+		return c
+	}
 	if e.h.Clock == nil {
 		c.Status = Warn
 		c.Evidence = []string{"adjtimex: not read on this host root (a snapshot or fixture)", said}

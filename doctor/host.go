@@ -94,8 +94,13 @@ type Options struct {
 	// the interface's own.
 	Addrs []netip.Addr
 	// Backends are the sender backends or receiver methods whose kernel
-	// features are checked; nil: every one the role can use.
+	// features are checked; nil or "auto": every one the role can use, and
+	// a missing one is evidence, not a warning (auto takes the next).
 	Backends []string
+	// OneClock is true when every delay of the run is timed on one clock
+	// (round trips, hosts of one kernel, or latency off): the clock check
+	// then passes whatever the synchronisation.
+	OneClock bool
 	// IRQBalance is the run's irqbalance policy: with "ignore" a running
 	// irqbalance is a WARN, not a FAIL.
 	IRQBalance topology.IRQBalance

@@ -145,13 +145,15 @@ func checkKernel(e *env) Check {
 		return slices.Contains(features, f), true
 	}
 	var fixes []string
+	// A backend the run named and the kernel cannot run is a FAIL; one
+	// "auto" would only have tried is evidence: auto takes the next, and
+	// there is nothing to act on.
 	miss := func(named bool, what, fix string) {
 		c.Evidence = append(c.Evidence, what)
-		if named {
-			c.Status = Fail
-		} else {
-			c.Status = c.Status.Worse(Warn)
+		if !named {
+			return
 		}
+		c.Status = Fail
 		if fix != "" {
 			fixes = append(fixes, fix)
 		}

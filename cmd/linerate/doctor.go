@@ -11,17 +11,19 @@ import (
 	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/doctor/live"
 	"github.com/linerate/linerate/internal/enum"
+	"github.com/linerate/linerate/pktgen"
+	recv "github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
 	"github.com/linerate/linerate/topology/cpuset"
 )
 
 // doctorFlags are `linerate doctor`'s flags.
 type doctorFlags struct {
-	iface, root, stateDir, role, cpus, addrs string
-	irqbalance                               topology.IRQBalance
-	frameSize                                int
-	json, fixAll, restore                    bool
-	fix                                      map[doctor.FixClass]*bool
+	iface, root, stateDir, role, cpus, addrs, backends string
+	irqbalance                                         topology.IRQBalance
+	frameSize                                          int
+	json, fixAll, restore                              bool
+	fix                                                map[doctor.FixClass]*bool
 }
 
 // errDoctorFail is the exit of a doctor whose report has a FAIL.
@@ -97,6 +99,7 @@ affinities are; --restore puts back every journaled setting and affinity
 	fl.StringVar(&f.role, "role", string(doctor.RoleBoth), "the host's part in the run: "+enum.Or(doctor.Roles))
 	fl.IntVar(&f.frameSize, "frame-size", 0, "the run's largest frame in bytes with FCS (RFC 2544), checked against the MTU (0: not checked)")
 	fl.StringVar(&f.cpus, "cpus", "", "the CPUs the run will use, e.g. 2-5 (default: the queues' planned CPUs)")
+	fl.StringVar(&f.backends, "backend", "", "the run's sender backend and/or receiver method, comma-separated, e.g. kernel or kernel,xdp: a named one the kernel cannot run FAILs (default: auto, any the host has)")
 	fl.StringVar(&f.addrs, "addrs", "", "the run's test addresses, comma-separated (default: the interface's)")
 	fl.StringVar((*string)(&f.irqbalance), "irqbalance", string(topology.IRQBalanceRefuse), "the run's irqbalance policy: "+irqbalanceHelp)
 	fl.BoolVar(&f.json, "json", false, "print JSON")
@@ -139,6 +142,15 @@ func (f *doctorFlags) options() (doctor.Options, error) {
 			return o, usagef("--cpus %q: want a CPU list such as 2-5,8 (%v)", f.cpus, err)
 		}
 		o.CPUs = set.CPUs()
+	}
+	for _, b := range strings.Split(f.backends, ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			continue
+		}
+		if pktgen.BackendName(b).Check() != nil && recv.Method(b).Check() != nil {
+			return o, usagef("--backend %q: %q is neither a sender backend (%s) nor a receiver method (%s)", f.backends, b, enum.Or(pktgen.BackendNames), enum.Or(recv.Methods))
+		}
+		o.Backends = append(o.Backends, b)
 	}
 	for _, s := range strings.Split(f.addrs, ",") {
 		if s = strings.TrimSpace(s); s == "" {

@@ -313,7 +313,15 @@ type DescribeRequest struct {
 	Cpus []int32 `protobuf:"varint,4,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
 	// The host's part in the run ("sender", "receiver", "both"); "": the
 	// agent's role.
-	Role          string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	// The run's sender backend and receiver method ("auto" or "": any the
+	// host has; a named one the kernel cannot run is a FAIL).
+	Backend string `protobuf:"bytes,6,opt,name=backend,proto3" json:"backend,omitempty"`
+	Method  string `protobuf:"bytes,7,opt,name=method,proto3" json:"method,omitempty"`
+	// Every delay of the run is timed on one clock (round trips, hosts of
+	// one kernel, or latency off): the clock's synchronisation does not
+	// enter its numbers.
+	OneClock      bool `protobuf:"varint,8,opt,name=one_clock,json=oneClock,proto3" json:"one_clock,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,6 +389,27 @@ func (x *DescribeRequest) GetRole() string {
 		return x.Role
 	}
 	return ""
+}
+
+func (x *DescribeRequest) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
+}
+
+func (x *DescribeRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *DescribeRequest) GetOneClock() bool {
+	if x != nil {
+		return x.OneClock
+	}
+	return false
 }
 
 type DescribeResponse struct {
@@ -5227,7 +5256,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x10received_unix_ns\x18\x01 \x01(\x03R\x0ereceivedUnixNs\x12 \n" +
 	"\fsent_unix_ns\x18\x02 \x01(\x03R\n" +
 	"sentUnixNs\x12\x17\n" +
-	"\aboot_id\x18\x03 \x01(\tR\x06bootId\"\x8e\x01\n" +
+	"\aboot_id\x18\x03 \x01(\tR\x06bootId\"\xdd\x01\n" +
 	"\x0fDescribeRequest\x12\x1d\n" +
 	"\n" +
 	"frame_size\x18\x01 \x01(\x05R\tframeSize\x12\x14\n" +
@@ -5236,7 +5265,10 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"irqbalance\x18\x03 \x01(\tR\n" +
 	"irqbalance\x12\x12\n" +
 	"\x04cpus\x18\x04 \x03(\x05R\x04cpus\x12\x12\n" +
-	"\x04role\x18\x05 \x01(\tR\x04role\"\x80\x04\n" +
+	"\x04role\x18\x05 \x01(\tR\x04role\x12\x18\n" +
+	"\abackend\x18\x06 \x01(\tR\abackend\x12\x16\n" +
+	"\x06method\x18\a \x01(\tR\x06method\x12\x1b\n" +
+	"\tone_clock\x18\b \x01(\bR\boneClock\"\x80\x04\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\tR\x06kernel\x12\x18\n" +
