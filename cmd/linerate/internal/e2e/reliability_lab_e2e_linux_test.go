@@ -79,6 +79,14 @@ type relLab struct {
 // taken down (and checked to leave nothing behind) when the test ends.
 func startRelLab(t *testing.T, prefix string, senders, receivers int) *relLab {
 	t.Helper()
+	return startRelLabRoots(t, prefix, senders, receivers, true)
+}
+
+// startRelLabRoots is startRelLab, the receivers' agents on fixture
+// roots (virtioData0) or, with fixtures false, every agent on its real
+// root: its namespace's sysfs, procfs and ruleset.
+func startRelLabRoots(t *testing.T, prefix string, senders, receivers int, fixtures bool) *relLab {
+	t.Helper()
 	nstest.SkipUnlessRoot(t)
 	r := &relLab{t: t, bin: Binary(t), name: fmt.Sprintf("%s%d", prefix, os.Getpid()%10000), roots: map[string]func() string{}}
 	l, err := lab.Up(lab.Spec{Name: r.name, Senders: senders, Receivers: receivers, Mgmt: true}, nil)
@@ -95,6 +103,9 @@ func startRelLab(t *testing.T, prefix string, senders, receivers int) *relLab {
 	})
 	hostArgs := map[string][]string{}
 	for _, h := range l.Receivers {
+		if !fixtures {
+			break
+		}
 		root, now := virtioData0(t)
 		r.roots[h.Name] = now
 		hostArgs[h.Name] = []string{"--root", root}
