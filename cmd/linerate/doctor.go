@@ -26,6 +26,12 @@ type doctorFlags struct {
 	fix                                                map[doctor.FixClass]*bool
 }
 
+// doctorJSON is `doctor --json`: the report, with what --fix changed.
+type doctorJSON struct {
+	Fixed []doctor.Applied `json:"fixed,omitempty"`
+	*doctor.Report
+}
+
 // errDoctorFail is the exit of a doctor whose report has a FAIL.
 var errDoctorFail = errors.New("host not fit")
 
@@ -63,8 +69,10 @@ affinities are; --restore puts back every journaled setting and affinity
 			if err != nil {
 				return err
 			}
+			var applied []doctor.Applied
 			if classes := f.classes(); len(classes) > 0 {
-				applied, err := doctor.Fix(cmd.Context(), host, o, doctor.FixOptions{
+				var err error
+				applied, err = doctor.Fix(cmd.Context(), host, o, doctor.FixOptions{
 					Classes: classes, Logger: a.log,
 					Journal: topology.JournalOptions{StateDir: f.stateDir, RootName: absPath(f.root), Owner: topology.OwnerDoctor},
 				})
@@ -80,7 +88,7 @@ affinities are; --restore puts back every journaled setting and affinity
 				return doctorError(err)
 			}
 			if f.json {
-				err = a.writeJSON(rep)
+				err = a.writeJSON(doctorJSON{Fixed: applied, Report: rep})
 			} else {
 				err = doctor.WriteText(a.stdout, rep)
 			}
