@@ -60,7 +60,7 @@ affinities are; --restore puts back every journaled setting and affinity
 			defer cleanup()
 			host := live.Host(r, absPath(f.root), f.iface)
 			if f.restore {
-				return a.doctorRestore(cmd, f, host)
+				return a.restoreJournals(cmd, host, f.stateDir, f.iface, f.json)
 			}
 			if f.iface == "" {
 				return usagef("--iface: required (the data interface to check), or --restore")
@@ -171,23 +171,6 @@ func (f *doctorFlags) options() (doctor.Options, error) {
 		o.Addrs = append(o.Addrs, addr)
 	}
 	return o, nil
-}
-
-// doctorRestore puts back every journaled setting and affinity.
-func (a *app) doctorRestore(cmd *cobra.Command, f *doctorFlags, host doctor.Host) error {
-	res, err := topology.Restore(cmd.Context(), host.Root, topology.RestoreOptions{
-		StateDir: f.stateDir, Iface: f.iface, RootName: absPath(f.root), Settings: doctor.Restorers(host), Logger: a.log,
-	})
-	if f.json {
-		if jerr := a.writeJSON(res); err == nil {
-			err = jerr
-		}
-		return err
-	}
-	if err == nil || len(res) > 0 {
-		_ = topology.WriteRestores(a.stdout, f.stateDir, res)
-	}
-	return err
 }
 
 // doctorError makes a missing interface a usage error naming --iface.

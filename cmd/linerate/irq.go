@@ -175,25 +175,30 @@ func (a *app) irqRestore() *cobra.Command {
 				return err
 			}
 			defer cleanup()
-			res, err := topology.Restore(cmd.Context(), r, topology.RestoreOptions{
-				StateDir: f.stateDir, Iface: f.iface, RootName: absPath(f.root), Logger: a.log,
-				Settings: doctor.Restorers(live.Host(r, absPath(f.root), f.iface)),
-			})
-			if f.json {
-				if jerr := a.writeJSON(res); err == nil {
-					err = jerr
-				}
-				return err
-			}
-			if err == nil || len(res) > 0 {
-				_ = topology.WriteRestores(a.stdout, f.stateDir, res)
-			}
-			return err
+			return a.restoreJournals(cmd, live.Host(r, absPath(f.root), f.iface), f.stateDir, f.iface, f.json)
 		},
 	}
 	f.common(cmd, false)
 	cmd.Flags().StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory holding the journals")
 	return cmd
+}
+
+// restoreJournals puts back every affinity and setting the journals in
+// stateDir hold (iface's only, when given) on host, and says what it did.
+func (a *app) restoreJournals(cmd *cobra.Command, host doctor.Host, stateDir, iface string, asJSON bool) error {
+	res, err := topology.Restore(cmd.Context(), host.Root, topology.RestoreOptions{
+		StateDir: stateDir, Iface: iface, RootName: host.RootName, Settings: doctor.Restorers(host), Logger: a.log,
+	})
+	if asJSON {
+		if jerr := a.writeJSON(res); err == nil {
+			err = jerr
+		}
+		return err
+	}
+	if err == nil || len(res) > 0 {
+		_ = topology.WriteRestores(a.stdout, stateDir, res)
+	}
+	return err
 }
 
 func (a *app) irqVerify() *cobra.Command {
