@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/linerate/linerate/doctor"
@@ -23,18 +24,30 @@ import (
 // The NIC's ethtool parameters (internal/ethtool) and the ruleset
 // (doctor/nft, over a netlink socket that stays bound to the calling
 // thread's network namespace: iface narrows its netdev chains) are the
-// running kernel's too. A ruleset that cannot be opened leaves Firewall
-// nil, and the conntrack and firewall checks say it was not read.
+// running kernel's too. A kernel without nf_tables has an empty ruleset
+// (nft.Absent); one whose ruleset cannot be opened leaves Firewall nil,
+// and the conntrack and firewall checks say it was not read.
 func Host(root *topology.DirRoot, rootName, iface string) doctor.Host {
 	h := doctor.Host{Root: root, RootName: rootName}
 	if filepath.Clean(root.Dir()) != "/" {
 		return h
 	}
 	h.Clock, h.IfaceAddrs, h.OpenNIC = ReadClock, ifaceAddrs, openNIC
-	if fw, err := nft.Open(iface); err == nil {
+	fw, err := nft.Open(iface)
+	switch {
+	case err == nil:
 		h.Firewall = fw
+	case !exists(root, "/sys/module/nf_tables"):
+		// No nf_tables in this kernel (a guest without the module): no
+		// table, so no rule; not a ruleset that cannot be read.
+		h.Firewall = nft.Absent{Why: fmt.Sprintf("/sys/module/nf_tables: absent; its netlink socket: %v", err)}
 	}
 	return h
+}
+
+func exists(r topology.Root, name string) bool {
+	_, err := r.Stat(name)
+	return err == nil
 }
 
 // openNIC opens the interface's ethtool parameters.

@@ -22,6 +22,7 @@ import (
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
 	"github.com/linerate/linerate/cmd/linerate/internal/vmtest"
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/latency"
@@ -117,6 +118,7 @@ func TestLabVMHosts(t *testing.T) {
 	t.Run("1x1", func(t *testing.T) {
 		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 1)
+		checkVMDoctor(t, res)
 		restored(t, 0, "s1", "r1")
 	})
 	t.Run("fan-in", func(t *testing.T) {
@@ -797,4 +799,40 @@ func agentState(c lineratev1.AgentClient) (string, bool) {
 	}
 	state := fmt.Sprintf("lease %v, sender %v, receiver %v", d.GetLease(), s.GetSender().GetPhase(), s.GetReceiver().GetPhase())
 	return state, d.GetLease() == nil && !sending(s.GetSender().GetPhase()) && !armed(s.GetReceiver().GetPhase())
+}
+
+// checkVMDoctor: each VM host's checks were made live in its guest (the
+// pinned Debian kernel, virtio_net): every check present, the NIC on
+// node 1 with the run's CPUs (numa PASS naming the node), its rings read
+// over ethtool, a kernel without nf_tables (no rule: firewall PASS),
+// pktgen loaded on the senders; the facts carry the CPU and the rings.
+func checkVMDoctor(t *testing.T, res *coordinator.Result) {
+	t.Helper()
+	for _, h := range res.Hosts {
+		byID := map[string]doctor.Check{}
+		for _, c := range h.Checks {
+			byID[c.ID] = c
+		}
+		if len(byID) != len(doctor.IDs()) {
+			t.Errorf("%s: %d checks, want %d", h.Name, len(byID), len(doctor.IDs()))
+			continue
+		}
+		want := map[string]string{
+			"numa":     "node 1",
+			"rings":    "(ETHTOOL_GRINGPARAM): rx ",
+			"firewall": "nftables tables: none",
+		}
+		if h.Role == "sender" {
+			want["kernel"] = "kernel pktgen: /proc/net/pktgen present"
+		}
+		for id, ev := range want {
+			c := byID[id]
+			if c.Status != doctor.Pass || !strings.Contains(strings.Join(c.Evidence, "\n"), ev) {
+				t.Errorf("%s: check %s %s %q: want PASS reading %q", h.Name, id, c.Status, c.Evidence, ev)
+			}
+		}
+		if h.Facts == nil || !strings.Contains(h.Facts.CPUModel, "QEMU") || h.Facts.Rings == "" {
+			t.Errorf("%s: facts %+v: want the guest's CPU model and rings", h.Name, h.Facts)
+		}
+	}
 }
