@@ -16,10 +16,10 @@ import (
 // when root is the live host's own "/": a --root snapshot's cannot be
 // read, and its checks say so.
 //
-// The xdp-features (the netdev generic netlink family) are left unread:
-// vishvananda/netlink, the netlink library of the module, has no netdev
-// family, so XDPFeatures is nil and the kernel check says they were not
-// read.
+// The xdp-features are read over the netdev generic netlink family
+// (mdlayher/netlink, which the nftables library already brings: the
+// module's vishvananda/netlink has no netdev family); a kernel older than
+// 6.3 has none, and the kernel check says so.
 //
 // The NIC's ethtool parameters (internal/ethtool) and the ruleset
 // (doctor/nft, over a netlink socket that stays bound to the calling
@@ -32,7 +32,7 @@ func Host(root *topology.DirRoot, rootName, iface string) doctor.Host {
 	if filepath.Clean(root.Dir()) != "/" {
 		return h
 	}
-	h.Clock, h.IfaceAddrs, h.OpenNIC = ReadClock, ifaceAddrs, openNIC
+	h.Clock, h.IfaceAddrs, h.OpenNIC, h.XDPFeatures = ReadClock, ifaceAddrs, openNIC, xdpFeatures
 	fw, err := nft.Open(iface)
 	switch {
 	case err == nil:
