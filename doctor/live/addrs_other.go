@@ -12,8 +12,3 @@ import (
 func ifaceAddrs(iface string) ([]netip.Addr, error) {
 	return nil, fmt.Errorf("addresses of %s: read over netlink on Linux only, not %s", iface, runtime.GOOS)
 }
-
-// xdpFeatures reads nothing off Linux.
-func xdpFeatures(iface string) ([]string, error) {
-	return nil, fmt.Errorf("xdp-features of %s: read over netlink on Linux only, not %s", iface, runtime.GOOS)
-}

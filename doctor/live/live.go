@@ -17,9 +17,8 @@ import (
 // read, and its checks say so.
 //
 // The xdp-features are read over the netdev generic netlink family
-// (mdlayher/netlink, which the nftables library already brings: the
-// module's vishvananda/netlink has no netdev family); a kernel older than
-// 6.3 has none, and the kernel check says so.
+// (internal/xdpfeat); a kernel older than 6.3 has none, and the kernel
+// check says so.
 //
 // The NIC's ethtool parameters (internal/ethtool) and the ruleset
 // (doctor/nft, over a netlink socket that stays bound to the calling

@@ -25,5 +25,4 @@ var Words = map[string][]string{
 	"yaml":              {"gopkg.in/yaml.v3"},
 	"go-cmp":            {"github.com/google/go-cmp/..."},
 	"nftables":          {"github.com/google/nftables/..."},
-	"mdlayher/netlink":  {"github.com/mdlayher/netlink/..."},
 }

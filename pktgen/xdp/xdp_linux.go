@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/linerate/linerate/internal/xdpfeat"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/internal/engine"
 )
@@ -87,8 +88,8 @@ func probe(iface string) (*net.Interface, error) {
 	if ifi.Flags&net.FlagUp == 0 {
 		return nil, fmt.Errorf("xdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
 	}
-	feat, ferr := xdpFeatures(ifi.Index)
-	if ferr == nil && feat&xdpActNdoXmit == 0 {
+	feat, ferr := xdpfeat.Read(ifi.Index)
+	if ferr == nil && feat&xdpfeat.NdoXmit == 0 {
 		driver, _, _ := driverInfo(iface)
 		if driver == "veth" {
 			return nil, unsupported(iface, "the veth cannot transmit XDP frames (no ndo-xmit in its xdp-features): its peer needs an XDP program attached (linerate recv attaches one) or GRO on (ethtool -K PEER gro on); without either the peer discards them")

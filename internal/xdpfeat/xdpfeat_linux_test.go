@@ -1,6 +1,6 @@
 //go:build linux
 
-package xdp
+package xdpfeat
 
 import (
 	"errors"
@@ -36,11 +36,11 @@ func TestXDPFeaturesRawNetlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feat, err := xdpFeatures(lo.Index)
+	feat, err := Read(lo.Index)
 	if err != nil {
 		t.Fatalf("xdp features of lo: %v", err)
 	}
-	if feat&xdpActNdoXmit != 0 {
+	if feat&NdoXmit != 0 {
 		t.Errorf("lo's xdp features %#x say it can ndo_xdp_xmit", feat)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package xdp
+package xdpfeat
 
 import (
 	"encoding/binary"
@@ -16,24 +16,16 @@ const (
 	netdevCmdDevGet       = 1
 	netdevAttrIfindex     = 1
 	netdevAttrXDPFeatures = 3
-
-	// xdpActNdoXmit is set when the driver can transmit XDP frames redirected
-	// to it (ndo_xdp_xmit), which live-frame XDP_TX uses.
-	xdpActNdoXmit = 1 << 2
 )
 
-// errNoFeatures is returned when the kernel predates the netdev family
-// (before 6.3), so the driver's XDP features are unknown.
-var errNoFeatures = errors.New("kernel does not report XDP features (netdev netlink family, 6.3+)")
-
-// xdpFeatures reads the interface's XDP feature bits (NETDEV_XDP_ACT_*)
+// Read reads the interface's XDP feature bits (NETDEV_XDP_ACT_*)
 // through the netdev family, in the calling thread's network namespace:
 // two generic-netlink requests on one socket of its own (the family's id
 // from the controller, then dev-get), over x/sys/unix. (The netlink
 // package's GenlFamilyGet sends a genl header serialised from a 2-byte
 // struct as 4 bytes, reading past it: the race detector saw that read
 // collide with another goroutine's write when agents start side by side.)
-func xdpFeatures(ifindex int) (uint64, error) {
+func Read(ifindex int) (uint64, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_GENERIC)
 	if err != nil {
 		return 0, fmt.Errorf("netdev dev-get ifindex %d: open netlink socket: %w", ifindex, err)
@@ -45,7 +37,7 @@ func xdpFeatures(ifindex int) (uint64, error) {
 	}
 	family, err := genlFamily(fd, "netdev")
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", errNoFeatures, err)
+		return 0, fmt.Errorf("%w: %w", ErrUnknown, err)
 	}
 	ifi := make([]byte, 4)
 	binary.NativeEndian.PutUint32(ifi, uint32(ifindex))
@@ -56,7 +48,7 @@ func xdpFeatures(ifindex int) (uint64, error) {
 	if v, ok := attrs[netdevAttrXDPFeatures]; ok && len(v) >= 8 {
 		return binary.NativeEndian.Uint64(v), nil
 	}
-	return 0, fmt.Errorf("netdev dev-get ifindex %d: no xdp-features in the reply: %w", ifindex, errNoFeatures)
+	return 0, fmt.Errorf("netdev dev-get ifindex %d: no xdp-features in the reply: %w", ifindex, ErrUnknown)
 }
 
 // genlFamily is the id of the generic-netlink family name, from the
