@@ -168,9 +168,9 @@ func notrackCommand(e *env) string {
 // the check would fail, journaled (the table did not exist) before it is
 // created. An existing table of that name is refused and left alone.
 func fixNotrack(e *env, j *journaler) error {
-	if len(e.addrs) == 0 {
-		return errors.New("notrack needs the run's test addresses (none given)")
-	}
+	// Nothing to untrack is no fix to refuse: an interface without an
+	// address must not fail --fix (and stop the fixes after this one) on
+	// a host where nothing tracks.
 	loaded, count, _ := e.conntrack()
 	if !loaded {
 		return nil
@@ -181,6 +181,9 @@ func fixNotrack(e *env, j *journaler) error {
 	}
 	if st.Notracked || (len(st.Tracking) == 0 && count <= 0) {
 		return nil
+	}
+	if len(e.addrs) == 0 {
+		return errors.New("notrack needs the run's test addresses (none given)")
 	}
 	fw := e.h.Firewall
 	s := fw.NotrackSetting()

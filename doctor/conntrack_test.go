@@ -231,3 +231,31 @@ func TestFixNotrackExisting(t *testing.T) {
 		t.Errorf("journaled %+v", s)
 	}
 }
+
+// TestFixNotrackNothingTracks: on a host where nothing tracks (conntrack
+// not loaded, or loaded with no rule and no connection) --fix notrack has
+// nothing to do, so an interface without an address is no error (which
+// would stop the fixes after it); where something tracks it still is.
+func TestFixNotrackNothingTracks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		fw      *fakeFirewall
+		wantErr string
+	}{
+		{"not loaded", map[string]string{}, &fakeFirewall{st: FirewallState{Tracking: []string{trackRule}}}, ""},
+		{"nothing tracks", loaded("0"), &fakeFirewall{}, ""},
+		{"tracked", loaded("2"), &fakeFirewall{st: FirewallState{Tracking: []string{trackRule}}}, "needs the run's test addresses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Host{Root: conntrackRoot(t, tc.files), RootName: "/", Firewall: tc.fw}
+			_, err := Fix(context.Background(), h, Options{Iface: "veth0"}, FixOptions{Classes: []FixClass{FixNotrack}, Journal: topology.JournalOptions{StateDir: t.TempDir()}})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("err %v, want %q", err, tc.wantErr)
+			}
+			if len(tc.fw.added) != 0 {
+				t.Errorf("added %v", tc.fw.added)
+			}
+		})
+	}
+}
