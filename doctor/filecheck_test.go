@@ -75,6 +75,11 @@ type fileCase struct {
 	evidence []string
 	fix      string
 	fixClass FixClass
+	// notFix is a substring the fix must not hold ("": not checked).
+	notFix string
+	// first is a substring the first evidence item must hold ("": not
+	// checked): the report shows a WARN's or FAIL's first item.
+	first string
 }
 
 // runFileCases runs check id on each case, with the interface eth0 when
@@ -111,6 +116,12 @@ func runFileCases(t *testing.T, id string, cases []fileCase) {
 				if !strings.Contains(all, s) {
 					t.Errorf("evidence lacks %q:\n%s", s, all)
 				}
+			}
+			if tc.notFix != "" && strings.Contains(c.Fix, tc.notFix) {
+				t.Errorf("fix %q holds %q", c.Fix, tc.notFix)
+			}
+			if tc.first != "" && (len(c.Evidence) == 0 || !strings.Contains(c.Evidence[0], tc.first)) {
+				t.Errorf("first evidence %q, want one with %q", c.Evidence, tc.first)
 			}
 			if tc.fix != "-" && !strings.Contains(c.Fix, tc.fix) {
 				t.Errorf("fix %q lacks %q", c.Fix, tc.fix)
@@ -160,6 +171,8 @@ func TestCheckSteering(t *testing.T) {
 		{name: "RPS on, sender only", trees: []string{host, edit("rps")}, opts: Options{Role: RoleSender}, want: Pass,
 			evidence: []string{"RPS and RFS: not checked, the host only sends"}},
 		{name: "RPS to the queue's own CPU", trees: []string{host, edit("rps-own")}, want: Pass},
+		{name: "RPS with socket flow entries but RFS off", trees: []string{host, edit("rps"), edit("rfs-entries")}, want: Warn, fixClass: FixRPS,
+			evidence: []string{"rx-0: RPS steers to CPUs 0-1"}, fix: "echo 0 > /sys/class/net/eth0/queues/rx-0/rps_cpus", notFix: "rps_sock_flow_entries"},
 		{name: "RFS on", trees: []string{host, edit("rfs")}, want: Warn,
 			evidence: []string{"rx-0: RFS on (4096 flows, 32768 socket flow entries)"}, fix: "echo 0 > /proc/sys/net/core/rps_sock_flow_entries"},
 		{name: "virtio's own XPS", trees: []string{vmDebian}, want: Pass, evidence: []string{"/sys/class/net/eth0/queues/tx-2/xps_cpus: 4"}},

@@ -99,7 +99,9 @@ const steeringWhy = "Pinning puts each queue on one CPU; RPS, RFS or XPS steerin
 func checkSteering(e *env) Check {
 	c := Check{Title: "RPS, RFS and XPS against the pinning", Why: steeringWhy, Status: Pass}
 	var fixes []string
-	rps := false
+	// findings lead the evidence: the report shows a WARN's first item.
+	var findings []string
+	rps, rfs := false, false
 	if e.o.Role.receives() {
 		entries := 0
 		name := "/proc/sys/net/core/rps_sock_flow_entries"
@@ -114,7 +116,7 @@ func checkSteering(e *env) Check {
 			c.Evidence = append(c.Evidence, ev)
 			if ok && !m.IsEmpty() && !m.IsSubsetOf(q.planned) {
 				c.Status, rps = Warn, true
-				c.Evidence = append(c.Evidence, fmt.Sprintf("rx-%d: RPS steers to CPUs %s, the queue is planned on %s", q.n, m, q.planned))
+				findings = append(findings, fmt.Sprintf("rx-%d: RPS steers to CPUs %s, the queue is planned on %s", q.n, m, q.planned))
 				fixes = append(fixes, fmt.Sprintf("echo 0 > %s", q.path(e, "rps_cpus")))
 			}
 			if entries <= 0 {
@@ -126,12 +128,12 @@ func checkSteering(e *env) Check {
 			}
 			c.Evidence = append(c.Evidence, q.path(e, "rps_flow_cnt")+": "+flows)
 			if n, _ := strconv.Atoi(flows); n > 0 {
-				c.Status = Warn
-				c.Evidence = append(c.Evidence, fmt.Sprintf("rx-%d: RFS on (%d flows, %d socket flow entries): flows go to the CPU that last read them", q.n, n, entries))
+				c.Status, rfs = Warn, true
+				findings = append(findings, fmt.Sprintf("rx-%d: RFS on (%d flows, %d socket flow entries): flows go to the CPU that last read them", q.n, n, entries))
 				fixes = append(fixes, fmt.Sprintf("echo 0 > %s", q.path(e, "rps_flow_cnt")))
 			}
 		}
-		if c.Status == Warn && entries > 0 {
+		if rfs {
 			fixes = append(fixes, "echo 0 > "+name)
 		}
 	} else {
@@ -148,14 +150,14 @@ func checkSteering(e *env) Check {
 			c.Evidence = append(c.Evidence, ev)
 			if other := m.Intersect(planned).Difference(q.planned); ok && e.plan != nil && !other.IsEmpty() {
 				c.Status = Warn
-				c.Evidence = append(c.Evidence, fmt.Sprintf("tx-%d: XPS sends from CPUs %s on this queue, whose IRQ is planned on %s", q.n, other, q.planned))
+				findings = append(findings, fmt.Sprintf("tx-%d: XPS sends from CPUs %s on this queue, whose IRQ is planned on %s", q.n, other, q.planned))
 				fixes = append(fixes, fmt.Sprintf("echo %s > %s", q.planned.Mask(e.nic.NrCPUs), q.path(e, "xps_cpus")))
 			}
 			rxqs, ev, ok := readMask(e, q.path(e, "xps_rxqs"))
 			c.Evidence = append(c.Evidence, ev)
 			if other := rxqs.Difference(cpuset.Of(q.n)); ok && !other.IsEmpty() {
 				c.Status = Warn
-				c.Evidence = append(c.Evidence, fmt.Sprintf("tx-%d: XPS maps rx queues %s to this tx queue", q.n, other))
+				findings = append(findings, fmt.Sprintf("tx-%d: XPS maps rx queues %s to this tx queue", q.n, other))
 				fixes = append(fixes, fmt.Sprintf("echo 0 > %s", q.path(e, "xps_rxqs")))
 			}
 		}
@@ -163,8 +165,9 @@ func checkSteering(e *env) Check {
 		c.Evidence = append(c.Evidence, "XPS: not checked, the host only receives")
 	}
 	if c.Status == Pass {
-		c.Evidence = append([]string{"no RPS, RFS or XPS setting of the test queues fights the pinning"}, c.Evidence...)
+		findings = []string{"no RPS, RFS or XPS setting of the test queues fights the pinning"}
 	}
+	c.Evidence = append(findings, c.Evidence...)
 	c.Fix = strings.Join(fixes, "\n")
 	if rps {
 		c.FixClass = FixRPS // --fix rps writes the rps_cpus lines; the rest is the operator's
@@ -173,12 +176,15 @@ func checkSteering(e *env) Check {
 }
 
 // fixRPS turns RPS off (rps_cpus all zero) on every receiving test queue
-// where it is on, each write journaled before it is made.
+// where it steers off the queue's planned CPU, each write journaled
+// before it is made.
 func fixRPS(e *env, j *journaler) error {
 	for _, q := range testQueues(e, "rx") {
 		name := q.path(e, "rps_cpus")
 		m, _, ok := readMask(e, name)
-		if !ok || m.IsEmpty() {
+		// A mask of the queue's planned CPU alone does not fight the
+		// pinning (the check passes it): it is left as it is.
+		if !ok || m.IsEmpty() || m.IsSubsetOf(q.planned) {
 			continue
 		}
 		if err := j.file(e, name, "0"); err != nil {
