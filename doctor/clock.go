@@ -7,13 +7,15 @@ import (
 	"github.com/linerate/linerate/topology"
 )
 
-// runningTimeDaemons are the time daemons in /proc, "name (pid N)".
-func runningTimeDaemons(e *env) []string {
+// runningTimeDaemons are the time daemons in /proc, "name (pid N)", or
+// why /proc could not be listed.
+func runningTimeDaemons(e *env) ([]string, error) {
+	procs, err := topology.ProcessesNamed(e.h.Root, topology.TimeDaemons...)
 	var out []string
-	for _, p := range topology.ProcessesNamed(e.h.Root, topology.TimeDaemons...) {
+	for _, p := range procs {
 		out = append(out, fmt.Sprintf("%s (pid %d)", p.Comm, p.PID))
 	}
-	return out
+	return out, err
 }
 
 const clockWhy = "One-way latency between two hosts subtracts one host's clock from the other's: unsynchronised, the run falls back to the offset it " +
@@ -22,9 +24,12 @@ const clockWhy = "One-way latency between two hosts subtracts one host's clock f
 // checkClock: the kernel clock's synchronisation, for one-way latency.
 func checkClock(e *env) Check {
 	c := Check{Title: "clock synchronisation", Why: clockWhy}
-	daemons := runningTimeDaemons(e)
+	daemons, procErr := runningTimeDaemons(e)
 	said := "/proc/*/comm: no time daemon (chronyd, ntpd, ptp4l, phc2sys, systemd-timesyncd) running"
-	if len(daemons) > 0 {
+	switch {
+	case procErr != nil:
+		said = fmt.Sprintf("/proc/*/comm: cannot list /proc (%v): the time daemons running are unknown", procErr)
+	case len(daemons) > 0:
 		said = "/proc/*/comm: time daemons running: " + strings.Join(daemons, ", ")
 	}
 	if e.o.OneClock {
@@ -52,9 +57,13 @@ func checkClock(e *env) Check {
 		return c
 	}
 	c.Status = Warn
-	if len(daemons) > 0 {
+	// The verdict is adjtimex's; which daemons run only words the fix.
+	switch {
+	case procErr != nil:
+		c.Fix = "check the time daemon if one runs (chronyc tracking, timedatectl timesync-status, pmc 'GET TIME_STATUS_NP'), else systemctl enable --now chrony (or systemd-timesyncd)"
+	case len(daemons) > 0:
 		c.Fix = fmt.Sprintf("wait for %s to synchronise (chronyc tracking, timedatectl timesync-status, pmc 'GET TIME_STATUS_NP'), or check its servers", strings.Join(daemons, ", "))
-	} else {
+	default:
 		c.Fix = "systemctl enable --now chrony (or systemd-timesyncd); for sub-µs one-way latency, ptp4l and phc2sys on a NIC with a PTP hardware clock"
 	}
 	return c

@@ -146,18 +146,18 @@ func TestCheckIRQBalance(t *testing.T) {
 	runFileCases(t, "irqbalance", []fileCase{
 		{name: "not running", trees: []string{host}, want: Pass, evidence: []string{"no process named irqbalance"}},
 		{name: "running, nothing banned", trees: []string{host, edit("irqbalance")}, want: Fail,
-			evidence: []string{"pid 812", "/usr/sbin/irqbalance --foreground", "queue IRQs 38, 39 of eth0 are not banned"},
+			evidence: []string{"pid 812", "/usr/sbin/irqbalance --foreground"}, first: "irqbalance pid 812 does not ban queue IRQs 38, 39 of eth0",
 			fix:      "IRQBALANCE_ARGS=\"--banirq=38 --banirq=39\"\n  IRQBALANCE_BANNED_CPULIST=0"},
 		{name: "running, nothing banned, policy ignore", trees: []string{host, edit("irqbalance")}, opts: Options{IRQBalance: topology.IRQBalanceIgnore},
 			want: Warn, fix: "systemctl stop irqbalance"},
 		{name: "every queue IRQ banned", trees: []string{host, edit("irqbalance-banned")}, want: Pass,
 			evidence: []string{"banned CPUs 0", "every queue IRQ of eth0 is banned (2)"}},
-		{name: "one of two banned", trees: []string{host, edit("irqbalance-partial")}, want: Fail, evidence: []string{"queue IRQs 39 of eth0"}, fix: "--banirq=39"},
+		{name: "one of two banned", trees: []string{host, edit("irqbalance-partial")}, want: Fail, first: "irqbalance pid 812 does not ban queue IRQs 39 of eth0", fix: "--banirq=39"},
 		{name: "banned by module name", trees: []string{host, edit("irqbalance-banmod")}, want: Pass},
 		{name: "policy script", trees: []string{host, edit("irqbalance-policy")}, want: Warn,
-			evidence: []string{"policy script /etc/irqbalance.d/linerate.sh"}, fix: "policy script print ban=true"},
+			first: "policy script /etc/irqbalance.d/linerate.sh", fix: "policy script print ban=true"},
 		{name: "virtual interface", trees: []string{virtual, edit("irqbalance")}, opts: Options{Iface: "veth4c1e2f3"}, want: Fail,
-			evidence: []string{"veth4c1e2f3 has no queue IRQs to ban"}, fix: "systemctl stop irqbalance"},
+			first: "veth4c1e2f3 has no queue IRQs to ban", fix: "systemctl stop irqbalance"},
 		{name: "virtual interface, not running", trees: []string{virtual}, opts: Options{Iface: "veth4c1e2f3"}, want: Pass},
 	})
 }
@@ -167,7 +167,7 @@ func TestCheckSteering(t *testing.T) {
 		{name: "all off", trees: []string{host}, want: Pass,
 			evidence: []string{"/sys/class/net/eth0/queues/rx-0/rps_cpus: 0", "rps_sock_flow_entries: 0", "/sys/class/net/eth0/queues/tx-0/xps_cpus: absent"}},
 		{name: "RPS to other CPUs", trees: []string{host, edit("rps")}, want: Warn, fixClass: FixRPS,
-			evidence: []string{"rx-0: RPS steers to CPUs 0-1, the queue is planned on 0"}, fix: "echo 0 > /sys/class/net/eth0/queues/rx-0/rps_cpus"},
+			first: "rx-0: RPS steers to CPUs 0-1, the queue is planned on 0", fix: "echo 0 > /sys/class/net/eth0/queues/rx-0/rps_cpus"},
 		{name: "RPS on, sender only", trees: []string{host, edit("rps")}, opts: Options{Role: RoleSender}, want: Pass,
 			evidence: []string{"RPS and RFS: not checked, the host only sends"}},
 		{name: "RPS to the queue's own CPU", trees: []string{host, edit("rps-own")}, want: Pass},
@@ -266,7 +266,8 @@ func TestCheckKernel(t *testing.T) {
 			evidence: []string{"xdp live frames: kernel vendor-build-7: release not parsed"}},
 		{name: "receiver with native XDP", trees: []string{vmDebian}, opts: Options{Role: RoleReceiver}, host: features("basic", "redirect", "ndo-xmit"), want: Pass,
 			evidence: []string{"xdp-features of eth0 (netdev netlink): basic redirect ndo-xmit"}},
-		{name: "xdp sender without ndo-xmit", trees: []string{vmDebian}, opts: Options{Role: RoleSender, Backend: "xdp"}, host: features("basic"), want: Fail, fix: "-"},
+		{name: "xdp sender without ndo-xmit", trees: []string{vmDebian}, opts: Options{Role: RoleSender, Backend: "xdp"}, host: features("basic"), want: Fail, fix: "-",
+			first: "xdp live frames: eth0 cannot transmit XDP frames"},
 		// The sender's backend and the receiver's method are judged each on
 		// its own side: a named kernel backend does not make the receiver's
 		// XDP named, nor a named xdp method the sender's.
@@ -457,5 +458,25 @@ func TestOptionsCheck(t *testing.T) {
 		if _, ferr := Fix(context.Background(), h, o, FixOptions{Classes: []FixClass{FixRPS}, Journal: topology.JournalOptions{StateDir: t.TempDir()}}); ferr == nil || !strings.Contains(ferr.Error(), err.Error()) {
 			t.Errorf("Fix %+v: %v, want %q", tc.o, ferr, err)
 		}
+	}
+}
+
+// TestProcUnlisted: a root whose /proc cannot be listed is not a host
+// where nothing runs: irqbalance WARNs that it cannot tell, and the clock
+// says the daemons running are unknown.
+func TestProcUnlisted(t *testing.T) {
+	r, dir := fixtureRoot(t, host)
+	if err := os.RemoveAll(filepath.Join(dir, "proc")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Host{Root: r, RootName: dir, Clock: func() (Clock, error) { return Clock{}, nil }}, Options{Iface: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Find("irqbalance"); c.Status != Warn || !strings.Contains(c.Evidence[0], "cannot list /proc") || c.Fix == "" {
+		t.Errorf("irqbalance: %s %q fix %q, want WARN saying it cannot list /proc", c.Status, c.Evidence, c.Fix)
+	}
+	if c := rep.Find("clock"); !strings.Contains(strings.Join(c.Evidence, "\n"), "cannot list /proc") || strings.Contains(c.Fix, "enable --now chrony (or") && !strings.Contains(c.Fix, "if one runs") {
+		t.Errorf("clock: %s %q fix %q, want the daemons unknown", c.Status, c.Evidence, c.Fix)
 	}
 }

@@ -94,7 +94,17 @@ const irqbalanceWhy = "irqbalance rewrites IRQ affinities every 10 s: it moves t
 // plan pins, so that is a FAIL here too; under "ignore" it is a WARN.
 func checkIRQBalance(e *env) Check {
 	c := Check{Title: "irqbalance running and banning the queue IRQs", Why: irqbalanceWhy, Volatile: true}
-	pids := topology.IRQBalancePIDs(e.h.Root)
+	procs, err := topology.ProcessesNamed(e.h.Root, "irqbalance")
+	if err != nil {
+		c.Status = Warn
+		c.Evidence = []string{fmt.Sprintf("/proc/*/comm: cannot list /proc (%v): whether irqbalance runs is unknown", err)}
+		c.Fix = "pgrep -a irqbalance on the host itself, or run linerate doctor there (--root /)"
+		return c
+	}
+	var pids []int
+	for _, p := range procs {
+		pids = append(pids, p.PID)
+	}
 	if len(pids) == 0 {
 		c.Status = Pass
 		c.Evidence = []string{"/proc/*/comm: no process named irqbalance"}
@@ -146,7 +156,7 @@ func checkIRQBalance(e *env) Check {
 		if e.nicErr != nil {
 			why = e.nicErr.Error()
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s has no queue IRQs to ban (%s); a run's tune refuses a running irqbalance under --irqbalance %s all the same", e.o.Iface, why, topology.IRQBalanceRefuse))
+		c.Evidence = append([]string{fmt.Sprintf("irqbalance pid %s runs: %s has no queue IRQs to ban (%s); a run's tune refuses a running irqbalance under --irqbalance %s all the same", intList(pids), e.o.Iface, why, topology.IRQBalanceRefuse)}, c.Evidence...)
 		c.Status = c.Status.Worse(bad)
 	case len(unbanned) == 0:
 		c.Evidence = append(c.Evidence, fmt.Sprintf("every queue IRQ of %s is banned (%d)", e.o.Iface, len(vectors)))
@@ -155,10 +165,10 @@ func checkIRQBalance(e *env) Check {
 		}
 		return c
 	case len(policies) > 0:
-		c.Evidence = append(c.Evidence, fmt.Sprintf("queue IRQs %s not banned on the command line; policy script %s may ban them, which doctor cannot judge without running it", intList(unbanned), strings.Join(policies, ", ")))
+		c.Evidence = append([]string{fmt.Sprintf("irqbalance pid %s: queue IRQs %s not banned on the command line; policy script %s may ban them, which doctor cannot judge without running it", intList(pids), intList(unbanned), strings.Join(policies, ", "))}, c.Evidence...)
 		c.Status = c.Status.Worse(Warn)
 	default:
-		c.Evidence = append(c.Evidence, fmt.Sprintf("queue IRQs %s of %s are not banned (no --banirq, -i or --banmod for them)", intList(unbanned), e.o.Iface))
+		c.Evidence = append([]string{fmt.Sprintf("irqbalance pid %s does not ban queue IRQs %s of %s (no --banirq, -i or --banmod for them)", intList(pids), intList(unbanned), e.o.Iface)}, c.Evidence...)
 		c.Status = c.Status.Worse(bad)
 	}
 	c.Fix = irqbalanceFix(e, pids, len(policies) > 0)

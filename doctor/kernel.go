@@ -163,11 +163,15 @@ func checkKernel(e *env) Check {
 	// A backend the run named and the kernel cannot run is a FAIL; one
 	// "auto" would only have tried is evidence: auto takes the next, and
 	// there is nothing to act on.
+	// findings (what a WARN or FAIL is for) lead the evidence: the report
+	// shows a check's first item.
+	var findings []string
 	miss := func(named bool, what, fix string) {
-		c.Evidence = append(c.Evidence, what)
 		if !named {
+			c.Evidence = append(c.Evidence, what)
 			return
 		}
+		findings = append(findings, what)
 		c.Status = Fail
 		if fix != "" {
 			fixes = append(fixes, fix)
@@ -211,11 +215,12 @@ func checkKernel(e *env) Check {
 				// The receiver still counts with XDP, in generic mode
 				// (receiver/xdp_linux.go falls back to it): slower, not
 				// impossible, so a named xdp method is a WARN.
-				c.Evidence = append(c.Evidence, fmt.Sprintf("receiver XDP: %s has no native XDP (no basic in its xdp-features): the program runs in generic mode, after an skb is built for each packet", e.o.Iface))
-				if named && c.Status == Pass {
-					c.Status = Warn
-				}
-				if named {
+				what := fmt.Sprintf("receiver XDP: %s has no native XDP (no basic in its xdp-features): the program runs in generic mode, after an skb is built for each packet", e.o.Iface)
+				if !named {
+					c.Evidence = append(c.Evidence, what)
+				} else {
+					findings = append(findings, what)
+					c.Status = c.Status.Worse(Warn)
 					fixes = append(fixes, "count on a NIC whose driver runs XDP natively (its xdp-features list basic); on "+e.o.Iface+" the receiver counts in generic mode")
 				}
 			default:
@@ -229,6 +234,7 @@ func checkKernel(e *env) Check {
 	if zc, known := haveFeature("xsk-zerocopy"); known {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("AF_XDP zero copy on %s: %v", e.o.Iface, zc))
 	}
+	c.Evidence = append(findings, c.Evidence...)
 	c.Fix = strings.Join(fixes, "\n")
 	return c
 }

@@ -49,10 +49,13 @@ func (b IRQBalance) Meaning() string {
 var ErrIRQBalance = errors.New("irqbalance is running")
 
 // IRQBalancePIDs returns the pids of running irqbalance processes, found
-// by their comm in <root>/proc.
+// by their comm in <root>/proc; none when /proc cannot be listed (a tune
+// reads the live host's, which always can; doctor, which reads snapshots
+// too, asks ProcessesNamed and says so).
 func IRQBalancePIDs(r Root) []int {
 	var pids []int
-	for _, p := range ProcessesNamed(r, "irqbalance") {
+	procs, _ := ProcessesNamed(r, "irqbalance")
+	for _, p := range procs {
 		pids = append(pids, p.PID)
 	}
 	return pids

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,11 +14,13 @@ type Process struct {
 }
 
 // ProcessesNamed returns the processes in <root>/proc whose comm is one
-// of names, by pid.
-func ProcessesNamed(r Root, names ...string) []Process {
+// of names, by pid, or why /proc could not be listed (a root without
+// one, a snapshot that did not capture it): no process found and none
+// looked for are not the same answer.
+func ProcessesNamed(r Root, names ...string) ([]Process, error) {
 	ents, err := r.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("list /proc: %w", err)
 	}
 	var out []Process
 	for _, e := range ents {
@@ -30,5 +33,5 @@ func ProcessesNamed(r Root, names ...string) []Process {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
-	return out
+	return out, nil
 }

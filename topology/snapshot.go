@@ -411,7 +411,9 @@ func recordHostFiles(base Root, rec *Recorder, n *NIC) {
 	stat("/sys/module/nf_conntrack")
 	read("/proc/net/ip_tables_names")
 	read("/proc/net/ip6_tables_names")
-	for _, p := range ProcessesNamed(base, append([]string{"irqbalance"}, TimeDaemons...)...) {
+	// A /proc that cannot be listed captures no process.
+	procs, _ := ProcessesNamed(base, append([]string{"irqbalance"}, TimeDaemons...)...)
+	for _, p := range procs {
 		dir := "/proc/" + strconv.Itoa(p.PID) + "/"
 		read(dir + "comm")
 		if p.Comm == "irqbalance" {
