@@ -147,7 +147,7 @@ func TestCheckIRQBalance(t *testing.T) {
 		{name: "not running", trees: []string{host}, want: Pass, evidence: []string{"no process named irqbalance"}},
 		{name: "running, nothing banned", trees: []string{host, edit("irqbalance")}, want: Fail,
 			evidence: []string{"pid 812", "/usr/sbin/irqbalance --foreground"}, first: "irqbalance pid 812 does not ban queue IRQs 38, 39 of eth0",
-			fix:      "IRQBALANCE_ARGS=\"--banirq=38 --banirq=39\"\n  IRQBALANCE_BANNED_CPULIST=0"},
+			fix: "IRQBALANCE_ARGS=\"--banirq=38 --banirq=39\"\n  IRQBALANCE_BANNED_CPULIST=0"},
 		{name: "running, nothing banned, policy ignore", trees: []string{host, edit("irqbalance")}, opts: Options{IRQBalance: topology.IRQBalanceIgnore},
 			want: Warn, fix: "systemctl stop irqbalance"},
 		{name: "every queue IRQ banned", trees: []string{host, edit("irqbalance-banned")}, want: Pass,
