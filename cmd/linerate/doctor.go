@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,6 +56,11 @@ affinities are; --restore puts back every journaled setting and affinity
 (linerate irq restore does too).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A fix under another root would write into a directory or a
+			// snapshot's temporary copy and journal it as the host's.
+			if len(f.classes()) > 0 && filepath.Clean(f.root) != "/" {
+				return usagef("--root %q: --fix writes the live host, so it needs --root / (the default)", f.root)
+			}
 			r, cleanup, err := openHost(f.root)
 			if err != nil {
 				return err

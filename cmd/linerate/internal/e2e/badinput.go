@@ -82,6 +82,8 @@ var BadCommands = []BadCommand{
 	{[]string{"doctor", "--iface", "lo", "--irqbalance", "stop"}, `--irqbalance "stop": valid values are refuse and ignore`},
 	{[]string{"doctor", "--iface", "lo", "--backend", "dpdk"}, `--backend "dpdk": valid backends are auto, kernel, xdp, afpacket and userspace`},
 	{[]string{"doctor", "--iface", "lo", "--method", "kernel"}, `--method "kernel": valid receiver methods are auto, xdp and afpacket`},
+	{[]string{"doctor", "--iface", "lo", "--root", "/tmp", "--fix"}, `--root "/tmp": --fix writes the live host, so it needs --root / (the default)`},
+	{[]string{"doctor", "--iface", "lo", "--root", "snap.tar.gz", "--fix-rps"}, `--root "snap.tar.gz": --fix writes the live host`},
 	{[]string{"doctor"}, "--iface: required (the data interface to check), or --restore"},
 	{[]string{"doctor", "--iface", "nosuchif0"}, "--iface: doctor nosuchif0: no such interface"},
 }
