@@ -90,53 +90,72 @@ func busyShares(e *env) (map[int]float64, error) {
 const smtWhy = "Two hardware threads share one core's execution units and caches: a busy sibling halves the core a queue or a sender thread " +
 	"is pinned to, and the rate then depends on what else the host runs."
 
+// smtBusyShare is the share of its time since boot above which an
+// unplanned sibling is busy enough to WARN. An idle housekeeping thread
+// (timers, RCU, an occasional daemon) stays at a few percent; above a
+// tenth of the time something runs there regularly and will take the
+// core's execution units during a run. Below it the sibling is evidence:
+// there is nothing to act on.
+const smtBusyShare = 0.10
+
 // checkSMT: SMT siblings of the planned CPUs that are online and not
-// isolated, so that anything else may run on them.
+// isolated, so that anything else may run on them, judged by how busy
+// each has been since boot.
 func checkSMT(e *env) Check {
 	c := Check{Title: "SMT siblings of the planned CPUs", Why: smtWhy}
 	isolated := isolatedCPUs(e)
 	busy, berr := busyShares(e)
 	var found, planned cpuset.Set
+	var findings, context []string
 	for _, cpu := range e.cpus.CPUs() {
 		sib, name, err := siblingsOf(e, cpu)
 		if err != nil {
 			c.Status = Warn
-			c.Evidence = append(c.Evidence, unreadable(name, err))
+			findings = append(findings, unreadable(name, err))
 			continue
 		}
 		others := sib.Difference(cpuset.Of(cpu)).Intersect(e.online).Difference(isolated)
 		if others.IsEmpty() {
 			continue
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s: %s", name, sib))
+		context = append(context, fmt.Sprintf("%s: %s", name, sib))
 		planned = planned.Union(others.Intersect(e.cpus))
 		found = found.Union(others.Difference(e.cpus))
 	}
 	if !planned.IsEmpty() {
 		// The plan put queues on both threads of a core (more queues than
 		// cores): the run's own work shares them, which it chose.
-		c.Evidence = append(c.Evidence, fmt.Sprintf("siblings %s are planned CPUs themselves: the run's own queues share those cores (more queues than cores; fewer channels, ethtool -L, give each its core)", planned))
+		context = append(context, fmt.Sprintf("siblings %s are planned CPUs themselves: the run's own queues share those cores (more queues than cores; fewer channels, ethtool -L, give each its core)", planned))
 	}
-	if found.IsEmpty() {
-		if c.Status == "" {
-			c.Status = Pass
-			if planned.IsEmpty() {
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s/%s/topology: no online, unisolated SMT sibling: each planned CPU has its core to itself", cpuDir, cpuGlob(e.cpus)))
-			}
+	var busySibs cpuset.Set
+	for _, s := range found.CPUs() {
+		const what = "online, not isolated, not planned"
+		switch b, ok := busy[s]; {
+		case berr != nil:
+			busySibs = busySibs.Union(cpuset.Of(s))
+			findings = append(findings, fmt.Sprintf("cpu%d: %s, busy share unknown (%s)", s, what, unreadable("/proc/stat", berr)))
+		case !ok:
+			busySibs = busySibs.Union(cpuset.Of(s))
+			findings = append(findings, fmt.Sprintf("cpu%d: %s, busy share unknown (no cpu%d line in /proc/stat)", s, what, s))
+		case b > smtBusyShare:
+			busySibs = busySibs.Union(cpuset.Of(s))
+			findings = append(findings, fmt.Sprintf("cpu%d: %s, non-idle %.1f%% of its time since boot (/proc/stat), above %.0f%%", s, what, 100*b, 100*smtBusyShare))
+		default:
+			context = append(context, fmt.Sprintf("cpu%d: %s, but non-idle only %.1f%% of its time since boot (/proc/stat), at most %.0f%%: idle", s, what, 100*b, 100*smtBusyShare))
 		}
+	}
+	if busySibs.IsEmpty() && c.Status == "" {
+		c.Status = Pass
+		if found.IsEmpty() && planned.IsEmpty() {
+			context = append(context, fmt.Sprintf("%s/%s/topology: no online, unisolated SMT sibling: each planned CPU has its core to itself", cpuDir, cpuGlob(e.cpus)))
+		}
+	}
+	c.Evidence = append(findings, context...)
+	if busySibs.IsEmpty() {
 		return c
 	}
 	c.Status = Warn
-	for _, s := range found.CPUs() {
-		share := "unknown"
-		if berr != nil {
-			share = fmt.Sprintf("unknown (%s)", unreadable("/proc/stat", berr))
-		} else if b, ok := busy[s]; ok {
-			share = fmt.Sprintf("%.1f%%", 100*b)
-		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("cpu%d: online, not isolated, not planned, non-idle %s of its time since boot (/proc/stat)", s, share))
-	}
 	c.Fix = fmt.Sprintf("echo off > %s/smt/control (SMT off until the next boot; nosmt on the kernel command line to keep it), "+
-		"or keep other work off the siblings: boot with isolcpus=%s, or give the run --cpus without them", cpuDir, found)
+		"or keep other work off the siblings: boot with isolcpus=%s, or give the run --cpus without them", cpuDir, busySibs)
 	return c
 }
