@@ -209,7 +209,7 @@ func TestCheckSMT(t *testing.T) {
 		{name: "one thread per core", trees: []string{host}, want: Pass, evidence: []string{"each planned CPU has its core to itself"}},
 		{name: "siblings off the plan", trees: []string{mlx5}, opts: Options{Iface: "ens1f0np0", CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, want: Warn,
 			first: "cpu16: online, not isolated, not planned, busy share unknown (/proc/stat: absent)", evidence: []string{"core_cpus_list: 0,16"},
-			fix:      "echo off > /sys/devices/system/cpu/smt/control"},
+			fix: "echo off > /sys/devices/system/cpu/smt/control"},
 		{name: "siblings busy since boot", trees: []string{host, edit("smt")}, want: Warn, first: "cpu1: online, not isolated, not planned, non-idle 51.8% of its time since boot (/proc/stat), above 10%"},
 		// An idle sibling is nothing to act on: a PASS with its share.
 		{name: "sibling idle since boot", trees: []string{host, edit("smt"), edit("smt-idle")}, want: Pass,
