@@ -173,7 +173,12 @@ func TestCheckLink(t *testing.T) {
 		{"virtio_net without a speed", unknown, "", "virtio_net",
 			verdict{Warn, "ethtool -s eth1 speed <the host link's Mb/s> duplex full (virtio_net reports the speed it is given)", "", nil}},
 		{"virtual, unknown speed", unknown, "", "", verdict{Pass, "", "", []string{"nominal"}}},
-		{"not exposed", &fakeNIC{linkErr: errNotExposed}, "", "ixgbe", verdict{Pass, "", "", []string{"does not expose", "/sys/class/net/eth1/speed: -1"}}},
+		// A device whose driver exposes no link settings has an unknown
+		// speed: a WARN; a virtual interface's is nominal anyway.
+		{"not exposed", &fakeNIC{linkErr: errNotExposed}, "", "ixgbe", verdict{Warn,
+			"update the NIC's driver or firmware (ethtool -i eth1 names them) until ethtool eth1 shows the link's speed; until then read it from the switch port", "",
+			[]string{"eth1: a device whose driver exposes no link settings: its speed is unknown", "does not expose", "/sys/class/net/eth1/speed: -1"}}},
+		{"not exposed, virtual", &fakeNIC{linkErr: errNotExposed}, "", "", verdict{Pass, "", "", []string{"does not expose"}}},
 		{"unreadable", &fakeNIC{linkErr: errors.New("bad")}, "", "ixgbe", verdict{Warn, "", "", []string{"not readable (bad)"}}},
 	})
 }

@@ -11,14 +11,23 @@ const linkWhy = "The report's line rate is the link's speed: a link that is not 
 
 // checkLink judges the link's speed, duplex and auto-negotiation: half
 // duplex is a FAIL; an unknown speed on an interface with a device is a
-// WARN (a link that is down, or a virtio NIC told no speed); a virtual
-// interface (veth, a bridge) is a PASS that says its speed is nominal.
+// WARN (a link that is down, a virtio NIC told no speed, a driver that
+// exposes no link settings); a virtual interface (veth, a bridge) is a
+// PASS that says its speed is nominal.
 func checkLink(e *env) Check {
 	c := Check{Title: "Link speed, duplex and auto-negotiation", Why: linkWhy}
 	iface := e.o.Iface
 	l, call, ok := readParam(e, &c, "", "ETHTOOL_GLINKSETTINGS", NIC.Link)
 	if !ok {
 		c.Evidence = append(c.Evidence, e.evidence("/sys/class/net/"+iface+"/speed"))
+		// A driver without link settings passes on a virtual interface
+		// (ethtoolUnread), but a device's speed is then unknown: the
+		// report's line rate has no figure to be a fraction of.
+		if c.Status == Pass && !e.virtual() {
+			c.Status = Warn
+			c.Evidence = append([]string{fmt.Sprintf("%s: a device whose driver exposes no link settings: its speed is unknown", iface)}, c.Evidence...)
+			c.Fix = fmt.Sprintf("update the NIC's driver or firmware (ethtool -i %s names them) until ethtool %s shows the link's speed; until then read it from the switch port", iface, iface)
+		}
 		return c
 	}
 	c.Evidence = append(c.Evidence, call+": "+l.String())
