@@ -68,7 +68,45 @@ func (r nsRoot) Stat(name string) (os.FileInfo, error) {
 func needNft(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("needs nft (make deps installs Debian's nftables)")
+		missingNft(t, os.Getenv("CI"))
+	}
+}
+
+// missingNft ends a test that needs nft on a host without it: a failure
+// in CI (CI=true), which must not pass on a skip, a skip elsewhere.
+func missingNft(t testing.TB, ci string) {
+	t.Helper()
+	const why = "needs nft (make deps installs Debian's nftables)"
+	if ci == "true" {
+		t.Fatal(why + "; CI must have it")
+	}
+	t.Skip(why)
+}
+
+// endTB records how a test would have ended instead of ending it: its
+// Fatal and Skip return, so the first call is the verdict.
+type endTB struct {
+	testing.TB
+	ended string
+}
+
+func (e *endTB) Helper()      {}
+func (e *endTB) Fatal(...any) { e.end("fatal") }
+func (e *endTB) Skip(...any)  { e.end("skip") }
+func (e *endTB) end(how string) {
+	if e.ended == "" {
+		e.ended = how
+	}
+}
+
+// TestMissingNft: without nft a test fails in CI and skips elsewhere.
+func TestMissingNft(t *testing.T) {
+	for ci, want := range map[string]string{"true": "fatal", "": "skip", "false": "skip"} {
+		e := &endTB{TB: t}
+		missingNft(e, ci)
+		if e.ended != want {
+			t.Errorf("CI=%q: %s, want %s", ci, e.ended, want)
+		}
 	}
 }
 
