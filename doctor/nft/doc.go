@@ -21,6 +21,15 @@
 //     those jumps to, and its address matches admit one of the run's
 //     addresses.
 //
+// AddNotrack checks that table inet linerate is absent, then creates it
+// in a second netlink transaction with NLM_F_EXCL (CreateTable): a table
+// someone creates between the two fails the transaction (EEXIST) rather
+// than being taken over. The race left is the journal's: the fix journaled
+// the table absent before it wrote, and a restore of a setting with no
+// applied value puts the original back whatever it finds, so it would
+// delete the other's table. The window is one netlink round trip, and only
+// another linerate fix or an operator's nft racing the same --fix hits it.
+//
 // iptables-legacy rules live outside nftables and are not read here;
 // doctor flags their tables from /proc/net/ip_tables_names.
 package nft
