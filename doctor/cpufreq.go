@@ -57,7 +57,9 @@ func checkGovernor(e *env) Check {
 		c.Evidence = []string{fmt.Sprintf("%s/%s/cpufreq: absent: no frequency scaling exposed (a VM or fixed clock)", cpuDir, cpuGlob(e.cpus))}
 		return c
 	}
-	c.Evidence = append(c.Evidence, bad...)
+	// The findings (a slow governor, one that cannot be read) lead the
+	// evidence: the report shows a WARN's first item.
+	var findings []string
 	if s, err := e.read(cpuDir + "/cpu" + strconv.Itoa(e.cpus.CPUs()[0]) + "/cpufreq/scaling_driver"); err == nil {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/cpu%d/cpufreq/scaling_driver: %s", cpuDir, e.cpus.CPUs()[0], s))
 	}
@@ -67,11 +69,14 @@ func checkGovernor(e *env) Check {
 		if !ok {
 			continue
 		}
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%s: %s", governorPath(cpu), g))
 		if g != "performance" {
 			slow = append(slow, cpu)
+			findings = append(findings, fmt.Sprintf("cpu%d: governor %s (%s)", cpu, g, governorPath(cpu)))
+			continue
 		}
+		c.Evidence = append(c.Evidence, fmt.Sprintf("%s: %s", governorPath(cpu), g))
 	}
+	c.Evidence = append(append(findings, bad...), c.Evidence...)
 	switch {
 	case len(slow) > 0:
 		c.Status = Warn
@@ -108,6 +113,8 @@ var idleWhy = fmt.Sprintf("A CPU in a deep idle state takes its exit latency to 
 func checkIdle(e *env) Check {
 	c := Check{Title: "CPU idle states of the planned CPUs", Why: idleWhy, Status: Pass}
 	var writes []string
+	// findings lead the evidence: the report shows a WARN's first item.
+	var findings []string
 	exposed := false
 	for _, cpu := range e.cpus.CPUs() {
 		dir := fmt.Sprintf("%s/cpu%d/cpuidle", cpuDir, cpu)
@@ -115,7 +122,7 @@ func checkIdle(e *env) Check {
 		if err != nil {
 			if !absent(err) {
 				c.Status = Warn
-				c.Evidence = append(c.Evidence, unreadable(dir, err))
+				findings = append(findings, unreadable(dir, err))
 			}
 			continue
 		}
@@ -136,7 +143,7 @@ func checkIdle(e *env) Check {
 			us, err := strconv.Atoi(lat)
 			if lerr != nil || err != nil {
 				c.Status = Warn
-				c.Evidence = append(c.Evidence, fmt.Sprintf("%s/latency: not readable (%v %v)", base, lerr, err))
+				findings = append(findings, fmt.Sprintf("%s/latency: not readable (%v %v)", base, lerr, err))
 				continue
 			}
 			on := dis != "1"
@@ -149,12 +156,13 @@ func checkIdle(e *env) Check {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/state*/{name,latency,disable}: %s", dir, strings.Join(all, "; ")))
 		if len(deep) > 0 {
 			c.Status = Warn
-			c.Evidence = append(c.Evidence, fmt.Sprintf("cpu%d: enabled idle states with exit latency above %d µs: %s", cpu, idleLatencyMaxUs, strings.Join(deep, ", ")))
+			findings = append(findings, fmt.Sprintf("cpu%d: enabled idle states with exit latency above %d µs: %s", cpu, idleLatencyMaxUs, strings.Join(deep, ", ")))
 		}
 	}
 	if !exposed && c.Status == Pass {
 		c.Evidence = append(c.Evidence, fmt.Sprintf("%s/%s/cpuidle: absent: no idle states exposed (a VM or a kernel without cpuidle); the CPUs idle in the hypervisor's or the default halt", cpuDir, cpuGlob(e.cpus)))
 	}
+	c.Evidence = append(findings, c.Evidence...)
 	if len(writes) > 0 {
 		c.Fix = strings.Join(writes, "\n") + fmt.Sprintf("\n(until the next boot; to keep it, boot with processor.max_cstate=1 intel_idle.max_cstate=1, or cpuidle.off=1; or hold /dev/cpu_dma_latency open at %d during the run)", idleLatencyMaxUs)
 	}

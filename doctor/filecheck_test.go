@@ -187,7 +187,7 @@ func TestCheckGovernor(t *testing.T) {
 		{name: "no cpufreq", trees: []string{host}, want: Pass, evidence: []string{"no frequency scaling exposed (a VM or fixed clock)"}},
 		{name: "no cpufreq in the VM", trees: []string{vmDebian}, want: Pass},
 		{name: "powersave", trees: []string{host, edit("cpufreq-powersave")}, want: Warn, fixClass: FixGovernor,
-			evidence: []string{"/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor: powersave", "scaling_driver: acpi-cpufreq"},
+			first: "cpu0: governor powersave (/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor)", evidence: []string{"scaling_driver: acpi-cpufreq"},
 			fix:      "echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"},
 		{name: "performance", trees: []string{host, edit("cpufreq-performance")}, want: Pass,
 			evidence: []string{"cpu0/cpufreq/scaling_governor: performance"}},
@@ -198,7 +198,7 @@ func TestCheckIdle(t *testing.T) {
 	runFileCases(t, "idle", []fileCase{
 		{name: "no cpuidle", trees: []string{host}, want: Pass, evidence: []string{"no idle states exposed"}},
 		{name: "C2 of 400 µs enabled", trees: []string{host, edit("cpuidle")}, want: Warn,
-			evidence: []string{"cpu0: enabled idle states with exit latency above 20 µs: state2 (C2, 400 µs)", "state1 C1 1 µs enabled"},
+			first: "cpu0: enabled idle states with exit latency above 20 µs: state2 (C2, 400 µs)", evidence: []string{"state1 C1 1 µs enabled"},
 			fix:      "echo 1 > /sys/devices/system/cpu/cpu0/cpuidle/state2/disable"},
 		{name: "C2 disabled", trees: []string{host, edit("cpuidle"), edit("cpuidle-off")}, want: Pass, evidence: []string{"state2 C2 400 µs disabled"}},
 	})
