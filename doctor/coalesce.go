@@ -79,6 +79,17 @@ func checkCoalesce(e *env) Check {
 	c := Check{Title: "Interrupt coalescing (adaptive rx/tx, rx-usecs)", Why: coalesceWhy}
 	return paramCheck(e, c, "-c ", "ETHTOOL_GCOALESCE", NIC.Coalesce, ethtool.Coalesce.String, func(co ethtool.Coalesce, c *Check) {
 		if w, warn := coalesceOff(co); warn {
+			var on []string
+			if co.UseAdaptiveRX {
+				on = append(on, "adaptive-rx on")
+			}
+			if co.UseAdaptiveTX {
+				on = append(on, "adaptive-tx on")
+			}
+			if co.RXUsecs > coalesceUsecsMax {
+				on = append(on, fmt.Sprintf("rx-usecs %d above %d µs", co.RXUsecs, coalesceUsecsMax))
+			}
+			lead(c, fmt.Sprintf("%s: %s (ethtool -c)", e.o.Iface, strings.Join(on, ", ")))
 			warnFix(c, coalesceCommand(e.o.Iface, co, w), FixCoalescing)
 			return
 		}

@@ -207,3 +207,28 @@ func TestNICFacts(t *testing.T) {
 		t.Errorf("facts without ethtool: %+v, want none", f)
 	}
 }
+
+// TestFirstEvidence: a WARN's first evidence item, the one the run's
+// report and warnings show, is the finding itself, not the reading it
+// came from.
+func TestFirstEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check func(*env) Check
+		nic   *fakeNIC
+		role  Role
+		first string
+	}{
+		{"coalescing", checkCoalesce, &fakeNIC{coalesce: mlx5Coalesce}, RoleReceiver, "eth1: adaptive-rx on, adaptive-tx on (ethtool -c)"},
+		{"rx-usecs", checkCoalesce, &fakeNIC{coalesce: ethtool.Coalesce{RXUsecs: 50, TXUsecs: 50}}, RoleReceiver, "eth1: rx-usecs 50 above 10 µs (ethtool -c)"},
+		{"rings", checkRings, &fakeNIC{rings: ethtool.Rings{RX: 256, RXMax: 4096, TX: 512, TXMax: 4096}}, RoleBoth, "eth1: rx ring 256 below its maximum 4096, tx ring 512 below its maximum 4096 (ethtool -g)"},
+		{"lro", checkOffloads, &fakeNIC{features: features("rx-lro")}, RoleReceiver, "eth1: rx-lro on (ethtool -k)"},
+		{"gro", checkOffloads, &fakeNIC{features: features("rx-gro", "rx-gro-list")}, RoleReceiver, "eth1: rx-gro on with rx-gro-list on (ethtool -k)"},
+		{"pause", checkPause, &fakeNIC{pause: ethtool.Pause{RX: true}}, RoleReceiver, "ethtool -a eth1 (ETHTOOL_GPAUSEPARAM): autoneg off rx on tx off"},
+	} {
+		c := tc.check(testEnv(t, tc.nic, tc.role, "ixgbe"))
+		if c.Status != Warn || len(c.Evidence) == 0 || c.Evidence[0] != tc.first {
+			t.Errorf("%s: %s %q, want WARN led by %q", tc.name, c.Status, c.Evidence, tc.first)
+		}
+	}
+}

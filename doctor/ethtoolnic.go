@@ -71,6 +71,13 @@ func paramCheck[T any](e *env, c Check, flag, op string, read func(NIC) (T, erro
 	return c
 }
 
+// lead puts finding first in c's evidence: the run's text report and
+// warnings show a WARN's or FAIL's first item, which must be what it is
+// for, the context after it.
+func lead(c *Check, finding string) {
+	c.Evidence = append([]string{finding}, c.Evidence...)
+}
+
 // warnFix makes c a WARN with its fix and the fix's class.
 func warnFix(c *Check, fix string, class FixClass) {
 	c.Status, c.Fix, c.FixClass = Warn, fix, class

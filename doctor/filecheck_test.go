@@ -188,7 +188,7 @@ func TestCheckGovernor(t *testing.T) {
 		{name: "no cpufreq in the VM", trees: []string{vmDebian}, want: Pass},
 		{name: "powersave", trees: []string{host, edit("cpufreq-powersave")}, want: Warn, fixClass: FixGovernor,
 			first: "cpu0: governor powersave (/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor)", evidence: []string{"scaling_driver: acpi-cpufreq"},
-			fix:      "echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"},
+			fix: "echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor"},
 		{name: "performance", trees: []string{host, edit("cpufreq-performance")}, want: Pass,
 			evidence: []string{"cpu0/cpufreq/scaling_governor: performance"}},
 	})
@@ -199,7 +199,7 @@ func TestCheckIdle(t *testing.T) {
 		{name: "no cpuidle", trees: []string{host}, want: Pass, evidence: []string{"no idle states exposed"}},
 		{name: "C2 of 400 µs enabled", trees: []string{host, edit("cpuidle")}, want: Warn,
 			first: "cpu0: enabled idle states with exit latency above 20 µs: state2 (C2, 400 µs)", evidence: []string{"state1 C1 1 µs enabled"},
-			fix:      "echo 1 > /sys/devices/system/cpu/cpu0/cpuidle/state2/disable"},
+			fix: "echo 1 > /sys/devices/system/cpu/cpu0/cpuidle/state2/disable"},
 		{name: "C2 disabled", trees: []string{host, edit("cpuidle"), edit("cpuidle-off")}, want: Pass, evidence: []string{"state2 C2 400 µs disabled"}},
 	})
 }
@@ -234,7 +234,8 @@ func TestCheckMTU(t *testing.T) {
 	runFileCases(t, "mtu", []fileCase{
 		{name: "64 B in 1400", trees: []string{host}, opts: Options{FrameSize: 64}, want: Pass, evidence: []string{"/sys/class/net/eth0/mtu: 1400", "frame 64 B (--frame-size) = 46 B payload"}},
 		{name: "1418 B fits 1400 exactly", trees: []string{host}, opts: Options{FrameSize: 1418}, want: Pass},
-		{name: "1419 B does not", trees: []string{host}, opts: Options{FrameSize: 1419}, want: Fail, fix: "ip link set dev eth0 mtu 1401"},
+		{name: "1419 B does not", trees: []string{host}, opts: Options{FrameSize: 1419}, want: Fail, fix: "ip link set dev eth0 mtu 1401",
+			first: "/sys/class/net/eth0/mtu: 1400, below the 1401 B payload a 1419 B frame carries"},
 		{name: "default 1518 B in 1400", trees: []string{host}, want: Fail, evidence: []string{"no --frame-size: the largest RFC 2544 frame"}, fix: "--frame-size 1418 or less"},
 		{name: "1518 B in 1500", trees: []string{vmDebian}, opts: Options{FrameSize: 1518}, want: Pass},
 		{name: "1519 B in 1500", trees: []string{vmDebian}, opts: Options{FrameSize: 1519}, want: Fail},

@@ -49,6 +49,7 @@ func checkMTU(e *env) Check {
 		return c
 	}
 	c.Status = Fail
+	c.Evidence = append([]string{fmt.Sprintf("%s: %d, below the %d B payload a %d B frame carries", name, mtu, need, frame)}, c.Evidence...)
 	c.Fix = fmt.Sprintf("ip link set dev %s mtu %d (on every host and switch port of the path), or run with --frame-size %d or less", e.o.Iface, need, mtu+ethHeaderBytes+ethFCSBytes)
 	return c
 }

@@ -76,8 +76,9 @@ func offloadStates(fs []ethtool.Feature) string {
 // judgeOffloads is a receiver's verdict: LRO on, or GRO on with UDP GRO
 // forwarding or fraglist, is a WARN whose fix turns them off.
 func judgeOffloads(iface string, by map[string]ethtool.Feature, c *Check) {
-	var off, why, fixed []string
+	var off, why, fixed, found []string
 	if f := by["rx-lro"]; f.Active {
+		found = append(found, "rx-lro on")
 		why = append(why, lroWhy)
 		if f.Fixed {
 			fixed = append(fixed, "lro")
@@ -87,6 +88,11 @@ func judgeOffloads(iface string, by map[string]ethtool.Feature, c *Check) {
 	}
 	udp := by["rx-udp-gro-forwarding"].Active || by["rx-gro-list"].Active
 	if f := by["rx-gro"]; f.Active && udp {
+		with := "rx-udp-gro-forwarding"
+		if !by[with].Active {
+			with = "rx-gro-list"
+		}
+		found = append(found, "rx-gro on with "+with+" on")
 		why = append(why, groWhy)
 		off = append(off, "gro")
 	} else if f.Active {
@@ -96,6 +102,7 @@ func judgeOffloads(iface string, by map[string]ethtool.Feature, c *Check) {
 		return
 	}
 	c.Status = Warn
+	lead(c, fmt.Sprintf("%s: %s (ethtool -k)", iface, strings.Join(found, ", ")))
 	c.Why = strings.Join(why, "") + offloadsWhy
 	if len(off) > 0 {
 		c.Fix = fmt.Sprintf("ethtool -K %s %s off", iface, strings.Join(off, " off "))

@@ -51,12 +51,16 @@ func checkRings(e *env) Check {
 			return
 		}
 		args := []string{"ethtool", "-G", e.o.Iface}
+		var below []string
 		if w.RX != g.RX {
 			args = append(args, "rx", fmt.Sprint(w.RX))
+			below = append(below, fmt.Sprintf("rx ring %d below its maximum %d", g.RX, g.RXMax))
 		}
 		if w.TX != g.TX {
 			args = append(args, "tx", fmt.Sprint(w.TX))
+			below = append(below, fmt.Sprintf("tx ring %d below its maximum %d", g.TX, g.TXMax))
 		}
+		lead(c, fmt.Sprintf("%s: %s (ethtool -g)", e.o.Iface, strings.Join(below, ", ")))
 		c.Why += ringsResize
 		warnFix(c, strings.Join(args, " "), FixRings)
 	})
