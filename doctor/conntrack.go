@@ -36,7 +36,7 @@ func checkConntrack(e *env) Check {
 	st, err := e.firewall()
 	if err != nil {
 		c.Status = Warn
-		c.Evidence = append(c.Evidence, err.Error())
+		lead(&c, err.Error())
 		c.Fix = "read the ruleset yourself (nft list ruleset) and, if a rule uses ct or nat, add NOTRACK for the test addresses: " + notrackCommand(e)
 		return c
 	}
@@ -57,14 +57,23 @@ func checkConntrack(e *env) Check {
 	switch {
 	case len(st.Tracking) > 0:
 		c.Status = Fail
+		what := "the test traffic"
+		if len(e.addrs) > 0 {
+			what = addrList(e.addrs)
+		}
+		more := ""
+		if n := len(st.Tracking) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d rule(s) more)", n)
+		}
+		lead(&c, fmt.Sprintf("%s tracks %s%s, with no notrack rule before conntrack", st.Tracking[0], what, more))
 	case count > 0:
 		// No nftables rule tracks, yet the table holds entries: something
 		// the check does not read (iptables-legacy, a helper, OVS) does.
 		c.Status = Warn
-		c.Evidence = append(c.Evidence, fmt.Sprintf("%d connections tracked with no nftables rule using conntrack: something else (iptables-legacy, openvswitch, a helper) tracks", count))
+		lead(&c, fmt.Sprintf("%s: %d connections tracked with no nftables rule using conntrack: something else (iptables-legacy, openvswitch, a helper) tracks", conntrackCount, count))
 	case len(legacy) > 0:
 		c.Status = Warn
-		c.Evidence = append(c.Evidence, "iptables-legacy tables are loaded and not read by this check: their rules may track (-m state, -m conntrack, -t nat)")
+		lead(&c, "iptables-legacy tables are loaded and not read by this check: their rules may track (-m state, -m conntrack, -t nat)")
 		c.Fix = "check iptables-legacy-save for state, conntrack and nat rules; if there are any: " + notrackCommand(e)
 		return c
 	default:

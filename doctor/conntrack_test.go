@@ -85,18 +85,21 @@ func TestCheckConntrack(t *testing.T) {
 		want   []string // substrings of the evidence
 		fix    string   // substring of the fix; "" none
 		class  FixClass
+		first  string // substring of the first evidence item; "" not checked
 	}{
 		{name: "not loaded", files: map[string]string{}, fw: &fakeFirewall{st: FirewallState{Tracking: []string{trackRule}}},
 			status: Pass, want: []string{conntrackCount + ": not readable", conntrackModule + ": absent", "not loaded"}},
 		{name: "tracked", files: loaded("3"), fw: &fakeFirewall{st: FirewallState{Tracking: []string{trackRule}, Tables: []string{"inet filter"}}},
 			status: Fail, want: []string{conntrackCount + ": 3", "track: " + trackRule, "no notrack rule", "198.18.0.1, 198.18.0.2"},
-			fix: "add rule inet linerate prerouting ip saddr 198.18.0.1 notrack", class: FixNotrack},
+			fix: "add rule inet linerate prerouting ip saddr 198.18.0.1 notrack", class: FixNotrack,
+			first: trackRule + " tracks 198.18.0.1, 198.18.0.2, with no notrack rule before conntrack"},
 		{name: "notracked", files: loaded("0"), fw: &fakeFirewall{st: FirewallState{Tracking: []string{trackRule}, Notracked: true}},
 			status: Pass, want: []string{"track: " + trackRule, "notrack rules before conntrack"}},
 		{name: "no rule tracks", files: loaded("0"), fw: &fakeFirewall{st: FirewallState{Tables: []string{"inet filter"}}},
 			status: Pass, want: []string{"no nftables rule uses conntrack", "inet filter"}},
 		{name: "entries with no rule", files: loaded("12"), fw: &fakeFirewall{},
-			status: Warn, want: []string{"12 connections tracked with no nftables rule"}, fix: "notrack", class: FixNotrack},
+			status: Warn, want: []string{"12 connections tracked with no nftables rule"}, fix: "notrack", class: FixNotrack,
+			first: conntrackCount + ": 12 connections tracked"},
 		{name: "legacy tables", files: map[string]string{conntrackCount: "0", "/proc/net/ip_tables_names": "raw\nfilter"}, fw: &fakeFirewall{},
 			status: Warn, want: []string{"/proc/net/ip_tables_names: raw, filter (iptables-legacy rules are not read)"}, fix: "iptables-legacy-save"},
 		{name: "no firewall", files: loaded("0"), fw: nil,
@@ -129,6 +132,9 @@ func TestCheckConntrack(t *testing.T) {
 			}
 			if c.Why == "" {
 				t.Error("no why")
+			}
+			if tc.first != "" && !strings.Contains(c.Evidence[0], tc.first) {
+				t.Errorf("first evidence %q, want the finding %q", c.Evidence[0], tc.first)
 			}
 		})
 	}
@@ -169,6 +175,9 @@ func TestCheckFirewall(t *testing.T) {
 			c := rep.Find("firewall")
 			if c.Status != tc.status || !strings.Contains(strings.Join(c.Evidence, "\n"), tc.want) {
 				t.Errorf("got %s %q, want %s with %q", c.Status, c.Evidence, tc.status, tc.want)
+			}
+			if tc.status != Pass && !strings.Contains(c.Evidence[0], tc.want) {
+				t.Errorf("first evidence %q, want the finding %q", c.Evidence[0], tc.want)
 			}
 			if tc.status == Warn && tc.fw != nil && !strings.Contains(c.Fix, "nft -a list chain inet filter input") {
 				t.Errorf("fix %q", c.Fix)

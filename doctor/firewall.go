@@ -34,9 +34,9 @@ func checkFirewall(e *env) Check {
 	}
 	c.Status = Warn
 	chains := map[string]bool{}
-	var list []string
+	var list, rules []string
 	for _, r := range st.PathRules {
-		c.Evidence = append(c.Evidence, "nftables rule on the path ("+on+"): "+r)
+		rules = append(rules, "nftables rule on the path ("+on+"): "+r)
 		// "family table/chain: rule" → "nft -a list chain family table chain".
 		where, _, _ := strings.Cut(r, ": ")
 		fam, tc, _ := strings.Cut(where, " ")
@@ -46,6 +46,8 @@ func checkFirewall(e *env) Check {
 			list = append(list, fmt.Sprintf("nft -a list chain %s %s %s", fam, table, chain))
 		}
 	}
+	// The rules lead the evidence: the report shows a WARN's first item.
+	c.Evidence = append(rules, c.Evidence...)
 	c.Fix = "make these rules skip the test addresses (accept them earlier in the chain) or remove them: " +
 		strings.Join(list, "; ") + " shows each rule's handle; nft delete rule FAMILY TABLE CHAIN handle N removes one"
 	return c
