@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,17 +78,13 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 			return nil, failf(ErrInvalid, "irqbalance %v", err)
 		}
 	}
-	// The fixes first, each journaled before it is written: what they
-	// change is in the journal before any IRQ is, and a fix that fails
-	// leaves the IRQs alone (the lease's end restores what it wrote).
-	var fixed []doctor.Applied
-	if len(o.fixes) > 0 {
-		var err error
-		if fixed, err = t.pre.fix(ctx, doctor.Options{Addrs: o.addrs}, o.fixes); err != nil {
+	if o.fixOnly {
+		// No IRQ is pinned: the fixes are for the CPUs the checks
+		// default to (the NIC's local CPUs).
+		fixed, err := t.fix(ctx, o, nil)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if o.fixOnly {
 		t.log.Info("fixed without pinning", "iface", t.iface, "fixed", len(fixed))
 		return &tuning{journal: topology.JournalPath(t.stateDir, t.iface), numa: -1, fixed: fixed, fixOnly: true}, nil
 	}
@@ -107,6 +106,19 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		}
 		return nil, failf(ErrHost, "tune: plan %s: %v", t.iface, err)
 	}
+	// The fixes before the IRQs, each journaled before it is written (a
+	// ring or channel change may reset a device's IRQs), for the CPUs
+	// this plan pins: what they change is in the journal before any IRQ
+	// is, and a fix that fails leaves the IRQs alone (the lease's end
+	// restores what it wrote). irqbalance is judged first, so a Tune its
+	// policy refuses changes nothing.
+	if err := t.refuseIRQBalance(o, plan); err != nil {
+		return nil, err
+	}
+	fixed, err := t.fix(ctx, o, planCPUs(plan))
+	if err != nil {
+		return nil, err
+	}
 	res, err := topology.Apply(ctx, t.root, plan, topology.ApplyOptions{StateDir: t.stateDir, IRQBalance: o.irqbalance, RootName: t.rootName, Owner: t.owner, Logger: t.log})
 	if err != nil {
 		if errors.Is(err, topology.ErrIRQBalance) || errors.Is(err, topology.ErrJournalOwner) {
@@ -124,6 +136,46 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		journal: res.Journal, numa: nic.NUMANode, report: rep, changes: res.Changes,
 		warnings: append(plan.Warnings, res.Warnings...), fixed: fixed,
 	}, nil
+}
+
+// fix applies o's fix classes (none: nothing) for cpus (nil: the checks'
+// default CPUs).
+func (t *tuner) fix(ctx context.Context, o tuneOptions, cpus []int) ([]doctor.Applied, error) {
+	if len(o.fixes) == 0 {
+		return nil, nil
+	}
+	return t.pre.fix(ctx, doctor.Options{Addrs: o.addrs, CPUs: cpus}, o.fixes)
+}
+
+// refuseIRQBalance refuses, before any fix is written, a Tune with fixes
+// that Apply would refuse for irqbalance (the refuse policy, the default,
+// with irqbalance running): Apply's own refusal comes only after the
+// fixes.
+func (t *tuner) refuseIRQBalance(o tuneOptions, plan *topology.Plan) error {
+	if len(o.fixes) == 0 || o.irqbalance == topology.IRQBalanceIgnore {
+		return nil
+	}
+	pids := topology.IRQBalancePIDs(t.root)
+	if len(pids) == 0 {
+		return nil
+	}
+	irqs := make([]string, 0, len(plan.Assignments))
+	for _, a := range plan.Assignments {
+		irqs = append(irqs, "--banirq="+strconv.Itoa(a.IRQ))
+	}
+	return failf(ErrHost, "tune %s: %w (pid %v) and would move the pinned IRQs back, so no fix was applied and no IRQ pinned: stop it (systemctl stop irqbalance), "+
+		"ban the queue IRQs (IRQBALANCE_ARGS=\"%s\") or pass --irqbalance=ignore", t.iface, topology.ErrIRQBalance, pids, strings.Join(irqs, " "))
+}
+
+// planCPUs are the CPUs plan pins queues to, each once, in plan order.
+func planCPUs(plan *topology.Plan) []int {
+	var out []int
+	for _, a := range plan.Assignments {
+		if !slices.Contains(out, a.CPU) {
+			out = append(out, a.CPU)
+		}
+	}
+	return out
 }
 
 // pinnedQueues are the CPUs of a plan's pinned (not managed) queues, one
