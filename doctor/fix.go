@@ -100,6 +100,9 @@ func Fix(ctx context.Context, h Host, o Options, fo FixOptions) ([]Applied, erro
 			return nil, fmt.Errorf("doctor fix: %w", err)
 		}
 	}
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("doctor fix: %w", err)
+	}
 	if o.Role == "" {
 		o.Role = RoleBoth
 	}

@@ -1,9 +1,12 @@
 package doctor
 
 import (
+	"fmt"
 	"net/netip"
 
 	"github.com/linerate/linerate/internal/ethtool"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -93,10 +96,15 @@ type Options struct {
 	// Addrs are the run's test addresses (for conntrack and NOTRACK); nil:
 	// the interface's own.
 	Addrs []netip.Addr
-	// Backends are the sender backends or receiver methods whose kernel
-	// features are checked; nil or "auto": every one the role can use, and
-	// a missing one is evidence, not a warning (auto takes the next).
-	Backends []string
+	// Backend is the run's sender backend, one of pktgen.BackendNames,
+	// whose kernel features the sender's side is checked for; "" or
+	// "auto": every one a sender can use, and a missing one is evidence,
+	// not a warning (auto takes the next).
+	Backend pktgen.BackendName
+	// Method is the run's receiver method, one of receiver.Methods, whose
+	// kernel features the receiver's side is checked for; "" or "auto" as
+	// for Backend.
+	Method receiver.Method
 	// OneClock is true when every delay of the run is timed on one clock
 	// (round trips, hosts of one kernel, or latency off): the clock check
 	// then passes whatever the synchronisation.
@@ -106,4 +114,46 @@ type Options struct {
 	IRQBalance topology.IRQBalance
 	// Host names the host in the report.
 	Host string
+}
+
+// OptionError is a bad field of Options: Option names it ("role",
+// "frame size", "irqbalance", "backend", "method"), Err says the value
+// and what would be valid, so a command can name its own flag instead.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Option + " " + e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Check is nil when every field of o is valid; otherwise it is an
+// *OptionError naming the first bad field and what would be valid. An
+// empty role, irqbalance policy, backend or method is its default.
+func (o Options) Check() error {
+	bad := func(option string, err error) error { return &OptionError{Option: option, Err: err} }
+	if o.Role != "" {
+		if err := o.Role.Check(); err != nil {
+			return bad("role", err)
+		}
+	}
+	if o.FrameSize != 0 && (o.FrameSize < 64 || o.FrameSize > 65535) {
+		return bad("frame size", fmt.Errorf("%d: want 64 to 65535 bytes, or 0 (not checked)", o.FrameSize))
+	}
+	if o.IRQBalance != "" {
+		if err := o.IRQBalance.Check(); err != nil {
+			return bad("irqbalance", err)
+		}
+	}
+	if o.Backend != "" {
+		if err := o.Backend.Check(); err != nil {
+			return bad("backend", err)
+		}
+	}
+	if o.Method != "" {
+		if err := o.Method.Check(); err != nil {
+			return bad("method", err)
+		}
+	}
+	return nil
 }

@@ -44,19 +44,11 @@ func IDs() []string {
 // or a missing interface is an error; a check that cannot read its
 // evidence says so in its verdict.
 func Run(ctx context.Context, h Host, o Options) (*Report, error) {
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
+	}
 	if o.Role == "" {
 		o.Role = RoleBoth
-	}
-	if err := o.Role.Check(); err != nil {
-		return nil, fmt.Errorf("doctor: role %w", err)
-	}
-	if o.FrameSize < 0 {
-		return nil, fmt.Errorf("doctor: frame size %d: want 0 (not checked) or 64 and more bytes", o.FrameSize)
-	}
-	if o.IRQBalance != "" {
-		if err := o.IRQBalance.Check(); err != nil {
-			return nil, fmt.Errorf("doctor: irqbalance %w", err)
-		}
 	}
 	e, err := newEnv(h, o)
 	if err != nil {

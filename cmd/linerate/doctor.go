@@ -19,11 +19,13 @@ import (
 
 // doctorFlags are `linerate doctor`'s flags.
 type doctorFlags struct {
-	iface, root, stateDir, role, cpus, addrs, backends string
-	irqbalance                                         topology.IRQBalance
-	frameSize                                          int
-	json, fixAll, restore                              bool
-	fix                                                map[doctor.FixClass]*bool
+	iface, root, stateDir, role, cpus, addrs string
+	backend                                  pktgen.BackendName
+	method                                   recv.Method
+	irqbalance                               topology.IRQBalance
+	frameSize                                int
+	json, fixAll, restore                    bool
+	fix                                      map[doctor.FixClass]*bool
 }
 
 // doctorJSON is `doctor --json`: the report, with what --fix changed.
@@ -38,7 +40,7 @@ var errDoctorFail = errors.New("host not fit")
 func (a *app) doctorCommand() *cobra.Command {
 	f := &doctorFlags{fix: map[doctor.FixClass]*bool{}}
 	cmd := &cobra.Command{
-		Use:   "doctor --iface NAME [--role sender|receiver|both] [--frame-size N] [--fix | --fix-CLASS ...] | --restore",
+		Use:   "doctor --iface NAME [--role sender|receiver|both] [--frame-size N] [--backend NAME] [--method NAME] [--fix | --fix-CLASS ...] | --restore",
 		Short: "Check the host's fitness for a line-rate benchmark, fix what is allowed, restore the fixes",
 		Long: `doctor checks what decides whether a host can carry line rate: irqbalance,
 RPS/XPS/RFS, the CPU governor and idle states, busy SMT siblings, the NIC's
@@ -107,7 +109,8 @@ affinities are; --restore puts back every journaled setting and affinity
 	fl.StringVar(&f.role, "role", string(doctor.RoleBoth), "the host's part in the run: "+enum.Or(doctor.Roles))
 	fl.IntVar(&f.frameSize, "frame-size", 0, "the run's largest frame in bytes with FCS (RFC 2544), checked against the MTU (0: not checked)")
 	fl.StringVar(&f.cpus, "cpus", "", "the CPUs the run will use, e.g. 2-5 (default: the queues' planned CPUs)")
-	fl.StringVar(&f.backends, "backend", "", "the run's sender backend and/or receiver method, comma-separated, e.g. kernel or kernel,xdp: a named one the kernel cannot run FAILs (default: auto, any the host has)")
+	fl.StringVar((*string)(&f.backend), "backend", "", "the run's sender backend, "+enum.Or(pktgen.BackendNames)+": a named one the kernel cannot run FAILs (default: auto, any the host has)")
+	fl.StringVar((*string)(&f.method), "method", "", "the run's receiver method, "+enum.Or(recv.Methods)+": a named one the kernel cannot run well is flagged (default: auto, any the host has)")
 	fl.StringVar(&f.addrs, "addrs", "", "the run's test addresses, comma-separated (default: the interface's)")
 	fl.StringVar((*string)(&f.irqbalance), "irqbalance", string(topology.IRQBalanceRefuse), "the run's irqbalance policy: "+irqbalanceHelp)
 	fl.BoolVar(&f.json, "json", false, "print JSON")
@@ -131,18 +134,19 @@ func (f *doctorFlags) classes() []doctor.FixClass {
 	return out
 }
 
+// doctorFlagOf is the flag of each doctor.OptionError's option.
+var doctorFlagOf = map[string]string{"role": "--role", "frame size": "--frame-size", "irqbalance": "--irqbalance", "backend": "--backend", "method": "--method"}
+
 // options are the flags as doctor.Options, each bad value a usage error
 // naming its flag.
 func (f *doctorFlags) options() (doctor.Options, error) {
-	o := doctor.Options{Iface: f.iface, Role: doctor.Role(f.role), FrameSize: f.frameSize, IRQBalance: f.irqbalance}
-	if err := o.Role.Check(); err != nil {
-		return o, usagef("--role %v", err)
-	}
-	if err := f.irqbalance.Check(); err != nil {
-		return o, usagef("--irqbalance %v", err)
-	}
-	if f.frameSize != 0 && (f.frameSize < 64 || f.frameSize > 65535) {
-		return o, usagef("--frame-size %d: want 64 to 65535 bytes, or 0 (not checked)", f.frameSize)
+	o := doctor.Options{Iface: f.iface, Role: doctor.Role(f.role), FrameSize: f.frameSize, IRQBalance: f.irqbalance, Backend: f.backend, Method: f.method}
+	if err := o.Check(); err != nil {
+		var oe *doctor.OptionError
+		if errors.As(err, &oe) {
+			return o, usagef("%s %v", doctorFlagOf[oe.Option], oe.Err)
+		}
+		return o, usageError{err}
 	}
 	if f.cpus != "" {
 		set, err := cpuset.ParseList(f.cpus, 0)
@@ -150,15 +154,6 @@ func (f *doctorFlags) options() (doctor.Options, error) {
 			return o, usagef("--cpus %q: want a CPU list such as 2-5,8 (%v)", f.cpus, err)
 		}
 		o.CPUs = set.CPUs()
-	}
-	for _, b := range strings.Split(f.backends, ",") {
-		if b = strings.TrimSpace(b); b == "" {
-			continue
-		}
-		if pktgen.BackendName(b).Check() != nil && recv.Method(b).Check() != nil {
-			return o, usagef("--backend %q: %q is neither a sender backend (%s) nor a receiver method (%s)", f.backends, b, enum.Or(pktgen.BackendNames), enum.Or(recv.Methods))
-		}
-		o.Backends = append(o.Backends, b)
 	}
 	for _, s := range strings.Split(f.addrs, ",") {
 		if s = strings.TrimSpace(s); s == "" {
