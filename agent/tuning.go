@@ -205,18 +205,18 @@ func pinnedQueues(rep *topology.Report) (cpus, queues []int, pinned int) {
 // alone too — when it is the agent's own (or has no owner: written before
 // journals had one); one of another owner (an operator's `linerate irq
 // apply`) is left alone with a warning.
-func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error) {
+func (t *tuner) restore(ctx context.Context) (restored, error) {
 	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{
 		StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Owner: t.owner, Logger: t.log, Settings: t.pre.restorers(),
 	})
-	var changes []topology.Change
-	var warnings []string
+	var out restored
 	for _, r := range res {
-		changes = append(changes, r.Changes...)
-		warnings = append(warnings, r.Warnings...)
+		out.changes = append(out.changes, r.Changes...)
+		out.warnings = append(out.warnings, r.Warnings...)
+		out.settings = append(out.settings, r.Settings...)
 		for _, s := range r.Settings {
 			if s.Status == topology.StatusSkipped {
-				warnings = append(warnings, fmt.Sprintf("setting %s %s not restored: %s", s.Kind, s.Key, s.Note))
+				out.warnings = append(out.warnings, fmt.Sprintf("setting %s %s not restored: %s", s.Kind, s.Key, s.Note))
 			}
 		}
 		t.log.Info("restored IRQ affinities and settings", "iface", r.Iface, "changes", len(r.Changes), "settings", len(r.Settings))
@@ -225,9 +225,18 @@ func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error
 	t.cpus, t.queues, t.pinned = nil, nil, 0
 	t.mu.Unlock()
 	if err != nil {
-		return changes, warnings, failf(ErrFailed, "restore %s from %s: %w", t.iface, t.stateDir, err)
+		return out, failf(ErrFailed, "restore %s from %s: %w", t.iface, t.stateDir, err)
 	}
-	return changes, warnings, nil
+	return out, nil
+}
+
+// restored is what a restore did: the IRQs it put back, the settings
+// the fixes had changed (each restored, unchanged or skipped) and its
+// warnings.
+type restored struct {
+	changes  []topology.Change
+	settings []topology.SettingChange
+	warnings []string
 }
 
 // tuned are the CPUs tune pinned queues to and those queues (nil when
@@ -271,11 +280,11 @@ func (t *tuner) restoreAtStart(ctx context.Context) {
 			continue
 		}
 		t.log.Warn("tuning journal of an earlier run of this agent found: restoring it", "journal", path, "owner", j.Owner)
-		changes, warnings, err := t.restore(ctx)
+		r, err := t.restore(ctx)
 		if err != nil {
 			t.log.Error("restoring the earlier run's journal failed; it is kept for `linerate irq restore`", "error", err)
 			continue
 		}
-		t.log.Info("restored the earlier run's IRQ affinities", "iface", iface, "changes", len(changes), "warnings", warnings)
+		t.log.Info("restored the earlier run's IRQ affinities", "iface", iface, "changes", len(r.changes), "warnings", r.warnings)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/linerate/linerate/doctor"
+	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	"github.com/linerate/linerate/topology"
 )
 
@@ -114,5 +115,52 @@ func TestFixErrorKeepsChain(t *testing.T) {
 	_, err := s.pre.fix(context.Background(), doctor.Options{}, []doctor.FixClass{doctor.FixRPS})
 	if !errors.Is(err, topology.ErrNoInterface) || !errors.Is(err, ErrFailed) {
 		t.Errorf("fix of a missing interface: %v: want ErrFailed wrapping topology.ErrNoInterface", err)
+	}
+}
+
+// A restore says what it did to each fixed setting, in the release's and
+// Restore's answers: restored, or skipped (changed by someone else since)
+// with why.
+func TestRestoreSaysSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, meddle, status string
+	}{{"restored", "", topology.StatusRestored}, {"skipped", "3\n", topology.StatusSkipped}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := fixtureService(t, []doctor.FixClass{doctor.FixRPS})
+			defer s.close(context.Background())
+			ctx := context.Background()
+			if _, err := s.tuner.tune(ctx, tuneOptions{fixes: []doctor.FixClass{doctor.FixRPS}, fixOnly: true}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.meddle != "" {
+				writeFixture(t, dir, rx0RPS, tc.meddle)
+			}
+			r, err := s.tuner.restore(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := releasedToProto(r)
+			if len(p.Settings) != 1 || p.Settings[0].Key != "/sys/class/net/eth0/queues/rx-0/rps_cpus" || p.Settings[0].Status != tc.status || p.Settings[0].Kind != string(topology.KindFile) {
+				t.Errorf("released settings %v: want eth0 rx-0 rps_cpus %s", p.Settings, tc.status)
+			}
+			if q := restoredToProto("eth0", r); len(q.Settings) != 1 || q.Settings[0].Status != tc.status {
+				t.Errorf("Restore's settings %v", q.Settings)
+			}
+			if tc.status == topology.StatusSkipped && p.Settings[0].Note == "" {
+				t.Errorf("a skipped setting without why: %v", p.Settings[0])
+			}
+		})
+	}
+}
+
+// Describe says which fix classes the agent allows: none by default.
+func TestDescribeAllowedFixes(t *testing.T) {
+	for _, allow := range [][]doctor.FixClass{nil, {doctor.FixRPS, doctor.FixRings}} {
+		s, _ := fixtureService(t, allow)
+		resp, err := s.Describe(context.Background(), &lineratev1.DescribeRequest{})
+		s.close(context.Background())
+		if err != nil || len(resp.AllowedFixes) != len(allow) || len(allow) > 0 && resp.AllowedFixes[1] != "rings" {
+			t.Errorf("allowing %v: describe %v, allowed_fixes %v", allow, err, resp.GetAllowedFixes())
+		}
 	}
 }
