@@ -94,9 +94,7 @@ func TestRunPreflightStrict(t *testing.T) {
 // with Tune (fix_only on a host whose IRQs are not tuned) and records what
 // was fixed and that the release restored it.
 func TestRunPreflightFix(t *testing.T) {
-	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
-	r1 := receiver("r1", "198.18.0.101")
-	s1.queueCPUs = []int32{0}
+	s1, r1 := fixPair()
 	s1.checks = func(int) []*lineratev1.HostCheck {
 		return []*lineratev1.HostCheck{
 			{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}},
@@ -110,13 +108,7 @@ func TestRunPreflightFix(t *testing.T) {
 	rps := &lineratev1.HostFix{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}
 	s1.fixed, r1.fixed = []*lineratev1.HostFix{rps}, []*lineratev1.HostFix{rps}
 	s1.allowFixes, r1.allowFixes = allFixes(), allFixes()
-	c := newFakeCluster(t, s1, r1)
-	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
-	wire(spec, c)
-	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
-	if err != nil || res.Status != StatusOK {
-		t.Fatalf("%v %s %s", err, res.Status, res.Error)
-	}
+	res, c, spec := runFix(t, s1, r1)
 	if len(s1.tunes) != 1 || !slices.Equal(s1.tunes[0].FixClasses, []string{"governor", "rps"}) || s1.tunes[0].FixOnly {
 		t.Errorf("s1's tunes %v: want one, the IRQs and governor, rps", s1.tunes)
 	}
@@ -139,6 +131,29 @@ func TestRunPreflightFix(t *testing.T) {
 	}
 }
 
+// fixPair are a sender with one queue IRQ and a receiver without any,
+// for a run with --preflight fix (runFix).
+func fixPair() (s1, r1 *fakeAgent) {
+	s1, r1 = sender("s1", "198.18.0.1", 100, "198.18.0.1"), receiver("r1", "198.18.0.101")
+	s1.queueCPUs = []int32{0}
+	return s1, r1
+}
+
+// runFix runs s1 to r1 with --preflight fix; the run must succeed. It
+// gives the cluster and spec too, for a test's next run.
+func runFix(t *testing.T, s1, r1 *fakeAgent) (*Result, *fakeCluster, Spec) {
+	t.Helper()
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %s %s", err, res.Status, res.Error)
+	}
+	return res, c, spec
+}
+
+// allFixes are every fix class, as an agent that allows all answers.
 func allFixes() []string {
 	var out []string
 	for _, c := range doctor.FixClasses {
@@ -151,27 +166,15 @@ func allFixes() []string {
 // names the others per host as a warning, the run going on; a fixed
 // setting the release skipped is not restored.
 func TestRunPreflightFixAllowed(t *testing.T) {
-	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
-	r1 := receiver("r1", "198.18.0.101")
-	s1.queueCPUs = []int32{0}
+	s1, r1 := fixPair()
+	rings := &lineratev1.HostCheck{Id: "rings", Status: "WARN", FixClass: "rings", Evidence: []string{"rx 256/4096"}}
 	s1.checks = func(int) []*lineratev1.HostCheck {
-		return []*lineratev1.HostCheck{
-			{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}},
-			{Id: "rings", Status: "WARN", FixClass: "rings", Evidence: []string{"rx 256/4096"}},
-		}
+		return []*lineratev1.HostCheck{{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}}, rings}
 	}
-	r1.checks = func(int) []*lineratev1.HostCheck {
-		return []*lineratev1.HostCheck{{Id: "rings", Status: "WARN", FixClass: "rings", Evidence: []string{"rx 256/4096"}}}
-	}
+	r1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{rings} }
 	rps := &lineratev1.HostFix{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}
 	s1.fixed, s1.allowFixes, s1.restoreSkips = []*lineratev1.HostFix{rps}, []string{"rps"}, []string{rps.Key}
-	c := newFakeCluster(t, s1, r1)
-	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
-	wire(spec, c)
-	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
-	if err != nil || res.Status != StatusOK {
-		t.Fatalf("%v %s %s", err, res.Status, res.Error)
-	}
+	res, _, _ := runFix(t, s1, r1)
 	if len(s1.tunes) != 1 || !slices.Equal(s1.tunes[0].FixClasses, []string{"rps"}) {
 		t.Errorf("s1's tunes %v: want rps only", s1.tunes)
 	}
@@ -196,9 +199,7 @@ func TestRunPreflightFixAllowed(t *testing.T) {
 // not the checks before the fix), and the facts are those the run ran
 // under. A change after the fix still is one.
 func TestRunPreflightFixSettles(t *testing.T) {
-	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
-	r1 := receiver("r1", "198.18.0.101")
-	s1.queueCPUs = []int32{0}
+	s1, r1 := fixPair()
 	s1.allowFixes = allFixes()
 	s1.checks = func(int) []*lineratev1.HostCheck {
 		gov := &lineratev1.HostCheck{Id: "governor", Status: "WARN", Volatile: true, FixClass: "governor", Evidence: []string{"cpu0 scaling_governor: powersave"}}
@@ -218,13 +219,7 @@ func TestRunPreflightFixSettles(t *testing.T) {
 		return &lineratev1.HostFacts{Governor: "powersave"}
 	}
 	s1.fixed = []*lineratev1.HostFix{{Class: "governor", Kind: "file", Key: "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", From: "powersave", To: "performance"}}
-	c := newFakeCluster(t, s1, r1)
-	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
-	wire(spec, c)
-	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
-	if err != nil || res.Status != StatusOK {
-		t.Fatalf("%v %s %s", err, res.Status, res.Error)
-	}
+	res, _, _ := runFix(t, s1, r1)
 	var changed []string
 	for _, w := range res.Warnings {
 		if strings.Contains(w, "during the run") {
