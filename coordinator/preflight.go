@@ -25,8 +25,8 @@ const (
 	// lease, naming each host, check, evidence and fix.
 	PreflightStrict Preflight = "strict"
 	// PreflightFix: the fixes of every check that is not a PASS and has a
-	// fix class are applied at Tune (each agent applies the classes its
-	// --allow-fixes allows and refuses the others by name), journaled
+	// fix class are applied at Tune, those of the classes each agent's
+	// --allow-fixes allows (the others are a warning per host), journaled
 	// with the IRQs and restored with them at the run's end.
 	PreflightFix Preflight = "fix"
 )
