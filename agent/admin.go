@@ -137,8 +137,8 @@ func (s *service) forceRelease(ctx context.Context, via string) ForceReleased {
 	s.log.Warn("audit", "method", "admin release", "caller", "local operator", "peer", via, "lease", "force-released", "holder", holder, "coordinator", c.coordinator, "generation", c.gen)
 	ctx, cancel := context.WithTimeout(ctx, s.leases.cleanupBound())
 	defer cancel()
-	changes, warnings, err := s.endRun(ctx, c.gen, true)
-	res := ForceReleased{Released: true, Holder: c.holder, CoordinatorID: c.coordinator, Generation: c.gen, Restored: len(changes), Warnings: warnings}
+	r, err := s.endRun(ctx, c.gen, true)
+	res := ForceReleased{Released: true, Holder: c.holder, CoordinatorID: c.coordinator, Generation: c.gen, Restored: len(r.changes), Warnings: r.warnings}
 	if err != nil {
 		res.Error = err.Error()
 		s.log.Error("cleaning up after a force-released lease", "generation", c.gen, "error", err)

@@ -125,8 +125,8 @@ type Config struct {
 	// (config.vlan_id); none by default.
 	AllowVLANs []int
 	// AllowFixes are the fix classes a Tune may apply (a run's
-	// --preflight fix): nil is every class (doctor.FixClasses), an empty
-	// list none.
+	// --preflight fix); none by default: the host's operator opts in, as
+	// with AllowDst.
 	AllowFixes []doctor.FixClass
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
@@ -231,9 +231,7 @@ func (c *Config) defaults() error {
 		c.AllowDst[i] = p.Masked()
 	}
 	c.AllowSrcMACs, c.AllowVLANs = slices.Clone(c.AllowSrcMACs), slices.Clone(c.AllowVLANs)
-	if c.AllowFixes == nil {
-		c.AllowFixes = slices.Clone(doctor.FixClasses)
-	}
+	c.AllowFixes = slices.Clone(c.AllowFixes)
 	for _, f := range c.AllowFixes {
 		if err := f.Check(); err != nil {
 			return fmt.Errorf("allowed fixes: %w", err)

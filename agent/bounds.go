@@ -55,6 +55,10 @@ const (
 	// maxFrameSize bounds a Describe's frame size: the largest jumbo
 	// frame a NIC takes (the checks compare it with the MTU).
 	maxFrameSize = 65535
+	// maxOptionName bounds a Describe's named options (role, irqbalance,
+	// backend, method): the longest valid one is a dozen bytes, so a
+	// longer one is refused before it is quoted back in an error.
+	maxOptionName = 64
 )
 
 // DefaultMaxRunLength is the longest send an agent accepts when
@@ -122,6 +126,11 @@ func (b requestBounds) describe(r *lineratev1.DescribeRequest) error {
 		return failf(ErrInvalid, "frame_size %d: want 0 (not checked) to %d bytes", r.FrameSize, maxFrameSize)
 	case len(r.Addrs) > maxAddrs:
 		return failf(ErrInvalid, "addrs: %d addresses, at most %d", len(r.Addrs), maxAddrs)
+	}
+	for _, f := range []struct{ field, value string }{{"role", r.Role}, {"irqbalance", r.Irqbalance}, {"backend", r.Backend}, {"method", r.Method}} {
+		if len(f.value) > maxOptionName {
+			return failf(ErrInvalid, "%s: %d bytes, at most %d", f.field, len(f.value), maxOptionName)
+		}
 	}
 	return b.cpuList("cpus", r.Cpus)
 }

@@ -514,7 +514,7 @@ func describeToProto(d description) *lineratev1.DescribeResponse {
 	resp := &lineratev1.DescribeResponse{
 		HostName: d.host, Kernel: d.kernel, Version: d.version, Role: roleToProto(d.role),
 		Nic: nic, Backends: enum.Strings(d.backends), ReceiverMethods: enum.Strings(d.methods), ReceiverMemoryBytes: d.receiverMemory,
-		Clock: clockToProto(d.clock),
+		Clock: clockToProto(d.clock), AllowedFixes: enum.Strings(d.allowFixes),
 	}
 	resp.Checks, resp.Facts = checksToProto(d.checks)
 	if d.checksErr != nil {

@@ -12,13 +12,22 @@ import (
 
 // releasedToProto is a release's answer: what restoring the tuning
 // changed, and warnings.
-func releasedToProto(changes []topology.Change, warnings []string) *lineratev1.ReleaseLeaseResponse {
-	return &lineratev1.ReleaseLeaseResponse{Changes: changesToProto(changes), Warnings: warnings}
+func releasedToProto(r restored) *lineratev1.ReleaseLeaseResponse {
+	return &lineratev1.ReleaseLeaseResponse{Changes: changesToProto(r.changes), Warnings: r.warnings, Settings: restoredSettingsToProto(r.settings)}
+}
+
+// restoredSettingsToProto is what a restore did to each fixed setting.
+func restoredSettingsToProto(ss []topology.SettingChange) []*lineratev1.RestoredSetting {
+	var out []*lineratev1.RestoredSetting
+	for _, s := range ss {
+		out = append(out, &lineratev1.RestoredSetting{Kind: string(s.Kind), Key: s.Key, Status: s.Status, Note: s.Note})
+	}
+	return out
 }
 
 // restoredToProto is a restore's answer on iface.
-func restoredToProto(iface string, changes []topology.Change, warnings []string) *lineratev1.RestoreResponse {
-	return &lineratev1.RestoreResponse{Iface: iface, Changes: changesToProto(changes), Warnings: warnings}
+func restoredToProto(iface string, r restored) *lineratev1.RestoreResponse {
+	return &lineratev1.RestoreResponse{Iface: iface, Changes: changesToProto(r.changes), Warnings: r.warnings, Settings: restoredSettingsToProto(r.settings)}
 }
 
 // armedToProto is an arm's answer: the method counting, why, and since

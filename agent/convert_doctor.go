@@ -4,31 +4,22 @@ import (
 	"net/netip"
 
 	"github.com/linerate/linerate/doctor"
+	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
 )
 
 // checkOptionsFromProto is what a Describe asks the host's checks to be
-// for; every field absent is the checks' default.
+// for; every field absent is the checks' default. A bad option is refused
+// naming it and what would be valid (doctor.Options.Check).
 func checkOptionsFromProto(req *lineratev1.DescribeRequest) (doctor.Options, error) {
-	o := doctor.Options{FrameSize: int(req.FrameSize), CPUs: ints(req.Cpus), Role: doctor.Role(req.Role), IRQBalance: topology.IRQBalance(req.Irqbalance), OneClock: req.OneClock}
-	for _, b := range []string{req.Backend, req.Method} {
-		if b != "" {
-			o.Backends = append(o.Backends, b)
-		}
+	o := doctor.Options{
+		FrameSize: int(req.FrameSize), CPUs: ints(req.Cpus), Role: doctor.Role(req.Role), IRQBalance: topology.IRQBalance(req.Irqbalance),
+		Backend: pktgen.BackendName(req.Backend), Method: receiver.Method(req.Method), OneClock: req.OneClock,
 	}
-	if o.FrameSize < 0 {
-		return o, failf(ErrInvalid, "frame_size %d: want 0 (not checked) or a frame size in bytes", o.FrameSize)
-	}
-	if o.Role != "" {
-		if err := o.Role.Check(); err != nil {
-			return o, failf(ErrInvalid, "role %v", err)
-		}
-	}
-	if o.IRQBalance != "" {
-		if err := o.IRQBalance.Check(); err != nil {
-			return o, failf(ErrInvalid, "irqbalance %v", err)
-		}
+	if err := o.Check(); err != nil {
+		return o, failf(ErrInvalid, "%w", err)
 	}
 	var err error
 	o.Addrs, err = addrsFromProto(req.Addrs)

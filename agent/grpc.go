@@ -59,11 +59,11 @@ func (s *service) RenewLease(ctx context.Context, req *lineratev1.RenewLeaseRequ
 }
 
 func (s *service) ReleaseLease(ctx context.Context, req *lineratev1.ReleaseLeaseRequest) (*lineratev1.ReleaseLeaseResponse, error) {
-	changes, warnings, err := s.release(ctx, req.LeaseId, req.KeepTuning)
+	r, err := s.release(ctx, req.LeaseId, req.KeepTuning)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return releasedToProto(changes, warnings), nil
+	return releasedToProto(r), nil
 }
 
 func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
@@ -79,11 +79,11 @@ func (s *service) Tune(ctx context.Context, req *lineratev1.TuneRequest) (*liner
 }
 
 func (s *service) Restore(ctx context.Context, req *lineratev1.RestoreRequest) (*lineratev1.RestoreResponse, error) {
-	changes, warnings, err := s.restore(ctx, req.LeaseId)
+	r, err := s.restore(ctx, req.LeaseId)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return restoredToProto(s.cfg.Iface, changes, warnings), nil
+	return restoredToProto(s.cfg.Iface, r), nil
 }
 
 func (s *service) Arm(ctx context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {

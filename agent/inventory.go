@@ -73,6 +73,8 @@ type description struct {
 	// (nil with checksErr when they could not run).
 	checks    *doctor.Report
 	checksErr error
+	// allowFixes are the fix classes the agent's --allow-fixes allows.
+	allowFixes []doctor.FixClass
 }
 
 // inspect reads the NIC once at start; an interface without a device

@@ -105,3 +105,21 @@ func firstRoutable(addrs []netip.Addr, v4 bool) (netip.Addr, bool) {
 	}
 	return netip.Addr{}, false
 }
+
+// listenAddrs are the management addresses the agent listens on: the
+// hosts of --bind (gossip), --grpc and --advertise that are addresses,
+// once resolveListen filled them (an unspecified host, 0.0.0.0, names
+// none).
+func (c *Config) listenAddrs() []netip.Addr {
+	var out []netip.Addr
+	for _, hp := range []string{c.Bind, c.GRPCAddr, c.Advertise} {
+		h, _, err := net.SplitHostPort(hp)
+		if err != nil {
+			continue
+		}
+		if ip, err := netip.ParseAddr(h); err == nil && !ip.IsUnspecified() {
+			out = append(out, ip.Unmap().WithZone(""))
+		}
+	}
+	return out
+}

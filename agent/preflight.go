@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,7 +21,10 @@ type preflight struct {
 	iface string
 	role  Role
 	// allow are the fix classes the operator allows (--allow-fixes).
-	allow   []doctor.FixClass
+	allow []doctor.FixClass
+	// mgmt are the management addresses the agent listens on (gossip,
+	// gRPC): a NOTRACK over one is refused.
+	mgmt    func() []netip.Addr
 	journal topology.JournalOptions
 	log     hclog.Logger
 }
@@ -53,15 +57,35 @@ func (p *preflight) fix(ctx context.Context, o doctor.Options, classes []doctor.
 			return nil, failf(ErrHost, "fix %s: not allowed by this agent's --allow-fixes (it allows %s)", c, allowedFixes(p.allow))
 		}
 	}
+	if err := p.refuseMgmtNotrack(o, classes); err != nil {
+		return nil, err
+	}
 	o.Iface = p.iface
 	if o.Role == "" {
 		o.Role = doctor.Role(p.role)
 	}
 	fixed, err := doctor.Fix(ctx, p.host, o, doctor.FixOptions{Classes: classes, Journal: p.journal, Logger: p.log})
 	if err != nil {
-		return fixed, failf(ErrFailed, "tune: %v", err)
+		return fixed, failf(ErrFailed, "tune: %w", err)
 	}
 	return fixed, nil
+}
+
+// refuseMgmtNotrack refuses a NOTRACK fix over one of the agent's own
+// management addresses: behind a firewall that accepts by conntrack state
+// (ct state established), untracked management traffic could be dropped
+// and the agent cut off from its coordinator.
+func (p *preflight) refuseMgmtNotrack(o doctor.Options, classes []doctor.FixClass) error {
+	if !slices.Contains(classes, doctor.FixNotrack) || p.mgmt == nil {
+		return nil
+	}
+	for _, a := range o.Addrs {
+		if slices.Contains(p.mgmt(), a.Unmap().WithZone("")) {
+			return failf(ErrHost, "fix %s: address %s is this agent's management address (gossip or gRPC listens on it): "+
+				"a NOTRACK rule over it could cut the agent off behind a firewall that accepts by conntrack state; test over a data address", doctor.FixNotrack, a)
+		}
+	}
+	return nil
 }
 
 // allowedFixes says the allowed classes, "none" for none.

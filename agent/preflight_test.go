@@ -78,6 +78,9 @@ func TestDescribeChecks(t *testing.T) {
 		{&lineratev1.DescribeRequest{Role: "switch"}, `role "switch": valid roles are sender, receiver and both`},
 		{&lineratev1.DescribeRequest{Irqbalance: "maybe"}, `irqbalance "maybe": valid values are refuse and ignore`},
 		{&lineratev1.DescribeRequest{Addrs: []string{"198.18.0.2", "nope"}}, `addrs[1] "nope": want an IPv4 or IPv6 address`},
+		{&lineratev1.DescribeRequest{Backend: "dpdk"}, `backend "dpdk": valid backends are auto, kernel`},
+		{&lineratev1.DescribeRequest{Method: "pcap"}, `method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{&lineratev1.DescribeRequest{FrameSize: 20}, `frame size 20: want 64 to 65535 bytes`},
 	} {
 		_, err := s.Describe(ctx, tc.req)
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
@@ -93,6 +96,8 @@ func TestDescribeChecks(t *testing.T) {
 		{&lineratev1.DescribeRequest{FrameSize: 65536}, "frame_size 65536"},
 		{&lineratev1.DescribeRequest{Cpus: []int32{70000}}, "cpus[0] 70000: not a CPU"},
 		{&lineratev1.DescribeRequest{Addrs: make([]string, maxAddrs+1)}, "addrs: 1025 addresses, at most 1024"},
+		{&lineratev1.DescribeRequest{Backend: strings.Repeat("x", maxOptionName+1)}, "backend: 65 bytes, at most 64"},
+		{&lineratev1.DescribeRequest{Method: strings.Repeat("x", maxOptionName+1)}, "method: 65 bytes, at most 64"},
 	} {
 		wantKind(t, b.check(tc.req), ErrInvalid, tc.want, tc.want)
 	}

@@ -54,7 +54,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.gate = newTuneGate()
 	owner := topology.AgentOwner(cfg.Name, cfg.Iface)
 	s.pre = &preflight{
-		host: live.Host(root, cfg.Root, cfg.Iface), iface: cfg.Iface, role: cfg.Role, allow: cfg.AllowFixes, log: log,
+		host: live.Host(root, cfg.Root, cfg.Iface), iface: cfg.Iface, role: cfg.Role, allow: cfg.AllowFixes, mgmt: cfg.listenAddrs, log: log,
 		journal: topology.JournalOptions{StateDir: cfg.StateDir, Iface: cfg.Iface, RootName: cfg.Root, Owner: owner},
 	}
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: owner, pre: s.pre, log: log}
@@ -92,6 +92,7 @@ func (s *service) describe(ctx context.Context, o doctor.Options) description {
 		d.receiverMemory = s.cfg.ReceiverMemory
 	}
 	d.checks, d.checksErr = s.pre.check(ctx, o)
+	d.allowFixes = s.cfg.AllowFixes
 	return d
 }
 
@@ -127,27 +128,27 @@ func (s *service) renew(ctx context.Context, id string, ttl *time.Duration) (gra
 // release ends lease id of the caller of ctx: stops a send, disarms the
 // receiver and, unless keepTuning, restores the tuning. A lease already
 // gone is no error; another identity's lease is refused.
-func (s *service) release(ctx context.Context, id string, keepTuning bool) ([]topology.Change, []string, error) {
+func (s *service) release(ctx context.Context, id string, keepTuning bool) (restored, error) {
 	c, done, err := s.leases.release(callerOf(ctx), id)
 	noteLease(ctx, err)
 	if err != nil || c == nil {
-		return nil, nil, err
+		return restored{}, err
 	}
 	defer done()
 	s.log.Info("lease released", "holder", caller{name: c.holder}.display(), "coordinator", c.coordinator, "generation", c.gen, "keep_tuning", keepTuning)
 	ctx, cancel := context.WithTimeout(ctx, s.leases.cleanupBound())
 	defer cancel()
-	changes, warnings, err := s.endRun(ctx, c.gen, !keepTuning)
+	r, err := s.endRun(ctx, c.gen, !keepTuning)
 	if err != nil {
-		return nil, nil, failf(ErrFailed, "release: %v", err)
+		return restored{}, failf(ErrFailed, "release: %w", err)
 	}
-	return changes, warnings, nil
+	return r, nil
 }
 
 // expired cleans up after lease c that expired (ctx bounds the cleanup).
 func (s *service) expired(ctx context.Context, c *lease) {
 	s.log.Warn("lease expired: stopping, disarming and restoring the host", "holder", caller{name: c.holder}.display(), "coordinator", c.coordinator, "generation", c.gen)
-	if _, _, err := s.endRun(ctx, c.gen, true); err != nil {
+	if _, err := s.endRun(ctx, c.gen, true); err != nil {
 		s.log.Error("cleaning up after an expired lease", "generation", c.gen, "error", err)
 	}
 }
@@ -165,22 +166,22 @@ func (s *service) tune(ctx context.Context, id string, o tuneOptions) (t *tuning
 }
 
 // restore puts back the tuning for the holder of lease id.
-func (s *service) restore(ctx context.Context, id string) (changes []topology.Change, warnings []string, err error) {
+func (s *service) restore(ctx context.Context, id string) (r restored, err error) {
 	err = s.hold(ctx, id, func(gen uint64) error {
-		changes, warnings, err = s.restoreFor(ctx, gen)
+		r, err = s.restoreFor(ctx, gen)
 		return err
 	})
-	return changes, warnings, err
+	return r, err
 }
 
 // restoreFor restores the tuning on behalf of lease generation gen,
 // unless a later lease tuned the host meanwhile.
-func (s *service) restoreFor(ctx context.Context, gen uint64) (changes []topology.Change, warnings []string, err error) {
-	skipped, err := s.gate.restore(ctx, gen, func() (err error) { changes, warnings, err = s.tuner.restore(ctx); return err })
+func (s *service) restoreFor(ctx context.Context, gen uint64) (r restored, err error) {
+	skipped, err := s.gate.restore(ctx, gen, func() (err error) { r, err = s.tuner.restore(ctx); return err })
 	if skipped {
 		s.log.Warn("not restoring: a later lease tuned the host since", "generation", gen)
 	}
-	return changes, warnings, err
+	return r, err
 }
 
 // arm arms the receiver for the holder of lease id. The receiver's start
@@ -310,11 +311,11 @@ func (s *service) result(ctx context.Context, id string, wait bool) (*sendResult
 // the journal: what the end of lease generation gen does. A cleanup that
 // overran its bound (a later lease holds the agent by now) leaves the
 // later lease's run alone, and its tuning (restoreFor).
-func (s *service) endRun(ctx context.Context, gen uint64, restore bool) ([]topology.Change, []string, error) {
+func (s *service) endRun(ctx context.Context, gen uint64, restore bool) (restored, error) {
 	if later := s.leases.latest(); later > gen {
 		s.log.Warn("late cleanup: a later lease holds the agent, leaving its run alone", "generation", gen, "later", later)
 		if !restore {
-			return nil, nil, nil
+			return restored{}, nil
 		}
 		return s.restoreFor(ctx, gen)
 	}
@@ -327,15 +328,15 @@ func (s *service) endRun(ctx context.Context, gen uint64, restore bool) ([]topol
 	}
 	s.changes.notify()
 	if !restore {
-		return nil, nil, errors.Join(errs...)
+		return restored{}, errors.Join(errs...)
 	}
 	// Restored whatever the wait for the send took of ctx: the journal's
 	// writes are quick, and a host left tuned is worse than a late answer.
-	changes, warnings, err := s.restoreFor(context.WithoutCancel(ctx), gen)
+	r, err := s.restoreFor(context.WithoutCancel(ctx), gen)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	return changes, warnings, errors.Join(errs...)
+	return r, errors.Join(errs...)
 }
 
 // close is the agent's shutdown: end any run, restore, stop watchers.
@@ -344,7 +345,7 @@ func (s *service) close(ctx context.Context) error {
 	// rather than holding up the wait in leases.close.
 	s.cancel()
 	s.leases.close()
-	_, _, err := s.endRun(ctx, math.MaxUint64, true)
+	_, err := s.endRun(ctx, math.MaxUint64, true)
 	return err
 }
 

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,17 +78,13 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 			return nil, failf(ErrInvalid, "irqbalance %v", err)
 		}
 	}
-	// The fixes first, each journaled before it is written: what they
-	// change is in the journal before any IRQ is, and a fix that fails
-	// leaves the IRQs alone (the lease's end restores what it wrote).
-	var fixed []doctor.Applied
-	if len(o.fixes) > 0 {
-		var err error
-		if fixed, err = t.pre.fix(ctx, doctor.Options{Addrs: o.addrs}, o.fixes); err != nil {
+	if o.fixOnly {
+		// No IRQ is pinned: the fixes are for the CPUs the checks
+		// default to (the NIC's local CPUs).
+		fixed, err := t.fix(ctx, o, nil)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if o.fixOnly {
 		t.log.Info("fixed without pinning", "iface", t.iface, "fixed", len(fixed))
 		return &tuning{journal: topology.JournalPath(t.stateDir, t.iface), numa: -1, fixed: fixed, fixOnly: true}, nil
 	}
@@ -107,6 +106,19 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		}
 		return nil, failf(ErrHost, "tune: plan %s: %v", t.iface, err)
 	}
+	// The fixes before the IRQs, each journaled before it is written (a
+	// ring or channel change may reset a device's IRQs), for the CPUs
+	// this plan pins: what they change is in the journal before any IRQ
+	// is, and a fix that fails leaves the IRQs alone (the lease's end
+	// restores what it wrote). irqbalance is judged first, so a Tune its
+	// policy refuses changes nothing.
+	if err := t.refuseIRQBalance(o, plan); err != nil {
+		return nil, err
+	}
+	fixed, err := t.fix(ctx, o, planCPUs(plan))
+	if err != nil {
+		return nil, err
+	}
 	res, err := topology.Apply(ctx, t.root, plan, topology.ApplyOptions{StateDir: t.stateDir, IRQBalance: o.irqbalance, RootName: t.rootName, Owner: t.owner, Logger: t.log})
 	if err != nil {
 		if errors.Is(err, topology.ErrIRQBalance) || errors.Is(err, topology.ErrJournalOwner) {
@@ -124,6 +136,46 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		journal: res.Journal, numa: nic.NUMANode, report: rep, changes: res.Changes,
 		warnings: append(plan.Warnings, res.Warnings...), fixed: fixed,
 	}, nil
+}
+
+// fix applies o's fix classes (none: nothing) for cpus (nil: the checks'
+// default CPUs).
+func (t *tuner) fix(ctx context.Context, o tuneOptions, cpus []int) ([]doctor.Applied, error) {
+	if len(o.fixes) == 0 {
+		return nil, nil
+	}
+	return t.pre.fix(ctx, doctor.Options{Addrs: o.addrs, CPUs: cpus}, o.fixes)
+}
+
+// refuseIRQBalance refuses, before any fix is written, a Tune with fixes
+// that Apply would refuse for irqbalance (the refuse policy, the default,
+// with irqbalance running): Apply's own refusal comes only after the
+// fixes.
+func (t *tuner) refuseIRQBalance(o tuneOptions, plan *topology.Plan) error {
+	if len(o.fixes) == 0 || o.irqbalance == topology.IRQBalanceIgnore {
+		return nil
+	}
+	pids := topology.IRQBalancePIDs(t.root)
+	if len(pids) == 0 {
+		return nil
+	}
+	irqs := make([]string, 0, len(plan.Assignments))
+	for _, a := range plan.Assignments {
+		irqs = append(irqs, "--banirq="+strconv.Itoa(a.IRQ))
+	}
+	return failf(ErrHost, "tune %s: %w (pid %v) and would move the pinned IRQs back, so no fix was applied and no IRQ pinned: stop it (systemctl stop irqbalance), "+
+		"ban the queue IRQs (IRQBALANCE_ARGS=\"%s\") or pass --irqbalance=ignore", t.iface, topology.ErrIRQBalance, pids, strings.Join(irqs, " "))
+}
+
+// planCPUs are the CPUs plan pins queues to, each once, in plan order.
+func planCPUs(plan *topology.Plan) []int {
+	var out []int
+	for _, a := range plan.Assignments {
+		if !slices.Contains(out, a.CPU) {
+			out = append(out, a.CPU)
+		}
+	}
+	return out
 }
 
 // pinnedQueues are the CPUs of a plan's pinned (not managed) queues, one
@@ -153,18 +205,18 @@ func pinnedQueues(rep *topology.Report) (cpus, queues []int, pinned int) {
 // alone too — when it is the agent's own (or has no owner: written before
 // journals had one); one of another owner (an operator's `linerate irq
 // apply`) is left alone with a warning.
-func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error) {
+func (t *tuner) restore(ctx context.Context) (restored, error) {
 	res, err := topology.Restore(ctx, t.root, topology.RestoreOptions{
 		StateDir: t.stateDir, Iface: t.iface, RootName: t.rootName, Owner: t.owner, Logger: t.log, Settings: t.pre.restorers(),
 	})
-	var changes []topology.Change
-	var warnings []string
+	var out restored
 	for _, r := range res {
-		changes = append(changes, r.Changes...)
-		warnings = append(warnings, r.Warnings...)
+		out.changes = append(out.changes, r.Changes...)
+		out.warnings = append(out.warnings, r.Warnings...)
+		out.settings = append(out.settings, r.Settings...)
 		for _, s := range r.Settings {
 			if s.Status == topology.StatusSkipped {
-				warnings = append(warnings, fmt.Sprintf("setting %s %s not restored: %s", s.Kind, s.Key, s.Note))
+				out.warnings = append(out.warnings, fmt.Sprintf("setting %s %s not restored: %s", s.Kind, s.Key, s.Note))
 			}
 		}
 		t.log.Info("restored IRQ affinities and settings", "iface", r.Iface, "changes", len(r.Changes), "settings", len(r.Settings))
@@ -173,9 +225,18 @@ func (t *tuner) restore(ctx context.Context) ([]topology.Change, []string, error
 	t.cpus, t.queues, t.pinned = nil, nil, 0
 	t.mu.Unlock()
 	if err != nil {
-		return changes, warnings, failf(ErrFailed, "restore %s from %s: %w", t.iface, t.stateDir, err)
+		return out, failf(ErrFailed, "restore %s from %s: %w", t.iface, t.stateDir, err)
 	}
-	return changes, warnings, nil
+	return out, nil
+}
+
+// restored is what a restore did: the IRQs it put back, the settings
+// the fixes had changed (each restored, unchanged or skipped) and its
+// warnings.
+type restored struct {
+	changes  []topology.Change
+	settings []topology.SettingChange
+	warnings []string
 }
 
 // tuned are the CPUs tune pinned queues to and those queues (nil when
@@ -219,11 +280,11 @@ func (t *tuner) restoreAtStart(ctx context.Context) {
 			continue
 		}
 		t.log.Warn("tuning journal of an earlier run of this agent found: restoring it", "journal", path, "owner", j.Owner)
-		changes, warnings, err := t.restore(ctx)
+		r, err := t.restore(ctx)
 		if err != nil {
 			t.log.Error("restoring the earlier run's journal failed; it is kept for `linerate irq restore`", "error", err)
 			continue
 		}
-		t.log.Info("restored the earlier run's IRQ affinities", "iface", iface, "changes", len(changes), "warnings", warnings)
+		t.log.Info("restored the earlier run's IRQ affinities", "iface", iface, "changes", len(r.changes), "warnings", r.warnings)
 	}
 }

@@ -56,9 +56,9 @@ func TestTunerTuneRestore(t *testing.T) {
 	if got := affinity(t, root, 42); got != "1\n" {
 		t.Errorf("irq 42 after tune: %q, want 1", got)
 	}
-	changes, _, err := tu.restore(ctx)
-	if err != nil || len(changes) == 0 {
-		t.Fatalf("restore: %v, %d changes", err, len(changes))
+	r, err := tu.restore(ctx)
+	if err != nil || len(r.changes) == 0 {
+		t.Fatalf("restore: %v, %d changes", err, len(r.changes))
 	}
 	if cpus, _ := tu.tuned(); cpus != nil || tu.pinnedIRQs() != 0 {
 		t.Errorf("after restore: CPUs %v, %d IRQs pinned", cpus, tu.pinnedIRQs())

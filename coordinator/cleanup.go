@@ -36,9 +36,16 @@ func (st *runState) cleanup() {
 			case n.host.Tuned == "applied":
 				n.host.Tuned = "restored"
 			}
-			n.host.FixesRestored = err == nil && len(n.host.Fixed) > 0 && !st.spec.KeepTuning
 			if resp != nil {
 				releasedInto(n.host, resp)
+			}
+			if err == nil && len(n.host.Fixed) > 0 && !st.spec.KeepTuning {
+				// Every fixed setting the agent said it restored; one it
+				// skipped is among its warnings, with why.
+				n.host.FixesRestored = fixesRestored(n.host.Fixed, resp)
+				if !n.host.FixesRestored && len(resp.GetSettings()) == 0 {
+					n.host.Warnings = append(n.host.Warnings, "its agent did not say whether the fixed settings were restored (an agent that predates the answer): check them with linerate doctor")
+				}
 			}
 		})
 	}

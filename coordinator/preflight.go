@@ -25,8 +25,8 @@ const (
 	// lease, naming each host, check, evidence and fix.
 	PreflightStrict Preflight = "strict"
 	// PreflightFix: the fixes of every check that is not a PASS and has a
-	// fix class are applied at Tune (each agent applies the classes its
-	// --allow-fixes allows and refuses the others by name), journaled
+	// fix class are applied at Tune, those of the classes each agent's
+	// --allow-fixes allows (the others are a warning per host), journaled
 	// with the IRQs and restored with them at the run's end.
 	PreflightFix Preflight = "fix"
 )
@@ -110,6 +110,7 @@ func (st *runState) preflight(ctx context.Context, n *node) error {
 		return err
 	}
 	checksInto(n.host, d)
+	n.allowFixes = d.GetAllowedFixes()
 	return nil
 }
 
@@ -128,6 +129,7 @@ func (st *runState) judgePreflight() error {
 			}
 		}
 	}
+	st.unallowedFixWarnings()
 	if st.spec.Preflight != PreflightStrict || len(fails) == 0 {
 		return nil
 	}
@@ -183,8 +185,21 @@ func firstEvidence(c doctor.Check) string {
 }
 
 // fixClasses are the classes --preflight fix asks n to apply: those of
-// its checks that are not a PASS, in doctor's order.
+// its checks that are not a PASS and that its agent allows, in doctor's
+// order.
 func (st *runState) fixClasses(n *node) []string {
+	var out []string
+	for _, c := range st.neededFixes(n) {
+		if slices.Contains(n.allowFixes, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// neededFixes are the classes of n's checks that are not a PASS, in
+// doctor's order, with --preflight fix (none otherwise).
+func (st *runState) neededFixes(n *node) []string {
 	if st.spec.Preflight != PreflightFix {
 		return nil
 	}
@@ -197,6 +212,39 @@ func (st *runState) fixClasses(n *node) []string {
 		}
 	}
 	return out
+}
+
+// unallowedFixWarnings say, per host, each class --preflight fix would
+// apply that its agent does not allow: the run goes on with that check
+// unfixed.
+func (st *runState) unallowedFixWarnings() {
+	for _, n := range st.order {
+		for _, c := range st.neededFixes(n) {
+			if !slices.Contains(n.allowFixes, c) {
+				st.res.Warnings = append(st.res.Warnings, fmt.Sprintf("%s: %s not fixed: its agent's --allow-fixes does not allow it", n.host.Name, c))
+			}
+		}
+	}
+}
+
+// settle reads n's checks again after --preflight fix changed some of its
+// settings: they are the baseline the re-read after the traffic compares
+// with (the fix changed them, not the run), and their facts are those the
+// run runs under. A host that cannot answer keeps the checks read before
+// the fixes, with a warning.
+func (st *runState) settle(ctx context.Context, n *node) {
+	if len(n.host.Fixed) == 0 {
+		return
+	}
+	d, err := unary(ctx, st, "describe (preflight, after the fixes)", n.c.Describe, st.checkRequest(n))
+	if err != nil {
+		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("its checks could not be read again after the fixes: %v (the facts are those read before them)", err))
+		return
+	}
+	n.settled = checksOf(d)
+	if f := factsOf(d); f != nil {
+		n.host.Facts = f
+	}
 }
 
 // reread reads n's volatile checks again after the traffic: a verdict or
@@ -212,8 +260,27 @@ func (st *runState) reread(ctx context.Context, n *node) error {
 		n.changed = []string{fmt.Sprintf("its checks could not be read again after the traffic: %v", err)}
 		return nil
 	}
-	n.changed = volatileChanges(n.host.Checks, checksOf(d))
+	n.changed = volatileChanges(n.baseline(), checksOf(d))
 	return nil
+}
+
+// baseline are the checks the re-read after the traffic compares with:
+// those read after the fixes, else those read before the run without the
+// checks of a class that was fixed (the fix changed them, not the run).
+func (n *node) baseline() []doctor.Check {
+	if n.settled != nil {
+		return n.settled
+	}
+	if len(n.host.Fixed) == 0 {
+		return n.host.Checks
+	}
+	var out []doctor.Check
+	for _, c := range n.host.Checks {
+		if !slices.ContainsFunc(n.host.Fixed, func(a doctor.Applied) bool { return a.Class == c.FixClass }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // rereadWarnings put what reread found on each host in the result's

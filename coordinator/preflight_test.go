@@ -94,9 +94,7 @@ func TestRunPreflightStrict(t *testing.T) {
 // with Tune (fix_only on a host whose IRQs are not tuned) and records what
 // was fixed and that the release restored it.
 func TestRunPreflightFix(t *testing.T) {
-	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
-	r1 := receiver("r1", "198.18.0.101")
-	s1.queueCPUs = []int32{0}
+	s1, r1 := fixPair()
 	s1.checks = func(int) []*lineratev1.HostCheck {
 		return []*lineratev1.HostCheck{
 			{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}},
@@ -109,13 +107,8 @@ func TestRunPreflightFix(t *testing.T) {
 	}
 	rps := &lineratev1.HostFix{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}
 	s1.fixed, r1.fixed = []*lineratev1.HostFix{rps}, []*lineratev1.HostFix{rps}
-	c := newFakeCluster(t, s1, r1)
-	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
-	wire(spec, c)
-	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
-	if err != nil || res.Status != StatusOK {
-		t.Fatalf("%v %s %s", err, res.Status, res.Error)
-	}
+	s1.allowFixes, r1.allowFixes = allFixes(), allFixes()
+	res, c, spec := runFix(t, s1, r1)
 	if len(s1.tunes) != 1 || !slices.Equal(s1.tunes[0].FixClasses, []string{"governor", "rps"}) || s1.tunes[0].FixOnly {
 		t.Errorf("s1's tunes %v: want one, the IRQs and governor, rps", s1.tunes)
 	}
@@ -135,6 +128,117 @@ func TestRunPreflightFix(t *testing.T) {
 	wire(spec, c)
 	if res, _ := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); res.Status != StatusOK || len(s1.tunes) != 1 || len(s1.tunes[0].FixClasses) != 0 || len(r1.tunes) != 0 {
 		t.Errorf("warn: %s, s1 tunes %v, r1 tunes %v", res.Status, s1.tunes, r1.tunes)
+	}
+}
+
+// fixPair are a sender with one queue IRQ and a receiver without any,
+// for a run with --preflight fix (runFix).
+func fixPair() (s1, r1 *fakeAgent) {
+	s1, r1 = sender("s1", "198.18.0.1", 100, "198.18.0.1"), receiver("r1", "198.18.0.101")
+	s1.queueCPUs = []int32{0}
+	return s1, r1
+}
+
+// runFix runs s1 to r1 with --preflight fix; the run must succeed. It
+// gives the cluster and spec too, for a test's next run.
+func runFix(t *testing.T, s1, r1 *fakeAgent) (*Result, *fakeCluster, Spec) {
+	t.Helper()
+	c := newFakeCluster(t, s1, r1)
+	spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 100, Drain: time.Millisecond, Preflight: PreflightFix}
+	wire(spec, c)
+	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec)
+	if err != nil || res.Status != StatusOK {
+		t.Fatalf("%v %s %s", err, res.Status, res.Error)
+	}
+	return res, c, spec
+}
+
+// allFixes are every fix class, as an agent that allows all answers.
+func allFixes() []string {
+	var out []string
+	for _, c := range doctor.FixClasses {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// --preflight fix sends each host only the classes its agent allows and
+// names the others per host as a warning, the run going on; a fixed
+// setting the release skipped is not restored.
+func TestRunPreflightFixAllowed(t *testing.T) {
+	s1, r1 := fixPair()
+	rings := &lineratev1.HostCheck{Id: "rings", Status: "WARN", FixClass: "rings", Evidence: []string{"rx 256/4096"}}
+	s1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{{Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}}, rings}
+	}
+	r1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{rings} }
+	rps := &lineratev1.HostFix{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}
+	s1.fixed, s1.allowFixes, s1.restoreSkips = []*lineratev1.HostFix{rps}, []string{"rps"}, []string{rps.Key}
+	res, _, _ := runFix(t, s1, r1)
+	if len(s1.tunes) != 1 || !slices.Equal(s1.tunes[0].FixClasses, []string{"rps"}) {
+		t.Errorf("s1's tunes %v: want rps only", s1.tunes)
+	}
+	if len(r1.tunes) != 0 {
+		t.Errorf("r1's tunes %v: want none (no queue IRQs, no class allowed)", r1.tunes)
+	}
+	for _, w := range []string{
+		"s1: rings not fixed: its agent's --allow-fixes does not allow it",
+		"r1: rings not fixed: its agent's --allow-fixes does not allow it",
+	} {
+		if !slices.Contains(res.Warnings, w) {
+			t.Errorf("warnings %q: want %q", res.Warnings, w)
+		}
+	}
+	if h := res.Hosts[0]; len(h.Fixed) != 1 || h.FixesRestored {
+		t.Errorf("s1: fixed %+v, restored %v: want not restored (its release skipped the setting)", h.Fixed, h.FixesRestored)
+	}
+}
+
+// After --preflight fix the checks are read again: a volatile check the
+// fix changed is no change during the run (the baseline is the re-read,
+// not the checks before the fix), and the facts are those the run ran
+// under. A change after the fix still is one.
+func TestRunPreflightFixSettles(t *testing.T) {
+	s1, r1 := fixPair()
+	s1.allowFixes = allFixes()
+	s1.checks = func(int) []*lineratev1.HostCheck {
+		gov := &lineratev1.HostCheck{Id: "governor", Status: "WARN", Volatile: true, FixClass: "governor", Evidence: []string{"cpu0 scaling_governor: powersave"}}
+		irqb := &lineratev1.HostCheck{Id: "irqbalance", Status: "PASS", Volatile: true, Evidence: []string{"no irqbalance process"}}
+		if s1.called("Tune") { // after the fix
+			gov = &lineratev1.HostCheck{Id: "governor", Status: "PASS", Volatile: true, FixClass: "governor", Evidence: []string{"cpu0 scaling_governor: performance"}}
+		}
+		if s1.called("Start") {
+			irqb = &lineratev1.HostCheck{Id: "irqbalance", Status: "FAIL", Volatile: true, Evidence: []string{"/proc/977/comm: irqbalance (running)"}}
+		}
+		return []*lineratev1.HostCheck{gov, irqb}
+	}
+	s1.facts = func(int) *lineratev1.HostFacts {
+		if s1.called("Tune") {
+			return &lineratev1.HostFacts{Governor: "performance"}
+		}
+		return &lineratev1.HostFacts{Governor: "powersave"}
+	}
+	s1.fixed = []*lineratev1.HostFix{{Class: "governor", Kind: "file", Key: "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", From: "powersave", To: "performance"}}
+	res, _, _ := runFix(t, s1, r1)
+	var changed []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "during the run") {
+			changed = append(changed, w)
+		}
+	}
+	want := []string{"s1: check irqbalance changed during the run: PASS before, FAIL after: /proc/977/comm: irqbalance (running)"}
+	if !slices.Equal(changed, want) {
+		t.Errorf("changes %q\nwant %q", changed, want)
+	}
+	if f := res.Hosts[0].Facts; f == nil || f.Governor != "performance" {
+		t.Errorf("s1's facts %+v: want the governor the run ran under, performance", f)
+	}
+	if !res.Hosts[0].FixesRestored {
+		t.Errorf("s1: fixes not restored")
+	}
+	// The checks before the fix stay the host's (what the report shows).
+	if res.Hosts[0].Checks[0].Status != doctor.Warn {
+		t.Errorf("s1's checks %+v: want those before the fix", res.Hosts[0].Checks)
 	}
 }
 
@@ -219,5 +323,25 @@ func TestPreflightOneClock(t *testing.T) {
 		if got := st.oneClock(); got != tc.want {
 			t.Errorf("latency %s, %d hosts: one clock %v, want %v", tc.latency, len(tc.order), got, tc.want)
 		}
+	}
+}
+
+// When the checks could not be read again after the fixes, the re-read
+// after the traffic compares with those before the run without the
+// checks of a fixed class: the fix changed them, not the run.
+func TestBaselineWithoutSettle(t *testing.T) {
+	gov := doctor.Check{ID: "governor", Status: doctor.Warn, FixClass: doctor.FixGovernor, Volatile: true}
+	irqb := doctor.Check{ID: "irqbalance", Status: doctor.Pass, Volatile: true}
+	n := &node{host: &Host{Checks: []doctor.Check{gov, irqb}}}
+	if got := n.baseline(); len(got) != 2 {
+		t.Errorf("nothing fixed: baseline %v, want both checks", got)
+	}
+	n.host.Fixed = []doctor.Applied{{Class: doctor.FixGovernor}}
+	if got := n.baseline(); len(got) != 1 || got[0].ID != "irqbalance" {
+		t.Errorf("governor fixed: baseline %v, want irqbalance only", got)
+	}
+	n.settled = []doctor.Check{{ID: "governor", Status: doctor.Pass, Volatile: true}}
+	if got := n.baseline(); len(got) != 1 || got[0].ID != "governor" {
+		t.Errorf("read again after the fixes: baseline %v, want that read", got)
 	}
 }

@@ -116,12 +116,14 @@ type Host struct {
 	ClockOffset *ClockOffset `json:"clock_offset,omitempty"`
 	// Checks are the host's checks (doctor) for the run, made by its agent
 	// before any lease, in report order (absent from an agent that
-	// predates them); Facts the settings they read, for the fingerprint.
+	// predates them); Facts the settings the run ran under, for the
+	// fingerprint: those the checks read, or, when --preflight fix changed
+	// some, those read again after the fixes.
 	Checks []doctor.Check `json:"checks,omitempty"`
 	Facts  *doctor.Facts  `json:"facts,omitempty"`
 	// Fixed are the settings --preflight fix changed on the host, as its
-	// Tune read them back; FixesRestored says the release restored them
-	// (with the IRQs).
+	// Tune read them back; FixesRestored says the release restored every
+	// one of them (with the IRQs), as its agent's answer listed them.
 	Fixed         []doctor.Applied `json:"fixed,omitempty"`
 	FixesRestored bool             `json:"fixes_restored,omitempty"`
 	Warnings      []string         `json:"warnings,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +66,12 @@ type fakeAgent struct {
 	// 1); fixed what its Tune answers it fixed.
 	checks func(n int) []*lineratev1.HostCheck
 	fixed  []*lineratev1.HostFix
+	// facts, when set, are the facts its n-th Describe answers;
+	// allowFixes the classes it allows; restoreSkips the keys of fixed
+	// settings its release answers it skipped (the others it restored).
+	facts        func(n int) *lineratev1.HostFacts
+	allowFixes   []string
+	restoreSkips []string
 	// describes and tunes are the requests it was sent.
 	describes []*lineratev1.DescribeRequest
 	tunes     []*lineratev1.TuneRequest
@@ -111,6 +118,10 @@ func (f *fakeAgent) Describe(_ context.Context, req *lineratev1.DescribeRequest)
 	if f.checks != nil {
 		checks = f.checks(n)
 	}
+	var facts *lineratev1.HostFacts
+	if f.facts != nil {
+		facts = f.facts(n)
+	}
 	nic := &lineratev1.Nic{
 		Iface: "eth1", Driver: "fake", Mac: f.mac, DataIps: []string{f.ip}, LinkSpeedMbps: 10000, LocalCpus: []int32{0, 1},
 	}
@@ -118,7 +129,8 @@ func (f *fakeAgent) Describe(_ context.Context, req *lineratev1.DescribeRequest)
 		nic.Queues = append(nic.Queues, &lineratev1.NicQueue{Queue: int32(i), Irq: int32(40 + i), Dir: "txrx"})
 	}
 	return &lineratev1.DescribeResponse{HostName: f.name, Kernel: "6.1-test", Nic: nic, Backends: f.backends, ReceiverMethods: f.methods,
-		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo, Checks: checks}, nil
+		ReceiverMemoryBytes: f.memory, Clock: &lineratev1.Clock{BootId: cmp.Or(f.bootID, "boot-test"), EstErrorUs: 16}, Lease: f.leasedTo, Checks: checks,
+		Facts: facts, AllowedFixes: f.allowFixes}, nil
 }
 
 func (f *fakeAgent) Tune(_ context.Context, req *lineratev1.TuneRequest) (*lineratev1.TuneResponse, error) {
@@ -156,7 +168,15 @@ func (f *fakeAgent) ReleaseLease(context.Context, *lineratev1.ReleaseLeaseReques
 	f.mu.Lock()
 	f.released = true
 	f.mu.Unlock()
-	return &lineratev1.ReleaseLeaseResponse{}, nil
+	r := &lineratev1.ReleaseLeaseResponse{}
+	for _, x := range f.fixed {
+		s := &lineratev1.RestoredSetting{Kind: x.Kind, Key: x.Key, Status: "restored"}
+		if slices.Contains(f.restoreSkips, x.Key) {
+			s.Status, s.Note = "skipped", "changed by someone else since"
+		}
+		r.Settings = append(r.Settings, s)
+	}
+	return r, nil
 }
 
 func (f *fakeAgent) Arm(_ context.Context, req *lineratev1.ArmRequest) (*lineratev1.ArmResponse, error) {

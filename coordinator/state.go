@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
 	recv "github.com/linerate/linerate/receiver"
@@ -46,6 +47,12 @@ type node struct {
 	// changed are how its volatile checks changed during the run
 	// (reread).
 	changed []string
+	// allowFixes are the fix classes its agent's --allow-fixes allows
+	// (its preflight Describe's).
+	allowFixes []string
+	// settled are its checks read again after --preflight fix changed
+	// some (nil: not read again): the baseline reread compares with.
+	settled []doctor.Check
 }
 
 // runState is one run in progress.

@@ -35,6 +35,7 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 		}
 		n.host.Tuned = "applied"
 		tunedInto(n.host, t)
+		st.settle(ctx, n)
 		return nil
 	}
 	if len(fixes) == 0 {
@@ -45,5 +46,6 @@ func (st *runState) tune(ctx context.Context, n *node) error {
 		return err
 	}
 	fixedInto(n.host, t)
+	st.settle(ctx, n)
 	return nil
 }

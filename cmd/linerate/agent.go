@@ -93,7 +93,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.allowDstAny, "allow-dst-any", false, "accept an --allow-dst prefix shorter than /8 (0.0.0.0/0, ::/0): a sender may then flood any host there (warned at every start)")
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
-	fl.StringVar(&f.allowFixes, "allow-fixes", "all", "fix classes a run's --preflight fix may apply on this host, comma-separated: "+enum.Or(doctor.FixClasses)+", all or none (a class asked for and not allowed is refused by name)")
+	fl.StringVar(&f.allowFixes, "allow-fixes", "none", "fix classes a run's --preflight fix may apply on this host, comma-separated: "+enum.Or(doctor.FixClasses)+", all or none (the default: the host's operator opts in; a run leaves a class not allowed unfixed, with a warning naming it)")
 	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
@@ -137,9 +137,6 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	fixes, err := doctor.ParseFixClasses(f.allowFixes)
 	if err != nil {
 		return usagef("--allow-fixes %s: %v (or all, or none)", f.allowFixes, err)
-	}
-	if fixes == nil {
-		fixes = []doctor.FixClass{} // none: nil would be every class
 	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,

@@ -362,7 +362,12 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 	add("role", a.Role, b.Role)
 	add("kernel", a.Kernel, b.Kernel)
 	add("driver", a.Driver, b.Driver)
-	add("firmware", a.Firmware, b.Firmware)
+	if bothChecked := len(a.Checks) > 0 && len(b.Checks) > 0; bothChecked || a.Firmware != "" && b.Firmware != "" {
+		// A firmware unknown to a document that predates the checks
+		// (whose facts give a virtual NIC's "driver" or "" its own) is
+		// no difference.
+		add("firmware", a.Firmware, b.Firmware)
+	}
 	add("nic", a.NIC, b.NIC)
 	add("iface", a.Iface, b.Iface)
 	add("link_speed_mbps", itoa(a.LinkSpeedMbps), itoa(b.LinkSpeedMbps))
@@ -384,11 +389,20 @@ func diffFingerprint(a, b Fingerprint) []FieldDiff {
 			add(f[0], f[1], f[2])
 		}
 		for _, id := range checkIDs(a.Checks, b.Checks) {
-			add("check "+id, verdict(a.Checks, id), verdict(b.Checks, id))
+			if !slices.Contains(runChecks, id) {
+				add("check "+id, verdict(a.Checks, id), verdict(b.Checks, id))
+			}
 		}
 	}
 	return out
 }
+
+// runChecks are the checks whose verdict depends on the run as much as
+// on the host: the MTU on the frame size, the clock on the latency mode,
+// irqbalance on --irqbalance, the kernel features on the backend and
+// method. Two runs of one host differ in them without the host
+// changing, so they are no fingerprint difference.
+var runChecks = []string{"mtu", "clock", "irqbalance", "kernel"}
 
 // checkIDs are the check ids of either side, sorted.
 func checkIDs(a, b map[string]string) []string {

@@ -246,14 +246,19 @@ func TestResultsCompareLatency(t *testing.T) {
 
 // What the hosts' checks read and judged is part of the fingerprint: a
 // governor, a ring size, a pause setting and a verdict that differ are
-// each flagged; a document that predates the checks is no difference.
+// each flagged, but not a verdict that depends on the run (irqbalance
+// on --irqbalance, mtu, clock, kernel); a document that predates the
+// checks is no difference, its unknown firmware neither.
 func TestResultsCompareChecked(t *testing.T) {
 	host := func(gov, rings, pause, irqb string) coordinator.Host {
 		return coordinator.Host{
 			Name: "r1", Role: "receiver",
 			Facts: &doctor.Facts{CPUModel: "Intel(R) Xeon(R) Gold 6230", Microcode: "0x5003604", Governor: gov, Rings: rings,
 				Coalesce: "adaptive-rx off, rx-usecs 0", Pause: pause, Offloads: "gro on", Firmware: "4.40"},
-			Checks: []doctor.Check{{ID: "irqbalance", Status: doctor.Status(irqb)}, {ID: "rings", Status: doctor.Pass}},
+			Checks: []doctor.Check{
+				{ID: "irqbalance", Status: doctor.Status(irqb)}, {ID: "steering", Status: doctor.Status(irqb)}, {ID: "rings", Status: doctor.Pass},
+				{ID: "mtu", Status: doctor.Status(irqb)}, {ID: "clock", Status: doctor.Status(irqb)}, {ID: "kernel", Status: doctor.Status(irqb)},
+			},
 		}
 	}
 	a := resultstest.Campaign()
@@ -276,7 +281,7 @@ func TestResultsCompareChecked(t *testing.T) {
 		"governor: performance → powersave",
 		"rings: rx 4096/4096 tx 4096/4096 → rx 512/4096 tx 512/4096",
 		"pause: autoneg off rx off tx off → autoneg on rx on tx on",
-		"check irqbalance: PASS → FAIL",
+		"check steering: PASS → FAIL",
 	}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("r1's differences (-want +got):\n%s", diff)
@@ -285,10 +290,10 @@ func TestResultsCompareChecked(t *testing.T) {
 	// B from before the checks: its hosts have none, and nothing they
 	// read is a difference.
 	old := resultstest.Campaign()
-	old.Hosts[2].Name, old.Hosts[2].Role = "r1", "receiver"
+	old.Hosts[2].Name, old.Hosts[2].Role, old.Hosts[2].Firmware = "r1", "receiver", ""
 	for _, h := range results.Compare(a, old, 0).Hosts {
 		for _, f := range h.Fields {
-			if f.Field == "governor" || strings.HasPrefix(f.Field, "check ") {
+			if f.Field == "governor" || f.Field == "firmware" || strings.HasPrefix(f.Field, "check ") {
 				t.Errorf("a document without checks flagged %+v", f)
 			}
 		}

@@ -445,7 +445,11 @@ type DescribeResponse struct {
 	// The settings the checks read, for the host's fingerprint.
 	Facts *HostFacts `protobuf:"bytes,12,opt,name=facts,proto3" json:"facts,omitempty"`
 	// Why the checks could not run ("" when they did).
-	ChecksError   string `protobuf:"bytes,13,opt,name=checks_error,json=checksError,proto3" json:"checks_error,omitempty"`
+	ChecksError string `protobuf:"bytes,13,opt,name=checks_error,json=checksError,proto3" json:"checks_error,omitempty"`
+	// The fix classes the agent's --allow-fixes allows a Tune to apply
+	// (TuneRequest.fix_classes), in doctor's order; none by default, and
+	// none from an agent that predates the field.
+	AllowedFixes  []string `protobuf:"bytes,14,rep,name=allowed_fixes,json=allowedFixes,proto3" json:"allowed_fixes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -569,6 +573,13 @@ func (x *DescribeResponse) GetChecksError() string {
 		return x.ChecksError
 	}
 	return ""
+}
+
+func (x *DescribeResponse) GetAllowedFixes() []string {
+	if x != nil {
+		return x.AllowedFixes
+	}
+	return nil
 }
 
 // HostCheck is one check of a host's fitness for a benchmark
@@ -1559,8 +1570,11 @@ func (x *ReleaseLeaseRequest) GetKeepTuning() bool {
 type ReleaseLeaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What restoring did; empty with keep_tuning or when nothing was tuned.
-	Changes       []*IrqChange `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
-	Warnings      []string     `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Changes  []*IrqChange `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	Warnings []string     `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// What restoring did to each setting a Tune's fixes changed; empty
+	// with keep_tuning or when nothing was fixed.
+	Settings      []*RestoredSetting `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1609,6 +1623,86 @@ func (x *ReleaseLeaseResponse) GetWarnings() []string {
 	return nil
 }
 
+func (x *ReleaseLeaseResponse) GetSettings() []*RestoredSetting {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// RestoredSetting is what a restore did to one setting a fix changed.
+type RestoredSetting struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The setting's kind and key (HostFix.kind, .key).
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Key  string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// "restored", "unchanged" (it read the original already) or "skipped"
+	// (left alone: changed by someone else since, or vanished; note says
+	// why).
+	Status        string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Note          string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoredSetting) Reset() {
+	*x = RestoredSetting{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoredSetting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoredSetting) ProtoMessage() {}
+
+func (x *RestoredSetting) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoredSetting.ProtoReflect.Descriptor instead.
+func (*RestoredSetting) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RestoredSetting) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RestoredSetting) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RestoredSetting) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *RestoredSetting) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 type TuneRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	LeaseId string                 `protobuf:"bytes,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
@@ -1637,7 +1731,7 @@ type TuneRequest struct {
 
 func (x *TuneRequest) Reset() {
 	*x = TuneRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1743,7 @@ func (x *TuneRequest) String() string {
 func (*TuneRequest) ProtoMessage() {}
 
 func (x *TuneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[17]
+	mi := &file_linerate_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1756,7 @@ func (x *TuneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneRequest.ProtoReflect.Descriptor instead.
 func (*TuneRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TuneRequest) GetLeaseId() string {
@@ -1737,7 +1831,7 @@ type TuneResponse struct {
 
 func (x *TuneResponse) Reset() {
 	*x = TuneResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1843,7 @@ func (x *TuneResponse) String() string {
 func (*TuneResponse) ProtoMessage() {}
 
 func (x *TuneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[18]
+	mi := &file_linerate_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1856,7 @@ func (x *TuneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TuneResponse.ProtoReflect.Descriptor instead.
 func (*TuneResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TuneResponse) GetIface() string {
@@ -1846,7 +1940,7 @@ type HostFix struct {
 
 func (x *HostFix) Reset() {
 	*x = HostFix{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +1952,7 @@ func (x *HostFix) String() string {
 func (*HostFix) ProtoMessage() {}
 
 func (x *HostFix) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[19]
+	mi := &file_linerate_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +1965,7 @@ func (x *HostFix) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostFix.ProtoReflect.Descriptor instead.
 func (*HostFix) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HostFix) GetClass() string {
@@ -1927,7 +2021,7 @@ type IrqMapping struct {
 
 func (x *IrqMapping) Reset() {
 	*x = IrqMapping{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2033,7 @@ func (x *IrqMapping) String() string {
 func (*IrqMapping) ProtoMessage() {}
 
 func (x *IrqMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[20]
+	mi := &file_linerate_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1952,7 +2046,7 @@ func (x *IrqMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqMapping.ProtoReflect.Descriptor instead.
 func (*IrqMapping) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *IrqMapping) GetQueue() int32 {
@@ -2017,7 +2111,7 @@ type IrqChange struct {
 
 func (x *IrqChange) Reset() {
 	*x = IrqChange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2123,7 @@ func (x *IrqChange) String() string {
 func (*IrqChange) ProtoMessage() {}
 
 func (x *IrqChange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[21]
+	mi := &file_linerate_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2136,7 @@ func (x *IrqChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqChange.ProtoReflect.Descriptor instead.
 func (*IrqChange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *IrqChange) GetIrq() int32 {
@@ -2117,7 +2211,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2223,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[22]
+	mi := &file_linerate_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2236,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestoreRequest) GetLeaseId() string {
@@ -2153,17 +2247,19 @@ func (x *RestoreRequest) GetLeaseId() string {
 }
 
 type RestoreResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Iface         string                 `protobuf:"bytes,1,opt,name=iface,proto3" json:"iface,omitempty"`
-	Changes       []*IrqChange           `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
-	Warnings      []string               `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Iface    string                 `protobuf:"bytes,1,opt,name=iface,proto3" json:"iface,omitempty"`
+	Changes  []*IrqChange           `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	Warnings []string               `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// What restoring did to each setting a Tune's fixes changed.
+	Settings      []*RestoredSetting `protobuf:"bytes,4,rep,name=settings,proto3" json:"settings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RestoreResponse) Reset() {
 	*x = RestoreResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2271,7 @@ func (x *RestoreResponse) String() string {
 func (*RestoreResponse) ProtoMessage() {}
 
 func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[23]
+	mi := &file_linerate_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2284,7 @@ func (x *RestoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreResponse.ProtoReflect.Descriptor instead.
 func (*RestoreResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RestoreResponse) GetIface() string {
@@ -2208,6 +2304,13 @@ func (x *RestoreResponse) GetChanges() []*IrqChange {
 func (x *RestoreResponse) GetWarnings() []string {
 	if x != nil {
 		return x.Warnings
+	}
+	return nil
+}
+
+func (x *RestoreResponse) GetSettings() []*RestoredSetting {
+	if x != nil {
+		return x.Settings
 	}
 	return nil
 }
@@ -2265,7 +2368,7 @@ type ArmRequest struct {
 
 func (x *ArmRequest) Reset() {
 	*x = ArmRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2380,7 @@ func (x *ArmRequest) String() string {
 func (*ArmRequest) ProtoMessage() {}
 
 func (x *ArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[24]
+	mi := &file_linerate_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2393,7 @@ func (x *ArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
 func (*ArmRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ArmRequest) GetLeaseId() string {
@@ -2389,7 +2492,7 @@ type ClockCorrection struct {
 
 func (x *ClockCorrection) Reset() {
 	*x = ClockCorrection{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2504,7 @@ func (x *ClockCorrection) String() string {
 func (*ClockCorrection) ProtoMessage() {}
 
 func (x *ClockCorrection) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[25]
+	mi := &file_linerate_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2517,7 @@ func (x *ClockCorrection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClockCorrection.ProtoReflect.Descriptor instead.
 func (*ClockCorrection) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClockCorrection) GetDstPort() uint32 {
@@ -2449,7 +2552,7 @@ type ArmResponse struct {
 
 func (x *ArmResponse) Reset() {
 	*x = ArmResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2461,7 +2564,7 @@ func (x *ArmResponse) String() string {
 func (*ArmResponse) ProtoMessage() {}
 
 func (x *ArmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[26]
+	mi := &file_linerate_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2474,7 +2577,7 @@ func (x *ArmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
 func (*ArmResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ArmResponse) GetArmed() bool {
@@ -2523,7 +2626,7 @@ type CollectRequest struct {
 
 func (x *CollectRequest) Reset() {
 	*x = CollectRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2535,7 +2638,7 @@ func (x *CollectRequest) String() string {
 func (*CollectRequest) ProtoMessage() {}
 
 func (x *CollectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[27]
+	mi := &file_linerate_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2548,7 +2651,7 @@ func (x *CollectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectRequest.ProtoReflect.Descriptor instead.
 func (*CollectRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CollectRequest) GetLeaseId() string {
@@ -2580,7 +2683,7 @@ type CollectResponse struct {
 
 func (x *CollectResponse) Reset() {
 	*x = CollectResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2695,7 @@ func (x *CollectResponse) String() string {
 func (*CollectResponse) ProtoMessage() {}
 
 func (x *CollectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[28]
+	mi := &file_linerate_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2708,7 @@ func (x *CollectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectResponse.ProtoReflect.Descriptor instead.
 func (*CollectResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CollectResponse) GetReport() *ReceiverReport {
@@ -2653,7 +2756,7 @@ type IrqVerify struct {
 
 func (x *IrqVerify) Reset() {
 	*x = IrqVerify{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +2768,7 @@ func (x *IrqVerify) String() string {
 func (*IrqVerify) ProtoMessage() {}
 
 func (x *IrqVerify) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[29]
+	mi := &file_linerate_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +2781,7 @@ func (x *IrqVerify) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IrqVerify.ProtoReflect.Descriptor instead.
 func (*IrqVerify) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *IrqVerify) GetIface() string {
@@ -2732,7 +2835,7 @@ type VerifiedIrq struct {
 
 func (x *VerifiedIrq) Reset() {
 	*x = VerifiedIrq{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2744,7 +2847,7 @@ func (x *VerifiedIrq) String() string {
 func (*VerifiedIrq) ProtoMessage() {}
 
 func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[30]
+	mi := &file_linerate_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2757,7 +2860,7 @@ func (x *VerifiedIrq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedIrq.ProtoReflect.Descriptor instead.
 func (*VerifiedIrq) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *VerifiedIrq) GetIrq() int32 {
@@ -2851,7 +2954,7 @@ type ReceiverReport struct {
 
 func (x *ReceiverReport) Reset() {
 	*x = ReceiverReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2863,7 +2966,7 @@ func (x *ReceiverReport) String() string {
 func (*ReceiverReport) ProtoMessage() {}
 
 func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[31]
+	mi := &file_linerate_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +2979,7 @@ func (x *ReceiverReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverReport.ProtoReflect.Descriptor instead.
 func (*ReceiverReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReceiverReport) GetMethod() string {
@@ -3004,7 +3107,7 @@ type StreamReport struct {
 
 func (x *StreamReport) Reset() {
 	*x = StreamReport{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3119,7 @@ func (x *StreamReport) String() string {
 func (*StreamReport) ProtoMessage() {}
 
 func (x *StreamReport) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[32]
+	mi := &file_linerate_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3132,7 @@ func (x *StreamReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamReport.ProtoReflect.Descriptor instead.
 func (*StreamReport) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StreamReport) GetSrc() string {
@@ -3172,7 +3275,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3287,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[33]
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3300,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Latency) GetBuckets() []*LatencyBucket {
@@ -3281,7 +3384,7 @@ type LatencyBucket struct {
 
 func (x *LatencyBucket) Reset() {
 	*x = LatencyBucket{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +3396,7 @@ func (x *LatencyBucket) String() string {
 func (*LatencyBucket) ProtoMessage() {}
 
 func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +3409,7 @@ func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyBucket.ProtoReflect.Descriptor instead.
 func (*LatencyBucket) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LatencyBucket) GetLoUs() uint64 {
@@ -3337,7 +3440,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3452,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3465,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -3396,7 +3499,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3511,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3524,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -3479,7 +3582,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3594,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3607,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -3542,7 +3645,7 @@ type RttStream struct {
 
 func (x *RttStream) Reset() {
 	*x = RttStream{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3554,7 +3657,7 @@ func (x *RttStream) String() string {
 func (*RttStream) ProtoMessage() {}
 
 func (x *RttStream) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3567,7 +3670,7 @@ func (x *RttStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttStream.ProtoReflect.Descriptor instead.
 func (*RttStream) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RttStream) GetPort() uint32 {
@@ -3666,7 +3769,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3678,7 +3781,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3691,7 +3794,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -3922,7 +4025,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3934,7 +4037,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3947,7 +4050,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -3975,7 +4078,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3987,7 +4090,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4000,7 +4103,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -4037,7 +4140,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4049,7 +4152,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4062,7 +4165,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -4105,7 +4208,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4117,7 +4220,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4130,7 +4233,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -4157,7 +4260,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4272,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4285,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -4201,7 +4304,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4213,7 +4316,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4226,7 +4329,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -4247,7 +4350,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4259,7 +4362,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4272,7 +4375,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -4300,7 +4403,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4312,7 +4415,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4325,7 +4428,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -4359,7 +4462,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4371,7 +4474,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4384,7 +4487,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -4449,7 +4552,7 @@ type RttResult struct {
 
 func (x *RttResult) Reset() {
 	*x = RttResult{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4461,7 +4564,7 @@ func (x *RttResult) String() string {
 func (*RttResult) ProtoMessage() {}
 
 func (x *RttResult) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4474,7 +4577,7 @@ func (x *RttResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttResult.ProtoReflect.Descriptor instead.
 func (*RttResult) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RttResult) GetDst() string {
@@ -4542,7 +4645,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4554,7 +4657,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4567,7 +4670,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -4689,7 +4792,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4701,7 +4804,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4714,7 +4817,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -4791,7 +4894,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4803,7 +4906,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4816,7 +4919,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -4847,7 +4950,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4859,7 +4962,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4872,7 +4975,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -4924,7 +5027,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4936,7 +5039,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4949,7 +5052,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -5023,7 +5126,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[55]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5035,7 +5138,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[55]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5048,7 +5151,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -5111,7 +5214,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[56]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5123,7 +5226,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[56]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5136,7 +5239,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -5176,7 +5279,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[57]
+	mi := &file_linerate_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5188,7 +5291,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[57]
+	mi := &file_linerate_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5201,7 +5304,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -5268,7 +5371,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x04role\x18\x05 \x01(\tR\x04role\x12\x18\n" +
 	"\abackend\x18\x06 \x01(\tR\abackend\x12\x16\n" +
 	"\x06method\x18\a \x01(\tR\x06method\x12\x1b\n" +
-	"\tone_clock\x18\b \x01(\bR\boneClock\"\x80\x04\n" +
+	"\tone_clock\x18\b \x01(\bR\boneClock\"\xa5\x04\n" +
 	"\x10DescribeResponse\x12\x1b\n" +
 	"\thost_name\x18\x01 \x01(\tR\bhostName\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\tR\x06kernel\x12\x18\n" +
@@ -5283,7 +5386,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	" \x01(\v2\x12.linerate.v1.ClockR\x05clock\x12.\n" +
 	"\x06checks\x18\v \x03(\v2\x16.linerate.v1.HostCheckR\x06checks\x12,\n" +
 	"\x05facts\x18\f \x01(\v2\x16.linerate.v1.HostFactsR\x05facts\x12!\n" +
-	"\fchecks_error\x18\r \x01(\tR\vchecksError\"\xc2\x01\n" +
+	"\fchecks_error\x18\r \x01(\tR\vchecksError\x12#\n" +
+	"\rallowed_fixes\x18\x0e \x03(\tR\fallowedFixes\"\xc2\x01\n" +
 	"\tHostCheck\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x16\n" +
@@ -5368,10 +5472,16 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x13ReleaseLeaseRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x1f\n" +
 	"\vkeep_tuning\x18\x02 \x01(\bR\n" +
-	"keepTuning\"d\n" +
+	"keepTuning\"\x9e\x01\n" +
 	"\x14ReleaseLeaseResponse\x120\n" +
 	"\achanges\x18\x01 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x02 \x03(\tR\bwarnings\"\xd7\x01\n" +
+	"\bwarnings\x18\x02 \x03(\tR\bwarnings\x128\n" +
+	"\bsettings\x18\x03 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"c\n" +
+	"\x0fRestoredSetting\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"\xd7\x01\n" +
 	"\vTuneRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x18\n" +
 	"\athreads\x18\x02 \x01(\x05R\athreads\x12!\n" +
@@ -5418,11 +5528,12 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x06status\x18\b \x01(\tR\x06status\x12\x12\n" +
 	"\x04note\x18\t \x01(\tR\x04note\"+\n" +
 	"\x0eRestoreRequest\x12\x19\n" +
-	"\blease_id\x18\x01 \x01(\tR\aleaseId\"u\n" +
+	"\blease_id\x18\x01 \x01(\tR\aleaseId\"\xaf\x01\n" +
 	"\x0fRestoreResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
-	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x8c\x03\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x128\n" +
+	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\x8c\x03\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -5734,7 +5845,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -5755,50 +5866,51 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*RenewLeaseResponse)(nil),    // 16: linerate.v1.RenewLeaseResponse
 	(*ReleaseLeaseRequest)(nil),   // 17: linerate.v1.ReleaseLeaseRequest
 	(*ReleaseLeaseResponse)(nil),  // 18: linerate.v1.ReleaseLeaseResponse
-	(*TuneRequest)(nil),           // 19: linerate.v1.TuneRequest
-	(*TuneResponse)(nil),          // 20: linerate.v1.TuneResponse
-	(*HostFix)(nil),               // 21: linerate.v1.HostFix
-	(*IrqMapping)(nil),            // 22: linerate.v1.IrqMapping
-	(*IrqChange)(nil),             // 23: linerate.v1.IrqChange
-	(*RestoreRequest)(nil),        // 24: linerate.v1.RestoreRequest
-	(*RestoreResponse)(nil),       // 25: linerate.v1.RestoreResponse
-	(*ArmRequest)(nil),            // 26: linerate.v1.ArmRequest
-	(*ClockCorrection)(nil),       // 27: linerate.v1.ClockCorrection
-	(*ArmResponse)(nil),           // 28: linerate.v1.ArmResponse
-	(*CollectRequest)(nil),        // 29: linerate.v1.CollectRequest
-	(*CollectResponse)(nil),       // 30: linerate.v1.CollectResponse
-	(*IrqVerify)(nil),             // 31: linerate.v1.IrqVerify
-	(*VerifiedIrq)(nil),           // 32: linerate.v1.VerifiedIrq
-	(*ReceiverReport)(nil),        // 33: linerate.v1.ReceiverReport
-	(*StreamReport)(nil),          // 34: linerate.v1.StreamReport
-	(*Latency)(nil),               // 35: linerate.v1.Latency
-	(*LatencyBucket)(nil),         // 36: linerate.v1.LatencyBucket
-	(*SeqRange)(nil),              // 37: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 38: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 39: linerate.v1.ConfigureRequest
-	(*RttStream)(nil),             // 40: linerate.v1.RttStream
-	(*SenderConfig)(nil),          // 41: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 42: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 43: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 44: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 45: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 46: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 47: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 48: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 49: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 50: linerate.v1.ResultResponse
-	(*RttResult)(nil),             // 51: linerate.v1.RttResult
-	(*SenderSummary)(nil),         // 52: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 53: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 54: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 55: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 56: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 57: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 58: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 59: linerate.v1.StreamCounters
-	nil,                           // 60: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 62: google.protobuf.Duration
+	(*RestoredSetting)(nil),       // 19: linerate.v1.RestoredSetting
+	(*TuneRequest)(nil),           // 20: linerate.v1.TuneRequest
+	(*TuneResponse)(nil),          // 21: linerate.v1.TuneResponse
+	(*HostFix)(nil),               // 22: linerate.v1.HostFix
+	(*IrqMapping)(nil),            // 23: linerate.v1.IrqMapping
+	(*IrqChange)(nil),             // 24: linerate.v1.IrqChange
+	(*RestoreRequest)(nil),        // 25: linerate.v1.RestoreRequest
+	(*RestoreResponse)(nil),       // 26: linerate.v1.RestoreResponse
+	(*ArmRequest)(nil),            // 27: linerate.v1.ArmRequest
+	(*ClockCorrection)(nil),       // 28: linerate.v1.ClockCorrection
+	(*ArmResponse)(nil),           // 29: linerate.v1.ArmResponse
+	(*CollectRequest)(nil),        // 30: linerate.v1.CollectRequest
+	(*CollectResponse)(nil),       // 31: linerate.v1.CollectResponse
+	(*IrqVerify)(nil),             // 32: linerate.v1.IrqVerify
+	(*VerifiedIrq)(nil),           // 33: linerate.v1.VerifiedIrq
+	(*ReceiverReport)(nil),        // 34: linerate.v1.ReceiverReport
+	(*StreamReport)(nil),          // 35: linerate.v1.StreamReport
+	(*Latency)(nil),               // 36: linerate.v1.Latency
+	(*LatencyBucket)(nil),         // 37: linerate.v1.LatencyBucket
+	(*SeqRange)(nil),              // 38: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 39: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 40: linerate.v1.ConfigureRequest
+	(*RttStream)(nil),             // 41: linerate.v1.RttStream
+	(*SenderConfig)(nil),          // 42: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 43: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 44: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 45: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 46: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 47: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 48: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 49: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 50: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 51: linerate.v1.ResultResponse
+	(*RttResult)(nil),             // 52: linerate.v1.RttResult
+	(*SenderSummary)(nil),         // 53: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 54: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 55: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 56: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 57: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 58: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 59: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 60: linerate.v1.StreamCounters
+	nil,                           // 61: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 62: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -5809,93 +5921,95 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	7,  // 5: linerate.v1.DescribeResponse.facts:type_name -> linerate.v1.HostFacts
 	10, // 6: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	11, // 7: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	61, // 8: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	62, // 9: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	61, // 10: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	62, // 11: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	62, // 12: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	61, // 13: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	62, // 14: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	23, // 15: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
-	22, // 16: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
-	22, // 17: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
-	11, // 18: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
-	23, // 19: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
-	21, // 20: linerate.v1.TuneResponse.fixed:type_name -> linerate.v1.HostFix
-	23, // 21: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
-	27, // 22: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
-	61, // 23: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
-	33, // 24: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	61, // 25: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
-	31, // 26: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	32, // 27: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	60, // 28: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
-	34, // 29: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	38, // 30: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	37, // 31: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	35, // 32: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
-	36, // 33: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
-	41, // 34: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	40, // 35: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
-	62, // 36: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	43, // 37: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	42, // 38: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	41, // 39: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	61, // 40: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	61, // 41: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	61, // 42: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	52, // 43: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	61, // 44: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	61, // 45: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	31, // 46: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	51, // 47: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
-	34, // 48: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
-	53, // 49: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	62, // 50: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	61, // 51: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	56, // 52: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	57, // 53: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	12, // 54: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 55: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	62, // 56: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	58, // 57: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 58: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	62, // 59: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	59, // 60: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	35, // 61: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
-	4,  // 62: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	13, // 63: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	15, // 64: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	17, // 65: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	19, // 66: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	24, // 67: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	26, // 68: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	29, // 69: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	39, // 70: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	45, // 71: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	47, // 72: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	49, // 73: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	54, // 74: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	2,  // 75: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
-	5,  // 76: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	14, // 77: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	16, // 78: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	18, // 79: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	20, // 80: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	25, // 81: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	28, // 82: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	30, // 83: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	44, // 84: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	46, // 85: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	48, // 86: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	50, // 87: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	55, // 88: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	3,  // 89: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
-	76, // [76:90] is the sub-list for method output_type
-	62, // [62:76] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	62, // 8: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	63, // 9: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	62, // 10: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	63, // 11: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	63, // 12: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	62, // 13: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	63, // 14: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	24, // 15: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
+	19, // 16: linerate.v1.ReleaseLeaseResponse.settings:type_name -> linerate.v1.RestoredSetting
+	23, // 17: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
+	23, // 18: linerate.v1.TuneResponse.managed:type_name -> linerate.v1.IrqMapping
+	11, // 19: linerate.v1.TuneResponse.skipped:type_name -> linerate.v1.SkippedIrq
+	24, // 20: linerate.v1.TuneResponse.changes:type_name -> linerate.v1.IrqChange
+	22, // 21: linerate.v1.TuneResponse.fixed:type_name -> linerate.v1.HostFix
+	24, // 22: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
+	19, // 23: linerate.v1.RestoreResponse.settings:type_name -> linerate.v1.RestoredSetting
+	28, // 24: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
+	62, // 25: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	34, // 26: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
+	62, // 27: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	32, // 28: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	33, // 29: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
+	61, // 30: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	35, // 31: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
+	39, // 32: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	38, // 33: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	36, // 34: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
+	37, // 35: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
+	42, // 36: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	41, // 37: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
+	63, // 38: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	44, // 39: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	43, // 40: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	42, // 41: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	62, // 42: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	62, // 43: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	62, // 44: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	53, // 45: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	62, // 46: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	62, // 47: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	32, // 48: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	52, // 49: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
+	35, // 50: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
+	54, // 51: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	63, // 52: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	62, // 53: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	57, // 54: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	58, // 55: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	12, // 56: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 57: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	63, // 58: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	59, // 59: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 60: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	63, // 61: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	60, // 62: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	36, // 63: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
+	4,  // 64: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	13, // 65: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	15, // 66: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	17, // 67: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	20, // 68: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	25, // 69: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	27, // 70: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	30, // 71: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	40, // 72: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	46, // 73: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	48, // 74: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	50, // 75: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	55, // 76: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 77: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 78: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	14, // 79: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	16, // 80: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	18, // 81: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	21, // 82: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	26, // 83: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	29, // 84: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	31, // 85: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	45, // 86: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	47, // 87: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	49, // 88: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	51, // 89: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	56, // 90: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 91: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	78, // [78:92] is the sub-list for method output_type
+	64, // [64:78] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -5903,14 +6017,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[39].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

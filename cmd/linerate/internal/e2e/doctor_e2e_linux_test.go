@@ -21,9 +21,7 @@ import (
 // then passes them, exit 0), and --restore puts back the masks and the
 // ruleset byte for byte; a second restore finds nothing.
 func TestDoctorFixRestore(t *testing.T) {
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("nft is not installed (make deps installs Debian's nftables)")
-	}
+	requireNft(t)
 	bin := Binary(t)
 	p := nstest.NewPair(t, 2)
 	ns, iface, state := p.B.NS.Name, p.B.Name, t.TempDir()

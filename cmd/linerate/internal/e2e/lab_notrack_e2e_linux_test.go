@@ -41,9 +41,7 @@ func nftIn(t *testing.T, ns, stdin string, args ...string) string {
 // the frames go on up the stack through conntrack's hooks (an XDP receiver
 // ends them before any).
 func TestLabRunPreflightFixNotrack(t *testing.T) {
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("nft is not installed (make deps installs Debian's nftables)")
-	}
+	requireNft(t)
 	r := startRelLabRoots(t, "n", 1, 1, false)
 	r.waitAlive()
 	ns := lab.Prefix(r.name) + "r1"

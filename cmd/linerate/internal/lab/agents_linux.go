@@ -166,7 +166,10 @@ func agentArgs(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, l
 	args := []string{"agent", "--name", h.Name, "--role", role, "--iface", "data0",
 		"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
 		"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
-		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel}
+		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel,
+		// The lab's hosts are the lab's own: every fix a run's
+		// --preflight fix asks for may be applied (and is restored).
+		"--allow-fixes", "all"}
 	if i > 0 {
 		args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
 	}
