@@ -116,6 +116,9 @@ func (b requestBounds) tune(r *lineratev1.TuneRequest) error {
 	if len(r.FixClasses) > len(doctor.FixClasses) {
 		return failf(ErrInvalid, "fix_classes: %d classes, there are %d", len(r.FixClasses), len(doctor.FixClasses))
 	}
+	if err := b.cpuList("fix_cpus", r.FixCpus); err != nil {
+		return err
+	}
 	return b.cpuList("exclude_cpus", r.ExcludeCpus)
 }
 

@@ -450,7 +450,7 @@ func startAtFromProto(t *timestamppb.Timestamp) (time.Time, error) {
 }
 
 func tuneOptionsFromProto(req *lineratev1.TuneRequest) (tuneOptions, error) {
-	o := tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus), fixOnly: req.FixOnly}
+	o := tuneOptions{threads: int(req.Threads), irqbalance: topology.IRQBalance(req.Irqbalance), exclude: ints(req.ExcludeCpus), fixOnly: req.FixOnly, fixCPUs: ints(req.FixCpus)}
 	var err error
 	if o.fixes, err = fixClassesFromProto(req.FixClasses); err != nil {
 		return o, err

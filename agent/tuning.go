@@ -52,6 +52,9 @@ type tuneOptions struct {
 	fixes   []doctor.FixClass
 	fixOnly bool
 	addrs   []netip.Addr
+	// fixCPUs are, with fixOnly, the CPUs the run uses (nil: the checks'
+	// default, the NIC's local CPUs).
+	fixCPUs []int
 }
 
 // tuning is what tune did.
@@ -79,9 +82,9 @@ func (t *tuner) tune(ctx context.Context, o tuneOptions) (*tuning, error) {
 		}
 	}
 	if o.fixOnly {
-		// No IRQ is pinned: the fixes are for the CPUs the checks
-		// default to (the NIC's local CPUs).
-		fixed, err := t.fix(ctx, o, nil)
+		// No IRQ is pinned: the fixes are for the CPUs the run named, else
+		// those the checks default to (the NIC's local CPUs).
+		fixed, err := t.fix(ctx, o, o.fixCPUs)
 		if err != nil {
 			return nil, err
 		}

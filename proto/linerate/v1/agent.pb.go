@@ -1724,7 +1724,12 @@ type TuneRequest struct {
 	FixOnly bool `protobuf:"varint,6,opt,name=fix_only,json=fixOnly,proto3" json:"fix_only,omitempty"`
 	// The run's test addresses, for the notrack class; none: the data
 	// interface's own.
-	Addrs         []string `protobuf:"bytes,7,rep,name=addrs,proto3" json:"addrs,omitempty"`
+	Addrs []string `protobuf:"bytes,7,rep,name=addrs,proto3" json:"addrs,omitempty"`
+	// With fix_only, the CPUs the run uses (as DescribeRequest.cpus), whose
+	// governor and queues' steering the fixes are for; none: the checks'
+	// default (the NIC's local CPUs). Without fix_only the fixes are for the
+	// CPUs the plan pins the queues to.
+	FixCpus       []int32 `protobuf:"varint,8,rep,packed,name=fix_cpus,json=fixCpus,proto3" json:"fix_cpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1804,6 +1809,13 @@ func (x *TuneRequest) GetFixOnly() bool {
 func (x *TuneRequest) GetAddrs() []string {
 	if x != nil {
 		return x.Addrs
+	}
+	return nil
+}
+
+func (x *TuneRequest) GetFixCpus() []int32 {
+	if x != nil {
+		return x.FixCpus
 	}
 	return nil
 }
@@ -5481,7 +5493,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12\x12\n" +
-	"\x04note\x18\x04 \x01(\tR\x04note\"\xd7\x01\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\"\xf2\x01\n" +
 	"\vTuneRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x18\n" +
 	"\athreads\x18\x02 \x01(\x05R\athreads\x12!\n" +
@@ -5492,7 +5504,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\vfix_classes\x18\x05 \x03(\tR\n" +
 	"fixClasses\x12\x19\n" +
 	"\bfix_only\x18\x06 \x01(\bR\afixOnly\x12\x14\n" +
-	"\x05addrs\x18\a \x03(\tR\x05addrs\"\xed\x02\n" +
+	"\x05addrs\x18\a \x03(\tR\x05addrs\x12\x19\n" +
+	"\bfix_cpus\x18\b \x03(\x05R\afixCpus\"\xed\x02\n" +
 	"\fTuneResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x18\n" +
 	"\ajournal\x18\x02 \x01(\tR\ajournal\x12\x1b\n" +

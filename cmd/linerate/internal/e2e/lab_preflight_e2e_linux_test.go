@@ -118,8 +118,9 @@ func TestLabRunPreflightStrict(t *testing.T) {
 	pid := irqbalanceBanningAll(t)
 	name := fmt.Sprintf("p%d", os.Getpid()%10000)
 	res, _ := labRunFails(t, bin, name, "--count", "1000", "--preflight", "strict")
+	finding := fmt.Sprintf("irqbalance pid %d runs: data0 has no queue IRQs to ban", pid)
 	evidence := fmt.Sprintf("irqbalance pid %d: /proc/%d/cmdline:", pid, pid)
-	for _, want := range []string{"--preflight strict:", "(no host was leased)", "  s1: irqbalance: " + evidence, "  r1: irqbalance: " + evidence, "fix: systemctl stop irqbalance"} {
+	for _, want := range []string{"--preflight strict:", "(no host was leased)", "  s1: irqbalance: " + finding, "  r1: irqbalance: " + finding, evidence, "fix: systemctl stop irqbalance"} {
 		if !strings.Contains(res.Error, want) {
 			t.Errorf("error lacks %q:\n%s", want, res.Error)
 		}
@@ -190,7 +191,7 @@ func TestLabAgentPreflightFix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tu, err := c.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, FixClasses: []string{"rps"}, FixOnly: true})
+		tu, err := c.Tune(ctx, &lineratev1.TuneRequest{LeaseId: l.LeaseId, FixClasses: []string{"rps"}, FixOnly: true, FixCpus: []int32{1}})
 		return l.LeaseId, tu.GetFixed(), err
 	}
 	lease, fixed, err := fix(c)
