@@ -37,9 +37,16 @@ type env struct {
 	fwErr error
 }
 
-// newEnv reads what every check shares. Only a missing interface is an
-// error: everything else a check cannot read is that check's evidence.
+// newEnv checks the options (the role defaults to both) and reads what
+// every check and fix shares. Only a bad option or a missing interface is
+// an error: everything else a check cannot read is that check's evidence.
 func newEnv(h Host, o Options) (*env, error) {
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
+	}
+	if o.Role == "" {
+		o.Role = RoleBoth
+	}
 	e := &env{h: h, o: o, addrs: o.Addrs}
 	if _, err := h.Root.Stat("/sys/class/net/" + o.Iface); err != nil {
 		return nil, fmt.Errorf("doctor %s: %w: /sys/class/net/%s: %v", o.Iface, topology.ErrNoInterface, o.Iface, err)

@@ -100,12 +100,6 @@ func Fix(ctx context.Context, h Host, o Options, fo FixOptions) ([]Applied, erro
 			return nil, fmt.Errorf("doctor fix: %w", err)
 		}
 	}
-	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("doctor fix: %w", err)
-	}
-	if o.Role == "" {
-		o.Role = RoleBoth
-	}
 	e, err := newEnv(h, o)
 	if err != nil {
 		return nil, err

@@ -44,18 +44,12 @@ func IDs() []string {
 // or a missing interface is an error; a check that cannot read its
 // evidence says so in its verdict.
 func Run(ctx context.Context, h Host, o Options) (*Report, error) {
-	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("doctor: %w", err)
-	}
-	if o.Role == "" {
-		o.Role = RoleBoth
-	}
 	e, err := newEnv(h, o)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
-	rep := &Report{Host: o.Host, Iface: o.Iface, Role: o.Role, FrameSize: o.FrameSize, CPUs: e.cpus.CPUs(), Checks: []Check{}}
+	rep := &Report{Host: o.Host, Iface: o.Iface, Role: e.o.Role, FrameSize: o.FrameSize, CPUs: e.cpus.CPUs(), Checks: []Check{}}
 	for _, c := range checks {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("doctor %s: %w", o.Iface, err)
