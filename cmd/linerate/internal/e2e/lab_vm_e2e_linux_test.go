@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,9 +172,16 @@ func TestLabVMHosts(t *testing.T) {
 				t.Errorf("%s→%s: %d samples of %d received (%d negative) on clock %s ±%.0f µs: want every packet timed on estimated clocks with a bound",
 					f.Sender, f.Receiver, s.Samples, f.Received, s.Negative, l.Clock, l.ClockErrorUs)
 			}
-			if tol := l.ClockErrorUs + p50[f.Sender]; math.Abs(s.P50Us-d) > tol {
-				t.Errorf("%s→%s: p50 %.0f µs through a %s netem: want %.0f ± %.0f µs (its bound %.0f + the undelayed p50 %.0f)",
-					f.Sender, f.Receiver, s.P50Us, vmDelay, d, tol, l.ClockErrorUs, p50[f.Sender])
+			// The netem's delay, as the clocks' bound lets it be seen: no
+			// delay shorter than it less the bound, and the shortest no
+			// longer than it plus the bound and the undelayed path's p50.
+			// (The shortest, not the median: a TCG guest's netem timer
+			// and the fan-in's queue add milliseconds to the median under
+			// load, delays that were really there; CI saw a p50 of 27.4 ms
+			// through 20 ms.)
+			if lo, hi := d-l.ClockErrorUs, d+l.ClockErrorUs+p50[f.Sender]; s.MinUs < lo || s.MinUs > hi || s.P50Us < lo {
+				t.Errorf("%s→%s: min %.0f µs, p50 %.0f µs through a %s netem: want the shortest within %.0f–%.0f µs (its bound %.0f, the undelayed p50 %.0f) and the median above it",
+					f.Sender, f.Receiver, s.MinUs, s.P50Us, vmDelay, lo, hi, l.ClockErrorUs, p50[f.Sender])
 			}
 			r := f.RTT
 			if r == nil || r.Latency == nil {
@@ -550,8 +556,8 @@ func TestLabVMShaped(t *testing.T) {
 		f := res.Flows[0]
 		drops := res.Lab.Drops()
 		if f.Lost == 0 || f.Lost != drops || f.LostNetwork != f.Lost || f.Sent != f.Received+f.Lost {
-			t.Errorf("sent %d received %d lost %d (network %d), switch dropped %d: want lost > 0, all of it the switch's",
-				f.Sent, f.Received, f.Lost, f.LostNetwork, drops)
+			t.Errorf("sent %d received %d lost %d (network %d), switch dropped %d: want lost > 0, all of it the switch's; ports %+v",
+				f.Sent, f.Received, f.Lost, f.LostNetwork, drops, res.Lab.SwitchPorts)
 		}
 		var qdisc uint64
 		for _, p := range res.Lab.SwitchPorts {
