@@ -50,3 +50,36 @@ func TestMonoOffset(t *testing.T) {
 		t.Errorf("offset %d puts CLOCK_MONOTONIC's now at %s, the wall clock says %s (%s apart)", off, got, now, d)
 	}
 }
+
+// A reading preempted between its realtime reads is passed over for a
+// tight one; the first good one ends the search; an error is returned.
+func TestBestOffset(t *testing.T) {
+	readings := [][3]int64{
+		{1000, 10, 5_001_000}, // preempted 5 ms: midpoint off by 2.5 ms
+		{6_000_000, 5_000_500, 6_003_000}, // 3 µs: still too wide
+		{7_000_000, 6_000_000, 7_000_300}, // good: ends it
+		{9, 9, 9},
+	}
+	i := 0
+	off, err := bestOffset(func() (int64, int64, int64, error) {
+		r := readings[i]
+		i++
+		return r[0], r[1], r[2], nil
+	})
+	if err != nil || off != 7_000_150-6_000_000 || i != 3 {
+		t.Errorf("offset %d after %d readings (%v), want %d after 3", off, i, err, 7_000_150-6_000_000)
+	}
+	// Every reading wide: the narrowest wins, after offsetTries.
+	i = 0
+	off, _ = bestOffset(func() (int64, int64, int64, error) {
+		i++
+		w := int64(1_000_000 - i*1000)
+		return 0, 0, w, nil
+	})
+	if i != offsetTries || off != (1_000_000-int64(offsetTries)*1000)/2 {
+		t.Errorf("offset %d after %d readings, want the narrowest's after %d", off, i, offsetTries)
+	}
+	if _, err := bestOffset(func() (int64, int64, int64, error) { return 0, 0, 0, os.ErrPermission }); err == nil {
+		t.Error("a failed read: want its error")
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/linerate/linerate/pktgen"
 )
 
 // xdpMethod counts in an XDP program (see xdpProgram); Go reads its maps.
@@ -390,14 +392,11 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 }
 
 // monoToRealtime is CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns: what
-// turns the program's bpf_ktime_get_ns() into Unix time. The realtime
-// read sits between two monotonic ones; their mean is taken.
+// turns the program's bpf_ktime_get_ns() into Unix time
+// (pktgen.MonoOffset; 0 where it cannot be read, which Linux always can).
 func monoToRealtime() int64 {
-	var m1, r, m2 unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m1)
-	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &r)
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &m2)
-	return r.Nano() - (m1.Nano()+m2.Nano())/2
+	off, _ := pktgen.MonoOffset()
+	return off
 }
 
 // slotCounts sums the CPUs' counters of slot (streamCounts.add: max_seq
