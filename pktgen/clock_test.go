@@ -55,7 +55,7 @@ func TestMonoOffset(t *testing.T) {
 // tight one; the first good one ends the search; an error is returned.
 func TestBestOffset(t *testing.T) {
 	readings := [][3]int64{
-		{1000, 10, 5_001_000}, // preempted 5 ms: midpoint off by 2.5 ms
+		{1000, 10, 5_001_000},             // preempted 5 ms: midpoint off by 2.5 ms
 		{6_000_000, 5_000_500, 6_003_000}, // 3 µs: still too wide
 		{7_000_000, 6_000_000, 7_000_300}, // good: ends it
 		{9, 9, 9},
