@@ -25,9 +25,10 @@ const netemDelay = 20 * time.Millisecond
 // xmit_mode queue_xmit so that its frames pass the qdisc) through a veth
 // whose egress netem delays every frame by 20 ms, into `linerate recv
 // --clock same-host` on the peer, with each receive method. Every packet
-// has a delay; none is shorter than netem's D less 10 µs, and the median
-// lies within D + 10 % + 50 µs (pktgen stamps a paced frame before its
-// pacing wait, up to one gap early: 200 µs at 5 kpps, inside that).
+// has a delay; none is shorter than netem's D less 10 µs, the shortest
+// is within D + 10 % + 50 µs (pktgen stamps a paced frame before its
+// pacing wait, up to one gap early: 200 µs at 5 kpps, inside that), and
+// the median within D + 25 %.
 func TestGuestLatencyNetem(t *testing.T) {
 	mac := guestVeth(t)
 	l, err := netlink.LinkByName("lrsd0")
@@ -60,8 +61,12 @@ func TestGuestLatencyNetem(t *testing.T) {
 			if s.Samples != count || s.Negative != 0 || s.Absurd != 0 || lat.Clock != latency.SameHost {
 				t.Errorf("latency %+v on %s: want %d samples on one clock", s, lat.Clock, count)
 			}
-			if s.MinUs < d-10 || s.P50Us < d || s.P50Us > 1.1*d+50 {
-				t.Errorf("netem %v: min %v µs, p50 %v µs; want min ≥ %v, p50 in [%v, %v]", netemDelay, s.MinUs, s.P50Us, d-10, d, 1.1*d+50)
+			// The shortest delay is netem's D to within 10 %: that is the
+			// measurement's accuracy. The median may carry more: a TCG
+			// guest under load wakes netem's timer and the AF_PACKET
+			// reader late (CI saw 23.8 ms through 20 ms), real delays.
+			if s.MinUs < d-10 || s.MinUs > 1.1*d+50 || s.P50Us < d || s.P50Us > 1.25*d {
+				t.Errorf("netem %v: min %v µs, p50 %v µs; want min in [%v, %v], p50 in [%v, %v]", netemDelay, s.MinUs, s.P50Us, d-10, 1.1*d+50, d, 1.25*d)
 			}
 		})
 	}
