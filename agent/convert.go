@@ -157,6 +157,13 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = pktgen.XmitMode(p.XmitMode)
 	c.AllowFallback = p.AllowFallback
+	c.Flows, c.FlowLen = int(p.Flows), int(p.FlowLen)
+	if p.QueueMapMin != nil {
+		c.HasQueueMap, c.QueueMapMin, c.QueueMapMax = true, int(*p.QueueMapMin), int(p.QueueMapMax)
+	}
+	if p.NodeAlloc {
+		c.HasNode, c.Node = true, pktgen.NodeOfDevice
+	}
 	for _, e := range p.Imix { // the wire's sizes are without FCS
 		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size) + pktgen.FCSBytes, Weight: int(e.Weight)})
 	}
@@ -200,6 +207,13 @@ func senderConfigToProto(c *pktgen.Config, backend pktgen.BackendName) *linerate
 		v := uint32(c.VLANID)
 		p.VlanId = &v
 	}
+	p.Flows, p.FlowLen = int32(c.Flows), int32(c.FlowLen)
+	if c.HasQueueMap {
+		lo := uint32(c.QueueMapMin)
+		p.QueueMapMin, p.QueueMapMax = &lo, uint32(c.QueueMapMax)
+	}
+	// A node of its own is the device's, as the agent reads it.
+	p.NodeAlloc = c.HasNode
 	for _, e := range c.IMIX {
 		p.Imix = append(p.Imix, &lineratev1.ImixEntry{Size: int32(e.PktSize()), Weight: int32(e.Weight)})
 	}

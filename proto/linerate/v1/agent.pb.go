@@ -2341,8 +2341,9 @@ type ArmRequest struct {
 	// dropping them after counting.
 	Pass bool `protobuf:"varint,4,opt,name=pass,proto3" json:"pass,omitempty"`
 	// How many copies of each sequence number are expected per stream: 1
-	// (0 = the default) for exact accounting; a sender with clone_skb c or
-	// burst b sends c+1 or b copies, which are then not duplicates.
+	// (0 = the default) for exact accounting; a kernel pktgen sender with
+	// clone_skb c (c >= 1) and burst b sends each sequence max(c,1) × max(b,1)
+	// times (pktgen.Config.Copies), which are then not duplicates.
 	Repeats uint32 `protobuf:"varint,5,opt,name=repeats,proto3" json:"repeats,omitempty"`
 	// Ignored since receivers track a sliding window per stream (window):
 	// was the highest sequence tracked. Kept so that old coordinators'
@@ -3774,7 +3775,21 @@ type SenderConfig struct {
 	// Per-thread packets per second (one per CPU, each at least 1), instead
 	// of rate_pps and delay_ns: a flow's rate split over its threads with
 	// the remainder on the first ones, so that they send exactly its rate.
-	RatesPps      []uint64 `protobuf:"varint,31,rep,packed,name=rates_pps,json=ratesPps,proto3" json:"rates_pps,omitempty"`
+	RatesPps []uint64 `protobuf:"varint,31,rep,packed,name=rates_pps,json=ratesPps,proto3" json:"rates_pps,omitempty"`
+	// pktgen's flow table (the kernel backend only): flows concurrent flows
+	// of flow_len packets each, each flow its own walk of the UDP port
+	// ranges; 0 = none.
+	Flows   int32 `protobuf:"varint,40,opt,name=flows,proto3" json:"flows,omitempty"`
+	FlowLen int32 `protobuf:"varint,41,opt,name=flow_len,json=flowLen,proto3" json:"flow_len,omitempty"`
+	// TX queue range every thread sends on, in turn (queue_map_min and
+	// queue_map_max, the kernel backend only), instead of queues: at most
+	// the device's TX queues less one (INVALID_ARGUMENT beyond them).
+	QueueMapMin *uint32 `protobuf:"varint,42,opt,name=queue_map_min,json=queueMapMin,proto3,oneof" json:"queue_map_min,omitempty"`
+	QueueMapMax uint32  `protobuf:"varint,43,opt,name=queue_map_max,json=queueMapMax,proto3" json:"queue_map_max,omitempty"`
+	// Allocate the frames on the NUMA node of the interface, as the agent
+	// read it (pktgen's node and flag NODE or NODE_ALLOC, the kernel backend
+	// only); FAILED_PRECONDITION on a host whose interface has no node.
+	NodeAlloc     bool `protobuf:"varint,44,opt,name=node_alloc,json=nodeAlloc,proto3" json:"node_alloc,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4024,6 +4039,41 @@ func (x *SenderConfig) GetRatesPps() []uint64 {
 		return x.RatesPps
 	}
 	return nil
+}
+
+func (x *SenderConfig) GetFlows() int32 {
+	if x != nil {
+		return x.Flows
+	}
+	return 0
+}
+
+func (x *SenderConfig) GetFlowLen() int32 {
+	if x != nil {
+		return x.FlowLen
+	}
+	return 0
+}
+
+func (x *SenderConfig) GetQueueMapMin() uint32 {
+	if x != nil && x.QueueMapMin != nil {
+		return *x.QueueMapMin
+	}
+	return 0
+}
+
+func (x *SenderConfig) GetQueueMapMax() uint32 {
+	if x != nil {
+		return x.QueueMapMax
+	}
+	return 0
+}
+
+func (x *SenderConfig) GetNodeAlloc() bool {
+	if x != nil {
+		return x.NodeAlloc
+	}
+	return false
 }
 
 // ImixEntry is one frame size (without FCS) of an internet mix.
@@ -5671,7 +5721,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03rtt\x18\x03 \x01(\v2\x16.linerate.v1.RttStreamR\x03rtt\":\n" +
 	"\tRttStream\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\rR\x04port\x12\x19\n" +
-	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xb3\a\n" +
+	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xe2\b\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -5705,9 +5755,16 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"thread_dst\x18\x1d \x03(\v2\x17.linerate.v1.ThreadDestR\tthreadDst\x12*\n" +
 	"\x04imix\x18\x1e \x03(\v2\x16.linerate.v1.ImixEntryR\x04imix\x12\x1b\n" +
-	"\trates_pps\x18\x1f \x03(\x04R\bratesPpsB\n" +
+	"\trates_pps\x18\x1f \x03(\x04R\bratesPps\x12\x14\n" +
+	"\x05flows\x18( \x01(\x05R\x05flows\x12\x19\n" +
+	"\bflow_len\x18) \x01(\x05R\aflowLen\x12'\n" +
+	"\rqueue_map_min\x18* \x01(\rH\x01R\vqueueMapMin\x88\x01\x01\x12\"\n" +
+	"\rqueue_map_max\x18+ \x01(\rR\vqueueMapMax\x12\x1d\n" +
 	"\n" +
-	"\b_vlan_id\"7\n" +
+	"node_alloc\x18, \x01(\bR\tnodeAllocB\n" +
+	"\n" +
+	"\b_vlan_idB\x10\n" +
+	"\x0e_queue_map_min\"7\n" +
 	"\tImixEntry\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x05R\x04size\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x05R\x06weight\".\n" +
