@@ -50,6 +50,19 @@ type Spec struct {
 	// Preflight is what the run does with the hosts' checks:
 	// PreflightWarn (default), PreflightStrict or PreflightFix.
 	Preflight Preflight
+
+	// Kernel pktgen's surface beyond one frame per packet (surface.go):
+	// Burst and CloneSkb repeat each sequence number on purpose (the
+	// receivers count the run with repeats: Copies), UDPSrcMin to
+	// UDPSrcMax is the source port range every stream walks (so that a
+	// receiver's RSS spreads it over its queues), QueueMapMin to
+	// QueueMapMax (with HasQueueMap) the TX queue range every thread
+	// sends on in turn, NodeAlloc allocates the frames on the NUMA node
+	// of each sender's NIC.
+	Burst, CloneSkb          int
+	UDPSrcMin, UDPSrcMax     int
+	QueueMapMin, QueueMapMax int
+	HasQueueMap, NodeAlloc   bool
 }
 
 // Defaults for a Spec's zero fields.
@@ -127,6 +140,9 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("backend %w", err)
 	}
 	if err := s.checkXmitMode(); err != nil {
+		return err
+	}
+	if err := s.checkSurface(); err != nil {
 		return err
 	}
 	if s.Method == "" {
