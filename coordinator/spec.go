@@ -139,10 +139,7 @@ func (s *Spec) Validate() error {
 	if err := s.Backend.Check(); err != nil {
 		return fmt.Errorf("backend %w", err)
 	}
-	if err := s.checkXmitMode(); err != nil {
-		return err
-	}
-	if err := s.checkSurface(); err != nil {
+	if err := s.CheckSurface(); err != nil {
 		return err
 	}
 	if s.Method == "" {
@@ -196,7 +193,7 @@ func (s *Spec) checkXmitMode() error {
 	case "", pktgen.XmitStart:
 		return nil
 	case pktgen.XmitQueue:
-		if s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
+		if s.Backend != "" && s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
 			return fmt.Errorf("xmit mode %s: kernel pktgen only (backend %s or %s); backend %s transmits on the device as %s does", s.XmitMode, pktgen.BackendKernel, pktgen.BackendAuto, s.Backend, pktgen.XmitStart)
 		}
 		return nil

@@ -52,9 +52,14 @@ func (s *Spec) Copies() int {
 // burstUnit is the packets a thread's count is a multiple of: its burst.
 func (s *Spec) burstUnit() uint64 { return uint64(max(s.Burst, 1)) }
 
-// checkSurface refuses, naming the input and what would be valid, what
-// the spec alone tells pktgen cannot do.
-func (s *Spec) checkSurface() error {
+// CheckSurface refuses, naming the input and what would be valid, what
+// the spec alone tells pktgen cannot do of its xmit mode and surface, for
+// its backend (pktgen.BackendAuto: "" is taken as it). A campaign's spec
+// checks its trials' with it.
+func (s *Spec) CheckSurface() error {
+	if err := s.checkXmitMode(); err != nil {
+		return err
+	}
 	if s.Burst < 0 || s.Burst > 65535 {
 		return fmt.Errorf("burst %d: want 1 to 65535 (0: 1)", s.Burst)
 	}
@@ -69,7 +74,7 @@ func (s *Spec) checkSurface() error {
 		set  bool
 	}{{"burst", s.Burst > 1}, {"clone_skb", s.CloneSkb > 0}, {"queue_map", s.HasQueueMap}, {"node_alloc", s.NodeAlloc}}
 	for _, k := range kernelOnly {
-		if k.set && s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
+		if k.set && s.Backend != "" && s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
 			return fmt.Errorf("%s: kernel pktgen only (backend %s or %s); backend %s sends every frame once, on the queue of its CPU, from its own memory", k.name, pktgen.BackendKernel, pktgen.BackendAuto, s.Backend)
 		}
 	}

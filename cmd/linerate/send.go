@@ -199,7 +199,11 @@ func sendError(err error) error {
 	return err
 }
 
-func portRange(name, s string) (int, int, error) {
+func portRange(name, s string) (int, int, error) { return numRange(name, s, "port", 65534) }
+
+// numRange parses flag name's "A" or "A-B", 0 <= A <= B <= top; what
+// names one number in the error ("port", "queue").
+func numRange(name, s, what string, top int) (int, int, error) {
 	lo, hi, isRange := strings.Cut(s, "-")
 	a, err1 := strconv.Atoi(lo)
 	b := a
@@ -207,8 +211,8 @@ func portRange(name, s string) (int, int, error) {
 	if isRange {
 		b, err2 = strconv.Atoi(hi)
 	}
-	if err1 != nil || err2 != nil || a < 0 || b > 65534 || a > b {
-		return 0, 0, usagef("%s %q: want a port or a range A-B within 0-65534", name, s)
+	if err1 != nil || err2 != nil || a < 0 || b > top || a > b {
+		return 0, 0, usagef("%s %q: want a %s or a range A-B within 0-%d", name, s, what, top)
 	}
 	return a, b, nil
 }
