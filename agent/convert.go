@@ -484,7 +484,7 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) (tuneOptions, error) {
 // be refused as given.
 func armOptionsFromProto(req *lineratev1.ArmRequest) (receiver.Options, error) {
 	o := receiver.Options{
-		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
+		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), SeqStride: int(req.SeqStride), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges), Latency: receiver.LatencyMode(req.Latency),
 	}
 	for i, p := range req.ReflectPorts {

@@ -16,7 +16,8 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 	}
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
 		LeaseId: n.lease, Method: string(st.spec.Method),
-		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window, Repeats: uint32(st.spec.Copies()),
+		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
+		Repeats: uint32(st.spec.Copies()), SeqStride: uint32(st.spec.Copies()),
 		ClockCorrections: st.corrections(n),
 		Latency:          string(st.receiverLatency()), ReflectPorts: st.reflectPorts(n),
 	})

@@ -104,6 +104,9 @@ func sizeReceiver(spec Spec, flows []streamLoad) receiverSize {
 		z.Streams += len(flows) // each flow's latency stream
 	}
 	z.MaxStreams = min(z.Streams+streamMargin(z.Streams), maxReceiverStreams)
+	// Copies count in steps of their number (SeqStride): fewer bits of
+	// sequence, a narrower window the receiver can place.
+	z.Window = min(z.Window, recv.StrideWindow(z.Repeats, z.Repeats))
 	return z
 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/linerate/linerate/pktgen"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
-	recv "github.com/linerate/linerate/receiver"
 )
 
 // Kernel pktgen's surface beyond one frame per packet, as a run sets it:
@@ -42,6 +41,11 @@ import (
 // clone_skb without skb sharing, a node on a NIC without one, a queue
 // beyond the device's).
 
+// maxCopies bounds Copies: the receivers count sequences in steps of the
+// copies, and beyond this the bits left cannot place even their
+// narrowest window (receiver.StrideWindow).
+const maxCopies = 8192
+
 // Copies is how many times every sequence number is sent
 // (pktgen.Config.Copies): 1 without burst and clone_skb.
 func (s *Spec) Copies() int {
@@ -63,11 +67,11 @@ func (s *Spec) CheckSurface() error {
 	if s.Burst < 0 || s.Burst > 65535 {
 		return fmt.Errorf("burst %d: want 1 to 65535 (0: 1)", s.Burst)
 	}
-	if s.CloneSkb < 0 || s.CloneSkb > recv.MaxRepeats {
-		return fmt.Errorf("clone_skb %d: want 0 to %d", s.CloneSkb, recv.MaxRepeats)
+	if s.CloneSkb < 0 || s.CloneSkb > maxCopies {
+		return fmt.Errorf("clone_skb %d: want 0 to %d", s.CloneSkb, maxCopies)
 	}
-	if c := s.Copies(); c > recv.MaxRepeats {
-		return fmt.Errorf("burst %d × clone_skb %d: %d copies of each sequence: want at most %d (the receivers' repeat counters)", s.Burst, s.CloneSkb, c, recv.MaxRepeats)
+	if c := s.Copies(); c > maxCopies || c&(c-1) != 0 {
+		return fmt.Errorf("burst %d × clone_skb %d: %d copies of each frame: want a power of two up to %d (pktgen numbers every frame it sends: the receivers count its sequence in steps of the copies, exactly across its 32-bit wrap only when they divide 2^32)", max(s.Burst, 1), max(s.CloneSkb, 1), c, maxCopies)
 	}
 	kernelOnly := []struct {
 		name string

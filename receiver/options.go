@@ -155,6 +155,15 @@ type Options struct {
 	// pktgen's clone_skb+1, or its burst. Up to Repeats copies of a
 	// sequence are not duplicates. Default 1.
 	Repeats int
+	// SeqStride is how far a sender's sequence advances from one frame
+	// it builds to the next (a power of two up to MaxRepeats; 0 means 1):
+	// kernel pktgen numbers every frame it sends, so a frame sent R times
+	// (clone_skb, burst) carries the sequence of its first copy and the
+	// next one R more. The receiver counts a wire sequence w as
+	// (w + SeqStride - 1) / SeqStride (pktgen's first sequence 1, 1+R,
+	// 1+2R, ... as 1, 2, 3, ...), so that a stream's max_seq and missing
+	// are in frames built, not frames sent. Default 1.
+	SeqStride int
 	// Window is how many of a stream's sequences are tracked one by one
 	// (a power of two, MinWindow to MaxWindow): the newest Window
 	// sequences, roughly, as a ring of 64-bit words (see seqwindow.go).
@@ -261,6 +270,9 @@ func (o Options) withDefaults() (Options, error) {
 		window, _ := orField(n.Window, "Window")
 		return o, fmt.Errorf("%w: %s %d: want a power of two from %d to %d sequences", ErrOptions, window, o.Window, MinWindow, MaxWindow)
 	}
+	if err := o.checkStride(); err != nil {
+		return o, err
+	}
 	streams, given := orField(n.MaxStreams, "MaxStreams")
 	if o.MaxStreams == 0 && !given {
 		o.MaxStreams = DefaultMaxStreams
@@ -323,6 +335,38 @@ func (o Options) checkReflect() error {
 		return fmt.Errorf("%w: %s: port 0: want UDP ports 1 to 65535", ErrOptions, name)
 	}
 	return nil
+}
+
+// checkStride refuses a SeqStride that is not a power of two up to
+// MaxRepeats, or one whose shorter counted sequences (32 - log2 bits)
+// could not place a window this wide on its lap (geometry.unwrap: the
+// head lags the stream by up to the window plus headStep words, which
+// must stay within half the words a counted sequence tells apart).
+func (o *Options) checkStride() error {
+	if o.SeqStride == 0 {
+		o.SeqStride = 1
+	}
+	if o.SeqStride < 1 || o.SeqStride > MaxRepeats || o.SeqStride&(o.SeqStride-1) != 0 {
+		return fmt.Errorf("%w: SeqStride %d: want a power of two from 1 to %d", ErrOptions, o.SeqStride, MaxRepeats)
+	}
+	if top := StrideWindow(o.Repeats, o.SeqStride); o.Window > top {
+		return fmt.Errorf("%w: SeqStride %d with a window of %d sequences: the stride leaves %d bits of sequence: want a window of at most %d, or a smaller stride",
+			ErrOptions, o.SeqStride, o.Window, 32-newGeometry(o.Window, o.Repeats).withStride(o.SeqStride).stride, top)
+	}
+	return nil
+}
+
+// StrideWindow is the widest window (at most MaxWindow; 0: none fits)
+// whose streams a receiver can still place on their lap with sequences
+// of stride (Options.SeqStride) and repeats copies each.
+func StrideWindow(repeats, stride int) uint64 {
+	for w := uint64(MaxWindow); w >= MinWindow; w >>= 1 {
+		g := newGeometry(w, repeats).withStride(stride)
+		if g.words()+headStep < 1<<(g.wireBits()-1) {
+			return w
+		}
+	}
+	return 0
 }
 
 // SeqStateBytes is the memory the sequence windows of o take at most,

@@ -76,7 +76,7 @@ func (x *xdpMethod) startConsume() {
 // newXDP creates the maps (an eviction ring buffer of ring bytes) and
 // loads the program; it reads no eviction records yet.
 func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
-	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats), wins: make([]*window, o.MaxStreams),
+	x := &xdpMethod{o: o, g: newGeometry(o.Window, o.Repeats).withStride(o.SeqStride), wins: make([]*window, o.MaxStreams),
 		drained: make(chan struct{}, 1), consumed: make(chan struct{})}
 	defer func() {
 		if err != nil {

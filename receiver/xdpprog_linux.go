@@ -527,6 +527,14 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R6, asm.R9, udpHdr+4, asm.Word),
 		asm.HostTo(asm.BE, asm.R6, asm.Word),
 	)
+	if k := p.g.stride; k > 0 {
+		// The sequence it counts as (geometry.wire): 32-bit arithmetic,
+		// so that it wraps with the wire's.
+		add(
+			asm.Add.Imm32(asm.R6, int32(1)<<k-1),
+			asm.RSh.Imm32(asm.R6, int32(k)),
+		)
+	}
 	if p.lat >= 0 {
 		// The send time: tv_sec·10^6 + tv_usec.
 		add(

@@ -2342,8 +2342,9 @@ type ArmRequest struct {
 	Pass bool `protobuf:"varint,4,opt,name=pass,proto3" json:"pass,omitempty"`
 	// How many copies of each sequence number are expected per stream: 1
 	// (0 = the default) for exact accounting; a kernel pktgen sender with
-	// clone_skb c (c >= 1) and burst b sends each sequence max(c,1) × max(b,1)
-	// times (pktgen.Config.Copies), which are then not duplicates.
+	// clone_skb c and burst b sends each built frame max(c,1) × max(b,1)
+	// times (pktgen.Config.Copies), which are then not duplicates (with
+	// seq_stride the same).
 	Repeats uint32 `protobuf:"varint,5,opt,name=repeats,proto3" json:"repeats,omitempty"`
 	// Ignored since receivers track a sliding window per stream (window):
 	// was the highest sequence tracked. Kept so that old coordinators'
@@ -2374,7 +2375,12 @@ type ArmRequest struct {
 	// they came from once counted (a round trip's latency stream: Ethernet
 	// and IP addresses and UDP ports swapped, XDP_TX). Only the xdp method
 	// can; at most 1024 ports.
-	ReflectPorts  []uint32 `protobuf:"varint,12,rep,packed,name=reflect_ports,json=reflectPorts,proto3" json:"reflect_ports,omitempty"`
+	ReflectPorts []uint32 `protobuf:"varint,12,rep,packed,name=reflect_ports,json=reflectPorts,proto3" json:"reflect_ports,omitempty"`
+	// How far a sender's sequence advances from one built frame to the
+	// next (receiver.Options.SeqStride: kernel pktgen numbers every frame
+	// it sends, so with repeats r it advances by r): a power of two up to
+	// 32768; 0 = 1.
+	SeqStride     uint32 `protobuf:"varint,20,opt,name=seq_stride,json=seqStride,proto3" json:"seq_stride,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2492,6 +2498,13 @@ func (x *ArmRequest) GetReflectPorts() []uint32 {
 		return x.ReflectPorts
 	}
 	return nil
+}
+
+func (x *ArmRequest) GetSeqStride() uint32 {
+	if x != nil {
+		return x.SeqStride
+	}
+	return 0
 }
 
 // ClockCorrection is added to the delays of the streams to dst_port.
@@ -5596,7 +5609,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x128\n" +
-	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\x8c\x03\n" +
+	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\xab\x03\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -5613,7 +5626,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x11clock_corrections\x18\n" +
 	" \x03(\v2\x1c.linerate.v1.ClockCorrectionR\x10clockCorrections\x12\x18\n" +
 	"\alatency\x18\v \x01(\tR\alatency\x12#\n" +
-	"\rreflect_ports\x18\f \x03(\rR\freflectPorts\"C\n" +
+	"\rreflect_ports\x18\f \x03(\rR\freflectPorts\x12\x1d\n" +
+	"\n" +
+	"seq_stride\x18\x14 \x01(\rR\tseqStride\"C\n" +
 	"\x0fClockCorrection\x12\x19\n" +
 	"\bdst_port\x18\x01 \x01(\rR\adstPort\x12\x15\n" +
 	"\x06add_ns\x18\x02 \x01(\x03R\x05addNs\"\xb2\x01\n" +
