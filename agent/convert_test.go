@@ -42,6 +42,7 @@ func TestSenderConfigRoundTrip(t *testing.T) {
 		SrcMin: netip.MustParseAddr("198.18.0.11"), SrcPerThread: true, DstMAC: mac("02:00:00:00:00:02"), SrcMAC: mac("02:00:00:00:00:01"),
 		UDPSrcMin: 1000, UDPSrcMax: 1006, UDPDstMin: 9, UDPDstMax: 9, HasVLAN: true, VLANID: 0, VLANPrio: 3,
 		Queues: []int{0, 1}, Flags: []string{"UDPCSUM", "!NO_TIMESTAMP"}, XmitMode: pktgen.XmitQueue, AllowFallback: true,
+		Flows: 4, FlowLen: 8, HasQueueMap: true, QueueMapMin: 1, QueueMapMax: 3, HasNode: true, Node: pktgen.NodeOfDevice,
 		IMIX:      pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}},
 		ThreadDst: []pktgen.Dest{{Addr: netip.MustParseAddr("198.18.0.101"), MAC: mac("02:00:00:00:01:01")}},
 	}

@@ -48,11 +48,8 @@ func (c *Config) KernelCheck(f *Features, d DeviceFacts) error {
 		errs = append(errs, cfgErr("xmit_mode", "%s: this kernel's pktgen refuses it on %s: want %s", XmitQueue, c.Device, XmitStart))
 	}
 	if c.wantsNode() {
-		switch err := c.nodeRefusal(f.NodeFlag, d.NUMANode); {
-		case err != nil:
+		if err := c.nodeRefusal(f.NodeFlag, d.NUMANode); err != nil {
 			errs = append(errs, err)
-		case c.HasNode && c.Node != d.NUMANode:
-			errs = append(errs, cfgErr("node", "%d: %s is on node %d: want %d", c.Node, c.Device, d.NUMANode, d.NUMANode))
 		}
 	}
 	top := -1
