@@ -152,8 +152,9 @@ type Options struct {
 	// magic always pass. AF_PACKET only taps: packets always continue.
 	Pass bool
 	// Repeats is how many copies of one sequence number are expected:
-	// pktgen's clone_skb+1, or its burst. Up to Repeats copies of a
-	// sequence are not duplicates. Default 1.
+	// kernel pktgen's clone_skb times its burst (each at least 1; with
+	// SeqStride the same). Up to Repeats copies of a sequence are not
+	// duplicates. Default 1.
 	Repeats int
 	// SeqStride is how far a sender's sequence advances from one frame
 	// it builds to the next (a power of two up to MaxRepeats; 0 means 1):
@@ -217,7 +218,7 @@ type Options struct {
 // its own), so its zero is checked as a value rather than taken as the
 // default; Window's zero stays the default, which depends on Repeats.
 type Names struct {
-	Iface, Method, Repeats, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
+	Iface, Method, Repeats, SeqStride, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
 	// Duration and UntilIdle name Count's Until.
 	Duration, UntilIdle string
 }
@@ -346,12 +347,20 @@ func (o *Options) checkStride() error {
 	if o.SeqStride == 0 {
 		o.SeqStride = 1
 	}
+	name, _ := orField(o.Names.SeqStride, "SeqStride")
 	if o.SeqStride < 1 || o.SeqStride > MaxRepeats || o.SeqStride&(o.SeqStride-1) != 0 {
-		return fmt.Errorf("%w: SeqStride %d: want a power of two from 1 to %d", ErrOptions, o.SeqStride, MaxRepeats)
+		return fmt.Errorf("%w: %s %d: want a power of two from 1 to %d", ErrOptions, name, o.SeqStride, MaxRepeats)
+	}
+	if StrideWindow(o.Repeats, o.SeqStride) == 0 {
+		most := o.SeqStride
+		for most > 1 && StrideWindow(o.Repeats, most) == 0 {
+			most >>= 1
+		}
+		return fmt.Errorf("%w: %s %d: the stride leaves too few bits of sequence for any window: want at most %d", ErrOptions, name, o.SeqStride, most)
 	}
 	if top := StrideWindow(o.Repeats, o.SeqStride); o.Window > top {
-		return fmt.Errorf("%w: SeqStride %d with a window of %d sequences: the stride leaves %d bits of sequence: want a window of at most %d, or a smaller stride",
-			ErrOptions, o.SeqStride, o.Window, 32-newGeometry(o.Window, o.Repeats).withStride(o.SeqStride).stride, top)
+		return fmt.Errorf("%w: %s %d with a window of %d sequences: the stride leaves %d bits of sequence: want a window of at most %d, or a smaller stride",
+			ErrOptions, name, o.SeqStride, o.Window, 32-newGeometry(o.Window, o.Repeats).withStride(o.SeqStride).stride, top)
 	}
 	return nil
 }

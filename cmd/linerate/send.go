@@ -54,7 +54,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.IntVar(&f.threads, "threads", 0, "number of threads (default: one per planned NIC queue)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU list for the threads, e.g. 2-5 (instead of --threads)")
 	fl.IntVar(&f.burst, "burst", 1, "packets per xmit call (xmit_more); devices without skb sharing refuse > 1")
-	fl.IntVar(&f.cloneSkb, "clone-skb", 0, "send each skb this many extra times (repeats sequence numbers)")
+	fl.IntVar(&f.cloneSkb, "clone-skb", 0, "send each built frame this many times (0 and 1: once; the receiver counts them with --repeats and --seq-stride of clone_skb × burst)")
 	fl.BoolVar(&f.allowFallback, "allow-fallback", false, "fall back to burst 1 / clone-skb 0 when the device refuses them")
 	fl.StringVar(&f.udpSrc, "udp-src", "9", "UDP source port or range A-B (a range spreads flows over RSS queues)")
 	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
