@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
@@ -59,7 +58,11 @@ func checkVMSurface(t *testing.T, run vmRun, bin string, flags []string) {
 		checkSurfaceBooks(t, res, 2, len(vmNode1))
 	})
 	t.Run("queue-map-refused", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		// Refused at configure, in seconds: the test's own deadline bounds it.
+		ctx, cancel := context.WithCancel(context.Background())
+		if d, ok := t.Deadline(); ok {
+			ctx, cancel = context.WithDeadline(context.Background(), d)
+		}
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...),
 			"--senders", "s1", "--receivers", "r1", "--count", strconv.Itoa(vmSurfaceCount), "--rate", vmRate, "--queue-map", "0-7")...)
