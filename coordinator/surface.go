@@ -9,14 +9,17 @@ import (
 
 // Kernel pktgen's surface beyond one frame per packet, as a run sets it:
 //
-//   - Burst and CloneSkb send each sequence number several times on
-//     purpose (Copies: clone_skb times each built skb, burst times each
-//     transmit call). The receivers are armed with that many repeats, so
-//     that no planned copy is a duplicate; the books count frames on the
-//     wire on both sides: a sender's count is every copy (pktgen's own
-//     count), and a receiver's every copy it got, so sent = count (a
-//     multiple of the burst: pktgen sends whole bursts) and an exact run
-//     has received = sent and count / Copies distinct sequences a thread.
+//   - Burst and CloneSkb send each built frame several times on purpose
+//     (Copies: clone_skb times each built skb, burst times each transmit
+//     call), its first copy's sequence on each; pktgen numbers every
+//     frame it sends, so the next built frame's sequence is Copies more.
+//     The receivers are armed with Repeats and SeqStride of Copies, so
+//     that no planned copy is a duplicate and a stream's sequences count
+//     built frames; the books count frames on the wire on both sides: a
+//     sender's count is every copy (pktgen's own count), and a
+//     receiver's every copy it got, so sent = count (a multiple of the
+//     burst: pktgen sends whole bursts) and an exact run has received =
+//     sent and count / Copies built frames (max_seq) a thread.
 //   - UDPSrcMin to UDPSrcMax is the UDP source port range every stream
 //     walks, frame by frame. A receiver's RSS (or a multiqueue tap's flow
 //     hash) hashes the ports with the addresses, so one stream's frames
