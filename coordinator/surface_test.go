@@ -121,6 +121,9 @@ func TestRunArmsRepeats(t *testing.T) {
 	if err != nil || res.Status != StatusOK {
 		t.Fatalf("%v: status %s %s %v", err, res.Status, res.Error, res.Warnings)
 	}
+	if res.Copies != 8 {
+		t.Errorf("result's copies %d, want 8", res.Copies)
+	}
 	r1 := agents[len(agents)-1]
 	if r1.armed == nil || r1.armed.Repeats != 8 || r1.armed.SeqStride != 8 {
 		t.Errorf("armed with %v, want repeats and a sequence stride of 8", r1.armed)

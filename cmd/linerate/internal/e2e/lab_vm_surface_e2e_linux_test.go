@@ -92,6 +92,9 @@ func checkSurfaceBooks(t *testing.T, res *coordinator.Result, copies, threads in
 		t.Errorf("flow %s→%s: sent %d received %d lost %d duplicates %d: want %d each way, none lost or duplicated", f.Sender, f.Receiver,
 			f.Sent, f.Received, f.Lost, f.Duplicates, vmSurfaceCount)
 	}
+	if res.Copies != copies {
+		t.Errorf("result's copies %d, want %d", res.Copies, copies)
+	}
 	built := uint64(vmSurfaceCount / threads / copies)
 	if len(f.StreamDetail) != threads {
 		t.Errorf("%d streams, want %d (one per sender thread)", len(f.StreamDetail), threads)
