@@ -162,6 +162,8 @@ func (b requestBounds) arm(r *lineratev1.ArmRequest) error {
 		return failf(ErrInvalid, "iface %q: longer than an interface name (%d characters)", r.Iface, maxIfaceName)
 	case r.Repeats > receiver.MaxRepeats:
 		return failf(ErrInvalid, "repeats %d: want 0 (1) to %d", r.Repeats, receiver.MaxRepeats)
+	case r.SeqStride > receiver.MaxRepeats:
+		return failf(ErrInvalid, "seq_stride %d: want 0 (1) or a power of two up to %d", r.SeqStride, receiver.MaxRepeats)
 	case r.MaxStreams > receiver.MaxStreamsLimit:
 		return failf(ErrInvalid, "max_streams %d: want 0 (the default, %d) to %d", r.MaxStreams, receiver.DefaultMaxStreams, receiver.MaxStreamsLimit)
 	case r.MaxRanges > receiver.MaxRangesLimit:

@@ -56,7 +56,7 @@ type configured struct {
 // name). The destination and its MAC are
 // the coordinator's to give (Describe's nic.mac), never the neighbour
 // table's.
-func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) (*configured, error) {
+func (c *configurer) prepare(ctx context.Context, cfg pktgen.Config, backendName pktgen.BackendName) (*configured, error) {
 	if err := checkIface("config.device", cfg.Device, c.iface); err != nil {
 		return nil, err
 	}
@@ -75,10 +75,19 @@ func (c *configurer) prepare(cfg pktgen.Config, backendName pktgen.BackendName) 
 		be, _, err := chooseBackend(backendName, device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit})
 		return be, err
 	}
+	facts := c.deviceFacts()
+	if err := resolveNode(&cfg, facts); err != nil {
+		return nil, err
+	}
 	host := sendHost{link: c.inv.link, check: c.frames.check, place: c.tunedPlaces}
 	out, be, warnings, err := compose(sendInput{cfg: cfg, choose: choose, names: configNames}, host)
 	if err != nil {
 		return nil, err
+	}
+	if be.Name() == pktgen.BackendKernel {
+		if err := checkKernel(ctx, out, be, facts); err != nil {
+			return nil, err
+		}
 	}
 	return &configured{cfg: *out, backend: be, warnings: warnings}, nil
 }

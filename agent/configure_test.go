@@ -34,7 +34,7 @@ func TestConfigureDefaultSource(t *testing.T) {
 		cfg.Device, cfg.DstMin, cfg.PktSize = tc.dev, netip.MustParseAddr(tc.dst), 80 // room for IPv6
 		// An agent on that interface.
 		c.iface = tc.dev
-		got, err := c.prepare(cfg, "")
+		got, err := c.prepare(context.Background(), cfg, "")
 		if err != nil {
 			t.Errorf("%s to %s: %v", tc.dev, tc.dst, err)
 			continue
@@ -46,10 +46,10 @@ func TestConfigureDefaultSource(t *testing.T) {
 	cfg := sendConfig()
 	cfg.Device, cfg.DstMin = "v6ll", netip.MustParseAddr("2001:db8::2")
 	c.iface = "v6ll"
-	_, err := c.prepare(cfg, "")
+	_, err := c.prepare(context.Background(), cfg, "")
 	wantKind(t, err, ErrInvalid, "config.src_min: missing, and v6ll has no address of the destination's family", "only a link-local IPv6 source")
 	cfg.Device, c.iface = "nope", "nope"
-	_, err = c.prepare(cfg, "")
+	_, err = c.prepare(context.Background(), cfg, "")
 	wantKind(t, err, ErrHost, "config.device nope: no such interface", "no such interface")
 }
 
@@ -57,7 +57,7 @@ func TestConfigurePrepare(t *testing.T) {
 	c := configHost(t)
 	cfg := sendConfig()
 	cfg.Device, cfg.CPUs = "", nil
-	got, err := c.prepare(cfg, "")
+	got, err := c.prepare(context.Background(), cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,26 +65,26 @@ func TestConfigurePrepare(t *testing.T) {
 		t.Errorf("defaults untuned: %+v", got)
 	}
 	c.tuner.cpus, c.tuner.queues = []int{2, 3}, []int{0, 1}
-	if got, err := c.prepare(cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{2, 3}) || !slices.Equal(got.cfg.Queues, []int{0, 1}) || len(got.warnings) != 0 {
+	if got, err := c.prepare(context.Background(), cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{2, 3}) || !slices.Equal(got.cfg.Queues, []int{0, 1}) || len(got.warnings) != 0 {
 		t.Errorf("defaults tuned: %+v %v, want the tuned CPUs and queues", got, err)
 	}
 
 	bad := sendConfig()
 	bad.DstMin = netip.Addr{}
-	_, err = c.prepare(bad, "")
+	_, err = c.prepare(context.Background(), bad, "")
 	wantKind(t, err, ErrInvalid, "config.dst_min: missing", "no destination")
 	bad = sendConfig()
 	bad.DstMAC = nil
-	_, err = c.prepare(bad, "")
+	_, err = c.prepare(context.Background(), bad, "")
 	wantKind(t, err, ErrInvalid, "config.dst_mac: missing", "no destination MAC")
 	bad = sendConfig()
 	bad.PktSize = 1
-	_, err = c.prepare(bad, "")
+	_, err = c.prepare(context.Background(), bad, "")
 	wantKind(t, err, ErrInvalid, "", "a frame too small")
 
 	bad = sendConfig()
 	bad.PktSize = 1600
-	_, err = c.prepare(bad, "")
+	_, err = c.prepare(context.Background(), bad, "")
 	wantKind(t, err, ErrInvalid, "config.pkt_size 1600: want 60-1514 (frame without FCS; 58 bytes of headers and the pktgen header, MTU 1500)", "a frame over the interface's MTU")
 
 	// An imix's sizes count their FCS (pktgen.IMIXEntry): a 1518-byte
@@ -93,22 +93,22 @@ func TestConfigurePrepare(t *testing.T) {
 	c.backend = kernelNamed{}
 	mix := sendConfig()
 	mix.PktSize, mix.IMIX = 0, pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 570, Weight: 4}, {Size: 1518, Weight: 1}}
-	if _, err := c.prepare(mix, ""); err != nil {
+	if _, err := c.prepare(context.Background(), mix, ""); err != nil {
 		t.Errorf("an imix up to 1518 bytes with FCS at MTU 1500: %v", err)
 	}
 	mix.IMIX = pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 1519, Weight: 1}}
-	_, err = c.prepare(mix, "")
+	_, err = c.prepare(context.Background(), mix, "")
 	wantKind(t, err, ErrInvalid, "config.imix[1] 1519: want 64-1518 (Ethernet frame with FCS; 62 bytes of headers and the pktgen header, MTU 1500)", "an imix frame over the interface's MTU")
 
 	// An agent with a generator of its own sends with it whatever the
 	// name; without one, a name it does not know is refused with the
 	// valid ones.
 	c.backend = countingBackend{}
-	if got, err := c.prepare(sendConfig(), "null"); err != nil || got.backend.Name() != "counting" {
+	if got, err := c.prepare(context.Background(), sendConfig(), "null"); err != nil || got.backend.Name() != "counting" {
 		t.Errorf("its own generator, named null: %+v %v", got, err)
 	}
 	c.backend = nil
-	_, err = c.prepare(sendConfig(), "warp")
+	_, err = c.prepare(context.Background(), sendConfig(), "warp")
 	wantKind(t, err, ErrInvalid, `config.backend: unknown backend "warp": valid backends are auto, kernel, xdp, afpacket and userspace`, "an unknown backend")
 }
 
@@ -142,7 +142,7 @@ func TestConfigureTunedQueues(t *testing.T) {
 	cfg.CPUs, cfg.Count, cfg.Counts = nil, 0, pktgen.SplitCount(1001, 4)
 
 	c.backend = pktgen.NewKernel(testLog(t))
-	got, err := c.prepare(cfg, "")
+	got, err := c.prepare(context.Background(), cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestConfigureTunedQueues(t *testing.T) {
 
 	c.backend = countingBackend{}
 	cfg.Counts = pktgen.SplitCount(1001, 2)
-	got, err = c.prepare(cfg, "")
+	got, err = c.prepare(context.Background(), cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestConfigureTunedQueues(t *testing.T) {
 	}
 	// Queues the caller gave are kept, on the distinct tuned CPUs.
 	cfg.Queues = []int{3, 2}
-	if got, err = c.prepare(cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{0, 1}) || !slices.Equal(got.cfg.Queues, []int{3, 2}) {
+	if got, err = c.prepare(context.Background(), cfg, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{0, 1}) || !slices.Equal(got.cfg.Queues, []int{3, 2}) {
 		t.Errorf("given queues: %+v %v", got, err)
 	}
 }

@@ -157,6 +157,13 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = pktgen.XmitMode(p.XmitMode)
 	c.AllowFallback = p.AllowFallback
+	c.Flows, c.FlowLen = int(p.Flows), int(p.FlowLen)
+	if p.QueueMapMin != nil {
+		c.HasQueueMap, c.QueueMapMin, c.QueueMapMax = true, int(*p.QueueMapMin), int(p.QueueMapMax)
+	}
+	if p.NodeAlloc {
+		c.HasNode, c.Node = true, pktgen.NodeOfDevice
+	}
 	for _, e := range p.Imix { // the wire's sizes are without FCS
 		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size) + pktgen.FCSBytes, Weight: int(e.Weight)})
 	}
@@ -200,6 +207,13 @@ func senderConfigToProto(c *pktgen.Config, backend pktgen.BackendName) *linerate
 		v := uint32(c.VLANID)
 		p.VlanId = &v
 	}
+	p.Flows, p.FlowLen = int32(c.Flows), int32(c.FlowLen)
+	if c.HasQueueMap {
+		lo := uint32(c.QueueMapMin)
+		p.QueueMapMin, p.QueueMapMax = &lo, uint32(c.QueueMapMax)
+	}
+	// A node of its own is the device's, as the agent reads it.
+	p.NodeAlloc = c.HasNode
 	for _, e := range c.IMIX {
 		p.Imix = append(p.Imix, &lineratev1.ImixEntry{Size: int32(e.PktSize()), Weight: int32(e.Weight)})
 	}
@@ -254,6 +268,9 @@ func streamToProto(s receiver.StreamReport) *lineratev1.StreamReport {
 	}
 	for _, m := range s.MissingRanges {
 		ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
+	}
+	for _, q := range s.Queues {
+		ps.Queues = append(ps.Queues, &lineratev1.QueuePackets{Queue: q.Queue, Packets: q.Packets})
 	}
 	return ps
 }
@@ -470,7 +487,7 @@ func tuneOptionsFromProto(req *lineratev1.TuneRequest) (tuneOptions, error) {
 // be refused as given.
 func armOptionsFromProto(req *lineratev1.ArmRequest) (receiver.Options, error) {
 	o := receiver.Options{
-		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), Window: req.Window,
+		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), SeqStride: int(req.SeqStride), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges), Latency: receiver.LatencyMode(req.Latency),
 	}
 	for i, p := range req.ReflectPorts {

@@ -103,7 +103,7 @@ func TestFrameRails(t *testing.T) {
 			c := railHost(t, tc.frames)
 			cfg := sendConfig()
 			tc.edit(&cfg)
-			got, err := c.prepare(cfg, "")
+			got, err := c.prepare(context.Background(), cfg, "")
 			if tc.kind == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -129,10 +129,10 @@ func TestConfigureDevice(t *testing.T) {
 	c := railHost(t, frameRails{})
 	cfg := sendConfig()
 	cfg.Device = "eth0"
-	_, err := c.prepare(cfg, "")
+	_, err := c.prepare(context.Background(), cfg, "")
 	wantCodeOf(t, err, ErrInvalid, codes.InvalidArgument, `config.device "eth0": this agent owns only its --iface data0`, "another device")
 	cfg.Device = ""
-	got, err := c.prepare(cfg, "")
+	got, err := c.prepare(context.Background(), cfg, "")
 	if err != nil || got.cfg.Device != "data0" {
 		t.Errorf("no device: %+v %v, want data0", got, err)
 	}

@@ -246,7 +246,7 @@ func (s *service) configure(ctx context.Context, id string, cfg pktgen.Config, b
 	if err := s.mgmt.checkRequest(ctx, "configure", useSend); err != nil {
 		return nil, err
 	}
-	c, err := s.conf.prepare(cfg, backend)
+	c, err := s.conf.prepare(ctx, cfg, backend)
 	if err != nil {
 		return nil, err
 	}

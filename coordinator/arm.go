@@ -17,6 +17,7 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
 		LeaseId: n.lease, Method: string(st.spec.Method),
 		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
+		Repeats: uint32(st.spec.Copies()), SeqStride: uint32(st.spec.Copies()),
 		ClockCorrections: st.corrections(n),
 		Latency:          string(st.receiverLatency()), ReflectPorts: st.reflectPorts(n),
 	})
@@ -75,5 +76,5 @@ func (st *runState) perFlow(n *node, beforeTune bool) int {
 			slots = max(slots, n.nic.queues) // one device per queue it will tune
 		}
 	}
-	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, slots, st.spec.Rate, st.spec.Count)
+	return threadsPerFlow(st.spec.Threads, len(st.flowsOf(n)), tuned, slots, st.spec.Rate, st.spec.Count/st.spec.burstUnit())
 }

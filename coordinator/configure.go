@@ -74,13 +74,14 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		n.host.Warnings = append(n.host.Warnings, fmt.Sprintf("rate %d pps per flow: %d threads, not one per each of %d tuned queues (at least 1 pps per thread)", st.spec.Rate, perFlow, len(slots)))
 	}
 	p := sendPlan{
-		threads:  planThreads(flows, perFlow, slots, st.spec.Count, st.spec.Rate),
+		threads:  planThreads(flows, perFlow, slots, st.spec.Count, st.spec.burstUnit(), st.spec.Rate),
 		frame:    st.spec.FrameSize - pktgen.FCSBytes,
 		imix:     st.spec.IMIX,
 		duration: st.spec.Duration,
 		port:     uint32(st.portOf(n.m.Name)),
 		backend:  st.spec.Backend,
 		xmit:     st.spec.XmitMode,
+		surface:  st.spec.surface(),
 	}
 	n.flowOf = p.threads.flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]
@@ -150,8 +151,8 @@ func (st *runState) checkThreads(_ context.Context, n *node) error {
 // offers it) on a host the run tunes. A userspace backend runs one thread
 // per CPU.
 func (st *runState) perQueue(n *node) bool {
-	if st.spec.NoTune || !n.nic.queueIRQs {
-		return false
+	if st.spec.NoTune || !n.nic.queueIRQs || st.spec.HasQueueMap {
+		return false // a queue map: every thread sends on its range
 	}
 	return st.spec.Backend == pktgen.BackendKernel || (st.spec.Backend == pktgen.BackendAuto && n.nic.kernelPktgen)
 }

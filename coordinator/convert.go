@@ -148,6 +148,7 @@ type sendPlan struct {
 	port     uint32     // UDP destination port of all its streams
 	backend  pktgen.BackendName
 	xmit     pktgen.XmitMode
+	surface  surface // burst, clone_skb, source ports, queue map, node
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -181,6 +182,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)
 	}
+	p.surface.into(cfg)
 	for _, d := range p.perDst {
 		cfg.ThreadDst = append(cfg.ThreadDst, &lineratev1.ThreadDest{Ip: d.ip.String(), Mac: d.mac})
 	}
@@ -251,6 +253,9 @@ func streamReportOf(s *lineratev1.StreamReport) (recv.StreamReport, error) {
 	}
 	for _, m := range s.MissingRanges {
 		rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
+	}
+	for _, q := range s.Queues {
+		rs.Queues = append(rs.Queues, recv.QueuePackets{Queue: q.Queue, Packets: q.Packets})
 	}
 	if rs.Latency, err = latencyFromProto(s.Latency); err != nil {
 		return recv.StreamReport{}, fmt.Errorf(".latency: %w", err)

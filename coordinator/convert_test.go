@@ -204,7 +204,7 @@ func unsetIf(zero bool, path string) []string {
 
 func TestSenderConfig(t *testing.T) {
 	p := sendPlan{
-		threads: planThreads([]int{0, 1}, 1, []pktgen.Slot{{CPU: 2, Queue: 0}, {CPU: 4, Queue: 1}}, 100, 1000),
+		threads: planThreads([]int{0, 1}, 1, []pktgen.Slot{{CPU: 2, Queue: 0}, {CPU: 4, Queue: 1}}, 100, 1, 1000),
 		frame:   60, imix: pktgen.IMIX{{Size: 64, Weight: 7}, {Size: 1518, Weight: 1}}, duration: time.Second, port: 10001, backend: "kernel",
 		dst:    endpoint{ip: netip.MustParseAddr("198.18.0.101"), mac: "02:00:00:00:01:01"},
 		perDst: []endpoint{{netip.MustParseAddr("198.18.0.101"), "m1"}, {netip.MustParseAddr("198.18.0.102"), "m2"}},

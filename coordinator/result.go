@@ -43,6 +43,11 @@ type Result struct {
 	FrameSize   int          `json:"frame_size"`
 	IMIX        pktgen.IMIX  `json:"imix,omitempty"`     // the mix sent instead of frame_size
 	RatePPS     uint64       `json:"rate_pps,omitempty"` // offered per flow; 0 = as fast as possible
+	// Copies is how many times each built frame was sent (kernel
+	// pktgen's burst × clone_skb: Spec.Copies; absent: once): sent and
+	// received count every copy, a stream's max_seq and missing its
+	// built frames.
+	Copies int `json:"copies,omitempty"`
 	// Latency is what the run timed (absent from documents that predate
 	// it: one way).
 	Latency  LatencyMode `json:"latency_mode,omitempty"`

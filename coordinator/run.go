@@ -75,6 +75,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		r: r, spec: spec, pairs: pairs, nodes: map[string]*node{},
 		res: &Result{RunID: newRunID(), Pattern: spec.Pattern, FrameSize: spec.FrameSize, IMIX: spec.IMIX, RatePPS: spec.Rate, Latency: spec.Latency, Started: time.Now().UTC()},
 	}
+	if c := spec.Copies(); c > 1 {
+		st.res.Copies = c
+	}
 	st.log = r.Log.With("run", st.res.RunID)
 	st.phase.Store(PhaseDiscover)
 

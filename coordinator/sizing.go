@@ -47,6 +47,8 @@ type receiverSize struct {
 	// fits), "rate", "line rate" or "default" (unpaced over links of
 	// unknown speed).
 	From string
+	// Repeats is the copies of each sequence the senders send (Spec.Copies).
+	Repeats int
 }
 
 // Bytes is the sequence state the receiver allocates for z, by the
@@ -54,7 +56,7 @@ type receiverSize struct {
 // words per slot of the table; the XDP method allocates all of it up
 // front, AF_PACKET per stream as streams appear).
 func (z receiverSize) Bytes() uint64 {
-	b, err := recv.Options{MaxStreams: z.MaxStreams, Window: z.Window}.SeqStateBytes()
+	b, err := recv.Options{MaxStreams: z.MaxStreams, Window: z.Window, Repeats: max(z.Repeats, 1)}.SeqStateBytes()
 	if err != nil { // out of the receiver's range: check refuses it first
 		return 0
 	}
@@ -89,7 +91,7 @@ func loadsTo(pairs []Pair, receiver string, of func(sender string) (threads int,
 // link — or its whole count when that is less; with 1/16 to spare,
 // rounded up to a power of two, minWindow to maxWindow.
 func sizeReceiver(spec Spec, flows []streamLoad) receiverSize {
-	var z receiverSize
+	z := receiverSize{Repeats: spec.Copies()}
 	for _, f := range flows {
 		threads := max(f.Threads, 1)
 		z.Streams += threads
@@ -102,6 +104,9 @@ func sizeReceiver(spec Spec, flows []streamLoad) receiverSize {
 		z.Streams += len(flows) // each flow's latency stream
 	}
 	z.MaxStreams = min(z.Streams+streamMargin(z.Streams), maxReceiverStreams)
+	// Copies count in steps of their number (SeqStride): fewer bits of
+	// sequence, a narrower window the receiver can place.
+	z.Window = min(z.Window, recv.StrideWindow(z.Repeats, z.Repeats))
 	return z
 }
 
@@ -123,6 +128,7 @@ func streamWindow(spec Spec, threads int, linkMbps int64) (uint64, string) {
 			need, from = c, "count"
 		}
 	}
+	need /= float64(spec.Copies()) // the window holds sequences, each sent Copies times
 	if need == 0 {
 		return defaultWindow, from
 	}

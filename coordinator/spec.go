@@ -50,6 +50,19 @@ type Spec struct {
 	// Preflight is what the run does with the hosts' checks:
 	// PreflightWarn (default), PreflightStrict or PreflightFix.
 	Preflight Preflight
+
+	// Kernel pktgen's surface beyond one frame per packet (surface.go):
+	// Burst and CloneSkb repeat each sequence number on purpose (the
+	// receivers count the run with repeats: Copies), UDPSrcMin to
+	// UDPSrcMax is the source port range every stream walks (so that a
+	// receiver's RSS spreads it over its queues), QueueMapMin to
+	// QueueMapMax (with HasQueueMap) the TX queue range every thread
+	// sends on in turn, NodeAlloc allocates the frames on the NUMA node
+	// of each sender's NIC.
+	Burst, CloneSkb          int
+	UDPSrcMin, UDPSrcMax     int
+	QueueMapMin, QueueMapMax int
+	HasQueueMap, NodeAlloc   bool
 }
 
 // Defaults for a Spec's zero fields.
@@ -126,7 +139,7 @@ func (s *Spec) Validate() error {
 	if err := s.Backend.Check(); err != nil {
 		return fmt.Errorf("backend %w", err)
 	}
-	if err := s.checkXmitMode(); err != nil {
+	if err := s.CheckSurface(); err != nil {
 		return err
 	}
 	if s.Method == "" {
@@ -180,7 +193,7 @@ func (s *Spec) checkXmitMode() error {
 	case "", pktgen.XmitStart:
 		return nil
 	case pktgen.XmitQueue:
-		if s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
+		if s.Backend != "" && s.Backend != pktgen.BackendAuto && s.Backend != pktgen.BackendKernel {
 			return fmt.Errorf("xmit mode %s: kernel pktgen only (backend %s or %s); backend %s transmits on the device as %s does", s.XmitMode, pktgen.BackendKernel, pktgen.BackendAuto, s.Backend, pktgen.XmitStart)
 		}
 		return nil

@@ -67,11 +67,12 @@ func threadLimit(name, what string, cpus, flows, perFlow, threads int) error {
 
 // planThreads lays out perFlow threads for each of flows over the slots
 // in turn: each thread's CPU, its queue (when the slots are tuned
-// queues), its flow, its share of count (none when count is 0) and its
+// queues), its flow, its share of count in whole units of unit packets
+// (a burst: pktgen sends whole ones; none when count is 0) and its
 // share of the flow's rate pps (none when 0), the remainders to the
 // first threads of each flow: the threads of a flow send together
 // exactly count packets at exactly rate.
-func planThreads(flows []int, perFlow int, slots []pktgen.Slot, count, rate uint64) threadPlan {
+func planThreads(flows []int, perFlow int, slots []pktgen.Slot, count, unit, rate uint64) threadPlan {
 	var p threadPlan
 	queued := len(slots) > 0 && slots[0].Queue >= 0
 	for fi, f := range flows {
@@ -83,7 +84,9 @@ func planThreads(flows []int, perFlow int, slots []pktgen.Slot, count, rate uint
 			}
 		}
 		if count > 0 {
-			p.counts = append(p.counts, pktgen.SplitCount(count, perFlow)...)
+			for _, n := range pktgen.SplitCount(count/unit, perFlow) {
+				p.counts = append(p.counts, n*unit)
+			}
 		}
 		if rate > 0 {
 			p.rates = append(p.rates, pktgen.SplitRate(rate, perFlow)...)

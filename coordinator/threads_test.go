@@ -11,12 +11,12 @@ import (
 func TestPlanThreads(t *testing.T) {
 	// Two flows, two threads each, over three tuned queues: flows take
 	// the slots in turn, counts and rates split with the remainder first.
-	p := planThreads([]int{4, 7}, 2, []pktgen.Slot{{CPU: 0, Queue: 0}, {CPU: 1, Queue: 1}, {CPU: 2, Queue: 2}}, 1001, 7)
+	p := planThreads([]int{4, 7}, 2, []pktgen.Slot{{CPU: 0, Queue: 0}, {CPU: 1, Queue: 1}, {CPU: 2, Queue: 2}}, 1001, 1, 7)
 	if fmt.Sprint(p.cpus, p.queues, p.flowOf, p.counts, p.rates) != "[0 1 2 0] [0 1 2 0] [4 4 7 7] [501 500 501 500] [4 3 4 3]" {
 		t.Errorf("got cpus %v queues %v flows %v counts %v rates %v", p.cpus, p.queues, p.flowOf, p.counts, p.rates)
 	}
 	// Untuned (no queues), duration run, unpaced: no queues, no counts, no rates.
-	p = planThreads([]int{0}, 3, []pktgen.Slot{{CPU: 5, Queue: -1}}, 0, 0)
+	p = planThreads([]int{0}, 3, []pktgen.Slot{{CPU: 5, Queue: -1}}, 0, 1, 0)
 	if fmt.Sprint(p.cpus, p.queues, p.flowOf, p.counts, p.rates) != "[5 5 5] [] [0 0 0] [] []" {
 		t.Errorf("got cpus %v queues %v flows %v counts %v rates %v", p.cpus, p.queues, p.flowOf, p.counts, p.rates)
 	}
@@ -31,7 +31,7 @@ func TestPlanThreadsRatesExact(t *testing.T) {
 		threads int
 		want    string
 	}{{1000, 3, "[334 333 333]"}, {7, 2, "[4 3]"}, {1, 1, "[1]"}} {
-		p := planThreads([]int{0}, tt.threads, slots, 0, tt.rate)
+		p := planThreads([]int{0}, tt.threads, slots, 0, 1, tt.rate)
 		var sum uint64
 		for _, r := range p.rates {
 			sum += r

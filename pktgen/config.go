@@ -21,6 +21,10 @@ var ErrConfig = errors.New("invalid pktgen config")
 // XmitMode is how pktgen hands its frames to the device (xmit_mode).
 type XmitMode string
 
+// NodeOfDevice is a Config's Node before the host fills in the NUMA
+// node of its device.
+const NodeOfDevice = -1
+
 // Xmit modes.
 const (
 	XmitStart        XmitMode = "start_xmit"    // driver ndo_start_xmit, bypasses the qdisc (default)
@@ -118,7 +122,10 @@ type Config struct {
 	// different CPUs may share one.
 	Queues []int
 
-	Node    int // NUMA node for allocations, with flag NODE and HasNode
+	// Node is the NUMA node for allocations, with flag NODE and HasNode;
+	// NodeOfDevice asks the host to fill in its device's node (the
+	// agent's node_alloc) before the config is validated.
+	Node    int
 	HasNode bool
 
 	Flags    []string // e.g. QUEUE_MAP_CPU, UDPSRC_RND, NO_TIMESTAMP, NODE, UDPCSUM; "!NAME" clears

@@ -212,6 +212,23 @@ func TestGuestKernelRefusals(t *testing.T) {
 	if err != nil || feats.Burst || feats.CloneSkb || !feats.QueueXmit || feats.NodeFlag != "NODE" {
 		t.Errorf("veth features on this kernel: %+v %v", feats, err)
 	}
+	// What the probe found refuses, by name, what veth cannot send (the
+	// agent's check before a send): a burst, clone_skb, a node for a
+	// device that has none.
+	for _, tc := range []struct {
+		set  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Burst = 4 }, "burst: 4: lrpg0 cannot send one skb several times"},
+		{func(c *Config) { c.CloneSkb = 2 }, "clone_skb: 2: lrpg0 cannot send one skb several times"},
+		{func(c *Config) { c.HasNode, c.Node = true, 0 }, "lrpg0 has no NUMA node"},
+	} {
+		c := guestConfig(t, "02:00:00:00:00:02")
+		tc.set(&c)
+		if err := c.KernelCheck(feats, DeviceFacts{NUMANode: -1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("veth: %v, want %q", err, tc.want)
+		}
+	}
 	noDevicesLeft(t)
 }
 

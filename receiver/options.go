@@ -152,9 +152,19 @@ type Options struct {
 	// magic always pass. AF_PACKET only taps: packets always continue.
 	Pass bool
 	// Repeats is how many copies of one sequence number are expected:
-	// pktgen's clone_skb+1, or its burst. Up to Repeats copies of a
-	// sequence are not duplicates. Default 1.
+	// kernel pktgen's clone_skb times its burst (each at least 1; with
+	// SeqStride the same). Up to Repeats copies of a sequence are not
+	// duplicates. Default 1.
 	Repeats int
+	// SeqStride is how far a sender's sequence advances from one frame
+	// it builds to the next (a power of two up to MaxRepeats; 0 means 1):
+	// kernel pktgen numbers every frame it sends, so a frame sent R times
+	// (clone_skb, burst) carries the sequence of its first copy and the
+	// next one R more. The receiver counts a wire sequence w as
+	// (w + SeqStride - 1) / SeqStride (pktgen's first sequence 1, 1+R,
+	// 1+2R, ... as 1, 2, 3, ...), so that a stream's max_seq and missing
+	// are in frames built, not frames sent. Default 1.
+	SeqStride int
 	// Window is how many of a stream's sequences are tracked one by one
 	// (a power of two, MinWindow to MaxWindow): the newest Window
 	// sequences, roughly, as a ring of 64-bit words (see seqwindow.go).
@@ -208,7 +218,7 @@ type Options struct {
 // its own), so its zero is checked as a value rather than taken as the
 // default; Window's zero stays the default, which depends on Repeats.
 type Names struct {
-	Iface, Method, Repeats, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
+	Iface, Method, Repeats, SeqStride, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
 	// Duration and UntilIdle name Count's Until.
 	Duration, UntilIdle string
 }
@@ -260,6 +270,9 @@ func (o Options) withDefaults() (Options, error) {
 	if !ValidWindow(o.Window) {
 		window, _ := orField(n.Window, "Window")
 		return o, fmt.Errorf("%w: %s %d: want a power of two from %d to %d sequences", ErrOptions, window, o.Window, MinWindow, MaxWindow)
+	}
+	if err := o.checkStride(); err != nil {
+		return o, err
 	}
 	streams, given := orField(n.MaxStreams, "MaxStreams")
 	if o.MaxStreams == 0 && !given {
@@ -314,7 +327,7 @@ func (o Options) checkReflect() error {
 	if o.Method == MethodAFPacket {
 		method, _ := orField(o.Names.Method, "Method")
 		return fmt.Errorf("%w: %s with %s %s: only the %s method can reflect (XDP_TX); give %s %s or %s",
-			ErrOptions, name, method, MethodAFPacket, MethodXDP, method, MethodXDP, MethodAuto)
+			ErrOptions, name, method, o.Method, MethodXDP, method, MethodXDP, MethodAuto)
 	}
 	if len(o.Reflect) > MaxReflectPorts {
 		return fmt.Errorf("%w: %s: %d ports, want at most %d", ErrOptions, name, len(o.Reflect), MaxReflectPorts)
@@ -323,6 +336,46 @@ func (o Options) checkReflect() error {
 		return fmt.Errorf("%w: %s: port 0: want UDP ports 1 to 65535", ErrOptions, name)
 	}
 	return nil
+}
+
+// checkStride refuses a SeqStride that is not a power of two up to
+// MaxRepeats, or one whose shorter counted sequences (32 - log2 bits)
+// could not place a window this wide on its lap (geometry.unwrap: the
+// head lags the stream by up to the window plus headStep words, which
+// must stay within half the words a counted sequence tells apart).
+func (o *Options) checkStride() error {
+	if o.SeqStride == 0 {
+		o.SeqStride = 1
+	}
+	name, _ := orField(o.Names.SeqStride, "SeqStride")
+	if o.SeqStride < 1 || o.SeqStride > MaxRepeats || o.SeqStride&(o.SeqStride-1) != 0 {
+		return fmt.Errorf("%w: %s %d: want a power of two from 1 to %d", ErrOptions, name, o.SeqStride, MaxRepeats)
+	}
+	if StrideWindow(o.Repeats, o.SeqStride) == 0 {
+		most := o.SeqStride
+		for most > 1 && StrideWindow(o.Repeats, most) == 0 {
+			most >>= 1
+		}
+		return fmt.Errorf("%w: %s %d: the stride leaves too few bits of sequence for any window: want at most %d", ErrOptions, name, o.SeqStride, most)
+	}
+	if top := StrideWindow(o.Repeats, o.SeqStride); o.Window > top {
+		return fmt.Errorf("%w: %s %d with a window of %d sequences: the stride leaves %d bits of sequence: want a window of at most %d, or a smaller stride",
+			ErrOptions, name, o.SeqStride, o.Window, 32-newGeometry(o.Window, o.Repeats).withStride(o.SeqStride).stride, top)
+	}
+	return nil
+}
+
+// StrideWindow is the widest window (at most MaxWindow; 0: none fits)
+// whose streams a receiver can still place on their lap with sequences
+// of stride (Options.SeqStride) and repeats copies each.
+func StrideWindow(repeats, stride int) uint64 {
+	for w := uint64(MaxWindow); w >= MinWindow; w >>= 1 {
+		g := newGeometry(w, repeats).withStride(stride)
+		if g.words()+headStep < 1<<(g.wireBits()-1) {
+			return w
+		}
+	}
+	return 0
 }
 
 // SeqStateBytes is the memory the sequence windows of o take at most,
@@ -361,7 +414,7 @@ func (o Options) MemoryBytes(cpus int) (uint64, error) {
 	}
 	seq := uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes()
 	runs := uint64(newRangeList(o.MaxRanges).limit) * seenRunBytes
-	perCPU := uint64(perCPUStreamBytes)
+	perCPU := uint64(perCPUStreamBytes + spreadBytes)
 	if o.Latency == LatencyOneWay {
 		perCPU += latencyBytes
 	}

@@ -67,6 +67,9 @@ type geometry struct {
 	shift   uint   // log2 of the sequences per word: 5 (bits) or 1 (two 16-bit counters)
 	mask    uint64 // words per window - 1
 	repeats uint64
+	// stride is log2 of Options.SeqStride: a wire sequence w is counted
+	// as (w + SeqStride - 1) >> stride (wire), which has 32 - stride bits.
+	stride uint
 }
 
 // seq outcomes of one packet.
@@ -88,6 +91,24 @@ func newGeometry(window uint64, repeats int) geometry {
 	return g
 }
 
+// withStride is g counting sequences that advance by stride (a power of
+// two, Options.SeqStride) from one sent frame to the next.
+func (g geometry) withStride(stride int) geometry {
+	g.stride = 0
+	for 1<<g.stride < stride {
+		g.stride++
+	}
+	return g
+}
+
+// wire is the sequence a frame's 32-bit wire sequence counts as: with a
+// stride of 2^k, (w + 2^k - 1) >> k, so that pktgen's first sequence 1
+// and every 2^k-th after it (1, 1+2^k, ...) count as 1, 2, ..., modulo
+// 2^(32-k) across the wire's own wrap (2^k divides 2^32).
+func (g geometry) wire(w uint32) uint32 {
+	return (w + 1<<g.stride - 1) >> g.stride
+}
+
 // words is the number of 64-bit words of one window.
 func (g geometry) words() uint64 { return g.mask + 1 }
 
@@ -96,7 +117,7 @@ func (g geometry) bytes() uint64 { return g.words() * 8 }
 
 // wireBits is how many bits of a word's absolute index a 32-bit wire
 // sequence carries.
-func (g geometry) wireBits() uint { return 32 - g.shift }
+func (g geometry) wireBits() uint { return 32 - g.stride - g.shift }
 
 // headStep is how far (in words) a recorded word may pass the stream's
 // head before it becomes the head: the head lags the stream by at most

@@ -147,7 +147,7 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 
 // newTable makes a table for options already through withDefaults.
 func newTable(o Options) *Table {
-	g := newGeometry(o.Window, o.Repeats)
+	g := newGeometry(o.Window, o.Repeats).withStride(o.SeqStride)
 	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges,
 		latency: o.Latency == LatencyOneWay, clock: o.Clock, clockErrUs: o.ClockErrorUs, corr: o.ClockCorrections}, o.MaxStreams)
 }
@@ -247,13 +247,14 @@ func (t *Table) lookup4(b []byte, addrs uint64, port uint16) *stream {
 // count updates stream s for one packet with wire sequence wire.
 func (t *Table) count(s *stream, wire uint32) {
 	s.Received++
+	wire = t.g.wire(wire)
 	win := s.win
 	head := win.head.Load()
 	// Fast path: the next sequence in order, within the word of the one
 	// before (geometry.mark's case of the same tag and a clear bit), and
 	// on the head's lap (this table's max_seq is not behind the stream by
 	// a multiple of 2^32: the unwrap would agree).
-	if sq := s.MaxSeq + 1; t.g.shift == 5 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
+	if sq := s.MaxSeq + 1; t.g.shift == 5 && t.g.stride == 0 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
 		p := &s.words[sq>>5&t.g.mask]
 		old := atomic.LoadUint64(p)
 		m := uint64(1) << (sq & 31)

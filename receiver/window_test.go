@@ -90,7 +90,30 @@ func windowCases() []tableCase {
 		{name: "repeats: lost copies are not missing, lost sequences are", opts: Options{Window: MinWindow, Repeats: 2},
 			frames: streamFrames(testFrame{}, cat(repeated(1, 10, 2), []uint32{11}, repeated(13, 20, 2))),
 			want:   []StreamReport{sr(37, 20, 0, 0, 0, 1, [2]uint64{12, 12})}},
+		{name: "pktgen's stride: each built frame 4 times, its sequence 4 on", opts: Options{Window: MinWindow, Repeats: 4, SeqStride: 4},
+			frames: streamFrames(testFrame{}, strided(1, 1000, 4, 501)),
+			want:   []StreamReport{sr(3996, 1000, 0, 0, 0, 1, [2]uint64{501, 501})}},
+		{name: "pktgen's stride across the 32-bit wrap", opts: Options{Window: MinWindow, Repeats: 4, SeqStride: 4},
+			frames: streamFrames(testFrame{}, strided(1<<30-99, 1<<30+101, 4, 0)),
+			want:   []StreamReport{sr(804, 1<<30+101, 0, 0, 0, 1<<30-100, [2]uint64{1, 1<<30 - 100})}},
 	}
+}
+
+// strided are the wire sequences of built frames first to last (counted
+// from 1) as kernel pktgen sends them with copies copies each: frame j
+// carries 1+(j-1)·copies (its first copy's number; pktgen numbers every
+// frame sent), copies times, the frame skip (0: none) not at all.
+func strided(first, last uint64, copies int, skip uint64) []uint32 {
+	var s []uint32
+	for j := first; j <= last; j++ {
+		if j == skip {
+			continue
+		}
+		for range copies {
+			s = append(s, uint32(1+(j-1)*uint64(copies)))
+		}
+	}
+	return s
 }
 
 // unbounded counts one stream with unbounded memory: what the window must

@@ -13,15 +13,15 @@ import (
 )
 
 type recvFlags struct {
-	iface               string
-	method              receiver.Method
-	duration, untilIdle time.Duration
-	repeats, maxStreams int
-	window, seqCapacity uint64
-	pass, json          bool
-	latency             receiver.LatencyMode
-	clock               latency.Clock
-	clockError          time.Duration
+	iface                          string
+	method                         receiver.Method
+	duration, untilIdle            time.Duration
+	repeats, seqStride, maxStreams int
+	window, seqCapacity            uint64
+	pass, json                     bool
+	latency                        receiver.LatencyMode
+	clock                          latency.Clock
+	clockError                     time.Duration
 }
 
 func (a *app) recvCommand() *cobra.Command {
@@ -50,7 +50,8 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long")
 	fl.DurationVar(&f.untilIdle, "until-idle", 0, "stop after this long without new test packets (once one has arrived)")
 	fl.BoolVar(&f.pass, "pass", false, "XDP: let test packets continue to the network stack instead of dropping them")
-	fl.IntVar(&f.repeats, "repeats", 1, "copies of each sequence the sender sends (pktgen clone_skb+1 or burst): not duplicates")
+	fl.IntVar(&f.repeats, "repeats", 1, "copies of each sequence the sender sends (kernel pktgen: clone_skb × burst): not duplicates")
+	fl.IntVar(&f.seqStride, "seq-stride", 1, "how far the sender's sequence advances from one built frame to the next, a power of two (kernel pktgen numbers every frame it sends: with copies, give --repeats and --seq-stride both the copies)")
 	fl.Uint64Var(&f.window, "window", 0, fmt.Sprintf("sequences per stream tracked one by one, a power of two from %d to %d (default %d, or %d with --repeats > 1); memory is --max-streams × window/4 bytes whatever the run's length, and a packet older than the window is counted late", receiver.MinWindow, receiver.MaxWindow, receiver.DefaultWindow, receiver.DefaultRepeatWindow))
 	fl.Uint64Var(&f.seqCapacity, "seq-capacity", 0, "replaced by --window")
 	_ = fl.MarkHidden("seq-capacity")
@@ -65,7 +66,7 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 
 // recvNames are how the flags name a receiver's inputs in its errors.
 var recvNames = receiver.Names{
-	Iface: "--iface", Method: "--method", Repeats: "--repeats", Window: "--window", MaxStreams: "--max-streams",
+	Iface: "--iface", Method: "--method", Repeats: "--repeats", SeqStride: "--seq-stride", Window: "--window", MaxStreams: "--max-streams",
 	Duration: "--duration", UntilIdle: "--until-idle", Latency: "--latency", Clock: "--clock",
 }
 
@@ -74,7 +75,7 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 		return usagef("--seq-capacity was replaced by --window: the receiver keeps a sliding window of sequences per stream, whatever the run's length")
 	}
 	o := receiver.Options{
-		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats,
+		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats, SeqStride: f.seqStride,
 		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"), Names: recvNames,
 		Latency: f.latency, Clock: f.clock, ClockErrorUs: float64(f.clockError) / float64(time.Microsecond),
 	}

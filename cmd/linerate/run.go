@@ -28,6 +28,8 @@ type runFlags struct {
 	senders, receivers []string
 	spec               coordinator.Spec
 	out                outputFlags
+	// udpSrc and queueMap are "A" or "A-B" ranges ("": none).
+	udpSrc, queueMap string
 }
 
 func (f *runFlags) register(fl *pflag.FlagSet) {
@@ -40,6 +42,11 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
 	fl.StringVar((*string)(&s.Backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.StringVar((*string)(&s.XmitMode), "xmit-mode", "", "kernel pktgen's xmit mode: "+string(pktgen.XmitStart)+" (default: past the senders' qdiscs) or "+string(pktgen.XmitQueue)+" (through them: a VM lab's --delay)")
+	fl.IntVar(&s.Burst, "burst", 1, "kernel pktgen: packets per transmit call, the same frame each time (xmit_more; the receivers count the copies, not as duplicates; --count a multiple of it); devices without skb sharing (veth) refuse > 1")
+	fl.IntVar(&s.CloneSkb, "clone-skb", 0, "kernel pktgen: send each built frame this many times (0 and 1: once; counted as --burst's copies are)")
+	fl.StringVar(&f.udpSrc, "udp-src", "", "UDP source port or range A-B every stream walks (default pktgen's 9): a receiver's RSS then spreads each stream over its queues")
+	fl.StringVar(&f.queueMap, "queue-map", "", "kernel pktgen: TX queue or range A-B every sender thread sends on in turn (default: the queue its CPU serves)")
+	fl.BoolVar(&s.NodeAlloc, "node-alloc", false, "kernel pktgen: allocate the frames on the NUMA node of each sender's NIC (refused where the NIC has none)")
 	fl.StringVar((*string)(&s.Method), "method", string(receiver.MethodAuto), "receiver method: "+enum.Or(receiver.Methods))
 	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
 	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")
@@ -88,6 +95,18 @@ func (f *runFlags) check() error {
 	}
 	if f.spec.RTTRate == 0 {
 		return usagef("--rtt-rate 0: want 1 to %d packets per second", latency.MaxRTTRate)
+	}
+	var err error
+	if f.udpSrc != "" {
+		if f.spec.UDPSrcMin, f.spec.UDPSrcMax, err = portRange("--udp-src", f.udpSrc); err != nil {
+			return err
+		}
+	}
+	if f.queueMap != "" {
+		f.spec.HasQueueMap = true
+		if f.spec.QueueMapMin, f.spec.QueueMapMax, err = numRange("--queue-map", f.queueMap, "queue", 65535); err != nil {
+			return err
+		}
 	}
 	return checkRateFlags(f.spec.Rate, f.spec.Threads)
 }

@@ -54,7 +54,7 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.IntVar(&f.threads, "threads", 0, "number of threads (default: one per planned NIC queue)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU list for the threads, e.g. 2-5 (instead of --threads)")
 	fl.IntVar(&f.burst, "burst", 1, "packets per xmit call (xmit_more); devices without skb sharing refuse > 1")
-	fl.IntVar(&f.cloneSkb, "clone-skb", 0, "send each skb this many extra times (repeats sequence numbers)")
+	fl.IntVar(&f.cloneSkb, "clone-skb", 0, "send each built frame this many times (0 and 1: once; the receiver counts them with --repeats and --seq-stride of clone_skb × burst)")
 	fl.BoolVar(&f.allowFallback, "allow-fallback", false, "fall back to burst 1 / clone-skb 0 when the device refuses them")
 	fl.StringVar(&f.udpSrc, "udp-src", "9", "UDP source port or range A-B (a range spreads flows over RSS queues)")
 	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
@@ -199,7 +199,11 @@ func sendError(err error) error {
 	return err
 }
 
-func portRange(name, s string) (int, int, error) {
+func portRange(name, s string) (int, int, error) { return numRange(name, s, "port", 65534) }
+
+// numRange parses flag name's "A" or "A-B", 0 <= A <= B <= top; what
+// names one number in the error ("port", "queue").
+func numRange(name, s, what string, top int) (int, int, error) {
 	lo, hi, isRange := strings.Cut(s, "-")
 	a, err1 := strconv.Atoi(lo)
 	b := a
@@ -207,8 +211,8 @@ func portRange(name, s string) (int, int, error) {
 	if isRange {
 		b, err2 = strconv.Atoi(hi)
 	}
-	if err1 != nil || err2 != nil || a < 0 || b > 65534 || a > b {
-		return 0, 0, usagef("%s %q: want a port or a range A-B within 0-65534", name, s)
+	if err1 != nil || err2 != nil || a < 0 || b > top || a > b {
+		return 0, 0, usagef("%s %q: want a %s or a range A-B within 0-%d", name, s, what, top)
 	}
 	return a, b, nil
 }

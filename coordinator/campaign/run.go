@@ -387,6 +387,7 @@ func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d ti
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
 		Latency: s.LatencyMode, RTTRate: s.RTTRate, Preflight: s.Preflight,
 	}
+	s.Pktgen.into(&run)
 	if burst > 0 {
 		run.Duration, run.Count = 0, burst
 	}

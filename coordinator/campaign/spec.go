@@ -58,6 +58,8 @@ type Spec struct {
 	// Preflight is what every trial does with its hosts' checks
 	// (coordinator.Preflight: warn, the default; strict; fix).
 	Preflight coordinator.Preflight `yaml:"preflight"`
+	// Pktgen is kernel pktgen's surface every trial sends with (pktgen.go).
+	Pktgen Pktgen `yaml:"pktgen"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -400,6 +402,9 @@ func (s *Spec) validate() error {
 		return s.errf("method", "%v", err)
 	}
 	if err := s.checkPreflight(); err != nil {
+		return err
+	}
+	if err := s.checkPktgen(); err != nil {
 		return err
 	}
 	if err := s.checkLatencyMode(); err != nil {

@@ -118,12 +118,25 @@ func TestLabVMHosts(t *testing.T) {
 		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 1)
 		checkVMDoctor(t, res)
+		// One source address and port each: every stream is one flow,
+		// on one receive queue (pktgen-surface spreads them with ports).
+		for _, s := range res.Flows[0].StreamDetail {
+			if len(s.Queues) != 1 {
+				t.Errorf("stream %s→%s: on receive queues %+v: want one (one flow hash)", s.Src, s.Dst, s.Queues)
+			}
+		}
 		restored(t, 0, "s1", "r1")
 	})
 	t.Run("fan-in", func(t *testing.T) {
 		res, raw := run(t, "--senders", "s1,s2", "--receivers", "r1", "--pattern", "fan-in", "--duration", "2s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 2)
 		restored(t, 0, hosts...)
+	})
+	// Kernel pktgen's burst, clone_skb, source port range (the RSS
+	// spread over the receiver's 4 queues), queue map and node.
+	t.Run("pktgen-surface", func(t *testing.T) {
+		checkVMSurface(t, run, bin, flags)
+		restored(t, 0, "s1", "r1")
 	})
 	// Known truth across guests. The lab's netem (--delay 20ms) is on
 	// each sender's data interface, read back in the guests; kernel
