@@ -50,7 +50,7 @@ func Open(o Options) (*Socket, error) {
 	}
 	var zcErr error
 	for _, m := range modes {
-		s, err := open(o, umem, m)
+		s, err := openWaiting(o, umem, m)
 		if err == nil {
 			s.mode = m
 			switch {
@@ -72,6 +72,28 @@ func Open(o Options) (*Socket, error) {
 		return nil, err
 	}
 	panic("unreachable")
+}
+
+// busyWait is how long Open waits for a queue that is busy (EBUSY) to be
+// released: the kernel frees a closed socket's hold on its queue in
+// deferred work (after an RCU grace period, under the rtnl lock), some
+// 10-20 ms after close here, so a socket opened right after another on
+// the same queue closed (a probe, then the run) finds it busy at first.
+const busyWait = time.Second
+
+// openWaiting is open, retried while the queue is busy, up to busyWait.
+func openWaiting(o Options, umem []byte, m Mode) (*Socket, error) {
+	deadline := time.Now().Add(busyWait)
+	for {
+		s, err := open(o, umem, m)
+		if err == nil || !errors.Is(err, unix.EBUSY) {
+			return s, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (another AF_XDP socket holds the queue: waited %v for it to be released)", err, busyWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // isRefusal tells a driver's refusal of zero-copy (to try copy mode

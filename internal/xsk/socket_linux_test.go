@@ -196,3 +196,44 @@ func TestSocketRX(t *testing.T) {
 		t.Errorf("received %d frames nobody redirected", n)
 	}
 }
+
+// TestSocketReopen: a queue is free again once its socket is closed, in
+// every mode and need_wakeup choice (Open binds afresh after a refused
+// zero-copy attempt on the same queue).
+func TestSocketReopen(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	for i, o := range []Options{
+		{TX: true}, {TX: true}, {TX: true, NeedWakeup: true}, {TX: true, Mode: ModeCopy}, {TX: true, Mode: ModeCopy}, {RX: true, TX: true},
+	} {
+		o.Ifindex = p.A.Index
+		start := time.Now()
+		err := p.A.NS.Do(func() error {
+			s, err := Open(o)
+			if err != nil {
+				return err
+			}
+			return s.Close()
+		})
+		t.Logf("open %d took %v", i, time.Since(start))
+		if err != nil {
+			t.Fatalf("open %d (%+v) on queue 0 after %d closed: %v", i, o, i, err)
+		}
+	}
+}
+
+// TestSocketBusy: a queue a live socket holds is refused after the wait,
+// with an error that says so.
+func TestSocketBusy(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	openIn(t, p.A, Options{TX: true, Mode: ModeCopy})
+	err := p.A.NS.Do(func() error {
+		s, err := Open(Options{Ifindex: p.A.Index, TX: true, Mode: ModeCopy})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "another AF_XDP socket holds the queue") {
+		t.Errorf("second socket on a held queue: %v", err)
+	}
+}
