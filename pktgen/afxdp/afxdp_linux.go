@@ -181,7 +181,7 @@ func (r *run) describe(sum *pktgen.Summary, log hclog.Logger) {
 	}
 	sum.Notes = append(sum.Notes, note)
 	if dropped > 0 {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP): counted as errors and sent again with their own sequence numbers", r.cfg.Device, dropped))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP: a full queue, a veth peer's full ring): counted as errors; their sequence numbers are gaps at the receiver", r.cfg.Device, dropped))
 	}
 	log.Info("AF_XDP sockets", "notes", sum.Notes)
 }
@@ -197,17 +197,13 @@ type thread struct {
 	// free are the UMEM addresses of frames the thread may stamp; done
 	// is the buffer completions are read into.
 	free, done []uint64
-	// seqOf is the sequence number last stamped into each UMEM frame,
-	// by frame index, to send again a frame the driver dropped.
-	seqOf []uint32
-	// resend are sequence numbers to send again.
-	resend []uint32
 	// inflight counts descriptors submitted and not yet completed.
 	inflight int
-	sent     atomic.Uint64
-	errors   atomic.Uint64
-	dropped  atomic.Uint64
-	first    time.Time
+	// completed counts frames the kernel gave back, dropped those of them
+	// the driver dropped (Kick's EBUSY): packets are their difference.
+	completed atomic.Uint64
+	dropped   atomic.Uint64
+	first     time.Time
 }
 
 func (r *run) open(i, cpu int) (engine.Thread, error) {
@@ -227,7 +223,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	}
 	n := s.Options().Frames
 	t := &thread{s: s, queue: q, dev: r.ifi.Name, frame: f, length: len(f.Bytes), batch: r.batch,
-		free: make([]uint64, 0, n), done: make([]uint64, r.ringSize), seqOf: make([]uint32, n)}
+		free: make([]uint64, 0, n), done: make([]uint64, r.ringSize)}
 	// Every frame holds the template; per frame only what Stamp changes
 	// is written.
 	for j := range n {
@@ -247,7 +243,6 @@ func (t *thread) Send(c *engine.Control) error {
 	if c.PeriodNum > 0 {
 		pacer = engine.NewPacer(c.PeriodNum, c.PeriodDen, engine.DepthFor(c.PeriodNum, c.PeriodDen, engine.CatchUp, batch))
 	}
-	frameSize := uint64(t.s.Options().FrameSize)
 	var next uint64 // sequence numbers stamped so far
 	var deadline time.Time
 	for {
@@ -260,7 +255,6 @@ func (t *thread) Send(c *engine.Control) error {
 			if c.Target > 0 {
 				pending = c.Target - next
 			}
-			pending += uint64(len(t.resend))
 		}
 		if pending == 0 {
 			// Done or stopped: wait for the kernel to complete what it
@@ -297,15 +291,8 @@ func (t *thread) Send(c *engine.Control) error {
 		}
 		for j := range k {
 			a := t.free[len(t.free)-1-j]
-			var seq uint32
-			if len(t.resend) > 0 {
-				seq, t.resend = t.resend[0], t.resend[1:]
-			} else {
-				next++
-				seq = uint32(next)
-			}
-			t.seqOf[a/frameSize] = seq
-			t.frame.Stamp(t.s.Bytes(a, t.length), seq, now)
+			next++
+			t.frame.Stamp(t.s.Bytes(a, t.length), uint32(next), now)
 			t.s.TxSet(j, a, t.length)
 		}
 		t.free = t.free[:len(t.free)-k]
@@ -318,8 +305,10 @@ func (t *thread) Send(c *engine.Control) error {
 }
 
 // reclaim kicks the kernel when the TX ring asks for it and takes back
-// completed frames: each is a packet sent, but the one a kick reported
-// dropped, which is an error to send again.
+// completed frames: each is a packet sent, but those a kick reported
+// dropped (the driver's NET_XMIT_DROP: in copy mode the kernel completes
+// the frame and returns EBUSY), each an error and a gap in the sequence
+// as in kernel pktgen's accounting.
 func (t *thread) reclaim() error {
 	dropped := false
 	if t.inflight > 0 && t.s.NeedsWakeup(xsk.TX) {
@@ -328,21 +317,26 @@ func (t *thread) reclaim() error {
 			return fmt.Errorf("send on %s queue %d: %w", t.dev, t.queue, err)
 		}
 	}
-	n := t.s.Complete(t.done)
 	if dropped {
-		t.errors.Add(1)
 		t.dropped.Add(1)
 	}
+	n := t.s.Complete(t.done)
 	if n == 0 {
 		return nil
 	}
-	t.sent.Add(uint64(n))
+	t.completed.Add(uint64(n))
 	t.free = append(t.free, t.done[:n]...)
 	t.inflight -= n
 	return nil
 }
 
-func (t *thread) Progress() (uint64, uint64) { return t.sent.Load(), t.errors.Load() }
+// Progress is the frames that left (completed, less dropped) and the
+// dropped ones.
+func (t *thread) Progress() (uint64, uint64) {
+	d := t.dropped.Load()
+	c := t.completed.Load()
+	return c - min(c, d), d
+}
 
 // First is the time stamped into the first frame (engine.Firster).
 func (t *thread) First() (time.Time, bool) { return t.first, !t.first.IsZero() }
@@ -357,4 +351,3 @@ func (t *thread) Close() error {
 	}
 	return nil
 }
-
