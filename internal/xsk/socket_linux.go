@@ -141,17 +141,17 @@ var errNoFlags = errors.New("the kernel's rings have no flags word")
 // bind makes one socket over umem and binds it with flags; on an error
 // everything but umem is undone.
 func bind(o Options, umem []byte, m Mode, flags uint16) (_ *Socket, err error) {
-	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("AF_XDP: open a socket (needs CAP_NET_RAW and a kernel with AF_XDP): %w", err)
-	}
-	s := &Socket{fd: fd, opts: o, umem: umem}
+	s := &Socket{fd: -1, opts: o, umem: umem}
 	defer func() {
-		if err != nil {
+		if err != nil && s.fd >= 0 {
 			s.closeRings()
-			unix.Close(fd)
+			unix.Close(s.fd)
 		}
 	}()
+	if s.fd, err = unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+		return nil, fmt.Errorf("AF_XDP: open a socket (needs CAP_NET_RAW and a kernel with AF_XDP): %w", err)
+	}
+	fd := s.fd
 	what := fmt.Sprintf("ifindex %d queue %d (%s)", o.Ifindex, o.Queue, m)
 	reg := unix.XDPUmemReg{Addr: uint64(uintptr(unsafe.Pointer(&umem[0]))), Len: uint64(len(umem)), Size: uint32(o.FrameSize)}
 	// Kernels before 6.8 know the struct without tx_metadata_len.

@@ -15,17 +15,16 @@ import (
 )
 
 // rxPackets is l's received-packet counter, read in its namespace.
-func rxPackets(t *testing.T, l *netns.Link) uint64 {
+func rxPackets(t *testing.T, l *netns.Link) (n uint64) {
 	t.Helper()
-	var n uint64
-	if err := l.NS.Do(func() error {
-		link, err := netlink.LinkByName(l.Name)
-		if err != nil {
-			return err
+	read := func() error {
+		link, err := netlink.LinkByIndex(l.Index)
+		if err == nil {
+			n = link.Attrs().Statistics.RxPackets
 		}
-		n = link.Attrs().Statistics.RxPackets
-		return nil
-	}); err != nil {
+		return err
+	}
+	if err := l.NS.Do(read); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -1,5 +1,3 @@
-//go:build linux
-
 package afxdp
 
 import (
@@ -18,40 +16,24 @@ import (
 	"github.com/linerate/linerate/pktgen/internal/engine"
 )
 
-func (b *Backend) log() hclog.Logger {
-	if b.Log == nil {
-		return hclog.NewNullLogger()
-	}
-	return b.Log
-}
-
 // Probe reports why the backend cannot send from iface, or nil: the
 // interface must exist and be up, and an AF_XDP socket must bind to its
 // queue 0 for transmit. Failures wrap pktgen.ErrUnsupported, ErrNoDevice
 // or ErrDeviceDown.
 func (b *Backend) Probe(iface string) error {
-	return engine.OnThread(b.ThreadInit, func() error {
-		ifi, err := lookup(iface)
-		if err != nil {
-			return err
-		}
-		s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
-		if err != nil {
-			return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
-		}
-		return s.Close()
-	})
+	return engine.OnThread(b.ThreadInit, func() error { return b.probe(iface) })
 }
 
-func lookup(iface string) (*net.Interface, error) {
-	ifi, err := net.InterfaceByName(iface)
+func (b *Backend) probe(iface string) error {
+	ifi, err := engine.Up(b.Name(), iface)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
+		return err
 	}
-	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("afxdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
+	s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
+	if err != nil {
+		return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
 	}
-	return ifi, nil
+	return s.Close()
 }
 
 // run is one Run's shared state: the interface, the wakeup choice, and
@@ -88,7 +70,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	}
 	err := engine.OnThread(b.ThreadInit, func() error {
 		var err error
-		if r.ifi, err = lookup(cfg.Device); err != nil {
+		if r.ifi, err = engine.Up(b.Name(), cfg.Device); err != nil {
 			return err
 		}
 		virtual, why := true, "its driver is unknown"
@@ -121,7 +103,10 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 			return nil, fmt.Errorf("afxdp backend: pkt_size %d: want at most %d (a UMEM frame): %w", len(f.Bytes), xsk.MaxFrameSize, pktgen.ErrConfig)
 		}
 	}
-	log := b.log().Named("afxdp").With("dev", cfg.Device)
+	log := hclog.NewNullLogger()
+	if b.Log != nil {
+		log = b.Log.Named("afxdp").With("dev", cfg.Device)
+	}
 	sum, err := engine.Run(ctx, engine.Options{
 		Backend: b.Name(), Config: &cfg, Open: r.open, Log: log,
 		Progress: progress, Interval: b.Interval, ThreadInit: b.ThreadInit,
@@ -206,12 +191,14 @@ type thread struct {
 	first     time.Time
 }
 
+// open binds thread i's socket to its queue and fills its UMEM with the
+// thread's template.
 func (r *run) open(i, cpu int) (engine.Thread, error) {
+	q := r.queueOf(i)
 	f, err := pktgen.BuildFrame(r.cfg, i, r.ifi.HardwareAddr)
 	if err != nil {
 		return nil, err
 	}
-	q := r.queueOf(i)
 	s, err := xsk.Open(xsk.Options{Ifindex: r.ifi.Index, Queue: q, TX: true, RingSize: r.ringSize, FrameSize: r.frameSize, Mode: r.mode, NeedWakeup: r.wakeup})
 	if err != nil {
 		return nil, fmt.Errorf("afxdp backend: %s queue %d: %w", r.ifi.Name, q, err)
