@@ -133,6 +133,11 @@ func TestSocketVeth(t *testing.T) {
 			if got != n {
 				t.Errorf("peer received %d frames, sent %d", got, n)
 			}
+			// Copy mode never clears the TX ring's flag: with need_wakeup
+			// every batch still asks for its kick.
+			if !s.NeedsWakeup(TX) {
+				t.Error("copy mode: the TX ring does not ask for a wakeup")
+			}
 			st, err := s.Stats()
 			if err != nil {
 				t.Fatal(err)
