@@ -82,6 +82,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		backend:  st.spec.Backend,
 		xmit:     st.spec.XmitMode,
 		surface:  st.spec.surface(),
+		wakeup:   st.spec.NeedWakeup,
 	}
 	n.flowOf = p.threads.flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]

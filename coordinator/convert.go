@@ -149,6 +149,7 @@ type sendPlan struct {
 	backend  pktgen.BackendName
 	xmit     pktgen.XmitMode
 	surface  surface // burst, clone_skb, source ports, queue map, node
+	wakeup   pktgen.NeedWakeup
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -178,6 +179,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		UdpDstMax:    p.port,
 		Backend:      string(p.backend),
 		XmitMode:     string(p.xmit),
+		NeedWakeup:   string(p.wakeup),
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)
@@ -197,6 +199,7 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 	r := &senderReport{TxDropped: s.TxDropped, Summary: pktgen.Summary{
 		Backend: s.Backend, Device: s.Device, Packets: s.Packets, Errors: s.Errors, USec: s.Usec, PPS: s.Pps,
 		L2BPS: s.L2Bps, L1BPS: s.L1Bps, FrameBytes: s.FrameBytes, Warnings: s.Warnings, Interrupted: s.Interrupted,
+		Notes: s.Notes,
 	}}
 	for _, t := range s.Threads {
 		r.Threads = append(r.Threads, pktgen.ThreadSummary{

@@ -3867,7 +3867,10 @@ type SenderConfig struct {
 	// Allocate the frames on the NUMA node of the interface, as the agent
 	// read it (pktgen's node and flag NODE or NODE_ALLOC, the kernel backend
 	// only); FAILED_PRECONDITION on a host whose interface has no node.
-	NodeAlloc     bool `protobuf:"varint,44,opt,name=node_alloc,json=nodeAlloc,proto3" json:"node_alloc,omitempty"`
+	NodeAlloc bool `protobuf:"varint,44,opt,name=node_alloc,json=nodeAlloc,proto3" json:"node_alloc,omitempty"`
+	// The afxdp backend's need_wakeup policy: "auto" (or empty), "on" or
+	// "off" (pktgen.NeedWakeups); the other backends refuse on and off.
+	NeedWakeup    string `protobuf:"bytes,32,opt,name=need_wakeup,json=needWakeup,proto3" json:"need_wakeup,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4152,6 +4155,13 @@ func (x *SenderConfig) GetNodeAlloc() bool {
 		return x.NodeAlloc
 	}
 	return false
+}
+
+func (x *SenderConfig) GetNeedWakeup() string {
+	if x != nil {
+		return x.NeedWakeup
+	}
+	return ""
 }
 
 // ImixEntry is one frame size (without FCS) of an internet mix.
@@ -4778,7 +4788,10 @@ type SenderSummary struct {
 	Interrupted bool `protobuf:"varint,12,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
 	// Frames the sending host dropped after the backend counted them: the
 	// device's tx_dropped over the run (stats64).
-	TxDropped     uint64 `protobuf:"varint,13,opt,name=tx_dropped,json=txDropped,proto3" json:"tx_dropped,omitempty"`
+	TxDropped uint64 `protobuf:"varint,13,opt,name=tx_dropped,json=txDropped,proto3" json:"tx_dropped,omitempty"`
+	// What the backend chose for the run and why (the AF_XDP sockets' mode
+	// and need_wakeup): facts, not warnings.
+	Notes         []string `protobuf:"bytes,14,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4902,6 +4915,13 @@ func (x *SenderSummary) GetTxDropped() uint64 {
 		return x.TxDropped
 	}
 	return 0
+}
+
+func (x *SenderSummary) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
 }
 
 // ThreadSummary is one sender thread: one CPU, one sequence stream.
@@ -5805,7 +5825,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03rtt\x18\x03 \x01(\v2\x16.linerate.v1.RttStreamR\x03rtt\":\n" +
 	"\tRttStream\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\rR\x04port\x12\x19\n" +
-	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xe2\b\n" +
+	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\x83\t\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -5845,7 +5865,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\rqueue_map_min\x18* \x01(\rH\x01R\vqueueMapMin\x88\x01\x01\x12\"\n" +
 	"\rqueue_map_max\x18+ \x01(\rR\vqueueMapMax\x12\x1d\n" +
 	"\n" +
-	"node_alloc\x18, \x01(\bR\tnodeAllocB\n" +
+	"node_alloc\x18, \x01(\bR\tnodeAlloc\x12\x1f\n" +
+	"\vneed_wakeup\x18  \x01(\tR\n" +
+	"needWakeupB\n" +
 	"\n" +
 	"\b_vlan_idB\x10\n" +
 	"\x0e_queue_map_min\"7\n" +
@@ -5891,7 +5913,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x04port\x18\x02 \x01(\rR\x04port\x12\x12\n" +
 	"\x04sent\x18\x03 \x01(\x04R\x04sent\x125\n" +
 	"\breturned\x18\x04 \x01(\v2\x19.linerate.v1.StreamReportR\breturned\x12\x1b\n" +
-	"\tlowest_us\x18\x05 \x03(\x04R\blowestUs\"\xfb\x02\n" +
+	"\tlowest_us\x18\x05 \x03(\x04R\blowestUs\"\x91\x03\n" +
 	"\rSenderSummary\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06device\x18\x02 \x01(\tR\x06device\x12\x18\n" +
@@ -5908,7 +5930,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\bwarnings\x18\v \x03(\tR\bwarnings\x12 \n" +
 	"\vinterrupted\x18\f \x01(\bR\vinterrupted\x12\x1d\n" +
 	"\n" +
-	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xfa\x01\n" +
+	"tx_dropped\x18\r \x01(\x04R\ttxDropped\x12\x14\n" +
+	"\x05notes\x18\x0e \x03(\tR\x05notes\"\xfa\x01\n" +
 	"\rThreadSummary\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\tR\x05entry\x12\x10\n" +
