@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,13 @@ type Spec struct {
 	// shaper (ShapeBPS: on the frames toward it), so traffic either way
 	// crosses the same kind of path.
 	Both bool
+	// VLAN, when set (2-4094), makes the switch a VLAN-aware bridge
+	// whose data ports are trunks: members of VLAN, tagged, besides the
+	// native VLAN 1 that carries untagged frames. The switch forwards a
+	// frame tagged VLAN, drops one of any other tag, and each sender's
+	// port program counts the tagged test packets; every agent may tag
+	// with it (--allow-vlan).
+	VLAN int
 }
 
 // What a lab's hosts are (Spec.Hosts).
@@ -110,6 +118,30 @@ func (spec Spec) agentRole(h *Host) string {
 // Addr is the host's data address.
 func (h *Host) Addr() netip.Addr { return h.Data.Addr.Addr() }
 
+// Addr6 is the host's IPv6 data address.
+func (h *Host) Addr6() netip.Addr { return h.Data.Addr6.Addr() }
+
+// dataAddrs are the data addresses of the lab's host numbered octet
+// (senders 1…, receivers 101…): 198.18.0.octet/24 and 2001:2::octet/64,
+// both from the benchmarking ranges (RFC 2544, RFC 5180).
+func dataAddrs(octet int) (v4, v6 netip.Prefix) {
+	a6 := [16]byte{0x20, 0x01, 0x00, 0x02, 15: byte(octet)}
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24), netip.PrefixFrom(netip.AddrFrom16(a6), 64)
+}
+
+// vlanArgs are the agent flags a lab with a VLAN adds: every agent may
+// tag its frames with the VLAN its switch carries, no other.
+func (spec Spec) vlanArgs() []string {
+	if spec.VLAN == 0 {
+		return nil
+	}
+	return []string{"--allow-vlan", strconv.Itoa(spec.VLAN)}
+}
+
+// nativeVLAN is the VLAN a VLAN-aware switch's ports carry untagged
+// frames in (the bridge's default PVID).
+const nativeVLAN = 1
+
 // Lab is a running lab.
 type Lab struct {
 	Spec      Spec
@@ -164,6 +196,9 @@ func (spec Spec) Validate() error {
 			return fmt.Errorf("lab %s: shaping at %w", spec.Name, err)
 		}
 	}
+	if spec.VLAN != 0 && (spec.VLAN <= nativeVLAN || spec.VLAN > 4094) {
+		return fmt.Errorf("lab %s: VLAN %d: want an 802.1Q VLAN id 2-4094 (0: untagged; 1 is the switch's native VLAN for untagged frames, 4095 is reserved)", spec.Name, spec.VLAN)
+	}
 	if spec.Loss.Every == 1 {
 		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
 	}
@@ -217,20 +252,17 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	}
 	if err = l.Switch.Do(func() error {
 		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lrbr0"}}
-		if err := netlink.LinkAdd(br); err != nil {
-			return fmt.Errorf("add bridge: %w", err)
+		if spec.VLAN != 0 {
+			on := true
+			br.VlanFiltering = &on
 		}
-		if err := netlink.LinkSetUp(br); err != nil {
+		if err := addBridge(br); err != nil {
 			return err
 		}
 		if !spec.Mgmt {
 			return nil
 		}
-		mg := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: mgmtBridge}}
-		if err := netlink.LinkAdd(mg); err != nil {
-			return fmt.Errorf("add management bridge: %w", err)
-		}
-		return netlink.LinkSetUp(mg)
+		return addBridge(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: mgmtBridge}})
 	}); err != nil {
 		return l, fmt.Errorf("lab %s: switch bridge: %w", spec.Name, err)
 	}
@@ -242,7 +274,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if l.hostNS, err = lrnetns.Host(); err != nil {
 			return l, err
 		}
-		if l.MgmtHost, _, err = lrnetns.Veth(l.hostNS, MgmtLinkName(spec.Name), l.Switch, "mhost", lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, 254), NoIPv6: true}); err != nil {
+		if l.MgmtHost, _, err = lrnetns.Veth(l.hostNS, MgmtLinkName(spec.Name), l.Switch, "mhost", lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, 254)}); err != nil {
 			return l, fmt.Errorf("lab %s: management link: %w", spec.Name, err)
 		}
 		if err := l.enslave("mhost", mgmtBridge); err != nil {
@@ -256,21 +288,24 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if role == "receiver" {
 			octet = 101 + i
 		}
-		addr := netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24)
+		addr, addr6 := dataAddrs(octet)
 		var mgmt netip.Prefix
 		if spec.Mgmt {
 			mgmt = mgmtAddr(mgmtNet, octet)
 		}
 		var err error
 		if spec.Hosts == HostsVM {
-			err = l.addVMHost(h, addr, mgmt)
+			err = l.addVMHost(h, addr, addr6, mgmt)
 		} else {
-			err = l.addNetnsHost(h, addr, mgmt)
+			err = l.addNetnsHost(h, addr, addr6, mgmt)
 		}
 		if err != nil {
 			return h, err
 		}
 		if err := l.enslave(name, "lrbr0"); err != nil {
+			return h, err
+		}
+		if err := l.trunk(name); err != nil {
 			return h, err
 		}
 		if spec.Mgmt {
@@ -323,37 +358,79 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	// The switch knows every host's port from the start, as a learned
 	// switch would: receivers never send, so without this the bridge
 	// would flood their traffic to every port.
+	// A VLAN-aware switch looks its entries up by MAC and VLAN: one per
+	// VLAN its ports carry.
+	vlans := []int{0}
+	if spec.VLAN != 0 {
+		vlans = []int{nativeVLAN, spec.VLAN}
+	}
 	for _, h := range l.Hosts() {
-		if err := l.Switch.Do(func() error {
-			return netlink.NeighSet(&netlink.Neigh{
-				LinkIndex: h.Switch.Index, Family: unix.AF_BRIDGE, State: netlink.NUD_NOARP,
-				Flags: netlink.NTF_MASTER, HardwareAddr: h.Data.MAC,
-			})
-		}); err != nil {
-			return l, fmt.Errorf("lab %s: switch forwarding entry %s → port %s: %w", spec.Name, h.Data.MAC, h.Name, err)
+		for _, vid := range vlans {
+			if err := l.Switch.Do(func() error {
+				return netlink.NeighSet(&netlink.Neigh{
+					LinkIndex: h.Switch.Index, Family: unix.AF_BRIDGE, State: netlink.NUD_NOARP,
+					Flags: netlink.NTF_MASTER, HardwareAddr: h.Data.MAC, Vlan: vid,
+				})
+			}); err != nil {
+				return l, fmt.Errorf("lab %s: switch forwarding entry %s (VLAN %d) → port %s: %w", spec.Name, h.Data.MAC, vid, h.Name, err)
+			}
 		}
 	}
-	// Static neighbours both ways: no ARP before (or during) a run. (A
-	// VM host's kernel is its own: its agent's traffic never asks the
-	// stack for a neighbour, and nothing else sends on its data NIC.)
+	// Static neighbours both ways, IPv4 and IPv6: no ARP or neighbour
+	// solicitation before (or during) a run. (A VM host's kernel is its
+	// own: its agent's traffic never asks the stack for a neighbour, and
+	// nothing else sends on its data NIC.)
 	for _, s := range l.Senders {
 		if spec.Hosts == HostsVM {
 			break
 		}
 		for _, r := range l.Receivers {
-			if err := s.Data.Neigh(r.Addr(), r.Data.MAC); err != nil {
-				return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, r.Addr(), s.Name, err)
-			}
-			if err := r.Data.Neigh(s.Addr(), s.Data.MAC); err != nil {
-				return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, s.Addr(), r.Name, err)
+			for _, n := range []struct {
+				on   *Host
+				ip   netip.Addr
+				peer *Host
+			}{{s, r.Addr(), r}, {s, r.Addr6(), r}, {r, s.Addr(), s}, {r, s.Addr6(), s}} {
+				if err := n.on.Data.Neigh(n.ip, n.peer.Data.MAC); err != nil {
+					return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, n.ip, n.on.Name, err)
+				}
 			}
 		}
 	}
-	l.log.Info("lab up", "senders", len(l.Senders), "receivers", len(l.Receivers), "loss", spec.Loss.String())
+	l.log.Info("lab up", "senders", len(l.Senders), "receivers", len(l.Receivers), "loss", spec.Loss.String(), "vlan", spec.VLAN)
 	return l, nil
 }
 
 const mgmtBridge = "lrmg0"
+
+// addBridge adds br in the calling thread's namespace, its own IPv6
+// quiet (a switch sends nothing of its own), and brings it up.
+func addBridge(br *netlink.Bridge) error {
+	if err := netlink.LinkAdd(br); err != nil {
+		return fmt.Errorf("add bridge %s: %w", br.Name, err)
+	}
+	if err := lrnetns.QuietIPv6(br.Name); err != nil {
+		return err
+	}
+	return netlink.LinkSetUp(br)
+}
+
+// trunk makes the switch's data port a member of the lab's VLAN, tagged
+// (the native VLAN stays its untagged one); nothing without Spec.VLAN.
+func (l *Lab) trunk(port string) error {
+	if l.Spec.VLAN == 0 {
+		return nil
+	}
+	if err := l.Switch.Do(func() error {
+		p, err := netlink.LinkByName(port)
+		if err != nil {
+			return err
+		}
+		return netlink.BridgeVlanAdd(p, uint16(l.Spec.VLAN), false, false, false, true)
+	}); err != nil {
+		return fmt.Errorf("lab %s: switch port %s: carry VLAN %d tagged: %w", l.Spec.Name, port, l.Spec.VLAN, err)
+	}
+	return nil
+}
 
 // enslave attaches the switch namespace's port to a bridge there.
 func (l *Lab) enslave(port, bridge string) error {
