@@ -148,6 +148,7 @@ type sendPlan struct {
 	port     uint32     // UDP destination port of all its streams
 	backend  pktgen.BackendName
 	xmit     pktgen.XmitMode
+	vlan     int // 802.1Q VLAN id every frame is tagged with; 0: untagged
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -180,6 +181,10 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)
+	}
+	if p.vlan != 0 {
+		vlan := uint32(p.vlan)
+		cfg.VlanId = &vlan
 	}
 	for _, d := range p.perDst {
 		cfg.ThreadDst = append(cfg.ThreadDst, &lineratev1.ThreadDest{Ip: d.ip.String(), Mac: d.mac})
