@@ -30,6 +30,7 @@ type labFlags struct {
 	delay              string
 	agentLogLevel      string
 	readyTimeout       time.Duration
+	vlan               int // the VLAN the switch carries (lab up --vlan; lab run's --vlan)
 	spec               lab.Spec
 	flags              *pflag.FlagSet // where they were registered: which were given
 }
@@ -106,7 +107,7 @@ func (f *labFlags) check() error {
 	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
-		Hosts: f.hosts, VCPUs: vcpus, Delay: delay,
+		Hosts: f.hosts, VCPUs: vcpus, Delay: delay, VLAN: f.vlan,
 		Loss: lab.Loss{Every: f.lossEvery, BasisPoints: uint32(math.Round(f.lossPct * 100))},
 	}
 	if err := f.spec.Validate(); err != nil {
@@ -165,6 +166,8 @@ are given per direction.`,
 }
 
 func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
+	// The run's tag is the one the lab's switch carries.
+	lf.vlan = rf.spec.VLAN
 	if err := lf.check(); err != nil {
 		return err
 	}
@@ -229,6 +232,7 @@ killed 'lab up' left.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.labUp(cmd.Context(), lf) },
 	}
 	lf.register(cmd.Flags(), "lab")
+	cmd.Flags().IntVar(&lf.vlan, "vlan", 0, "the switch carries this 802.1Q VLAN (2-4094) tagged on every data port, besides untagged frames, and every agent may tag with it: runs with 'linerate run --vlan' then cross it")
 	return cmd
 }
 

@@ -197,7 +197,7 @@ func (spec Spec) Validate() error {
 		}
 	}
 	if spec.VLAN != 0 && (spec.VLAN <= nativeVLAN || spec.VLAN > 4094) {
-		return fmt.Errorf("lab %s: VLAN %d: want an 802.1Q VLAN id 2-4094 (0: untagged; 1 is the switch's native VLAN for untagged frames, 4095 is reserved)", spec.Name, spec.VLAN)
+		return fmt.Errorf("lab %s: --vlan %d: want an 802.1Q VLAN id 2-4094 (0: untagged; 1 is the switch's native VLAN for untagged frames, 4095 is reserved)", spec.Name, spec.VLAN)
 	}
 	if spec.Loss.Every == 1 {
 		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
