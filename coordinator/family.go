@@ -23,12 +23,12 @@ func (s *Spec) CheckFrameSize(size int) error {
 	if size >= lo && size <= pktgen.MaxFrameSize {
 		return nil
 	}
-	return fmt.Errorf("frame size %d: want %d to %d bytes%s (Ethernet frame including FCS%s)", size, lo, pktgen.MaxFrameSize, s.familyText(), s.headersText())
+	return fmt.Errorf("frame size %d: want %d to %d bytes%s (Ethernet frame including FCS%s)", size, lo, pktgen.MaxFrameSize, s.FamilyText(), s.HeadersText())
 }
 
-// familyText names what sets the smallest frame: " for IPv6 with an
-// 802.1Q tag", or nothing for IPv4 untagged.
-func (s *Spec) familyText() string {
+// FamilyText names what sets the smallest frame, for a refusal: " for
+// IPv6 with an 802.1Q tag", or nothing for IPv4 untagged.
+func (s *Spec) FamilyText() string {
 	switch {
 	case s.IPv6 && s.VLAN != 0:
 		return " for IPv6 with an 802.1Q tag"
@@ -40,9 +40,9 @@ func (s *Spec) familyText() string {
 	return ""
 }
 
-// headersText spells out the headers of a frame whose smallest size is
-// above RFC 2544's 64 B.
-func (s *Spec) headersText() string {
+// HeadersText spells out, for a refusal, the headers of a frame whose
+// smallest size is above RFC 2544's 64 B (nothing otherwise).
+func (s *Spec) HeadersText() string {
 	if s.MinFrameSize() == pktgen.MinFrameSize {
 		return ""
 	}
@@ -56,8 +56,8 @@ func (s *Spec) headersText() string {
 	return fmt.Sprintf(", the tag counted: 14 B Ethernet%s + %s + 8 B UDP + %d B pktgen header + %d B FCS", tag, ip, pktgen.HeaderLen, pktgen.FCSBytes)
 }
 
-// checkVLAN refuses a VLAN id outside 802.1Q's usable 1-4094.
-func (s *Spec) checkVLAN() error {
+// CheckVLAN refuses a VLAN id outside 802.1Q's usable 1-4094.
+func (s *Spec) CheckVLAN() error {
 	if s.VLAN < 0 || s.VLAN > 4094 {
 		return fmt.Errorf("vlan %d: want an 802.1Q VLAN id 1-4094 (0: untagged; 4095 is reserved)", s.VLAN)
 	}

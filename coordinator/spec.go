@@ -97,7 +97,7 @@ func (s *Spec) Validate() error {
 	if err := s.checkDirections(); err != nil {
 		return err
 	}
-	if err := s.checkVLAN(); err != nil {
+	if err := s.CheckVLAN(); err != nil {
 		return err
 	}
 	if s.FrameSize == 0 {
