@@ -45,7 +45,7 @@ func (f *labCampaignFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar((*string)(&f.backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.IntVar(&f.threads, "threads", 0, "sender threads per flow")
 	fl.BoolVar(&f.ipv6, "ipv6", false, "every trial over IPv6: the lab's hosts' 2001:2::/48 addresses (sizes from 82 B)")
-	fl.IntVar(&f.vlan, "vlan", 0, "tag every frame with this 802.1Q VLAN id (2-4094), which the lab's switch carries; sizes count the tag")
+	fl.IntVar(&f.vlan, "vlan", 0, "tag every frame with this 802.1Q VLAN id (1-4094), which the lab's agents allow; sizes count the tag")
 }
 
 // spec builds the campaign the flags describe on lab lf (its agents

@@ -232,7 +232,7 @@ killed 'lab up' left.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.labUp(cmd.Context(), lf) },
 	}
 	lf.register(cmd.Flags(), "lab")
-	cmd.Flags().IntVar(&lf.vlan, "vlan", 0, "the switch carries this 802.1Q VLAN (2-4094) tagged on every data port, besides untagged frames, and every agent may tag with it: runs with 'linerate run --vlan' then cross it")
+	cmd.Flags().IntVar(&lf.vlan, "vlan", 0, "every agent may tag its frames with this 802.1Q VLAN id (1-4094; --allow-vlan) and the switch's ports count the tagged test packets: runs with 'linerate run --vlan' use it (the switch, a plain bridge, forwards frames with their tags)")
 	return cmd
 }
 

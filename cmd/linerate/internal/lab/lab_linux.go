@@ -53,12 +53,13 @@ type Spec struct {
 	// shaper (ShapeBPS: on the frames toward it), so traffic either way
 	// crosses the same kind of path.
 	Both bool
-	// VLAN, when set (2-4094), makes the switch a VLAN-aware bridge
-	// whose data ports are trunks: members of VLAN, tagged, besides the
-	// native VLAN 1 that carries untagged frames. The switch forwards a
-	// frame tagged VLAN, drops one of any other tag, and each sender's
-	// port program counts the tagged test packets; every agent may tag
-	// with it (--allow-vlan).
+	// VLAN, when set (1-4094), is the 802.1Q VLAN the lab's traffic is
+	// tagged with: every agent may tag with it (--allow-vlan) and each
+	// sender's port program counts the tagged test packets. The switch
+	// is a plain bridge, which forwards a tagged frame with its tag, as
+	// it forwards untagged ones: this machine's kernel has no VLAN
+	// filtering in its bridge (CONFIG_BRIDGE_VLAN_FILTERING), so a
+	// VLAN-aware switch cannot be built here.
 	VLAN int
 }
 
@@ -138,9 +139,6 @@ func (spec Spec) vlanArgs() []string {
 	return []string{"--allow-vlan", strconv.Itoa(spec.VLAN)}
 }
 
-// nativeVLAN is the VLAN a VLAN-aware switch's ports carry untagged
-// frames in (the bridge's default PVID).
-const nativeVLAN = 1
 
 // Lab is a running lab.
 type Lab struct {
@@ -196,8 +194,8 @@ func (spec Spec) Validate() error {
 			return fmt.Errorf("lab %s: shaping at %w", spec.Name, err)
 		}
 	}
-	if spec.VLAN != 0 && (spec.VLAN <= nativeVLAN || spec.VLAN > 4094) {
-		return fmt.Errorf("lab %s: --vlan %d: want an 802.1Q VLAN id 2-4094 (0: untagged; 1 is the switch's native VLAN for untagged frames, 4095 is reserved)", spec.Name, spec.VLAN)
+	if spec.VLAN < 0 || spec.VLAN > 4094 {
+		return fmt.Errorf("lab %s: --vlan %d: want an 802.1Q VLAN id 1-4094 (0: untagged; 4095 is reserved)", spec.Name, spec.VLAN)
 	}
 	if spec.Loss.Every == 1 {
 		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
@@ -251,12 +249,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		return l, err
 	}
 	if err = l.Switch.Do(func() error {
-		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lrbr0"}}
-		if spec.VLAN != 0 {
-			on := true
-			br.VlanFiltering = &on
-		}
-		if err := addBridge(br); err != nil {
+		if err := addBridge(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lrbr0"}}); err != nil {
 			return err
 		}
 		if !spec.Mgmt {
@@ -303,9 +296,6 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 			return h, err
 		}
 		if err := l.enslave(name, "lrbr0"); err != nil {
-			return h, err
-		}
-		if err := l.trunk(name); err != nil {
 			return h, err
 		}
 		if spec.Mgmt {
@@ -358,22 +348,14 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 	// The switch knows every host's port from the start, as a learned
 	// switch would: receivers never send, so without this the bridge
 	// would flood their traffic to every port.
-	// A VLAN-aware switch looks its entries up by MAC and VLAN: one per
-	// VLAN its ports carry.
-	vlans := []int{0}
-	if spec.VLAN != 0 {
-		vlans = []int{nativeVLAN, spec.VLAN}
-	}
 	for _, h := range l.Hosts() {
-		for _, vid := range vlans {
-			if err := l.Switch.Do(func() error {
-				return netlink.NeighSet(&netlink.Neigh{
-					LinkIndex: h.Switch.Index, Family: unix.AF_BRIDGE, State: netlink.NUD_NOARP,
-					Flags: netlink.NTF_MASTER, HardwareAddr: h.Data.MAC, Vlan: vid,
-				})
-			}); err != nil {
-				return l, fmt.Errorf("lab %s: switch forwarding entry %s (VLAN %d) → port %s: %w", spec.Name, h.Data.MAC, vid, h.Name, err)
-			}
+		if err := l.Switch.Do(func() error {
+			return netlink.NeighSet(&netlink.Neigh{
+				LinkIndex: h.Switch.Index, Family: unix.AF_BRIDGE, State: netlink.NUD_NOARP,
+				Flags: netlink.NTF_MASTER, HardwareAddr: h.Data.MAC,
+			})
+		}); err != nil {
+			return l, fmt.Errorf("lab %s: switch forwarding entry %s → port %s: %w", spec.Name, h.Data.MAC, h.Name, err)
 		}
 	}
 	// Static neighbours both ways, IPv4 and IPv6: no ARP or neighbour
@@ -414,23 +396,6 @@ func addBridge(br *netlink.Bridge) error {
 	return netlink.LinkSetUp(br)
 }
 
-// trunk makes the switch's data port a member of the lab's VLAN, tagged
-// (the native VLAN stays its untagged one); nothing without Spec.VLAN.
-func (l *Lab) trunk(port string) error {
-	if l.Spec.VLAN == 0 {
-		return nil
-	}
-	if err := l.Switch.Do(func() error {
-		p, err := netlink.LinkByName(port)
-		if err != nil {
-			return err
-		}
-		return netlink.BridgeVlanAdd(p, uint16(l.Spec.VLAN), false, false, false, true)
-	}); err != nil {
-		return fmt.Errorf("lab %s: switch port %s: carry VLAN %d tagged: %w", l.Spec.Name, port, l.Spec.VLAN, err)
-	}
-	return nil
-}
 
 // enslave attaches the switch namespace's port to a bridge there.
 func (l *Lab) enslave(port, bridge string) error {

@@ -3,24 +3,25 @@
 package lab
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// A lab's VLAN is an 802.1Q id other than the switch's native VLAN 1
-// and the reserved 0 and 4095; its agents may tag with it and no other.
+// A lab's VLAN is an 802.1Q id, 1-4094 (0: untagged; 4095 is
+// reserved); its agents may tag with it and no other.
 func TestSpecVLAN(t *testing.T) {
-	for _, v := range []int{0, 2, 100, 4094} {
+	for _, v := range []int{0, 1, 100, 4094} {
 		spec := Spec{Name: "v", Senders: 1, Receivers: 1, VLAN: v}
 		if err := spec.Validate(); err != nil {
 			t.Errorf("VLAN %d: %v", v, err)
 		}
 	}
-	for _, v := range []int{-1, 1, 4095, 4096} {
+	for _, v := range []int{-1, 4095, 4096} {
 		spec := Spec{Name: "v", Senders: 1, Receivers: 1, VLAN: v}
-		if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "want an 802.1Q VLAN id 2-4094") {
+		if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--vlan %d: want an 802.1Q VLAN id 1-4094", v)) {
 			t.Errorf("VLAN %d: %v, want it refused with the valid range", v, err)
 		}
 	}
