@@ -281,13 +281,13 @@ func (c *Config) Validate() error {
 		field string
 		addr  netip.Addr
 	}{{"dst", c.DstMin}, {"dst_max", c.DstMax}, {"src", c.SrcMin}, {"src_max", c.SrcMax}} {
-		if isLinkLocal6(a.addr) {
-			add(cfgErr(a.field, "%s is IPv6 link-local (fe80::/10): %s", a.addr, linkLocalWhy))
+		if err := CheckTestAddr(a.addr); err != nil {
+			add(cfgErr(a.field, "%v", err))
 		}
 	}
 	for i, d := range c.ThreadDst {
-		if isLinkLocal6(d.Addr) {
-			add(cfgErr("thread_dst", "thread %d: %s is IPv6 link-local (fe80::/10): %s", i, d.Addr, linkLocalWhy))
+		if err := CheckTestAddr(d.Addr); err != nil {
+			add(cfgErr("thread_dst", "thread %d: %v", i, err))
 		}
 	}
 	if c.SrcPerThread && !c.SrcMin.IsValid() {
@@ -397,13 +397,15 @@ func cpuList(cpus []int) string {
 	return "cpus " + strings.Join(s, ", ")
 }
 
-// isLinkLocal6 tells an IPv6 link-local address (fe80::/10), which is
-// never a test address: see linkLocalWhy.
-func isLinkLocal6(a netip.Addr) bool { return a.Is6() && !a.Is4In6() && a.IsLinkLocalUnicast() }
-
-// linkLocalWhy is why a link-local address is refused as a source or a
-// destination, and what to give instead.
-const linkLocalWhy = "valid on one link only, with a zone the frames cannot carry; give a global or unique-local address (the benchmarking range is 2001:2::/48)"
+// CheckTestAddr refuses an IPv6 link-local address (fe80::/10) as a
+// test frame's source or destination, saying why and what to give: it is
+// valid on one link only, with a zone no frame carries.
+func CheckTestAddr(a netip.Addr) error {
+	if a.Is6() && !a.Is4In6() && a.IsLinkLocalUnicast() {
+		return fmt.Errorf("%s is IPv6 link-local (fe80::/10): valid on one link only, with a zone the frames cannot carry; give a global or unique-local address (the benchmarking range is 2001:2::/48)", a)
+	}
+	return nil
+}
 
 func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }
 
