@@ -181,7 +181,11 @@ func (m *Machine) qemuArgs(accel string, memMiB int) []string {
 		"-device", "pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
 		"-netdev", fmt.Sprintf("tap,id=data,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", m.Data.Tap, l.Queues),
 		// romfile= skips the iPXE option ROM: nothing boots from the network.
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=data,mac=%s,bus=pxb1,mq=on,vectors=%d,romfile=", m.Data.MAC, 2*l.Queues+2),
+		// ctrl_vlan=off: the device passes every 802.1Q tag; with it on,
+		// qemu drops a tagged frame unless the guest registered its VLAN
+		// (a VLAN interface of its own), and the lab's receivers count
+		// tagged test frames on data0 itself.
+		"-device", fmt.Sprintf("virtio-net-pci,netdev=data,mac=%s,bus=pxb1,mq=on,vectors=%d,ctrl_vlan=off,romfile=", m.Data.MAC, 2*l.Queues+2),
 		"-netdev", "tap,id=mgmt,ifname=" + m.Mgmt.Tap + ",script=no,downscript=no,vhost=off",
 		"-device", "virtio-net-pci,netdev=mgmt,mac=" + m.Mgmt.MAC.String() + ",bus=pci.0,romfile=",
 		"-kernel", m.Kernel.Vmlinuz,

@@ -50,7 +50,7 @@ func TestMachineQEMUArgs(t *testing.T) {
 		"-no-reboot",
 		"-device pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
 		"-netdev tap,id=data,ifname=lrd-s1,script=no,downscript=no,queues=4,vhost=off",
-		"-device virtio-net-pci,netdev=data,mac=02:00:00:00:00:01,bus=pxb1,mq=on,vectors=10,romfile=",
+		"-device virtio-net-pci,netdev=data,mac=02:00:00:00:00:01,bus=pxb1,mq=on,vectors=10,ctrl_vlan=off,romfile=",
 		"-netdev tap,id=mgmt,ifname=lrm-s1,script=no,downscript=no,vhost=off",
 		"-device virtio-net-pci,netdev=mgmt,mac=02:00:00:00:01:01,bus=pci.0,romfile=",
 		"-kernel /k/vmlinuz -initrd /run/lab/s1/initramfs.cpio",
