@@ -139,7 +139,6 @@ func (spec Spec) vlanArgs() []string {
 	return []string{"--allow-vlan", strconv.Itoa(spec.VLAN)}
 }
 
-
 // Lab is a running lab.
 type Lab struct {
 	Spec      Spec
@@ -395,7 +394,6 @@ func addBridge(br *netlink.Bridge) error {
 	}
 	return netlink.LinkSetUp(br)
 }
-
 
 // enslave attaches the switch namespace's port to a bridge there.
 func (l *Lab) enslave(port, bridge string) error {
