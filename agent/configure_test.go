@@ -48,6 +48,20 @@ func TestConfigureDefaultSource(t *testing.T) {
 	c.iface = "v6ll"
 	_, err := c.prepare(context.Background(), cfg, "")
 	wantKind(t, err, ErrInvalid, "config.src_min: missing, and v6ll has no address of the destination's family", "only a link-local IPv6 source")
+	// Per-thread sources count up from the default IPv6 source; a
+	// link-local destination or source is refused by name.
+	cfg = sendConfig()
+	cfg.Device, cfg.DstMin, cfg.PktSize, cfg.CPUs, cfg.SrcPerThread, c.iface = "data0", netip.MustParseAddr("2001:db8::2"), 80, []int{0, 1}, true, "data0"
+	if got, err := c.prepare(context.Background(), cfg, ""); err != nil || got.cfg.ThreadSource(0).String() != "2001:db8::5" || got.cfg.ThreadSource(1).String() != "2001:db8::6" {
+		t.Errorf("IPv6 per-thread sources: %v", err)
+	}
+	cfg.DstMin = netip.MustParseAddr("fe80::9")
+	_, err = c.prepare(context.Background(), cfg, "")
+	wantKind(t, err, ErrInvalid, "dst: fe80::9 is IPv6 link-local (fe80::/10)", "a link-local destination")
+	cfg.DstMin, cfg.SrcMin = netip.MustParseAddr("2001:db8::2"), netip.MustParseAddr("fe80::1")
+	_, err = c.prepare(context.Background(), cfg, "")
+	wantKind(t, err, ErrInvalid, "src: fe80::1 is IPv6 link-local (fe80::/10)", "a link-local source")
+	cfg = sendConfig()
 	cfg.Device, c.iface = "nope", "nope"
 	_, err = c.prepare(context.Background(), cfg, "")
 	wantKind(t, err, ErrHost, "config.device nope: no such interface", "no such interface")

@@ -154,6 +154,11 @@ func checkRailsConfig(c *Config) error {
 		return fmt.Errorf("--allow-dst %s: a prefix shorter than /%d covers so much that a sender could flood any host: "+
 			"give the test network's CIDR (such as 198.18.0.0/15), or add --allow-dst-any to allow it anyway", strings.Join(broad, ","), MinAllowDstBits)
 	}
+	for _, p := range c.AllowDst {
+		if p.Bits() >= linkLocal6.Bits() && linkLocal6.Contains(p.Addr()) {
+			return fmt.Errorf("--allow-dst %s: IPv6 link-local (fe80::/10), which is never a test destination: give the test network's global or unique-local prefix (such as 2001:2::/48)", p)
+		}
+	}
 	for _, v := range c.AllowVLANs {
 		if v < 0 || v > 4095 {
 			return fmt.Errorf("--allow-vlan %d: want a VLAN id 0-4095", v)

@@ -28,7 +28,7 @@ import (
 // Arm, Tune and Configure are refused from that request on.
 func TestRailsOverGRPC(t *testing.T) {
 	p := nstest.NewPair(t, 1)
-	_, _, err := netns.Veth(p.A.NS, "eth0", p.A.NS, "eth0p", netns.VethOptions{AddrA: netip.MustParsePrefix("198.18.1.1/24"), NoIPv6: true})
+	_, _, err := netns.Veth(p.A.NS, "eth0", p.A.NS, "eth0p", netns.VethOptions{AddrA: netip.MustParsePrefix("198.18.1.1/24")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ import (
 // send's, Arm's and Tune's.
 var ErrMgmtIface = errors.New("data interface is a management interface")
 
+// linkLocal6 is IPv6's link-local prefix: never a test address.
+var linkLocal6 = netip.MustParsePrefix("fe80::/10")
+
 // maxListed bounds the receivers an error lists.
 const maxListed = 8
 
@@ -71,6 +74,11 @@ func checkDestination(c *pktgen.Config, targets []target, allow []netip.Prefix, 
 	lo, hi := c.DstMin.Unmap().WithZone(""), c.DstMax.Unmap().WithZone("")
 	if !hi.IsValid() {
 		hi = lo
+	}
+	for _, a := range []netip.Addr{lo, hi} {
+		if linkLocal6.Contains(a) {
+			return fmt.Errorf("destination %s is IPv6 link-local (fe80::/10): never a test destination, whatever --allow-dst allows (valid on one link only); send to a receiver's global or unique-local address", a)
+		}
 	}
 	for _, p := range allow {
 		if p.Contains(lo) && p.Contains(hi) {

@@ -181,6 +181,10 @@ func TestCheckDestination(t *testing.T) {
 		{name: "allowed CIDR skips the MAC check", dstMin: "198.18.0.2", mac: "02:00:00:00:00:99", allow: []netip.Prefix{netip.MustParsePrefix("198.18.0.2/32")}, gossip: true},
 		{name: "range leaves the CIDR", dstMin: "198.19.0.250", dstMax: "198.19.1.1", mac: "02:00:00:00:00:99", allow: allow, gossip: true,
 			want: "destination 198.19.0.250 is not", alsoWant: "--allow-dst 198.19.0.0/24,2001:db8:9::/64); send to", notHas: "no --allow-dst"},
+		{name: "IPv6 link-local, even allowed", dstMin: "fe80::2", mac: "02:00:00:00:00:02", allow: []netip.Prefix{netip.MustParsePrefix("::/0")}, gossip: true,
+			want: "destination fe80::2 is IPv6 link-local (fe80::/10): never a test destination, whatever --allow-dst allows"},
+		{name: "IPv6 range into link-local", dstMin: "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", dstMax: "fe80::1", mac: "02:00:00:00:00:02", allow: []netip.Prefix{netip.MustParsePrefix("::/0")}, gossip: true,
+			want: "destination fe80::1 is IPv6 link-local"},
 		{name: "no gossip", dstMin: "198.18.0.2", mac: "02:00:00:00:00:02",
 			want: "(the agent runs without gossip (no --bind), so it knows no receivers; no --allow-dst)", notHas: "receivers: r1"},
 	} {

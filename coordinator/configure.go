@@ -83,6 +83,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		xmit:     st.spec.XmitMode,
 		surface:  st.spec.surface(),
 		wakeup:   st.spec.NeedWakeup,
+		vlan:     st.spec.VLAN,
 	}
 	n.flowOf = p.threads.flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]

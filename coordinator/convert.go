@@ -150,6 +150,7 @@ type sendPlan struct {
 	xmit     pktgen.XmitMode
 	surface  surface // burst, clone_skb, source ports, queue map, node
 	wakeup   pktgen.NeedWakeup
+	vlan     int // 802.1Q VLAN id every frame is tagged with; 0: untagged
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -185,6 +186,10 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		cfg.Duration = durationpb.New(p.duration)
 	}
 	p.surface.into(cfg)
+	if p.vlan != 0 {
+		vlan := uint32(p.vlan)
+		cfg.VlanId = &vlan
+	}
 	for _, d := range p.perDst {
 		cfg.ThreadDst = append(cfg.ThreadDst, &lineratev1.ThreadDest{Ip: d.ip.String(), Mac: d.mac})
 	}

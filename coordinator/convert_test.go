@@ -30,10 +30,10 @@ func TestDescribeThenTune(t *testing.T) {
 	if !f.present || f.mac != "02:00:00:00:01:01" || len(f.dataIPs) != 2 || !slices.Equal(f.localCPUs, []int{1, 3}) || !f.queueIRQs {
 		t.Errorf("nic facts: %+v", f)
 	}
-	if a := dataAddr(f.dataIPs); a != netip.MustParseAddr("198.18.0.101") {
+	if a := dataAddr(f.dataIPs, false); a != netip.MustParseAddr("198.18.0.101") {
 		t.Errorf("data address %s, want the IPv4 one", a)
 	}
-	if a := dataAddr([]netip.Addr{netip.MustParseAddr("2001:db8::1")}); a.String() != "2001:db8::1" {
+	if a := dataAddr([]netip.Addr{netip.MustParseAddr("2001:db8::1")}, false); a.String() != "2001:db8::1" {
 		t.Errorf("IPv6 only: data address %s", a)
 	}
 	tunedInto(h, &lineratev1.TuneResponse{NumaNode: 0, IrqMap: []*lineratev1.IrqMapping{{Queue: 1, Irq: 88, Cpu: 3, Name: "i40e-eth1-TxRx-1", Dir: "txrx"}},

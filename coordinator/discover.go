@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/linerate/linerate/internal/cluster/gossip"
@@ -80,24 +79,12 @@ func (st *runState) describe(ctx context.Context, n *node) error {
 		if !n.nic.present || n.nic.mac == "" {
 			return fmt.Errorf("describe: no MAC for its data interface %s", n.m.Iface)
 		}
-		n.dst = dataAddr(n.nic.dataIPs)
+		n.dst = dataAddr(n.nic.dataIPs, st.spec.IPv6)
 		if !n.dst.IsValid() {
-			return fmt.Errorf("describe: its data interface %s has no address to send to", n.host.Iface)
+			return st.spec.noDataAddr(n.host.Iface)
 		}
 	}
 	return nil
-}
-
-// dataAddr is the address to send a receiver's flows to: its first IPv4
-// data address, or its first address when it has no IPv4 one.
-func dataAddr(ips []netip.Addr) netip.Addr {
-	var dst netip.Addr
-	for _, a := range ips {
-		if !dst.IsValid() || a.Is4() && !dst.Is4() {
-			dst = a
-		}
-	}
-	return dst
 }
 
 // canBoth refuses, before any lease, a host the run makes both a sender

@@ -95,7 +95,7 @@ func (st *runState) largestFrame() int {
 func (st *runState) testAddrs() []string {
 	var out []string
 	for _, n := range st.order {
-		if a := dataAddr(n.nic.dataIPs); a.IsValid() && !slices.Contains(out, a.String()) {
+		if a := dataAddr(n.nic.dataIPs, st.spec.IPv6); a.IsValid() && !slices.Contains(out, a.String()) {
 			out = append(out, a.String())
 		}
 	}

@@ -67,6 +67,15 @@ type Spec struct {
 	UDPSrcMin, UDPSrcMax     int
 	QueueMapMin, QueueMapMax int
 	HasQueueMap, NodeAlloc   bool
+	// IPv6 sends every flow to its receiver's IPv6 data address (the
+	// first global or unique-local one its Describe names, never a
+	// link-local one), from the sender's own; without it, to its IPv4
+	// one (family.go).
+	IPv6 bool
+	// VLAN, when set (1-4094), tags every test frame with this 802.1Q
+	// VLAN id: the sender agents must allow it (--allow-vlan). 0 sends
+	// untagged.
+	VLAN int
 }
 
 // Defaults for a Spec's zero fields.
@@ -105,8 +114,11 @@ func (s *Spec) Validate() error {
 	if err := s.checkDirections(); err != nil {
 		return err
 	}
+	if err := s.CheckVLAN(); err != nil {
+		return err
+	}
 	if s.FrameSize == 0 {
-		s.FrameSize = DefaultFrameSize
+		s.FrameSize = s.MinFrameSize()
 	}
 	if len(s.IMIX) > pktgen.MaxIMIX {
 		return fmt.Errorf("imix: %d sizes: pktgen takes at most %d", len(s.IMIX), pktgen.MaxIMIX)
@@ -115,9 +127,12 @@ func (s *Spec) Validate() error {
 		if err := e.Check(); err != nil {
 			return fmt.Errorf("imix entry %d:%d: %w", e.Size, e.Weight, err)
 		}
+		if err := s.CheckFrameSize(e.Size); err != nil {
+			return fmt.Errorf("imix entry %d:%d: %w", e.Size, e.Weight, err)
+		}
 	}
-	if s.FrameSize < pktgen.MinFrameSize || s.FrameSize > pktgen.MaxFrameSize {
-		return fmt.Errorf("frame size %d: want %d to %d bytes (Ethernet frame including FCS)", s.FrameSize, pktgen.MinFrameSize, pktgen.MaxFrameSize)
+	if err := s.CheckFrameSize(s.FrameSize); err != nil {
+		return err
 	}
 	switch {
 	case s.Duration == 0 && s.Count == 0:

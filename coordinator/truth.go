@@ -51,6 +51,10 @@ type PortTruth struct {
 	// documents that predate them).
 	InDrops  uint64 `json:"in_drops,omitempty"`
 	OutDrops uint64 `json:"out_drops,omitempty"`
+	// TaggedPackets are the test frames of TestPackets that came in with
+	// an 802.1Q tag (absent when 0): a lab with a VLAN shows its senders
+	// tagged every one.
+	TaggedPackets uint64 `json:"tagged_test_packets,omitempty"`
 }
 
 // Drops is every frame the path dropped.

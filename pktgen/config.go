@@ -291,6 +291,19 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	for _, a := range []struct {
+		field string
+		addr  netip.Addr
+	}{{"dst", c.DstMin}, {"dst_max", c.DstMax}, {"src", c.SrcMin}, {"src_max", c.SrcMax}} {
+		if err := CheckTestAddr(a.addr); err != nil {
+			add(cfgErr(a.field, "%v", err))
+		}
+	}
+	for i, d := range c.ThreadDst {
+		if err := CheckTestAddr(d.Addr); err != nil {
+			add(cfgErr("thread_dst", "thread %d: %v", i, err))
+		}
+	}
 	if c.SrcPerThread && !c.SrcMin.IsValid() {
 		add(cfgErr("src", "one source per thread needs a first source address"))
 	}
@@ -396,6 +409,16 @@ func cpuList(cpus []int) string {
 		return "cpu " + s[0]
 	}
 	return "cpus " + strings.Join(s, ", ")
+}
+
+// CheckTestAddr refuses an IPv6 link-local address (fe80::/10) as a
+// test frame's source or destination, saying why and what to give: it is
+// valid on one link only, with a zone no frame carries.
+func CheckTestAddr(a netip.Addr) error {
+	if a.Is6() && !a.Is4In6() && a.IsLinkLocalUnicast() {
+		return fmt.Errorf("%s is IPv6 link-local (fe80::/10): valid on one link only, with a zone the frames cannot carry; give a global or unique-local address (the benchmarking range is 2001:2::/48)", a)
+	}
+	return nil
 }
 
 func (c *Config) ipv6() bool { return c.DstMin.IsValid() && !c.DstMin.Is4() }

@@ -60,6 +60,18 @@ func LinePPS(speedMbps, frameBytes float64) float64 {
 	return speedMbps * 1e6 / ((frameBytes + WireOverhead) * 8)
 }
 
+// MinFrameSizeFor is the smallest frame size, FCS and any 802.1Q tag
+// included, of a frame of the family (IPv6 or IPv4) and tagging that
+// carries the pktgen header: RFC 2544's 64 bytes, or more where the
+// headers need it: 64 for IPv4, 66 for IPv4 tagged, 82 for IPv6 (RFC
+// 5180 says the same: 64 bytes cannot hold an IPv6 test frame), 86 for
+// IPv6 tagged. A frame size counts the tag (it is on the wire, in
+// pkt_size, and what the line rate divides by): 64 untagged bytes sent
+// tagged are a 68-byte frame.
+func MinFrameSizeFor(ipv6, vlan bool) int {
+	return max(MinFrameSize, MinFrame(ipv6, vlan)+FCSBytes)
+}
+
 // FrameRange is the range of frame sizes, FCS included, that c's
 // headers allow on an interface of mtu (0: unknown): at least
 // MinFrameSize and room for the headers, at most MaxFrame. headers is
@@ -67,5 +79,5 @@ func LinePPS(speedMbps, frameBytes float64) float64 {
 // header) and the FCS.
 func (c *Config) FrameRange(mtu int) (lo, hi, headers int) {
 	headers = MinFrame(c.ipv6(), c.HasVLAN) + FCSBytes
-	return max(MinFrameSize, headers), MaxFrame(mtu, c.HasVLAN), headers
+	return MinFrameSizeFor(c.ipv6(), c.HasVLAN), MaxFrame(mtu, c.HasVLAN), headers
 }

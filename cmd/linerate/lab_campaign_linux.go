@@ -28,6 +28,8 @@ type labCampaignFlags struct {
 	backend                                pktgen.BackendName
 	lossGoal                               float64
 	threads                                int
+	ipv6                                   bool
+	vlan                                   int
 }
 
 func (f *labCampaignFlags) register(fl *pflag.FlagSet) {
@@ -42,6 +44,8 @@ func (f *labCampaignFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar((*string)(&f.pattern), "pattern", string(coordinator.Pairwise), enum.Or(coordinator.Patterns))
 	fl.StringVar((*string)(&f.backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.IntVar(&f.threads, "threads", 0, "sender threads per flow")
+	fl.BoolVar(&f.ipv6, "ipv6", false, "every trial over IPv6: the lab's hosts' 2001:2::/48 addresses (sizes from 82 B)")
+	fl.IntVar(&f.vlan, "vlan", 0, "tag every frame with this 802.1Q VLAN id (1-4094), which the lab's agents allow; sizes count the tag")
 }
 
 // spec builds the campaign the flags describe on lab lf (its agents
@@ -52,7 +56,7 @@ func (f *labCampaignFlags) spec(lf *labFlags) (spec *campaign.Spec, record []byt
 		Pattern: f.pattern, Search: f.search, Backend: f.backend, Threads: f.threads,
 		// Short pauses: the lab's queues drain in milliseconds.
 		Pause: 200 * time.Millisecond, Drain: 300 * time.Millisecond,
-		Shortfall: lf.spec.Shortfall(""),
+		Shortfall: lf.spec.Shortfall(""), IPv6: f.ipv6, VLAN: f.vlan,
 	}
 	for _, s := range f.sizes {
 		z, err := campaign.ParseSize(s)
@@ -141,6 +145,13 @@ lab: 'linerate lab down --name NAME' removes it first.`,
 			}
 			if err != nil {
 				return err
+			}
+			if spec.VLAN != 0 {
+				// The switch carries the campaign's tag.
+				lf.vlan = spec.VLAN
+				if err := lf.check(); err != nil {
+					return err
+				}
 			}
 			if sf := lf.spec.Shortfall(spec.Shortfall); sf != spec.Shortfall {
 				// The shaped path pushes back, also for a spec file.

@@ -30,6 +30,7 @@ type labFlags struct {
 	delay              string
 	agentLogLevel      string
 	readyTimeout       time.Duration
+	vlan               int // the VLAN the switch carries (lab up --vlan; lab run's --vlan)
 	spec               lab.Spec
 	flags              *pflag.FlagSet // where they were registered: which were given
 }
@@ -106,7 +107,7 @@ func (f *labFlags) check() error {
 	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
-		Hosts: f.hosts, VCPUs: vcpus, Delay: delay,
+		Hosts: f.hosts, VCPUs: vcpus, Delay: delay, VLAN: f.vlan,
 		Loss: lab.Loss{Every: f.lossEvery, BasisPoints: uint32(math.Round(f.lossPct * 100))},
 	}
 	if err := f.spec.Validate(); err != nil {
@@ -165,6 +166,8 @@ are given per direction.`,
 }
 
 func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
+	// The run's tag is the one the lab's switch carries.
+	lf.vlan = rf.spec.VLAN
 	if err := lf.check(); err != nil {
 		return err
 	}
@@ -229,6 +232,7 @@ killed 'lab up' left.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.labUp(cmd.Context(), lf) },
 	}
 	lf.register(cmd.Flags(), "lab")
+	cmd.Flags().IntVar(&lf.vlan, "vlan", 0, "every agent may tag its frames with this 802.1Q VLAN id (1-4094; --allow-vlan) and the switch's ports count the tagged test packets: runs with 'linerate run --vlan' use it (the switch, a plain bridge, forwards frames with their tags)")
 	return cmd
 }
 

@@ -35,7 +35,10 @@ type runFlags struct {
 func (f *runFlags) register(fl *pflag.FlagSet) {
 	s := &f.spec
 	fl.StringVar((*string)(&s.Pattern), "pattern", string(coordinator.Pairwise), enum.Or(coordinator.Patterns))
-	fl.IntVar(&s.FrameSize, "frame-size", coordinator.DefaultFrameSize, fmt.Sprintf("Ethernet frame size in bytes including the FCS (%d-%d)", pktgen.MinFrameSize, pktgen.MaxFrameSize))
+	fl.IntVar(&s.FrameSize, "frame-size", 0, fmt.Sprintf("Ethernet frame size in bytes including the FCS and any VLAN tag (%d-%d; from %d with --ipv6, %d with --ipv6 --vlan) (default: the smallest, %d for IPv4)",
+		pktgen.MinFrameSize, pktgen.MaxFrameSize, pktgen.MinFrameSizeFor(true, false), pktgen.MinFrameSizeFor(true, true), coordinator.DefaultFrameSize))
+	fl.BoolVar(&s.IPv6, "ipv6", false, "send to each receiver's IPv6 data address (its first global or unique-local one, never link-local fe80::/10) from the senders' own")
+	fl.IntVar(&s.VLAN, "vlan", 0, "tag every test frame with this 802.1Q VLAN id (1-4094; the sender agents need --allow-vlan); 0: untagged")
 	fl.DurationVar(&s.Duration, "duration", 0, "how long every sender sends (or --count)")
 	fl.Uint64Var(&s.Count, "count", 0, "packets per flow (or --duration)")
 	ppsVar(fl, &s.Rate, "rate", "packets per second per flow, at least 1 per thread (default: as fast as the sender goes)")

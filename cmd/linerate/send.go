@@ -128,6 +128,9 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if err != nil {
 		return nil, usagef("--dst %q: not an IP address", f.dst)
 	}
+	if err := pktgen.CheckTestAddr(dst); err != nil {
+		return nil, usagef("--dst %v", err)
+	}
 	if (f.count == 0) == (f.duration == 0) {
 		return nil, usagef("give exactly one of --count (total packets) and --duration (e.g. 10s)")
 	}
@@ -146,6 +149,9 @@ func (a *app) sendConfig(f *sendFlags) (*pktgen.Config, error) {
 	if f.src != "" {
 		if cfg.SrcMin, err = netip.ParseAddr(f.src); err != nil || cfg.SrcMin.Is4() != dst.Is4() {
 			return nil, usagef("--src %q: want an IP address of the same family as --dst %s", f.src, dst)
+		}
+		if err := pktgen.CheckTestAddr(cfg.SrcMin); err != nil {
+			return nil, usagef("--src %v", err)
 		}
 	}
 	if f.dstMAC != "" {

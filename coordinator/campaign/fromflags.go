@@ -32,6 +32,8 @@ type Options struct {
 	Threads      int
 	Pause, Drain time.Duration // between trials; after the senders stop
 	Shortfall    Shortfall
+	IPv6         bool // every trial over IPv6 (the spec's ipv6)
+	VLAN         int  // every frame tagged with this VLAN id (the spec's vlan; 0: untagged)
 }
 
 // FromOptions builds the spec o describes and validates it as Parse
@@ -44,7 +46,7 @@ func FromOptions(o Options) (*Spec, []byte, error) {
 		Name: o.Name, Agents: Agents{Senders: o.Senders, Receivers: o.Receivers}, Pattern: o.Pattern,
 		Sizes: o.Sizes, Rates: o.Rates, Search: Search{Type: o.Search}, Duration: Duration(o.Duration),
 		Backend: o.Backend, Threads: o.Threads, Between: Between{Pause: Duration(o.Pause)}, Drain: Duration(o.Drain),
-		Shortfall: o.Shortfall,
+		Shortfall: o.Shortfall, IPv6: o.IPv6, VLAN: o.VLAN,
 	}
 	if o.Search != search.TypeNone {
 		s.Search.LossGoal, s.Search.Resolution, s.Search.Min, s.Search.Max = o.LossGoal, o.Resolution, o.Min, o.Max
@@ -88,6 +90,8 @@ type givenSpec struct {
 	Between   *givenBetween       `json:"between_trials,omitempty"`
 	Drain     string              `json:"drain,omitempty"`
 	Shortfall Shortfall           `json:"shortfall,omitempty"`
+	IPv6      bool                `json:"ipv6,omitempty"`
+	VLAN      int                 `json:"vlan,omitempty"`
 }
 
 // givenSize is a frame size as a spec file's list holds it: a number of
@@ -133,7 +137,7 @@ type givenBetween struct {
 // would give it: sizes as numbers (or "imix"), rates as numbers of
 // packets per second or "N%", durations as Go durations.
 func given(s *Spec) givenSpec {
-	g := givenSpec{Name: s.Name, Pattern: s.Pattern, Threads: s.Threads, Backend: s.Backend, Shortfall: s.Shortfall,
+	g := givenSpec{Name: s.Name, Pattern: s.Pattern, Threads: s.Threads, Backend: s.Backend, Shortfall: s.Shortfall, IPv6: s.IPv6, VLAN: s.VLAN,
 		Search: givenSearch{Type: s.Search.Type}}
 	if len(s.Agents.Senders) > 0 || len(s.Agents.Receivers) > 0 {
 		g.Agents = &givenAgents{Senders: s.Agents.Senders, Receivers: s.Agents.Receivers}

@@ -383,9 +383,10 @@ func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d ti
 		return nil, fmt.Errorf("campaign: trial at %.3g pps, %s frames: below 1 pps per flow", rate, c.label(size))
 	}
 	run := coordinator.Spec{
-		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
+		// An imix's FrameSize (size 0) is the family's smallest, the run's default.
+		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: size, IMIX: c.imix(size), Duration: d,
 		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, NeedWakeup: s.NeedWakeup, Method: s.Method, Drain: time.Duration(s.Drain),
-		Latency: s.LatencyMode, RTTRate: s.RTTRate, Preflight: s.Preflight,
+		Latency: s.LatencyMode, RTTRate: s.RTTRate, Preflight: s.Preflight, IPv6: s.IPv6, VLAN: s.VLAN,
 	}
 	s.Pktgen.into(&run)
 	if burst > 0 {

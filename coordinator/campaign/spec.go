@@ -63,6 +63,12 @@ type Spec struct {
 	Preflight coordinator.Preflight `yaml:"preflight"`
 	// Pktgen is kernel pktgen's surface every trial sends with (pktgen.go).
 	Pktgen Pktgen `yaml:"pktgen"`
+	// IPv6 sends every trial to the receivers' IPv6 data addresses
+	// (coordinator.Spec.IPv6); VLAN tags every frame with this 802.1Q id
+	// (1-4094; 0: untagged). Both raise the smallest frame size, which
+	// counts the tag (coordinator.Spec.MinFrameSize).
+	IPv6 bool `yaml:"ipv6"`
+	VLAN int  `yaml:"vlan"`
 
 	lines map[string]int // field path → line in the YAML, for errors
 }
@@ -263,9 +269,14 @@ func (s *Spec) validate() error {
 	if len(s.Sizes) == 0 {
 		return s.errf("frame_sizes", "missing: give frame sizes including FCS (e.g. [64, 512, 1518]) and/or imix")
 	}
+	family := s.family()
+	if err := family.CheckVLAN(); err != nil {
+		return s.errf("vlan", "%v", err)
+	}
 	for i, sz := range s.Sizes {
-		if !sz.IMIX && (sz.Bytes < pktgen.MinFrameSize || sz.Bytes > pktgen.MaxFrameSize) {
-			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want %d-%d bytes (Ethernet frame including FCS) or imix", sz.Bytes, pktgen.MinFrameSize, pktgen.MaxFrameSize)
+		if lo := family.MinFrameSize(); !sz.IMIX && (sz.Bytes < lo || sz.Bytes > pktgen.MaxFrameSize) {
+			return s.errf(fmt.Sprintf("frame_sizes[%d]", i), "%d: want %d-%d bytes%s (Ethernet frame including FCS%s) or imix",
+				sz.Bytes, lo, pktgen.MaxFrameSize, family.FamilyText(), family.HeadersText())
 		}
 	}
 	if len(s.IMIX) == 0 {
@@ -276,6 +287,9 @@ func (s *Spec) validate() error {
 	}
 	for i, w := range s.IMIX {
 		if err := w.Check(); err != nil {
+			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: %v", w.Size, w.Weight, err)
+		}
+		if err := family.CheckFrameSize(w.Size); err != nil && slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) {
 			return s.errf(fmt.Sprintf("imix[%d]", i), "size %d weight %d: %v", w.Size, w.Weight, err)
 		}
 	}
@@ -599,3 +613,7 @@ func (s *Spec) checkLatencyMode() error {
 	s.RTTRate = trial.RTTRate
 	return nil
 }
+
+// family is the run spec of what every trial's frames carry (IPv6, the
+// VLAN tag): what sets the smallest frame size.
+func (s *Spec) family() *coordinator.Spec { return &coordinator.Spec{IPv6: s.IPv6, VLAN: s.VLAN} }

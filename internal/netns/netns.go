@@ -16,10 +16,18 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
-// Bench is the benchmarking range all lab addresses come from.
-var Bench = netip.MustParsePrefix("198.18.0.0/15")
+// Bench is the IPv4 benchmarking range lab addresses come from (RFC
+// 2544); Bench6 the IPv6 one (RFC 5180).
+var (
+	Bench  = netip.MustParsePrefix("198.18.0.0/15")
+	Bench6 = netip.MustParsePrefix("2001:2::/48")
+)
+
+// inBench tells whether a lies in one of the benchmarking ranges.
+func inBench(a netip.Addr) bool { return Bench.Contains(a) || Bench6.Contains(a) }
 
 // NS is a named network namespace (/run/netns/<Name>).
 type NS struct {
@@ -137,23 +145,31 @@ type Link struct {
 	Index int
 	MAC   net.HardwareAddr
 	Addr  netip.Prefix // zero when no address was asked for
+	Addr6 netip.Prefix // the IPv6 address (in Bench6); zero when none was asked for
 }
 
 // VethOptions shape a veth pair.
 type VethOptions struct {
 	Queues int // rx and tx queues per end (default 1)
 	// AddrA, AddrB are given to the ends (must lie in 198.18.0.0/15); a
-	// zero prefix leaves that end without an address.
-	AddrA, AddrB netip.Prefix
-	MTU          int
-	NoIPv6       bool // disable IPv6 on both ends: no ND or MLD noise
+	// zero prefix leaves that end without an address. Addr6A, Addr6B are
+	// their IPv6 addresses (in 2001:2::/48), added without duplicate
+	// address detection.
+	AddrA, AddrB   netip.Prefix
+	Addr6A, Addr6B netip.Prefix
+	MTU            int
 }
 
 // Veth creates a veth pair aName in a and bName in b, both up.
 func Veth(a *NS, aName string, b *NS, bName string, o VethOptions) (*Link, *Link, error) {
-	for _, p := range []netip.Prefix{o.AddrA, o.AddrB} {
-		if p.IsValid() && !Bench.Contains(p.Addr()) {
-			return nil, nil, fmt.Errorf("veth %s-%s: address %s is outside %s, the only range lab traffic may use", aName, bName, p, Bench)
+	for _, p := range []netip.Prefix{o.AddrA, o.AddrB, o.Addr6A, o.Addr6B} {
+		if p.IsValid() && !inBench(p.Addr()) {
+			return nil, nil, fmt.Errorf("veth %s-%s: address %s is outside %s and %s, the only ranges lab traffic may use", aName, bName, p, Bench, Bench6)
+		}
+	}
+	for _, p := range []netip.Prefix{o.Addr6A, o.Addr6B} {
+		if p.IsValid() && !p.Addr().Is6() {
+			return nil, nil, fmt.Errorf("veth %s-%s: IPv6 address %s is not IPv6", aName, bName, p)
 		}
 	}
 	q := max(o.Queues, 1)
@@ -172,11 +188,11 @@ func Veth(a *NS, aName string, b *NS, bName string, o VethOptions) (*Link, *Link
 	if err != nil {
 		return nil, nil, fmt.Errorf("veth %s (%s) - %s (%s): create: %w", aName, a.Name, bName, b.Name, err)
 	}
-	la, err := setup(a, aName, o.AddrA, o.NoIPv6)
+	la, err := setup(a, aName, o.AddrA, o.Addr6A)
 	if err != nil {
 		return nil, nil, err
 	}
-	lb, err := setup(b, bName, o.AddrB, o.NoIPv6)
+	lb, err := setup(b, bName, o.AddrB, o.Addr6B)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,22 +230,26 @@ func (l *Link) WaitUp(timeout time.Duration) error {
 	}
 }
 
-func setup(ns *NS, name string, addr netip.Prefix, noIPv6 bool) (*Link, error) {
-	l := &Link{NS: ns, Name: name, Addr: addr}
+func setup(ns *NS, name string, addr, addr6 netip.Prefix) (*Link, error) {
+	l := &Link{NS: ns, Name: name, Addr: addr, Addr6: addr6}
 	err := ns.Do(func() error {
-		if noIPv6 {
-			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/disable_ipv6", []byte("1\n"), 0o644); err != nil && !os.IsNotExist(err) {
-				return err
-			}
+		if err := QuietIPv6(name); err != nil {
+			return err
 		}
 		link, err := netlink.LinkByName(name)
 		if err != nil {
 			return err
 		}
-		if addr.IsValid() {
-			a := &netlink.Addr{IPNet: &net.IPNet{IP: addr.Addr().AsSlice(), Mask: net.CIDRMask(addr.Bits(), addr.Addr().BitLen())}}
+		for _, p := range []netip.Prefix{addr, addr6} {
+			if !p.IsValid() {
+				continue
+			}
+			a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+			if p.Addr().Is6() {
+				a.Flags = unix.IFA_F_NODAD
+			}
 			if err := netlink.AddrAdd(link, a); err != nil {
-				return fmt.Errorf("add address %s: %w", addr, err)
+				return fmt.Errorf("add address %s: %w", p, err)
 			}
 		}
 		if err := netlink.LinkSetUp(link); err != nil {
@@ -242,6 +262,37 @@ func setup(ns *NS, name string, addr netip.Prefix, noIPv6 bool) (*Link, error) {
 		return nil, fmt.Errorf("set up %s in %s: %w", name, ns.Name, err)
 	}
 	return l, nil
+}
+
+// quietIPv6 are the per-interface IPv6 settings QuietIPv6 writes: no
+// link-local address of its own (addr_gen_mode 1: none), no duplicate
+// address detection, no router solicitations and no router
+// advertisements taken (nor addresses from them).
+var quietIPv6 = []struct{ key, value string }{
+	{"addr_gen_mode", "1"}, {"accept_dad", "0"}, {"dad_transmits", "0"},
+	{"router_solicitations", "0"}, {"accept_ra", "0"}, {"autoconf", "0"},
+}
+
+// QuietIPv6 keeps interface name (in the calling thread's namespace,
+// down: a link-local address is made when it comes up) from sending
+// anything of its own IPv6 stack: no link-local address, hence no
+// duplicate address detection, router solicitation or MLD report for
+// it; the addresses it is given carry no DAD either. IPv6 stays on: the
+// lab's hosts send and receive IPv6 test traffic (2001:2::/48), whose
+// every frame the switch counts. Only the reports of the solicited-node
+// groups of the addresses given are left, sent when the link comes up,
+// before any run. A kernel without IPv6 has nothing to quiet.
+func QuietIPv6(name string) error {
+	dir := "/proc/sys/net/ipv6/conf/" + name + "/"
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return nil
+	}
+	for _, s := range quietIPv6 {
+		if err := os.WriteFile(dir+s.key, []byte(s.value+"\n"), 0o644); err != nil {
+			return fmt.Errorf("quiet IPv6 on %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Neigh adds a permanent neighbour entry on l for ip → mac, so that no

@@ -5,6 +5,7 @@ package xdp
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -79,17 +80,29 @@ type genParams struct {
 	udpCsum            bool
 	cpus               int    // slots in the state map: CPUs 0..cpus-1
 	clockEvery         uint32 // unpaced frames per clock reading, a power of two (clockEvery)
+	// tagged is a tagged frame's Ethernet header with its 802.1Q tag
+	// (nil untagged), written into every frame: a veth peer's stack
+	// untags a frame in place (it moves the MAC addresses over the tag),
+	// and live-frame mode recycles that page as the next frame.
+	tagged []byte
 }
 
 // paramsOf returns the program parameters for f over cpus threads. The
 // threads' frames differ only in the source address, so one program serves
 // them all.
 func paramsOf(f *pktgen.Frame, cpus int, batch uint32) genParams {
-	return genParams{clockEvery: clockEvery(batch),
+	p := genParams{clockEvery: clockEvery(batch),
 		hdrOff: f.HdrOff, udpOff: f.UDPOff, frameLen: len(f.Bytes),
 		sportMin: f.SportMin, sportMax: f.SportMax, timestamp: f.Timestamp, udpCsum: f.UDPCsum, cpus: cpus,
 	}
+	if f.L3Off > ethHeader {
+		p.tagged = slices.Clone(f.Bytes[:f.L3Off])
+	}
+	return p
 }
+
+// ethHeader is an untagged Ethernet header's length.
+const ethHeader = 14
 
 // csumBase sums what stays constant in the UDP checksum: the
 // pseudo-header and the datagram with the varying fields (source port,
@@ -246,6 +259,21 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.HostTo(asm.BE, r1, asm.Word),
 		asm.StoreMem(r7, hdr+4, r1, asm.Word),
 	)
+	// A tagged frame's Ethernet header and tag, as immediates in the
+	// host's byte order (what a store writes).
+	for off := 0; off < len(p.tagged); {
+		switch rest := p.tagged[off:]; {
+		case len(rest) >= 4:
+			ins = append(ins, asm.StoreImm(r7, int16(off), int64(int32(binary.NativeEndian.Uint32(rest))), asm.Word))
+			off += 4
+		case len(rest) >= 2:
+			ins = append(ins, asm.StoreImm(r7, int16(off), int64(int16(binary.NativeEndian.Uint16(rest))), asm.Half))
+			off += 2
+		default:
+			ins = append(ins, asm.StoreImm(r7, int16(off), int64(int8(rest[0])), asm.Byte))
+			off++
+		}
+	}
 	if p.timestamp {
 		ins = append(ins,
 			asm.LoadMem(r1, r9, stStamp, asm.DWord),

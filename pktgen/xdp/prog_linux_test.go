@@ -2,7 +2,17 @@
 
 package xdp
 
-import "testing"
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/linerate/linerate/pktgen"
+)
 
 // TestClockEvery checks that a clock group is the transmit bulk or less,
 // and always divides the batch (a group never spans two batches).
@@ -12,6 +22,50 @@ func TestClockEvery(t *testing.T) {
 	} {
 		if got := clockEvery(c.batch); got != c.want || c.batch%got != 0 {
 			t.Errorf("clockEvery(%d) = %d, want %d", c.batch, got, c.want)
+		}
+	}
+}
+
+// A tagged frame's program writes the Ethernet header and the tag into
+// every frame (a veth peer untags in place, and live-frame mode
+// recycles the page); an untagged frame's writes none of it.
+func TestTaggedHeaderRewritten(t *testing.T) {
+	state, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	if err != nil {
+		t.Skipf("a BPF map for the program's state: %v (needs CAP_BPF)", err)
+	}
+	defer state.Close()
+	stores := func(tagged bool) map[int16]int64 {
+		cfg := &pktgen.Config{Device: "d", CPUs: []int{0}, PktSize: 62, Count: 1,
+			DstMin: netip.MustParseAddr("198.18.0.2"), SrcMin: netip.MustParseAddr("198.18.0.1"),
+			DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, HasVLAN: tagged, VLANID: 100}
+		f, err := pktgen.BuildFrame(cfg, 0, cfg.SrcMAC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int16]int64{}
+		for _, in := range instructions(paramsOf(f, 1, 64), state) {
+			if in.OpCode.Class() == asm.StClass && in.Dst == asm.R7 && in.Offset < 18 {
+				out[in.Offset] = in.Constant
+			}
+		}
+		return out
+	}
+	if got := stores(false); len(got) != 0 {
+		t.Errorf("untagged: stores into the Ethernet header %v", got)
+	}
+	got := stores(true)
+	hdr := []byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x81, 0x00, 0x00, 100, 0x08, 0x00}
+	for off, size := range map[int16]int{0: 4, 4: 4, 8: 4, 12: 4, 16: 2} {
+		b := hdr[off : int(off)+size]
+		var want int64
+		if size == 4 {
+			want = int64(int32(binary.NativeEndian.Uint32(b)))
+		} else {
+			want = int64(int16(binary.NativeEndian.Uint16(b)))
+		}
+		if v, ok := got[off]; !ok || v != want {
+			t.Errorf("tagged: offset %d: store %#x (%v), want %#x (% x)", off, v, ok, want, b)
 		}
 	}
 }

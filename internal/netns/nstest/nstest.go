@@ -49,7 +49,7 @@ func NewPair(t testing.TB, queues int) *Pair {
 	}
 	a, b := mk("a"), mk("b")
 	la, lb, err := netns.Veth(a, "lra", b, "lrb", netns.VethOptions{
-		Queues: queues, AddrA: netip.MustParsePrefix("198.18.0.1/24"), AddrB: netip.MustParsePrefix("198.18.0.2/24"), NoIPv6: true,
+		Queues: queues, AddrA: netip.MustParsePrefix("198.18.0.1/24"), AddrB: netip.MustParsePrefix("198.18.0.2/24"),
 	})
 	if err != nil {
 		t.Fatal(err)

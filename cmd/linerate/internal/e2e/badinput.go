@@ -28,6 +28,16 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--hosts", "vm", "--vcpus", "4", "--queues", "8"}, "--queues 8"},
 	{[]string{"lab", "up", "--hosts", "vm", "--senders", "10", "--receivers", "7"}, "17 VM hosts: at most 16"},
 	{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
+	// IPv6 and 802.1Q: a VLAN id 802.1Q has, frames that hold the
+	// family's headers (the tag counted).
+	{[]string{"lab", "run", "--vlan", "4096"}, "--vlan 4096: want an 802.1Q VLAN id 1-4094 (0: untagged; 4095 is reserved)"},
+	{[]string{"lab", "up", "--vlan", "-1"}, "--vlan -1: want an 802.1Q VLAN id 1-4094"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--vlan", "4096"}, "vlan 4096: want an 802.1Q VLAN id 1-4094"},
+	{[]string{"lab", "run", "--ipv6", "--frame-size", "64"}, "frame size 64: want 82 to 9018 bytes for IPv6 (Ethernet frame including FCS, the tag counted: 14 B Ethernet + 40 B IPv6 + 8 B UDP + 16 B pktgen header + 4 B FCS)"},
+	{[]string{"lab", "run", "--ipv6", "--vlan", "100", "--frame-size", "82"}, "frame size 82: want 86 to 9018 bytes for IPv6 with an 802.1Q tag"},
+	{[]string{"lab", "campaign", "--ipv6", "--sizes", "64,1518"}, "frame_sizes[0]: 64: want 82-9018 bytes for IPv6"},
+	{[]string{"send", "--iface", "lo", "--dst", "fe80::1", "--count", "1"}, "--dst fe80::1 is IPv6 link-local (fe80::/10): valid on one link only"},
+	{[]string{"send", "--iface", "lo", "--dst", "2001:2::2", "--src", "fe80::1", "--count", "1"}, "--src fe80::1 is IPv6 link-local (fe80::/10)"},
 	// The lab's delay: netem exists only in the VM hosts' kernel, and the
 	// delay has bounds.
 	{[]string{"lab", "run", "--delay", "20ms"}, "--delay 20ms: needs --hosts vm: the hosts of --hosts netns share this machine's kernel, which has no netem qdisc"},

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,8 @@ func TestLabVMHosts(t *testing.T) {
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Setenv("LINERATE_VM_CACHE", cache)
-	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug")
+	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug",
+		"--vlan", "100")
 	t.Cleanup(func() {
 		if up.ProcessState == nil {
 			_ = up.Process.Signal(syscall.SIGINT)
@@ -136,6 +138,27 @@ func TestLabVMHosts(t *testing.T) {
 	// spread over the receiver's 4 queues), queue map and node.
 	t.Run("pktgen-surface", func(t *testing.T) {
 		checkVMSurface(t, run, bin, flags)
+		restored(t, 0, "s1", "r1")
+	})
+	// IPv6 and 802.1Q with kernel pktgen in the guests, in one run: the
+	// guests' data NICs carry their 2001:2::/48 addresses beside IPv4
+	// (IPv6 on, quiet), the agents allow the lab's VLAN 100 (lab up
+	// --vlan), and the frames are the smallest IPv6 tagged ones, 86 B.
+	t.Run("ipv6-vlan", func(t *testing.T) {
+		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate, "--ipv6", "--vlan", "100")
+		checkVMRun(t, res, raw, 1)
+		f := res.Flows[0]
+		if len(f.StreamDetail) == 0 {
+			t.Fatalf("no stream detail: %+v", f)
+		}
+		for _, s := range f.StreamDetail {
+			if !s.Src.Is6() || s.Dst != netip.MustParseAddr("2001:2::65") || s.Received != s.Sent {
+				t.Errorf("stream %s → %s: sent %d received %d, want IPv6 to r1's 2001:2::65, all received", s.Src, s.Dst, s.Sent, s.Received)
+			}
+		}
+		if b := f.L2BPS / f.PPS / 8; b < 85.99 || b > 86.01 {
+			t.Errorf("frames of %.2f B with FCS, want the smallest IPv6 tagged frame, 86", b)
+		}
 		restored(t, 0, "s1", "r1")
 	})
 	// Known truth across guests. The lab's netem (--delay 20ms) is on

@@ -136,7 +136,7 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
-		args := agentArgs(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel)
+		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel), l.Spec.vlanArgs()...)
 		args = append(args, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)

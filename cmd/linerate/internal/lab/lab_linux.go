@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,14 @@ type Spec struct {
 	// shaper (ShapeBPS: on the frames toward it), so traffic either way
 	// crosses the same kind of path.
 	Both bool
+	// VLAN, when set (1-4094), is the 802.1Q VLAN the lab's traffic is
+	// tagged with: every agent may tag with it (--allow-vlan) and each
+	// sender's port program counts the tagged test packets. The switch
+	// is a plain bridge, which forwards a tagged frame with its tag, as
+	// it forwards untagged ones: this machine's kernel has no VLAN
+	// filtering in its bridge (CONFIG_BRIDGE_VLAN_FILTERING), so a
+	// VLAN-aware switch cannot be built here.
+	VLAN int
 }
 
 // What a lab's hosts are (Spec.Hosts).
@@ -110,6 +119,26 @@ func (spec Spec) agentRole(h *Host) string {
 // Addr is the host's data address.
 func (h *Host) Addr() netip.Addr { return h.Data.Addr.Addr() }
 
+// Addr6 is the host's IPv6 data address.
+func (h *Host) Addr6() netip.Addr { return h.Data.Addr6.Addr() }
+
+// dataAddrs are the data addresses of the lab's host numbered octet
+// (senders 1…, receivers 101…): 198.18.0.octet/24 and 2001:2::octet/64,
+// both from the benchmarking ranges (RFC 2544, RFC 5180).
+func dataAddrs(octet int) (v4, v6 netip.Prefix) {
+	a6 := [16]byte{0x20, 0x01, 0x00, 0x02, 15: byte(octet)}
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24), netip.PrefixFrom(netip.AddrFrom16(a6), 64)
+}
+
+// vlanArgs are the agent flags a lab with a VLAN adds: every agent may
+// tag its frames with the VLAN its switch carries, no other.
+func (spec Spec) vlanArgs() []string {
+	if spec.VLAN == 0 {
+		return nil
+	}
+	return []string{"--allow-vlan", strconv.Itoa(spec.VLAN)}
+}
+
 // Lab is a running lab.
 type Lab struct {
 	Spec      Spec
@@ -163,6 +192,9 @@ func (spec Spec) Validate() error {
 		if err := checkShape(float64(spec.ShapeBPS)); err != nil {
 			return fmt.Errorf("lab %s: shaping at %w", spec.Name, err)
 		}
+	}
+	if spec.VLAN < 0 || spec.VLAN > 4094 {
+		return fmt.Errorf("lab %s: --vlan %d: want an 802.1Q VLAN id 1-4094 (0: untagged; 4095 is reserved)", spec.Name, spec.VLAN)
 	}
 	if spec.Loss.Every == 1 {
 		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
@@ -227,21 +259,13 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 				return fmt.Errorf("disable IPv6 (%s): %w", conf, err)
 			}
 		}
-		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lrbr0"}}
-		if err := netlink.LinkAdd(br); err != nil {
-			return fmt.Errorf("add bridge: %w", err)
-		}
-		if err := netlink.LinkSetUp(br); err != nil {
+		if err := addBridge(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lrbr0"}}); err != nil {
 			return err
 		}
 		if !spec.Mgmt {
 			return nil
 		}
-		mg := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: mgmtBridge}}
-		if err := netlink.LinkAdd(mg); err != nil {
-			return fmt.Errorf("add management bridge: %w", err)
-		}
-		return netlink.LinkSetUp(mg)
+		return addBridge(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: mgmtBridge}})
 	}); err != nil {
 		return l, fmt.Errorf("lab %s: switch bridge: %w", spec.Name, err)
 	}
@@ -253,7 +277,7 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if l.hostNS, err = lrnetns.Host(); err != nil {
 			return l, err
 		}
-		if l.MgmtHost, _, err = lrnetns.Veth(l.hostNS, MgmtLinkName(spec.Name), l.Switch, "mhost", lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, 254), NoIPv6: true}); err != nil {
+		if l.MgmtHost, _, err = lrnetns.Veth(l.hostNS, MgmtLinkName(spec.Name), l.Switch, "mhost", lrnetns.VethOptions{AddrA: mgmtAddr(mgmtNet, 254)}); err != nil {
 			return l, fmt.Errorf("lab %s: management link: %w", spec.Name, err)
 		}
 		if err := l.enslave("mhost", mgmtBridge); err != nil {
@@ -267,16 +291,16 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 		if role == "receiver" {
 			octet = 101 + i
 		}
-		addr := netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24)
+		addr, addr6 := dataAddrs(octet)
 		var mgmt netip.Prefix
 		if spec.Mgmt {
 			mgmt = mgmtAddr(mgmtNet, octet)
 		}
 		var err error
 		if spec.Hosts == HostsVM {
-			err = l.addVMHost(h, addr, mgmt)
+			err = l.addVMHost(h, addr, addr6, mgmt)
 		} else {
-			err = l.addNetnsHost(h, addr, mgmt)
+			err = l.addNetnsHost(h, addr, addr6, mgmt)
 		}
 		if err != nil {
 			return h, err
@@ -344,27 +368,43 @@ func Up(spec Spec, log hclog.Logger) (l *Lab, err error) {
 			return l, fmt.Errorf("lab %s: switch forwarding entry %s → port %s: %w", spec.Name, h.Data.MAC, h.Name, err)
 		}
 	}
-	// Static neighbours both ways: no ARP before (or during) a run. (A
-	// VM host's kernel is its own: its agent's traffic never asks the
-	// stack for a neighbour, and nothing else sends on its data NIC.)
+	// Static neighbours both ways, IPv4 and IPv6: no ARP or neighbour
+	// solicitation before (or during) a run. (A VM host's kernel is its
+	// own: its agent's traffic never asks the stack for a neighbour, and
+	// nothing else sends on its data NIC.)
 	for _, s := range l.Senders {
 		if spec.Hosts == HostsVM {
 			break
 		}
 		for _, r := range l.Receivers {
-			if err := s.Data.Neigh(r.Addr(), r.Data.MAC); err != nil {
-				return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, r.Addr(), s.Name, err)
-			}
-			if err := r.Data.Neigh(s.Addr(), s.Data.MAC); err != nil {
-				return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, s.Addr(), r.Name, err)
+			for _, n := range []struct {
+				on   *Host
+				ip   netip.Addr
+				peer *Host
+			}{{s, r.Addr(), r}, {s, r.Addr6(), r}, {r, s.Addr(), s}, {r, s.Addr6(), s}} {
+				if err := n.on.Data.Neigh(n.ip, n.peer.Data.MAC); err != nil {
+					return l, fmt.Errorf("lab %s: neighbour %s on %s: %w", spec.Name, n.ip, n.on.Name, err)
+				}
 			}
 		}
 	}
-	l.log.Info("lab up", "senders", len(l.Senders), "receivers", len(l.Receivers), "loss", spec.Loss.String())
+	l.log.Info("lab up", "senders", len(l.Senders), "receivers", len(l.Receivers), "loss", spec.Loss.String(), "vlan", spec.VLAN)
 	return l, nil
 }
 
 const mgmtBridge = "lrmg0"
+
+// addBridge adds br in the calling thread's namespace, its own IPv6
+// quiet (a switch sends nothing of its own), and brings it up.
+func addBridge(br *netlink.Bridge) error {
+	if err := netlink.LinkAdd(br); err != nil {
+		return fmt.Errorf("add bridge %s: %w", br.Name, err)
+	}
+	if err := lrnetns.QuietIPv6(br.Name); err != nil {
+		return err
+	}
+	return netlink.LinkSetUp(br)
+}
 
 // enslave attaches the switch namespace's port to a bridge there.
 func (l *Lab) enslave(port, bridge string) error {

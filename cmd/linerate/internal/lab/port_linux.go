@@ -39,12 +39,14 @@ type PortStats struct {
 	Frames  uint64 `json:"frames"`       // every frame the port received
 	Test    uint64 `json:"test_packets"` // frames carrying the pktgen header
 	Dropped uint64 `json:"drops"`        // test packets the program dropped
+	Tagged  uint64 `json:"tagged"`       // test packets that came with an 802.1Q tag
 }
 
 const (
 	statFrames = iota
 	statTest
 	statDropped
+	statTagged
 	nStats
 )
 
@@ -64,8 +66,9 @@ func fetchAdd(dst, src asm.Register) asm.Instruction {
 
 // portInstructions is the XDP program: count the frame; if it is a test
 // packet (Ethernet, optional 802.1Q tag, IPv4 without options or IPv6,
-// UDP, pktgen magic at payload offset 0) count it and drop it when loss
-// says so; pass everything else.
+// UDP, pktgen magic at payload offset 0) count it (a tagged one twice: as
+// a test packet and as a tagged one) and drop it when loss says so; pass
+// everything else.
 func portInstructions(loss Loss) asm.Instructions {
 	var in asm.Instructions
 	add := func(i ...asm.Instruction) { in = append(in, i...) }
@@ -138,13 +141,21 @@ func portInstructions(loss Loss) asm.Instructions {
 				asm.JNE.Imm(asm.R3, 17, l.nextLbl),
 			)
 		}
+		found := "test_packet"
+		if l.vlan > 0 {
+			found = "tagged_test_packet"
+		}
 		add(
 			asm.LoadMem(asm.R3, asm.R7, magic, asm.Word),
 			asm.JNE.Imm(asm.R3, magicLE, l.nextLbl),
-			asm.Ja.Label("test_packet"),
+			asm.Ja.Label(found),
 		)
 	}
 	add(asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"), asm.Return())
+
+	// A tagged test packet is counted as such, then as every test packet.
+	in = append(in, asm.Mov.Reg(asm.R0, asm.R0).WithSymbol("tagged_test_packet"))
+	bump(statTagged, "counted_tagged")
 
 	in = append(in, asm.Mov.Reg(asm.R0, asm.R0).WithSymbol("test_packet"))
 	bump(statTest, "counted_test")
@@ -233,7 +244,7 @@ func (p *Port) Stats() (PortStats, error) {
 			return PortStats{}, fmt.Errorf("switch port %s: read counter %d: %w", p.Iface, i, err)
 		}
 	}
-	return PortStats{Frames: v[statFrames], Test: v[statTest], Dropped: v[statDropped]}, nil
+	return PortStats{Frames: v[statFrames], Test: v[statTest], Dropped: v[statDropped], Tagged: v[statTagged]}, nil
 }
 
 // Close detaches the program and frees its maps.

@@ -80,6 +80,9 @@ func TestPortDropsEveryKth(t *testing.T) {
 			if st.Test != 100 || st.Dropped != 14 || st.Frames < 101 {
 				t.Fatalf("stats %+v (%v): want 100 test packets, 14 dropped (every 7th), the non-test frame passed", st, err)
 			}
+			if wantTagged := map[bool]uint64{true: 100}[tt.vlan]; st.Tagged != wantTagged {
+				t.Errorf("stats %+v: %d tagged test packets, want %d", st, st.Tagged, wantTagged)
+			}
 		})
 	}
 }

@@ -28,7 +28,7 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 			if err != nil {
 				return coordinator.PathTruth{}, err
 			}
-			p.TestPackets, p.ProgDrops, p.Loss = st.Test, st.Dropped, h.Port.Loss.String()
+			p.TestPackets, p.ProgDrops, p.Loss, p.TaggedPackets = st.Test, st.Dropped, h.Port.Loss.String(), st.Tagged
 		}
 		if err := l.Switch.Do(func() error {
 			link, err := netlink.LinkByName(h.Name)

@@ -48,11 +48,11 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 		}
-		args := agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel)
+		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel), l.Spec.vlanArgs()...)
 		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
-			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Name: h.Data.Name},
+			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Addr6: h.Data.Addr6, Name: h.Data.Name},
 			Mgmt:    vm.NIC{Tap: "m" + h.Name, MAC: h.Mgmt.MAC, Addr: h.Mgmt.Addr, Name: h.Mgmt.Name},
 			Modules: vmModules,
 			Files: map[string]string{

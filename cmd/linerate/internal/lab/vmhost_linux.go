@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -69,12 +68,12 @@ func vmMAC(h *Host, nic byte) net.HardwareAddr {
 // the switch namespace, where qemu runs (StartAgents boots the guest).
 // h.Data and h.Mgmt describe the guest's NICs: no namespace of ours
 // holds them.
-func (l *Lab) addVMHost(h *Host, addr, mgmt netip.Prefix) error {
+func (l *Lab) addVMHost(h *Host, addr, addr6, mgmt netip.Prefix) error {
 	var err error
 	if h.Switch, err = l.tap(h.Name, l.Spec.Layout().Queues); err != nil {
 		return err
 	}
-	h.Data = &lrnetns.Link{Name: "data0", MAC: vmMAC(h, 0), Addr: addr}
+	h.Data = &lrnetns.Link{Name: "data0", MAC: vmMAC(h, 0), Addr: addr, Addr6: addr6}
 	if mgmt.IsValid() {
 		if _, err := l.tap("m"+h.Name, 1); err != nil {
 			return fmt.Errorf("management %w", err)
@@ -85,7 +84,8 @@ func (l *Lab) addVMHost(h *Host, addr, mgmt netip.Prefix) error {
 }
 
 // tap creates a persistent tap in the switch namespace, multiqueue when
-// queues > 1 (qemu opens one file per queue then), up, without IPv6.
+// queues > 1 (qemu opens one file per queue then), up, its own IPv6
+// quiet (a switch port sends nothing of its own).
 func (l *Lab) tap(name string, queues int) (*lrnetns.Link, error) {
 	var out *lrnetns.Link
 	err := l.Switch.Do(func() error {
@@ -100,8 +100,8 @@ func (l *Lab) tap(name string, queues int) (*lrnetns.Link, error) {
 		for _, f := range t.Fds {
 			f.Close() // persistent: the device stays for qemu
 		}
-		if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/disable_ipv6", []byte("1\n"), 0o644); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("disable IPv6: %w", err)
+		if err := lrnetns.QuietIPv6(name); err != nil {
+			return err
 		}
 		link, err := netlink.LinkByName(name)
 		if err != nil {

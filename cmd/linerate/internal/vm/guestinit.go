@@ -55,11 +55,19 @@ hostname ` + q(m.Name) + `
 	for _, mod := range mods {
 		fmt.Fprintf(&b, "insmod %s || fail %s\n", ModuleGuestPath(mod), q("insmod "+mod.Name))
 	}
-	// The NICs carry IPv4 only (the lab's 198.18.0.0/15): without IPv6 no
-	// neighbour discovery, MLD or router solicitation reaches the data
-	// path whose every frame the switch counts.
+	// IPv6 is on but quiet on every NIC (set as the default before any
+	// NIC comes up): no link-local address, no duplicate address
+	// detection, no router solicitation, nothing taken from router
+	// advertisements. So nothing of the guest's own IPv6 stack reaches the
+	// data path whose every frame the switch counts, but the report of
+	// the data address's solicited-node group when the NIC comes up,
+	// before the agent starts.
 	b.WriteString(`if [ -d /proc/sys/net/ipv6 ]; then
-	echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6 && echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6 || fail "disable IPv6"
+	for c in default all; do
+		for kv in addr_gen_mode=1 accept_dad=0 dad_transmits=0 router_solicitations=0 accept_ra=0 autoconf=0; do
+			echo "${kv#*=}" >/proc/sys/net/ipv6/conf/$c/${kv%%=*} || fail "quiet IPv6: $c/${kv%%=*}"
+		done
+	done
 fi
 `)
 	b.WriteString(`nic() {
@@ -70,10 +78,15 @@ fi
 	[ -n "$dev" ] || fail "no NIC with MAC $1 (for $2) in /sys/class/net"
 	[ "$dev" = "$2" ] || ip link set dev "$dev" name "$2" || fail "rename NIC $dev ($1) to $2"
 	ip addr add "$3" dev "$2" || fail "ip addr add $3 dev $2"
+	[ -z "$4" ] || ip -6 addr add "$4" dev "$2" || fail "ip -6 addr add $4 dev $2"
 	ip link set dev "$2" up || fail "ip link set $2 up"
 }
 `)
-	fmt.Fprintf(&b, "nic %s %s %s\n", q(m.Data.MAC.String()), q(m.Data.Name), q(m.Data.Addr.String()))
+	addr6 := ""
+	if m.Data.Addr6.IsValid() {
+		addr6 = m.Data.Addr6.String()
+	}
+	fmt.Fprintf(&b, "nic %s %s %s %s\n", q(m.Data.MAC.String()), q(m.Data.Name), q(m.Data.Addr.String()), q(addr6))
 	// A single-vCPU-fed receive path under TCG drains slowly: a deeper
 	// backlog keeps bursts from the tap from being dropped before the
 	// stack counts them.

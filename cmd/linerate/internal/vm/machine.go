@@ -41,7 +41,9 @@ type NIC struct {
 	Tap  string
 	MAC  net.HardwareAddr
 	Addr netip.Prefix // set on the interface by /init
-	Name string       // the interface's name in the guest ("data0", "mgmt0"): /init renames the NIC with MAC to it
+	// Addr6 is an IPv6 address /init adds too (none when zero).
+	Addr6 netip.Prefix
+	Name  string // the interface's name in the guest ("data0", "mgmt0"): /init renames the NIC with MAC to it
 }
 
 // Machine is one guest meant to run for long: a lab host whose Script
@@ -136,6 +138,8 @@ func (m *Machine) validate() (int, error) {
 			return 0, fmt.Errorf("machine %s: %s.MAC %q: want a 6-byte Ethernet address", m.Name, n.what, n.nic.MAC)
 		case !n.nic.Addr.IsValid():
 			return 0, fmt.Errorf("machine %s: %s.Addr is not set", m.Name, n.what)
+		case n.nic.Addr6.IsValid() && !n.nic.Addr6.Addr().Is6():
+			return 0, fmt.Errorf("machine %s: %s.Addr6 %s: want an IPv6 address", m.Name, n.what, n.nic.Addr6)
 		case n.nic.Name == "" || len(n.nic.Name) > 15 || strings.ContainsAny(n.nic.Name, "/ :'\"\\"):
 			return 0, fmt.Errorf("machine %s: %s.Name %q: want an interface name of 1 to 15 characters without / : space or quotes", m.Name, n.what, n.nic.Name)
 		}
@@ -177,7 +181,11 @@ func (m *Machine) qemuArgs(accel string, memMiB int) []string {
 		"-device", "pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
 		"-netdev", fmt.Sprintf("tap,id=data,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", m.Data.Tap, l.Queues),
 		// romfile= skips the iPXE option ROM: nothing boots from the network.
-		"-device", fmt.Sprintf("virtio-net-pci,netdev=data,mac=%s,bus=pxb1,mq=on,vectors=%d,romfile=", m.Data.MAC, 2*l.Queues+2),
+		// ctrl_vlan=off: the device passes every 802.1Q tag; with it on,
+		// qemu drops a tagged frame unless the guest registered its VLAN
+		// (a VLAN interface of its own), and the lab's receivers count
+		// tagged test frames on data0 itself.
+		"-device", fmt.Sprintf("virtio-net-pci,netdev=data,mac=%s,bus=pxb1,mq=on,vectors=%d,ctrl_vlan=off,romfile=", m.Data.MAC, 2*l.Queues+2),
 		"-netdev", "tap,id=mgmt,ifname=" + m.Mgmt.Tap + ",script=no,downscript=no,vhost=off",
 		"-device", "virtio-net-pci,netdev=mgmt,mac=" + m.Mgmt.MAC.String() + ",bus=pci.0,romfile=",
 		"-kernel", m.Kernel.Vmlinuz,

@@ -50,7 +50,7 @@ func TestMachineQEMUArgs(t *testing.T) {
 		"-no-reboot",
 		"-device pxb,id=pxb1,bus_nr=0x80,numa_node=1,bus=pci.0",
 		"-netdev tap,id=data,ifname=lrd-s1,script=no,downscript=no,queues=4,vhost=off",
-		"-device virtio-net-pci,netdev=data,mac=02:00:00:00:00:01,bus=pxb1,mq=on,vectors=10,romfile=",
+		"-device virtio-net-pci,netdev=data,mac=02:00:00:00:00:01,bus=pxb1,mq=on,vectors=10,ctrl_vlan=off,romfile=",
 		"-netdev tap,id=mgmt,ifname=lrm-s1,script=no,downscript=no,vhost=off",
 		"-device virtio-net-pci,netdev=mgmt,mac=02:00:00:00:01:01,bus=pci.0,romfile=",
 		"-kernel /k/vmlinuz -initrd /run/lab/s1/initramfs.cpio",
@@ -112,9 +112,11 @@ func TestRenderMachineInit(t *testing.T) {
 		"mount -t tmpfs -o mode=755 tmpfs /run || fail",
 		"ip link set lo up || fail",
 		"insmod /lib/modules/linerate/virtio_pci.ko || fail 'insmod virtio_pci'\ninsmod /lib/modules/linerate/virtio_net.ko || fail 'insmod virtio_net'\n",
-		"nic '02:00:00:00:00:01' 'data0' '198.18.0.1/24'\necho 10000 >/proc/sys/net/core/netdev_max_backlog",
+		"nic '02:00:00:00:00:01' 'data0' '198.18.0.1/24' ''\necho 10000 >/proc/sys/net/core/netdev_max_backlog",
 		"nic '02:00:00:00:01:01' 'mgmt0' '198.19.0.1/24'\n",
 		"exec 3<>/dev/ttyS2\n\tstty raw -echo <&3",
+		// IPv6 on, quiet: nothing of the guest's own reaches the data path.
+		"for kv in addr_gen_mode=1 accept_dad=0 dad_transmits=0 router_solicitations=0 accept_ra=0 autoconf=0; do",
 		"shell_loop &\n",
 		"setsid /bin/sh /linerate/script </dev/null >/dev/ttyS1 2>&1 &\npid=$!\necho \"$pid\" >/run/linerate/script.pid",
 		"wait \"$pid\"\n",
@@ -124,6 +126,14 @@ func TestRenderMachineInit(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("/init lacks %q:\n%s", want, s)
 		}
+	}
+	if strings.Contains(s, "disable_ipv6") {
+		t.Errorf("/init disables IPv6:\n%s", s)
+	}
+	m.Data.Addr6 = netip.MustParsePrefix("2001:2::1/64")
+	if s := renderMachineInit(m, nil); !strings.Contains(s, "nic '02:00:00:00:00:01' 'data0' '198.18.0.1/24' '2001:2::1/64'\n") ||
+		!strings.Contains(s, `ip -6 addr add "$4" dev "$2"`) {
+		t.Errorf("/init does not add the data NIC's IPv6 address:\n%s", s)
 	}
 	// It is a shell script the host's sh can parse.
 	if sh, err := exec.LookPath("sh"); err == nil {
