@@ -255,6 +255,9 @@ func streamToProto(s receiver.StreamReport) *lineratev1.StreamReport {
 	for _, m := range s.MissingRanges {
 		ps.MissingRanges = append(ps.MissingRanges, &lineratev1.SeqRange{From: m[0], To: m[1]})
 	}
+	for _, q := range s.Queues {
+		ps.Queues = append(ps.Queues, &lineratev1.QueuePackets{Queue: q.Queue, Packets: q.Packets})
+	}
 	return ps
 }
 

@@ -92,6 +92,7 @@ func TestReportToProto(t *testing.T) {
 			Src: netip.MustParseAddr("198.18.0.11"), Dst: netip.MustParseAddr("2001:db8::2"), DstPort: 9, Received: 7,
 			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: [][2]uint64{{2, 3}, {1<<32 + 5, 1<<32 + 5}}, BeyondCapacity: 1,
 			Late: 4, Unrecorded: 5, MissingRangesFrom: 2, MaxSeq: 1<<32 + 9, FirstArrivalNs: 1764650000123999999,
+			Queues: []receiver.QueuePackets{{Queue: 0, Packets: 3}, {Queue: 2, Packets: 4}},
 		}},
 	}
 	want := &lineratev1.ReceiverReport{
@@ -101,6 +102,7 @@ func TestReportToProto(t *testing.T) {
 			Src: "198.18.0.11", Dst: "2001:db8::2", DstPort: 9, Received: 7,
 			Duplicates: 1, Reordered: 2, Missing: 3, MissingRanges: []*lineratev1.SeqRange{{From: 2, To: 3}, {From: 1<<32 + 5, To: 1<<32 + 5}}, BeyondCapacity: 1,
 			Late: 4, Unrecorded: 5, MissingRangesFrom: 2, MaxSeq: 1<<32 + 9, FirstArrivalUnixNs: 1764650000123999999,
+			Queues: []*lineratev1.QueuePackets{{Queue: 0, Packets: 3}, {Queue: 2, Packets: 4}},
 		}},
 	}
 	if diff := cmp.Diff(want, wire(t, reportToProto(in), &lineratev1.ReceiverReport{}), protocmp.Transform()); diff != "" {

@@ -252,6 +252,9 @@ func streamReportOf(s *lineratev1.StreamReport) (recv.StreamReport, error) {
 	for _, m := range s.MissingRanges {
 		rs.MissingRanges = append(rs.MissingRanges, [2]uint64{m.From, m.To})
 	}
+	for _, q := range s.Queues {
+		rs.Queues = append(rs.Queues, recv.QueuePackets{Queue: q.Queue, Packets: q.Packets})
+	}
 	if rs.Latency, err = latencyFromProto(s.Latency); err != nil {
 		return recv.StreamReport{}, fmt.Errorf(".latency: %w", err)
 	}

@@ -114,14 +114,14 @@ func TestMemoryBytes(t *testing.T) {
 	}
 	seq, _ := o.SeqStateBytes()
 	sixtyFour, _ := o.MemoryBytes(64)
-	if one <= seq || sixtyFour-one != 63*1024*(perCPUStreamBytes+latencyBytes) {
-		t.Errorf("MemoryBytes(1) %d, (64) %d, sequence state %d: want more than the sequence state and %d a CPU", one, sixtyFour, seq, 1024*(perCPUStreamBytes+latencyBytes))
+	if one <= seq || sixtyFour-one != 63*1024*(perCPUStreamBytes+spreadBytes+latencyBytes) {
+		t.Errorf("MemoryBytes(1) %d, (64) %d, sequence state %d: want more than the sequence state and %d a CPU", one, sixtyFour, seq, 1024*(perCPUStreamBytes+spreadBytes+latencyBytes))
 	}
 	o.Latency = LatencyOff
 	one, _ = o.MemoryBytes(1)
 	sixtyFour, _ = o.MemoryBytes(64)
-	if sixtyFour-one != 63*1024*perCPUStreamBytes {
-		t.Errorf("latency off: MemoryBytes(1) %d, (64) %d: want %d a CPU", one, sixtyFour, 1024*perCPUStreamBytes)
+	if sixtyFour-one != 63*1024*(perCPUStreamBytes+spreadBytes) {
+		t.Errorf("latency off: MemoryBytes(1) %d, (64) %d: want %d a CPU", one, sixtyFour, 1024*(perCPUStreamBytes+spreadBytes))
 	}
 	if _, err := (Options{MaxRanges: MaxRangesLimit + 1}).MemoryBytes(1); err == nil {
 		t.Errorf("MaxRanges %d accepted", MaxRangesLimit+1)

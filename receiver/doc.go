@@ -108,6 +108,10 @@
 // a veth, or a NIC whose RSS hashes the stream to one queue — that is
 // every reordered packet; packets of one stream that RSS spreads over
 // queues (a range of UDP source ports) have no order between queues.
+// The program also counts each stream's packets per receive queue (the
+// frame's rx_queue_index; per CPU, SpreadQueues u64 per stream, queues from
+// SpreadQueues-1 up together), which the final report gives as
+// StreamReport.Queues: the RSS spread, how the streams fell on the queues.
 // The array is allocated up front: MaxStreams × Window/4 bytes (512 KiB
 // per stream by default). Test packets are dropped after counting
 // (XDP_DROP: the receiver is a sink) unless Options.Pass; other packets
@@ -126,7 +130,8 @@
 // sequence seen by two rings is a duplicate, exactly; 10 to 13 ns per
 // packet here, 15 to 17 with repeats, BenchmarkAdd). Stop sums the counters; reordered is
 // counted per ring (packets of a stream that arrive on different CPUs
-// have no order between them). The first arrival is the earliest ring's
+// have no order between them); it cannot tell a frame's receive queue, so
+// its streams have no Queues. The first arrival is the earliest ring's
 // kernel timestamp of the stream's first frame (tp_sec, tp_nsec). It only taps: packets continue to the
 // stack. The rings' drops (PACKET_STATISTICS) are Report.RingDrops.
 // Needs CAP_NET_RAW.

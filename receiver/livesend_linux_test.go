@@ -191,6 +191,20 @@ func TestXDPOneStreamTwoCPUs(t *testing.T) {
 	if st.Received == sent && (st.MaxSeq != sent || st.Missing != 0) {
 		t.Errorf("all %d arrived, but max_seq %d missing %d", sent, st.MaxSeq, st.Missing)
 	}
+	// The spread: a veth hands an XDP frame to the receive queue of the
+	// sending CPU (modulo its queues), so each CPU's n frames are on its
+	// own queue.
+	want := []QueuePackets{{Queue: 0, Packets: n}, {Queue: 1, Packets: n}}
+	if st.Received == 2*n && !slices.Equal(st.Queues, want) {
+		t.Errorf("queues %+v, want %+v", st.Queues, want)
+	}
+	var onQueues uint64
+	for _, q := range st.Queues {
+		onQueues += q.Packets
+	}
+	if onQueues != st.Received || len(st.Queues) != 2 {
+		t.Errorf("queues %+v: want the %d packets on queues 0 and 1", st.Queues, st.Received)
+	}
 }
 
 // TestAFPacketRate floods the AF_PACKET method with the live-frame

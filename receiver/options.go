@@ -314,7 +314,7 @@ func (o Options) checkReflect() error {
 	if o.Method == MethodAFPacket {
 		method, _ := orField(o.Names.Method, "Method")
 		return fmt.Errorf("%w: %s with %s %s: only the %s method can reflect (XDP_TX); give %s %s or %s",
-			ErrOptions, name, method, MethodAFPacket, MethodXDP, method, MethodXDP, MethodAuto)
+			ErrOptions, name, method, o.Method, MethodXDP, method, MethodXDP, MethodAuto)
 	}
 	if len(o.Reflect) > MaxReflectPorts {
 		return fmt.Errorf("%w: %s: %d ports, want at most %d", ErrOptions, name, len(o.Reflect), MaxReflectPorts)
@@ -361,7 +361,7 @@ func (o Options) MemoryBytes(cpus int) (uint64, error) {
 	}
 	seq := uint64(o.MaxStreams) * newGeometry(o.Window, o.Repeats).bytes()
 	runs := uint64(newRangeList(o.MaxRanges).limit) * seenRunBytes
-	perCPU := uint64(perCPUStreamBytes)
+	perCPU := uint64(perCPUStreamBytes + spreadBytes)
 	if o.Latency == LatencyOneWay {
 		perCPU += latencyBytes
 	}

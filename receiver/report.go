@@ -104,6 +104,12 @@ type StreamReport struct {
 	// Reflected are the packets of Received sent back to their source
 	// (Options.Reflect: a round trip's latency stream), absent when 0.
 	Reflected uint64 `json:"reflected,omitempty"`
+	// Queues are the stream's packets per receive queue, the queues with
+	// packets in queue order: its RSS spread, in the final report of a
+	// method that knows the queue (Method.KnowsQueues: xdp reads the
+	// frame's rx_queue_index); absent from snapshots and from afpacket,
+	// which cannot tell.
+	Queues []QueuePackets `json:"queues,omitempty"`
 }
 
 // LinkCounters are interface counters: netlink stats64 and the sum of

@@ -69,10 +69,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "link     rx_packets %d  rx_dropped %d  rx_missed %d  rx_fifo %d  xdp_packets %d  xdp_drops %d\n",
 		l.RxPackets, l.RxDropped, l.RxMissed, l.RxFifo, l.XDPPackets, l.XDPDrops)
 	if r.Method == MethodAFPacket {
-		_, err := fmt.Fprintf(w, "ring     drops %d\n", r.RingDrops)
-		return err
+		fmt.Fprintf(w, "ring     drops %d\n", r.RingDrops)
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "rss      %s\n", SpreadText(r.Method, r.Streams))
+	return err
 }
 
 // latency is the first stream's delays, which say the clock every

@@ -23,6 +23,7 @@ type xdpMethod struct {
 	heads                                     *ebpf.Map // per slot: the stream's head (see headStep), shared by all CPUs
 	evicted                                   *ebpf.Map // ring buffer: the program's eviction records
 	runs                                      *ebpf.Map // per CPU and slot: the run of full words the CPU evicted last
+	queues                                    *ebpf.Map // per CPU and slot: the packets per receive queue (SpreadQueues u64)
 	lat                                       *ebpf.Map // per CPU and slot: latValue (nil: latency off)
 	clock                                     *ebpf.Map // one u64: what turns the program's clock into Unix ns
 	corr                                      *ebpf.Map // UDP destination port → µs to add to its delays (nil: none)
@@ -101,6 +102,7 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		{&x.heads, ebpf.MapSpec{Name: "lr_heads", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(o.MaxStreams)}},
 		{&x.evicted, ebpf.MapSpec{Name: "lr_evicted", Type: ebpf.RingBuf, MaxEntries: ring}},
 		{&x.runs, ebpf.MapSpec{Name: "lr_runs", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(o.MaxStreams)}},
+		{&x.queues, ebpf.MapSpec{Name: "lr_queues", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: spreadBytes, MaxEntries: uint32(o.MaxStreams)}},
 	}
 	if o.Latency == LatencyOneWay {
 		specs = append(specs, []struct {
@@ -131,7 +133,7 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		*s.m = m
 	}
 	params := xdpParams{
-		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(),
+		streams: x.streams.FD(), counts: x.counts.FD(), seqs: x.seqs.FD(), meta: x.meta.FD(), percpu: x.percpu.FD(), last: x.last.FD(), heads: x.heads.FD(), evicted: x.evicted.FD(), runs: x.runs.FD(), queues: x.queues.FD(),
 		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1, corr: -1, reflect: -1,
 	}
 	if x.reflect != nil {
@@ -313,7 +315,7 @@ func (x *xdpMethod) close() error {
 		<-x.clockKept
 		x.clockDone = nil
 	}
-	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.lat, x.clock, x.corr, x.reflect} {
+	for _, m := range []*ebpf.Map{x.streams, x.counts, x.seqs, x.meta, x.percpu, x.last, x.heads, x.evicted, x.runs, x.queues, x.lat, x.clock, x.corr, x.reflect} {
 		if m != nil {
 			m.Close()
 		}
@@ -361,6 +363,9 @@ func (x *xdpMethod) read(final bool) (counts, error) {
 		}
 		r := streamReport(xdpKey(key), sc, lat)
 		if final {
+			if r.Queues, err = x.slotQueues(slot); err != nil {
+				return c, err
+			}
 			words, err := x.words(slot)
 			if err != nil {
 				return c, err
@@ -412,6 +417,22 @@ func (x *xdpMethod) slotCounts(slot uint32) (streamCounts, error) {
 		sc.add(p)
 	}
 	return sc, nil
+}
+
+// slotQueues sums the CPUs' per-queue packet counts of slot: the
+// stream's spread.
+func (x *xdpMethod) slotQueues(slot uint32) ([]QueuePackets, error) {
+	var per [][SpreadQueues]uint64
+	if err := x.queues.Lookup(slot, &per); err != nil {
+		return nil, fmt.Errorf("xdp: read the per-CPU queue counts of slot %d: %w", slot, err)
+	}
+	var sum [SpreadQueues]uint64
+	for _, p := range per {
+		for q, n := range p {
+			sum[q] += n
+		}
+	}
+	return queueCounts(sum[:]), nil
 }
 
 // words copies slot's window out of the memory-mapped array.

@@ -85,6 +85,7 @@ const (
 	stSent    = -128 // u64 the packet's send time, Unix µs
 	stCtx     = -136 // the program's context, kept for reflection
 	stL3      = -144 // u64 the IP header's offset in the frame, for reflection
+	stQueue   = -148 // u32 the frame's rx_queue_index, for the stream's spread
 	// evictedSize is the eviction record's size (see stRec).
 	evictedSize = 24
 	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
@@ -98,10 +99,10 @@ const (
 
 // xdpParams shape the program: map file descriptors and limits.
 type xdpParams struct {
-	streams, counts, seqs, meta, percpu, last, heads, evicted, runs int // map FDs
-	maxStreams                                                      int
-	g                                                               geometry // every slot's window
-	pass                                                            bool
+	streams, counts, seqs, meta, percpu, last, heads, evicted, runs, queues int // map FDs
+	maxStreams                                                              int
+	g                                                                       geometry // every slot's window
+	pass                                                                    bool
 	// lat and clock are the latency maps (lat < 0: latency off); now is
 	// the clock helper (bpf_ktime_get_tai_ns, else bpf_ktime_get_ns),
 	// which clock's one u64 turns into Unix ns; corr holds the clock
@@ -427,6 +428,11 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	add := func(i ...asm.Instruction) { in = append(in, i...) }
 	addN := func(is asm.Instructions) { in = append(in, is...) }
 
+	// The receive queue (struct xdp_md's rx_queue_index), for the spread.
+	add(
+		asm.LoadMem(asm.R2, asm.R1, 16, asm.Word),
+		asm.StoreMem(asm.RFP, stQueue, asm.R2, asm.Word),
+	)
 	// Ethernet. R8 = data_end, R9 = cursor, R4 = EtherType.
 	if p.reflect >= 0 {
 		add(asm.StoreMem(asm.RFP, stCtx, asm.R1, asm.DWord))
@@ -621,9 +627,21 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.Mov.Reg(asm.R8, asm.R0),
 	)
 	addN(inc(asm.R8, slotReceived))
+	// The stream's packets on this receive queue (queues from
+	// SpreadQueues-1 up share the last count): queues[slot][q]++, per CPU.
+	addN(lookup(p.queues, stSlot))
+	add(
+		asm.JEq.Imm(asm.R0, 0, "firstns"),
+		asm.LoadMem(asm.R2, asm.RFP, stQueue, asm.Word),
+		asm.JLT.Imm(asm.R2, SpreadQueues, "queue"),
+		asm.Mov.Imm(asm.R2, SpreadQueues-1),
+		asm.LSh.Imm(asm.R2, 3).WithSymbol("queue"),
+		asm.Add.Reg(asm.R0, asm.R2),
+	)
+	addN(inc(asm.R0, 0))
 	// The first arrival, on CLOCK_MONOTONIC.
 	add(
-		asm.LoadMem(asm.R1, asm.R8, slotFirstNs, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R8, slotFirstNs, asm.DWord).WithSymbol("firstns"),
 		asm.JNE.Imm(asm.R1, 0, "latency"),
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.R8, slotFirstNs, asm.R0, asm.DWord),

@@ -12,8 +12,8 @@ import (
 )
 
 // RunTable writes the terminal report of one run (`linerate run`): its
-// status, a row per flow with its books and rates, a row per host, the
-// hosts' checks (PREFLIGHT: every WARN and FAIL), where each host's queue
+// status, a row per flow with its books and rates, a row per host, each
+// receiver's RSS spread (its queues' streams and packets), the hosts' checks (PREFLIGHT: every WARN and FAIL), where each host's queue
 // IRQs fired, and the warnings.
 func RunTable(out io.Writer, res *coordinator.Result) error {
 	w := &errWriter{w: out}
@@ -70,6 +70,11 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}
 	tw.Flush()
+	for _, h := range res.Hosts {
+		if sp := res.RSSSpread(h.Name); sp != "" {
+			fmt.Fprintf(w, "rss spread: %s: %s\n", h.Name, sp)
+		}
+	}
 	preflightTable(w, preflightOf(res))
 	irqVerifyTable(w, res.Hosts)
 	for _, h := range res.Hosts {

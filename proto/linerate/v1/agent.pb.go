@@ -3112,7 +3112,12 @@ type StreamReport struct {
 	Latency *Latency `protobuf:"bytes,15,opt,name=latency,proto3" json:"latency,omitempty"`
 	// Packets of received sent back to their source (ArmRequest's
 	// reflect_ports: a round trip's latency stream).
-	Reflected     uint64 `protobuf:"varint,16,opt,name=reflected,proto3" json:"reflected,omitempty"`
+	Reflected uint64 `protobuf:"varint,16,opt,name=reflected,proto3" json:"reflected,omitempty"`
+	// The stream's packets per receive queue, the queues with packets in
+	// queue order: its RSS spread (the xdp method reads each frame's
+	// rx_queue_index; absent from afpacket, which cannot tell, and from an
+	// agent that predates it).
+	Queues        []*QueuePackets `protobuf:"bytes,17,rep,name=queues,proto3" json:"queues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3259,6 +3264,66 @@ func (x *StreamReport) GetReflected() uint64 {
 	return 0
 }
 
+func (x *StreamReport) GetQueues() []*QueuePackets {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+// QueuePackets are a stream's packets on one receive queue.
+type QueuePackets struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queue         uint32                 `protobuf:"varint,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	Packets       uint64                 `protobuf:"varint,2,opt,name=packets,proto3" json:"packets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueuePackets) Reset() {
+	*x = QueuePackets{}
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueuePackets) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueuePackets) ProtoMessage() {}
+
+func (x *QueuePackets) ProtoReflect() protoreflect.Message {
+	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueuePackets.ProtoReflect.Descriptor instead.
+func (*QueuePackets) Descriptor() ([]byte, []int) {
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *QueuePackets) GetQueue() uint32 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+func (x *QueuePackets) GetPackets() uint64 {
+	if x != nil {
+		return x.Packets
+	}
+	return 0
+}
+
 // Latency is a delay histogram (linerate's latency package: 0 to 63 µs
 // exact, then 32 buckets per power of two up to 2^24 µs) with the
 // figures it cannot give again and the clock it was measured on. Every
@@ -3287,7 +3352,7 @@ type Latency struct {
 
 func (x *Latency) Reset() {
 	*x = Latency{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3299,7 +3364,7 @@ func (x *Latency) String() string {
 func (*Latency) ProtoMessage() {}
 
 func (x *Latency) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[34]
+	mi := &file_linerate_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3312,7 +3377,7 @@ func (x *Latency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Latency.ProtoReflect.Descriptor instead.
 func (*Latency) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Latency) GetBuckets() []*LatencyBucket {
@@ -3396,7 +3461,7 @@ type LatencyBucket struct {
 
 func (x *LatencyBucket) Reset() {
 	*x = LatencyBucket{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3473,7 @@ func (x *LatencyBucket) String() string {
 func (*LatencyBucket) ProtoMessage() {}
 
 func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[35]
+	mi := &file_linerate_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3486,7 @@ func (x *LatencyBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyBucket.ProtoReflect.Descriptor instead.
 func (*LatencyBucket) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LatencyBucket) GetLoUs() uint64 {
@@ -3452,7 +3517,7 @@ type SeqRange struct {
 
 func (x *SeqRange) Reset() {
 	*x = SeqRange{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3464,7 +3529,7 @@ func (x *SeqRange) String() string {
 func (*SeqRange) ProtoMessage() {}
 
 func (x *SeqRange) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[36]
+	mi := &file_linerate_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3477,7 +3542,7 @@ func (x *SeqRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeqRange.ProtoReflect.Descriptor instead.
 func (*SeqRange) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SeqRange) GetFrom() uint64 {
@@ -3511,7 +3576,7 @@ type LinkCounters struct {
 
 func (x *LinkCounters) Reset() {
 	*x = LinkCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +3588,7 @@ func (x *LinkCounters) String() string {
 func (*LinkCounters) ProtoMessage() {}
 
 func (x *LinkCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[37]
+	mi := &file_linerate_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,7 +3601,7 @@ func (x *LinkCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkCounters.ProtoReflect.Descriptor instead.
 func (*LinkCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LinkCounters) GetRxPackets() uint64 {
@@ -3594,7 +3659,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3606,7 +3671,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[38]
+	mi := &file_linerate_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3619,7 +3684,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ConfigureRequest) GetLeaseId() string {
@@ -3657,7 +3722,7 @@ type RttStream struct {
 
 func (x *RttStream) Reset() {
 	*x = RttStream{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3669,7 +3734,7 @@ func (x *RttStream) String() string {
 func (*RttStream) ProtoMessage() {}
 
 func (x *RttStream) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[39]
+	mi := &file_linerate_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3682,7 +3747,7 @@ func (x *RttStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttStream.ProtoReflect.Descriptor instead.
 func (*RttStream) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RttStream) GetPort() uint32 {
@@ -3781,7 +3846,7 @@ type SenderConfig struct {
 
 func (x *SenderConfig) Reset() {
 	*x = SenderConfig{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3793,7 +3858,7 @@ func (x *SenderConfig) String() string {
 func (*SenderConfig) ProtoMessage() {}
 
 func (x *SenderConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[40]
+	mi := &file_linerate_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3806,7 +3871,7 @@ func (x *SenderConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderConfig.ProtoReflect.Descriptor instead.
 func (*SenderConfig) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SenderConfig) GetDevice() string {
@@ -4037,7 +4102,7 @@ type ImixEntry struct {
 
 func (x *ImixEntry) Reset() {
 	*x = ImixEntry{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4049,7 +4114,7 @@ func (x *ImixEntry) String() string {
 func (*ImixEntry) ProtoMessage() {}
 
 func (x *ImixEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[41]
+	mi := &file_linerate_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4062,7 +4127,7 @@ func (x *ImixEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImixEntry.ProtoReflect.Descriptor instead.
 func (*ImixEntry) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ImixEntry) GetSize() int32 {
@@ -4090,7 +4155,7 @@ type ThreadDest struct {
 
 func (x *ThreadDest) Reset() {
 	*x = ThreadDest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4102,7 +4167,7 @@ func (x *ThreadDest) String() string {
 func (*ThreadDest) ProtoMessage() {}
 
 func (x *ThreadDest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[42]
+	mi := &file_linerate_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4115,7 +4180,7 @@ func (x *ThreadDest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadDest.ProtoReflect.Descriptor instead.
 func (*ThreadDest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ThreadDest) GetIp() string {
@@ -4152,7 +4217,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4164,7 +4229,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[43]
+	mi := &file_linerate_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4177,7 +4242,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ConfigureResponse) GetAccepted() bool {
@@ -4220,7 +4285,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4232,7 +4297,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[44]
+	mi := &file_linerate_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4245,7 +4310,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StartRequest) GetLeaseId() string {
@@ -4272,7 +4337,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4284,7 +4349,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[45]
+	mi := &file_linerate_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4297,7 +4362,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StartResponse) GetStartedAt() *timestamppb.Timestamp {
@@ -4316,7 +4381,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4328,7 +4393,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[46]
+	mi := &file_linerate_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4341,7 +4406,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StopRequest) GetLeaseId() string {
@@ -4362,7 +4427,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4374,7 +4439,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[47]
+	mi := &file_linerate_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4387,7 +4452,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -4415,7 +4480,7 @@ type ResultRequest struct {
 
 func (x *ResultRequest) Reset() {
 	*x = ResultRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4427,7 +4492,7 @@ func (x *ResultRequest) String() string {
 func (*ResultRequest) ProtoMessage() {}
 
 func (x *ResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[48]
+	mi := &file_linerate_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4440,7 +4505,7 @@ func (x *ResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultRequest.ProtoReflect.Descriptor instead.
 func (*ResultRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResultRequest) GetLeaseId() string {
@@ -4474,7 +4539,7 @@ type ResultResponse struct {
 
 func (x *ResultResponse) Reset() {
 	*x = ResultResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4486,7 +4551,7 @@ func (x *ResultResponse) String() string {
 func (*ResultResponse) ProtoMessage() {}
 
 func (x *ResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[49]
+	mi := &file_linerate_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4499,7 +4564,7 @@ func (x *ResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultResponse.ProtoReflect.Descriptor instead.
 func (*ResultResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ResultResponse) GetSummary() *SenderSummary {
@@ -4564,7 +4629,7 @@ type RttResult struct {
 
 func (x *RttResult) Reset() {
 	*x = RttResult{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4576,7 +4641,7 @@ func (x *RttResult) String() string {
 func (*RttResult) ProtoMessage() {}
 
 func (x *RttResult) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[50]
+	mi := &file_linerate_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4589,7 +4654,7 @@ func (x *RttResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RttResult.ProtoReflect.Descriptor instead.
 func (*RttResult) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{50}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RttResult) GetDst() string {
@@ -4657,7 +4722,7 @@ type SenderSummary struct {
 
 func (x *SenderSummary) Reset() {
 	*x = SenderSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4669,7 +4734,7 @@ func (x *SenderSummary) String() string {
 func (*SenderSummary) ProtoMessage() {}
 
 func (x *SenderSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[51]
+	mi := &file_linerate_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4682,7 +4747,7 @@ func (x *SenderSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSummary.ProtoReflect.Descriptor instead.
 func (*SenderSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{51}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SenderSummary) GetBackend() string {
@@ -4804,7 +4869,7 @@ type ThreadSummary struct {
 
 func (x *ThreadSummary) Reset() {
 	*x = ThreadSummary{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4816,7 +4881,7 @@ func (x *ThreadSummary) String() string {
 func (*ThreadSummary) ProtoMessage() {}
 
 func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[52]
+	mi := &file_linerate_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4829,7 +4894,7 @@ func (x *ThreadSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadSummary.ProtoReflect.Descriptor instead.
 func (*ThreadSummary) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{52}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ThreadSummary) GetCpu() int32 {
@@ -4906,7 +4971,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4918,7 +4983,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[53]
+	mi := &file_linerate_v1_agent_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4931,7 +4996,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{53}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WatchRequest) GetInterval() *durationpb.Duration {
@@ -4962,7 +5027,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4974,7 +5039,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[54]
+	mi := &file_linerate_v1_agent_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4987,7 +5052,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{54}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *WatchResponse) GetTime() *timestamppb.Timestamp {
@@ -5039,7 +5104,7 @@ type SenderSample struct {
 
 func (x *SenderSample) Reset() {
 	*x = SenderSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[55]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5051,7 +5116,7 @@ func (x *SenderSample) String() string {
 func (*SenderSample) ProtoMessage() {}
 
 func (x *SenderSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[55]
+	mi := &file_linerate_v1_agent_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5064,7 +5129,7 @@ func (x *SenderSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SenderSample.ProtoReflect.Descriptor instead.
 func (*SenderSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{55}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SenderSample) GetPhase() Phase {
@@ -5138,7 +5203,7 @@ type ReceiverSample struct {
 
 func (x *ReceiverSample) Reset() {
 	*x = ReceiverSample{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[56]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5150,7 +5215,7 @@ func (x *ReceiverSample) String() string {
 func (*ReceiverSample) ProtoMessage() {}
 
 func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[56]
+	mi := &file_linerate_v1_agent_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5163,7 +5228,7 @@ func (x *ReceiverSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiverSample.ProtoReflect.Descriptor instead.
 func (*ReceiverSample) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{56}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ReceiverSample) GetPhase() Phase {
@@ -5226,7 +5291,7 @@ type ThreadCounters struct {
 
 func (x *ThreadCounters) Reset() {
 	*x = ThreadCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[57]
+	mi := &file_linerate_v1_agent_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5238,7 +5303,7 @@ func (x *ThreadCounters) String() string {
 func (*ThreadCounters) ProtoMessage() {}
 
 func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[57]
+	mi := &file_linerate_v1_agent_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5251,7 +5316,7 @@ func (x *ThreadCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadCounters.ProtoReflect.Descriptor instead.
 func (*ThreadCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{57}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ThreadCounters) GetCpu() int32 {
@@ -5291,7 +5356,7 @@ type StreamCounters struct {
 
 func (x *StreamCounters) Reset() {
 	*x = StreamCounters{}
-	mi := &file_linerate_v1_agent_proto_msgTypes[58]
+	mi := &file_linerate_v1_agent_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5303,7 +5368,7 @@ func (x *StreamCounters) String() string {
 func (*StreamCounters) ProtoMessage() {}
 
 func (x *StreamCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_linerate_v1_agent_proto_msgTypes[58]
+	mi := &file_linerate_v1_agent_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5316,7 +5381,7 @@ func (x *StreamCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamCounters.ProtoReflect.Descriptor instead.
 func (*StreamCounters) Descriptor() ([]byte, []int) {
-	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{58}
+	return file_linerate_v1_agent_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StreamCounters) GetSrc() string {
@@ -5614,7 +5679,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x10overflow_packets\x18\b \x01(\x04R\x0foverflowPackets\x12\x16\n" +
 	"\x06window\x18\t \x01(\x04R\x06window\x12\x19\n" +
 	"\bxdp_mode\x18\n" +
-	" \x01(\tR\axdpMode\"\xa6\x04\n" +
+	" \x01(\tR\axdpMode\"\xd9\x04\n" +
 	"\fStreamReport\x12\x10\n" +
 	"\x03src\x18\x01 \x01(\tR\x03src\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12\x19\n" +
@@ -5636,7 +5701,11 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x13missing_ranges_from\x18\r \x01(\x04R\x11missingRangesFrom\x121\n" +
 	"\x15first_arrival_unix_ns\x18\x0e \x01(\x04R\x12firstArrivalUnixNs\x12.\n" +
 	"\alatency\x18\x0f \x01(\v2\x14.linerate.v1.LatencyR\alatency\x12\x1c\n" +
-	"\treflected\x18\x10 \x01(\x04R\treflected\"\xb3\x02\n" +
+	"\treflected\x18\x10 \x01(\x04R\treflected\x121\n" +
+	"\x06queues\x18\x11 \x03(\v2\x19.linerate.v1.QueuePacketsR\x06queues\">\n" +
+	"\fQueuePackets\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\rR\x05queue\x12\x18\n" +
+	"\apackets\x18\x02 \x01(\x04R\apackets\"\xb3\x02\n" +
 	"\aLatency\x124\n" +
 	"\abuckets\x18\x01 \x03(\v2\x1a.linerate.v1.LatencyBucketR\abuckets\x12\x1a\n" +
 	"\bnegative\x18\x02 \x01(\x04R\bnegative\x12\x16\n" +
@@ -5858,7 +5927,7 @@ func file_linerate_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_linerate_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_linerate_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_linerate_v1_agent_proto_goTypes = []any{
 	(Role)(0),                     // 0: linerate.v1.Role
 	(Phase)(0),                    // 1: linerate.v1.Phase
@@ -5896,34 +5965,35 @@ var file_linerate_v1_agent_proto_goTypes = []any{
 	(*VerifiedIrq)(nil),           // 33: linerate.v1.VerifiedIrq
 	(*ReceiverReport)(nil),        // 34: linerate.v1.ReceiverReport
 	(*StreamReport)(nil),          // 35: linerate.v1.StreamReport
-	(*Latency)(nil),               // 36: linerate.v1.Latency
-	(*LatencyBucket)(nil),         // 37: linerate.v1.LatencyBucket
-	(*SeqRange)(nil),              // 38: linerate.v1.SeqRange
-	(*LinkCounters)(nil),          // 39: linerate.v1.LinkCounters
-	(*ConfigureRequest)(nil),      // 40: linerate.v1.ConfigureRequest
-	(*RttStream)(nil),             // 41: linerate.v1.RttStream
-	(*SenderConfig)(nil),          // 42: linerate.v1.SenderConfig
-	(*ImixEntry)(nil),             // 43: linerate.v1.ImixEntry
-	(*ThreadDest)(nil),            // 44: linerate.v1.ThreadDest
-	(*ConfigureResponse)(nil),     // 45: linerate.v1.ConfigureResponse
-	(*StartRequest)(nil),          // 46: linerate.v1.StartRequest
-	(*StartResponse)(nil),         // 47: linerate.v1.StartResponse
-	(*StopRequest)(nil),           // 48: linerate.v1.StopRequest
-	(*StopResponse)(nil),          // 49: linerate.v1.StopResponse
-	(*ResultRequest)(nil),         // 50: linerate.v1.ResultRequest
-	(*ResultResponse)(nil),        // 51: linerate.v1.ResultResponse
-	(*RttResult)(nil),             // 52: linerate.v1.RttResult
-	(*SenderSummary)(nil),         // 53: linerate.v1.SenderSummary
-	(*ThreadSummary)(nil),         // 54: linerate.v1.ThreadSummary
-	(*WatchRequest)(nil),          // 55: linerate.v1.WatchRequest
-	(*WatchResponse)(nil),         // 56: linerate.v1.WatchResponse
-	(*SenderSample)(nil),          // 57: linerate.v1.SenderSample
-	(*ReceiverSample)(nil),        // 58: linerate.v1.ReceiverSample
-	(*ThreadCounters)(nil),        // 59: linerate.v1.ThreadCounters
-	(*StreamCounters)(nil),        // 60: linerate.v1.StreamCounters
-	nil,                           // 61: linerate.v1.VerifiedIrq.FiredEntry
-	(*timestamppb.Timestamp)(nil), // 62: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
+	(*QueuePackets)(nil),          // 36: linerate.v1.QueuePackets
+	(*Latency)(nil),               // 37: linerate.v1.Latency
+	(*LatencyBucket)(nil),         // 38: linerate.v1.LatencyBucket
+	(*SeqRange)(nil),              // 39: linerate.v1.SeqRange
+	(*LinkCounters)(nil),          // 40: linerate.v1.LinkCounters
+	(*ConfigureRequest)(nil),      // 41: linerate.v1.ConfigureRequest
+	(*RttStream)(nil),             // 42: linerate.v1.RttStream
+	(*SenderConfig)(nil),          // 43: linerate.v1.SenderConfig
+	(*ImixEntry)(nil),             // 44: linerate.v1.ImixEntry
+	(*ThreadDest)(nil),            // 45: linerate.v1.ThreadDest
+	(*ConfigureResponse)(nil),     // 46: linerate.v1.ConfigureResponse
+	(*StartRequest)(nil),          // 47: linerate.v1.StartRequest
+	(*StartResponse)(nil),         // 48: linerate.v1.StartResponse
+	(*StopRequest)(nil),           // 49: linerate.v1.StopRequest
+	(*StopResponse)(nil),          // 50: linerate.v1.StopResponse
+	(*ResultRequest)(nil),         // 51: linerate.v1.ResultRequest
+	(*ResultResponse)(nil),        // 52: linerate.v1.ResultResponse
+	(*RttResult)(nil),             // 53: linerate.v1.RttResult
+	(*SenderSummary)(nil),         // 54: linerate.v1.SenderSummary
+	(*ThreadSummary)(nil),         // 55: linerate.v1.ThreadSummary
+	(*WatchRequest)(nil),          // 56: linerate.v1.WatchRequest
+	(*WatchResponse)(nil),         // 57: linerate.v1.WatchResponse
+	(*SenderSample)(nil),          // 58: linerate.v1.SenderSample
+	(*ReceiverSample)(nil),        // 59: linerate.v1.ReceiverSample
+	(*ThreadCounters)(nil),        // 60: linerate.v1.ThreadCounters
+	(*StreamCounters)(nil),        // 61: linerate.v1.StreamCounters
+	nil,                           // 62: linerate.v1.VerifiedIrq.FiredEntry
+	(*timestamppb.Timestamp)(nil), // 63: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 64: google.protobuf.Duration
 }
 var file_linerate_v1_agent_proto_depIdxs = []int32{
 	0,  // 0: linerate.v1.DescribeResponse.role:type_name -> linerate.v1.Role
@@ -5934,13 +6004,13 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	7,  // 5: linerate.v1.DescribeResponse.facts:type_name -> linerate.v1.HostFacts
 	10, // 6: linerate.v1.Nic.queues:type_name -> linerate.v1.NicQueue
 	11, // 7: linerate.v1.Nic.skipped:type_name -> linerate.v1.SkippedIrq
-	62, // 8: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
-	63, // 9: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	62, // 10: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	63, // 11: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
-	63, // 12: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
-	62, // 13: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
-	63, // 14: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	63, // 8: linerate.v1.LeaseInfo.expires_at:type_name -> google.protobuf.Timestamp
+	64, // 9: linerate.v1.AcquireLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	63, // 10: linerate.v1.AcquireLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	64, // 11: linerate.v1.AcquireLeaseResponse.ttl:type_name -> google.protobuf.Duration
+	64, // 12: linerate.v1.RenewLeaseRequest.ttl:type_name -> google.protobuf.Duration
+	63, // 13: linerate.v1.RenewLeaseResponse.expires_at:type_name -> google.protobuf.Timestamp
+	64, // 14: linerate.v1.RenewLeaseResponse.ttl:type_name -> google.protobuf.Duration
 	24, // 15: linerate.v1.ReleaseLeaseResponse.changes:type_name -> linerate.v1.IrqChange
 	19, // 16: linerate.v1.ReleaseLeaseResponse.settings:type_name -> linerate.v1.RestoredSetting
 	23, // 17: linerate.v1.TuneResponse.irq_map:type_name -> linerate.v1.IrqMapping
@@ -5951,78 +6021,79 @@ var file_linerate_v1_agent_proto_depIdxs = []int32{
 	24, // 22: linerate.v1.RestoreResponse.changes:type_name -> linerate.v1.IrqChange
 	19, // 23: linerate.v1.RestoreResponse.settings:type_name -> linerate.v1.RestoredSetting
 	28, // 24: linerate.v1.ArmRequest.clock_corrections:type_name -> linerate.v1.ClockCorrection
-	62, // 25: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
+	63, // 25: linerate.v1.ArmResponse.armed_at:type_name -> google.protobuf.Timestamp
 	34, // 26: linerate.v1.CollectResponse.report:type_name -> linerate.v1.ReceiverReport
-	62, // 27: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
+	63, // 27: linerate.v1.CollectResponse.collected_at:type_name -> google.protobuf.Timestamp
 	32, // 28: linerate.v1.CollectResponse.irq_verify:type_name -> linerate.v1.IrqVerify
 	33, // 29: linerate.v1.IrqVerify.irqs:type_name -> linerate.v1.VerifiedIrq
-	61, // 30: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
+	62, // 30: linerate.v1.VerifiedIrq.fired:type_name -> linerate.v1.VerifiedIrq.FiredEntry
 	35, // 31: linerate.v1.ReceiverReport.streams:type_name -> linerate.v1.StreamReport
-	39, // 32: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
-	38, // 33: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
-	36, // 34: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
-	37, // 35: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
-	42, // 36: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
-	41, // 37: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
-	63, // 38: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
-	44, // 39: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
-	43, // 40: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
-	42, // 41: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
-	62, // 42: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
-	62, // 43: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
-	62, // 44: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	53, // 45: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
-	62, // 46: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
-	62, // 47: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
-	32, // 48: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
-	52, // 49: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
-	35, // 50: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
-	54, // 51: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
-	63, // 52: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
-	62, // 53: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
-	57, // 54: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
-	58, // 55: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
-	12, // 56: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
-	1,  // 57: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
-	63, // 58: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
-	59, // 59: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
-	1,  // 60: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
-	63, // 61: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
-	60, // 62: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
-	36, // 63: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
-	4,  // 64: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
-	13, // 65: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
-	15, // 66: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
-	17, // 67: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
-	20, // 68: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
-	25, // 69: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
-	27, // 70: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
-	30, // 71: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
-	40, // 72: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
-	46, // 73: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
-	48, // 74: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
-	50, // 75: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
-	55, // 76: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
-	2,  // 77: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
-	5,  // 78: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
-	14, // 79: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
-	16, // 80: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
-	18, // 81: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
-	21, // 82: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
-	26, // 83: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
-	29, // 84: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
-	31, // 85: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
-	45, // 86: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
-	47, // 87: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
-	49, // 88: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
-	51, // 89: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
-	56, // 90: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
-	3,  // 91: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
-	78, // [78:92] is the sub-list for method output_type
-	64, // [64:78] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	40, // 32: linerate.v1.ReceiverReport.link:type_name -> linerate.v1.LinkCounters
+	39, // 33: linerate.v1.StreamReport.missing_ranges:type_name -> linerate.v1.SeqRange
+	37, // 34: linerate.v1.StreamReport.latency:type_name -> linerate.v1.Latency
+	36, // 35: linerate.v1.StreamReport.queues:type_name -> linerate.v1.QueuePackets
+	38, // 36: linerate.v1.Latency.buckets:type_name -> linerate.v1.LatencyBucket
+	43, // 37: linerate.v1.ConfigureRequest.config:type_name -> linerate.v1.SenderConfig
+	42, // 38: linerate.v1.ConfigureRequest.rtt:type_name -> linerate.v1.RttStream
+	64, // 39: linerate.v1.SenderConfig.duration:type_name -> google.protobuf.Duration
+	45, // 40: linerate.v1.SenderConfig.thread_dst:type_name -> linerate.v1.ThreadDest
+	44, // 41: linerate.v1.SenderConfig.imix:type_name -> linerate.v1.ImixEntry
+	43, // 42: linerate.v1.ConfigureResponse.config:type_name -> linerate.v1.SenderConfig
+	63, // 43: linerate.v1.StartRequest.at:type_name -> google.protobuf.Timestamp
+	63, // 44: linerate.v1.StartResponse.started_at:type_name -> google.protobuf.Timestamp
+	63, // 45: linerate.v1.StopResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	54, // 46: linerate.v1.ResultResponse.summary:type_name -> linerate.v1.SenderSummary
+	63, // 47: linerate.v1.ResultResponse.started_at:type_name -> google.protobuf.Timestamp
+	63, // 48: linerate.v1.ResultResponse.stopped_at:type_name -> google.protobuf.Timestamp
+	32, // 49: linerate.v1.ResultResponse.irq_verify:type_name -> linerate.v1.IrqVerify
+	53, // 50: linerate.v1.ResultResponse.rtt:type_name -> linerate.v1.RttResult
+	35, // 51: linerate.v1.RttResult.returned:type_name -> linerate.v1.StreamReport
+	55, // 52: linerate.v1.SenderSummary.threads:type_name -> linerate.v1.ThreadSummary
+	64, // 53: linerate.v1.WatchRequest.interval:type_name -> google.protobuf.Duration
+	63, // 54: linerate.v1.WatchResponse.time:type_name -> google.protobuf.Timestamp
+	58, // 55: linerate.v1.WatchResponse.sender:type_name -> linerate.v1.SenderSample
+	59, // 56: linerate.v1.WatchResponse.receiver:type_name -> linerate.v1.ReceiverSample
+	12, // 57: linerate.v1.WatchResponse.lease:type_name -> linerate.v1.LeaseInfo
+	1,  // 58: linerate.v1.SenderSample.phase:type_name -> linerate.v1.Phase
+	64, // 59: linerate.v1.SenderSample.elapsed:type_name -> google.protobuf.Duration
+	60, // 60: linerate.v1.SenderSample.threads:type_name -> linerate.v1.ThreadCounters
+	1,  // 61: linerate.v1.ReceiverSample.phase:type_name -> linerate.v1.Phase
+	64, // 62: linerate.v1.ReceiverSample.elapsed:type_name -> google.protobuf.Duration
+	61, // 63: linerate.v1.ReceiverSample.streams:type_name -> linerate.v1.StreamCounters
+	37, // 64: linerate.v1.StreamCounters.latency:type_name -> linerate.v1.Latency
+	4,  // 65: linerate.v1.Agent.Describe:input_type -> linerate.v1.DescribeRequest
+	13, // 66: linerate.v1.Agent.AcquireLease:input_type -> linerate.v1.AcquireLeaseRequest
+	15, // 67: linerate.v1.Agent.RenewLease:input_type -> linerate.v1.RenewLeaseRequest
+	17, // 68: linerate.v1.Agent.ReleaseLease:input_type -> linerate.v1.ReleaseLeaseRequest
+	20, // 69: linerate.v1.Agent.Tune:input_type -> linerate.v1.TuneRequest
+	25, // 70: linerate.v1.Agent.Restore:input_type -> linerate.v1.RestoreRequest
+	27, // 71: linerate.v1.Agent.Arm:input_type -> linerate.v1.ArmRequest
+	30, // 72: linerate.v1.Agent.Collect:input_type -> linerate.v1.CollectRequest
+	41, // 73: linerate.v1.Agent.Configure:input_type -> linerate.v1.ConfigureRequest
+	47, // 74: linerate.v1.Agent.Start:input_type -> linerate.v1.StartRequest
+	49, // 75: linerate.v1.Agent.Stop:input_type -> linerate.v1.StopRequest
+	51, // 76: linerate.v1.Agent.Result:input_type -> linerate.v1.ResultRequest
+	56, // 77: linerate.v1.Agent.Watch:input_type -> linerate.v1.WatchRequest
+	2,  // 78: linerate.v1.Agent.Clock:input_type -> linerate.v1.ClockRequest
+	5,  // 79: linerate.v1.Agent.Describe:output_type -> linerate.v1.DescribeResponse
+	14, // 80: linerate.v1.Agent.AcquireLease:output_type -> linerate.v1.AcquireLeaseResponse
+	16, // 81: linerate.v1.Agent.RenewLease:output_type -> linerate.v1.RenewLeaseResponse
+	18, // 82: linerate.v1.Agent.ReleaseLease:output_type -> linerate.v1.ReleaseLeaseResponse
+	21, // 83: linerate.v1.Agent.Tune:output_type -> linerate.v1.TuneResponse
+	26, // 84: linerate.v1.Agent.Restore:output_type -> linerate.v1.RestoreResponse
+	29, // 85: linerate.v1.Agent.Arm:output_type -> linerate.v1.ArmResponse
+	31, // 86: linerate.v1.Agent.Collect:output_type -> linerate.v1.CollectResponse
+	46, // 87: linerate.v1.Agent.Configure:output_type -> linerate.v1.ConfigureResponse
+	48, // 88: linerate.v1.Agent.Start:output_type -> linerate.v1.StartResponse
+	50, // 89: linerate.v1.Agent.Stop:output_type -> linerate.v1.StopResponse
+	52, // 90: linerate.v1.Agent.Result:output_type -> linerate.v1.ResultResponse
+	57, // 91: linerate.v1.Agent.Watch:output_type -> linerate.v1.WatchResponse
+	3,  // 92: linerate.v1.Agent.Clock:output_type -> linerate.v1.ClockResponse
+	79, // [79:93] is the sub-list for method output_type
+	65, // [65:79] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_linerate_v1_agent_proto_init() }
@@ -6030,14 +6101,14 @@ func file_linerate_v1_agent_proto_init() {
 	if File_linerate_v1_agent_proto != nil {
 		return
 	}
-	file_linerate_v1_agent_proto_msgTypes[40].OneofWrappers = []any{}
+	file_linerate_v1_agent_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linerate_v1_agent_proto_rawDesc), len(file_linerate_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   60,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
