@@ -54,7 +54,12 @@ var (
 
 // DriverInfo is what ETHTOOL_GDRVINFO tells of an interface (the
 // driver and firmware-version lines of `ethtool -i`).
-type DriverInfo struct{ Driver, Firmware string }
+type DriverInfo struct {
+	Driver, Firmware string
+	// BusInfo is the device's bus address ("0000:03:00.0" on PCI), empty
+	// for a software device (veth, tun, a bridge).
+	BusInfo string
+}
 
 // Name is the interface the reader reads.
 func (r *Reader) Name() string { return r.name }

@@ -56,7 +56,7 @@ func (r *Reader) Info() (DriverInfo, error) {
 	if err != nil {
 		return DriverInfo{}, fmt.Errorf("ethtool driver info of %s: %w", r.name, mapErrno(err))
 	}
-	return DriverInfo{Driver: unix.ByteSliceToString(info.Driver[:]), Firmware: unix.ByteSliceToString(info.Fw_version[:])}, nil
+	return DriverInfo{Driver: unix.ByteSliceToString(info.Driver[:]), Firmware: unix.ByteSliceToString(info.Fw_version[:]), BusInfo: unix.ByteSliceToString(info.Bus_info[:])}, nil
 }
 
 // Stats returns the driver's statistics, name → value (nil when the
