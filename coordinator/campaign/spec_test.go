@@ -173,7 +173,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nsearch:\n  min_rate: 1000\n  max_rate: 5000\n  resolution: 4000\n", "search.resolution: 4000pps is not below the span from min_rate 1000pps to max_rate 5000pps"},
 		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid (a generator-limited trial proves nothing) and fail (the path pushed back)`},
 		{base + "frame_sizes: [64]\nbackend: warp\n", `line 3: backend: "warp": valid backends are auto, kernel, xdp, afpacket and userspace`},
-		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp and afpacket`},
+		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{base + "frame_sizes: [64]\nlatency_mode: both\n", `line 3: latency_mode: "both": valid latency modes are oneway, rtt and off`},
 		{base + "frame_sizes: [64]\nlatency_mode: rtt\nmethod: afpacket\n", "line 3: latency_mode: latency rtt with receiver method afpacket: receivers reflect the latency stream with XDP_TX"},
 		{base + "frame_sizes: [64]\nlatency_mode: rtt\nrtt_rate: 20000\n", "line 4: rtt_rate: 20000 pps: want 1 to 10000 (0: 1000)"},
