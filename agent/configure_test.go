@@ -109,7 +109,7 @@ func TestConfigurePrepare(t *testing.T) {
 	}
 	c.backend = nil
 	_, err = c.prepare(sendConfig(), "warp")
-	wantKind(t, err, ErrInvalid, `config.backend: unknown backend "warp": valid backends are auto, kernel, xdp, afpacket and userspace`, "an unknown backend")
+	wantKind(t, err, ErrInvalid, `config.backend: unknown backend "warp": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`, "an unknown backend")
 }
 
 func TestConfigureDestinations(t *testing.T) {

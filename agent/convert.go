@@ -157,6 +157,7 @@ func decodeSenderConfig(p *lineratev1.SenderConfig) (pktgen.Config, error) {
 	}
 	c.XmitMode = pktgen.XmitMode(p.XmitMode)
 	c.AllowFallback = p.AllowFallback
+	c.NeedWakeup = pktgen.NeedWakeup(p.NeedWakeup)
 	for _, e := range p.Imix { // the wire's sizes are without FCS
 		c.IMIX = append(c.IMIX, pktgen.IMIXEntry{Size: int(e.Size) + pktgen.FCSBytes, Weight: int(e.Weight)})
 	}
@@ -185,7 +186,7 @@ func senderConfigToProto(c *pktgen.Config, backend pktgen.BackendName) *linerate
 		SrcPerThread: c.SrcPerThread, DstMac: macString(c.DstMAC), SrcMac: macString(c.SrcMAC),
 		UdpSrcMin: uint32(c.UDPSrcMin), UdpSrcMax: uint32(c.UDPSrcMax), UdpDstMin: uint32(c.UDPDstMin), UdpDstMax: uint32(c.UDPDstMax),
 		VlanPrio: uint32(c.VLANPrio), Queues: i32s(c.Queues), XmitMode: string(c.XmitMode), AllowFallback: c.AllowFallback,
-		Backend: string(backend),
+		Backend: string(backend), NeedWakeup: string(c.NeedWakeup),
 	}
 	if len(c.Counts) > 0 {
 		p.Counts = append([]uint64(nil), c.Counts...)
@@ -216,6 +217,7 @@ func summaryToProto(s *pktgen.Summary) *lineratev1.SenderSummary {
 	p := &lineratev1.SenderSummary{
 		Backend: s.Backend, Device: s.Device, Packets: s.Packets, Errors: s.Errors, Usec: s.USec, Pps: s.PPS,
 		L2Bps: s.L2BPS, L1Bps: s.L1BPS, FrameBytes: s.FrameBytes, Warnings: s.Warnings, Interrupted: s.Interrupted,
+		Notes: s.Notes,
 	}
 	for _, t := range s.Threads {
 		p.Threads = append(p.Threads, &lineratev1.ThreadSummary{

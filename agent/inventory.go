@@ -13,6 +13,7 @@ import (
 	"github.com/linerate/linerate/internal/ethtool"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
+	"github.com/linerate/linerate/pktgen/afxdp"
 	"github.com/linerate/linerate/pktgen/xdp"
 	"github.com/linerate/linerate/receiver"
 	"github.com/linerate/linerate/topology"
@@ -142,6 +143,12 @@ func (i *inventory) xdpBackend() *xdp.Backend {
 	return b
 }
 
+func (i *inventory) afxdpBackend() *afxdp.Backend {
+	b := afxdp.New(i.log)
+	b.ThreadInit = i.thread.init
+	return b
+}
+
 // backends are the sender backends this host can run now.
 func (i *inventory) backends() []pktgen.BackendName {
 	if !i.role.Sends() {
@@ -153,6 +160,9 @@ func (i *inventory) backends() []pktgen.BackendName {
 	}
 	if i.xdpBackend().Probe(i.iface) == nil {
 		out = append(out, pktgen.BackendXDP)
+	}
+	if i.afxdpBackend().Probe(i.iface) == nil {
+		out = append(out, pktgen.BackendAFXDP)
 	}
 	if runtime.GOOS == "linux" {
 		out = append(out, pktgen.BackendAFPacket)

@@ -81,6 +81,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		port:     uint32(st.portOf(n.m.Name)),
 		backend:  st.spec.Backend,
 		xmit:     st.spec.XmitMode,
+		wakeup:   st.spec.NeedWakeup,
 	}
 	n.flowOf = p.threads.flowOf
 	first := st.nodes[st.pairs[flows[0]].Receiver]

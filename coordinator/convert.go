@@ -148,6 +148,7 @@ type sendPlan struct {
 	port     uint32     // UDP destination port of all its streams
 	backend  pktgen.BackendName
 	xmit     pktgen.XmitMode
+	wakeup   pktgen.NeedWakeup
 }
 
 // endpoint is where a stream goes: a receiver's data address and MAC.
@@ -177,6 +178,7 @@ func senderConfig(p sendPlan) *lineratev1.SenderConfig {
 		UdpDstMax:    p.port,
 		Backend:      string(p.backend),
 		XmitMode:     string(p.xmit),
+		NeedWakeup:   string(p.wakeup),
 	}
 	if p.duration > 0 {
 		cfg.Duration = durationpb.New(p.duration)
@@ -195,6 +197,7 @@ func senderReportOf(s *lineratev1.SenderSummary) *senderReport {
 	r := &senderReport{TxDropped: s.TxDropped, Summary: pktgen.Summary{
 		Backend: s.Backend, Device: s.Device, Packets: s.Packets, Errors: s.Errors, USec: s.Usec, PPS: s.Pps,
 		L2BPS: s.L2Bps, L1BPS: s.L1Bps, FrameBytes: s.FrameBytes, Warnings: s.Warnings, Interrupted: s.Interrupted,
+		Notes: s.Notes,
 	}}
 	for _, t := range s.Threads {
 		r.Threads = append(r.Threads, pktgen.ThreadSummary{

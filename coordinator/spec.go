@@ -27,7 +27,11 @@ type Spec struct {
 	// (through it: a qdisc on the senders' interface, such as the VM
 	// lab's netem delay, then acts on every frame). Userspace backends
 	// transmit as start_xmit does.
-	XmitMode      pktgen.XmitMode
+	XmitMode pktgen.XmitMode
+	// NeedWakeup is the afxdp backend's need_wakeup policy:
+	// pktgen.NeedWakeupAuto (default, "": on for a physical NIC, off for
+	// a virtual device), On or Off; on and off only with backend afxdp.
+	NeedWakeup    pktgen.NeedWakeup
 	Method        recv.Method // receiver method: receiver.MethodAuto (default) or another of receiver.Methods
 	Drain         time.Duration
 	LeaseTTL      time.Duration
@@ -129,6 +133,9 @@ func (s *Spec) Validate() error {
 	if err := s.checkXmitMode(); err != nil {
 		return err
 	}
+	if err := s.checkNeedWakeup(); err != nil {
+		return err
+	}
 	if s.Method == "" {
 		s.Method = recv.MethodAuto
 	}
@@ -186,6 +193,19 @@ func (s *Spec) checkXmitMode() error {
 		return nil
 	}
 	return fmt.Errorf("xmit mode %q: want %s or %s (%s injects into the sender's own receive path: nothing would reach a receiver)", s.XmitMode, pktgen.XmitStart, pktgen.XmitQueue, pktgen.XmitNetifReceive)
+}
+
+// checkNeedWakeup refuses a need_wakeup policy that is none of
+// pktgen.NeedWakeups, and on or off with a backend other than afxdp
+// (only AF_XDP sockets have the flag).
+func (s *Spec) checkNeedWakeup() error {
+	if err := s.NeedWakeup.Check(); err != nil {
+		return fmt.Errorf("need wakeup %w", err)
+	}
+	if s.NeedWakeup != "" && s.NeedWakeup != pktgen.NeedWakeupAuto && s.Backend != pktgen.BackendAFXDP {
+		return fmt.Errorf("need wakeup %s: the afxdp backend's (AF_XDP sockets); backend %s has no need_wakeup", s.NeedWakeup, s.Backend)
+	}
+	return nil
 }
 
 // CheckRate refuses a paced flow of rate packets per second split over

@@ -124,6 +124,10 @@ type Config struct {
 	Flags    []string // e.g. QUEUE_MAP_CPU, UDPSRC_RND, NO_TIMESTAMP, NODE, UDPCSUM; "!NAME" clears
 	XmitMode XmitMode // "" = XmitStart
 
+	// NeedWakeup is the afxdp backend's need_wakeup policy ("" = auto);
+	// the other backends refuse on and off.
+	NeedWakeup NeedWakeup
+
 	// AllowFallback lets Run fall back to burst 1 / clone_skb 0, with a
 	// warning, when the device refuses skb sharing (veth, lo, bonds).
 	AllowFallback bool
@@ -161,6 +165,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.checkCPUs(); err != nil {
 		add(err)
+	}
+	if err := c.NeedWakeup.Check(); err != nil {
+		add(cfgErr("need_wakeup", "%v", err))
 	}
 	if c.Counts != nil && len(c.Counts) != len(c.CPUs) {
 		add(cfgErr("counts", "%d per-thread counts for %d CPUs", len(c.Counts), len(c.CPUs)))

@@ -12,12 +12,16 @@ type Summary struct {
 	// L2BPS counts Ethernet frames including the FCS, L1BPS adds the
 	// preamble, SFD and inter-frame gap: a frame of s bytes without FCS
 	// costs s+4 bytes at L2 and s+24 on the wire.
-	L2BPS       float64         `json:"l2_bps"`
-	L1BPS       float64         `json:"l1_bps"`
-	FrameBytes  float64         `json:"frame_bytes"` // mean frame size without FCS
-	Threads     []ThreadSummary `json:"threads"`
-	Warnings    []string        `json:"warnings,omitempty"`
-	Interrupted bool            `json:"interrupted,omitempty"`
+	L2BPS      float64         `json:"l2_bps"`
+	L1BPS      float64         `json:"l1_bps"`
+	FrameBytes float64         `json:"frame_bytes"` // mean frame size without FCS
+	Threads    []ThreadSummary `json:"threads"`
+	// Notes say what the backend chose for this run and why (not
+	// something to act on: that is a warning): the AF_XDP sockets' mode
+	// and need_wakeup.
+	Notes       []string `json:"notes,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
 }
 
 // ThreadSummary is one sender thread: one CPU, one sequence stream. For

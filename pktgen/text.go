@@ -20,7 +20,7 @@ func WriteDeviceTable(w io.Writer, files []*DeviceFile) error {
 }
 
 // WriteTable renders the summary for people (`linerate send`): the
-// totals, a row per stream, then the warnings.
+// totals, a row per stream, then the notes and the warnings.
 func (s *Summary) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s backend, %s, %d threads: sent %d packets, %d errors in %.3f s\n", s.Backend, s.Device, len(s.Threads), s.Packets, s.Errors, s.Seconds())
 	fmt.Fprintf(w, "%.0f pps, L2 %.3f Mb/s, L1 %.3f Mb/s (frames of %.0f bytes + FCS)\n", s.PPS, s.L2BPS/1e6, s.L1BPS/1e6, s.FrameBytes)
@@ -35,6 +35,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, note := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)

@@ -40,6 +40,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
 	fl.StringVar((*string)(&s.Backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.StringVar((*string)(&s.XmitMode), "xmit-mode", "", "kernel pktgen's xmit mode: "+string(pktgen.XmitStart)+" (default: past the senders' qdiscs) or "+string(pktgen.XmitQueue)+" (through them: a VM lab's --delay)")
+	fl.StringVar((*string)(&s.NeedWakeup), "need-wakeup", string(pktgen.NeedWakeupAuto), "the afxdp backend's need_wakeup: "+enum.Or(pktgen.NeedWakeups)+" (auto: on for a physical NIC, off for a virtual device)")
 	fl.StringVar((*string)(&s.Method), "method", string(receiver.MethodAuto), "receiver method: "+enum.Or(receiver.Methods))
 	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
 	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")

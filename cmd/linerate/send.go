@@ -18,11 +18,11 @@ import (
 )
 
 type sendFlags struct {
-	iface, dst, dstMAC, src, cpus, backend, root, udpSrc, udpDst, xmitMode string
-	frameSize, threads, burst, cloneSkb, vlan                              int
-	count, rate                                                            uint64
-	duration                                                               time.Duration
-	json, noTimestamp, udpCsum, allowFallback                              bool
+	iface, dst, dstMAC, src, cpus, backend, root, udpSrc, udpDst, xmitMode, needWakeup string
+	frameSize, threads, burst, cloneSkb, vlan                                          int
+	count, rate                                                                        uint64
+	duration                                                                           time.Duration
+	json, noTimestamp, udpCsum, allowFallback                                          bool
 }
 
 func (a *app) sendCommand() *cobra.Command {
@@ -60,9 +60,10 @@ Ethernet frame with its FCS, as RFC 2544 does (64 → pktgen pkt_size 60).`,
 	fl.StringVar(&f.udpDst, "udp-dst", "9", "UDP destination port or range A-B")
 	fl.IntVar(&f.vlan, "vlan", -1, "802.1Q VLAN id (0-4095)")
 	fl.StringVar(&f.xmitMode, "xmit-mode", "", "pktgen xmit_mode: "+enum.Or(pktgen.XmitModes)+" (default "+string(pktgen.XmitStart)+")")
+	fl.StringVar(&f.needWakeup, "need-wakeup", string(pktgen.NeedWakeupAuto), "with --backend afxdp, need_wakeup: "+enum.Or(pktgen.NeedWakeups)+" (auto: on for a physical NIC, off for a virtual device)")
 	fl.BoolVar(&f.noTimestamp, "no-timestamp", false, "leave the pktgen header's timestamp zero")
 	fl.BoolVar(&f.udpCsum, "udp-csum", false, "fill in UDP checksums")
-	fl.StringVar(&f.backend, "backend", string(pktgen.BackendAuto), enum.Or(pktgen.BackendNames)+": auto is kernel when "+pktgen.DefaultProcDir+" exists, else userspace, which is xdp, else afpacket")
+	fl.StringVar(&f.backend, "backend", string(pktgen.BackendAuto), enum.Or(pktgen.BackendNames)+": auto is kernel when "+pktgen.DefaultProcDir+" exists, else userspace, which is xdp, else afxdp, else afpacket")
 	fl.StringVar(&f.root, "root", "/", "host root for reading the NIC topology")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
 	_ = cmd.MarkFlagRequired("iface")
@@ -82,10 +83,18 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 	if err := backend.Check(); err != nil {
 		return usagef("--backend %v", err)
 	}
+	wakeup := pktgen.NeedWakeup(f.needWakeup)
+	if err := wakeup.Check(); err != nil {
+		return usagef("--need-wakeup %v", err)
+	}
+	if wakeup != pktgen.NeedWakeupAuto && backend != pktgen.BackendAFXDP {
+		return usagef("--need-wakeup %s: needs --backend %s (AF_XDP sockets); backend %s has no need_wakeup", wakeup, pktgen.BackendAFXDP, backend)
+	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {
 		return err
 	}
+	cfg.NeedWakeup = wakeup
 	load := func() error { return choose.ModuleLoader{}.Load(cmd.Context()) }
 	be, why, err := agent.LocalSend{Names: sendNames, Log: a.log}.Backend(cfg, backend, load)
 	if err != nil {

@@ -384,7 +384,7 @@ func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d ti
 	}
 	run := coordinator.Spec{
 		Senders: c.senders, Receivers: c.receivers, Pattern: s.Pattern, FrameSize: max(size, 64), IMIX: c.imix(size), Duration: d,
-		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, Method: s.Method, Drain: time.Duration(s.Drain),
+		Rate: uint64(rate + 0.5), Threads: s.Threads, Backend: s.Backend, NeedWakeup: s.NeedWakeup, Method: s.Method, Drain: time.Duration(s.Drain),
 		Latency: s.LatencyMode, RTTRate: s.RTTRate, Preflight: s.Preflight,
 	}
 	if burst > 0 {

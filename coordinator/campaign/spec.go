@@ -39,6 +39,9 @@ type Spec struct {
 	Between     Between            `yaml:"between_trials"`
 	Backend     pktgen.BackendName `yaml:"backend"`
 	Method      receiver.Method    `yaml:"method"`
+	// NeedWakeup is the afxdp backend's need_wakeup policy
+	// (pktgen.NeedWakeups; default auto); on and off need backend afxdp.
+	NeedWakeup pktgen.NeedWakeup `yaml:"need_wakeup"`
 	// Shortfall says what a trial whose senders did not reach the offered
 	// rate is: ShortfallInvalid (default) or ShortfallFail.
 	Shortfall Shortfall `yaml:"shortfall"`
@@ -389,6 +392,12 @@ func (s *Spec) validate() error {
 	}
 	if err := s.Backend.Check(); err != nil {
 		return s.errf("backend", "%v", err)
+	}
+	if err := s.NeedWakeup.Check(); err != nil {
+		return s.errf("need_wakeup", "%v", err)
+	}
+	if s.NeedWakeup != "" && s.NeedWakeup != pktgen.NeedWakeupAuto && s.Backend != pktgen.BackendAFXDP {
+		return s.errf("need_wakeup", "%s: the afxdp backend's (AF_XDP sockets); backend %s has no need_wakeup", s.NeedWakeup, s.Backend)
 	}
 	if slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) && s.Backend != pktgen.BackendKernel {
 		return s.errf("frame_sizes", "imix needs backend: kernel (pktgen's imix_weights); the userspace generators send one size per run")

@@ -366,15 +366,18 @@ func (s *Socket) Release(n int) {
 }
 
 // Kick asks the kernel to send what the TX ring holds (sendto with
-// MSG_DONTWAIT). A kernel that is busy (EAGAIN, EBUSY: the driver's
-// queue is full, ENOBUFS: no skb) is not an error: the frames stay on
-// the ring for the next Kick; busy says so.
-func (s *Socket) Kick() (busy bool, err error) {
+// MSG_DONTWAIT). In copy mode the kernel sends synchronously, up to its
+// budget (SetTxBudget) and until the driver's queue is full; what it did
+// not take stays on the ring for the next Kick (EAGAIN, ENOBUFS: not
+// errors). dropped is the copy mode's EBUSY: the driver dropped the last
+// frame the kernel took (NET_XMIT_DROP), whose descriptor still comes
+// back on the completion ring.
+func (s *Socket) Kick() (dropped bool, err error) {
 	_, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
 	switch e {
-	case 0:
+	case 0, unix.EAGAIN, unix.ENOBUFS, unix.EINTR:
 		return false, nil
-	case unix.EAGAIN, unix.EBUSY, unix.ENOBUFS, unix.EINTR:
+	case unix.EBUSY:
 		return true, nil
 	}
 	return false, fmt.Errorf("AF_XDP: kick the TX of ifindex %d queue %d: %w", s.opts.Ifindex, s.opts.Queue, e)

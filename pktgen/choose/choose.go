@@ -2,7 +2,15 @@
 // pktgen.Backend, the one rule `linerate send` and the agent share:
 // "auto" is the kernel's pktgen when /proc/net/pktgen exists, else
 // "userspace"; "userspace" is XDP live frames when they can run on the
-// interface, else AF_PACKET.
+// interface, else AF_XDP when a socket binds to it, else AF_PACKET.
+//
+// The order is the engines' speed where each works: kernel pktgen sends
+// from the kernel with no copy and no syscall per batch; XDP live frames
+// (where the driver has ndo_xdp_xmit) run the whole send loop in the
+// kernel too, with a syscall per call of millions of frames; AF_XDP
+// needs a syscall per batch in copy mode but no skb per frame in
+// zero-copy, and every driver binds at least in copy mode; AF_PACKET is
+// the portable floor (docs/benchmarks.md has the figures).
 //
 // When "auto" finds no pktgen, Options.LoadModule is tried once:
 // [ModuleLoader] runs `modprobe pktgen`, which needs root ([ErrNotRoot]
@@ -17,6 +25,7 @@ import (
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/afpacket"
+	"github.com/linerate/linerate/pktgen/afxdp"
 	"github.com/linerate/linerate/pktgen/xdp"
 )
 
@@ -65,6 +74,8 @@ func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, 
 	xb.ThreadInit = o.ThreadInit
 	ab := afpacket.New(o.Log)
 	ab.ThreadInit = o.ThreadInit
+	sb := afxdp.New(o.Log)
+	sb.ThreadInit = o.ThreadInit
 	switch name {
 	case pktgen.BackendKernel:
 		if err := KernelAvailable(k); err != nil {
@@ -76,6 +87,11 @@ func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, 
 			return nil, "", fmt.Errorf("backend xdp: %w", err)
 		}
 		return xb, "asked for", nil
+	case pktgen.BackendAFXDP:
+		if err := sb.Probe(iface); err != nil {
+			return nil, "", fmt.Errorf("backend afxdp: %w", err)
+		}
+		return sb, "asked for", nil
 	case pktgen.BackendAFPacket:
 		return ab, "asked for", nil
 	case pktgen.BackendAuto:
@@ -95,8 +111,13 @@ func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, 
 	default:
 		return nil, "", fmt.Errorf("%w %v", ErrUnknown, name.Check())
 	}
-	if err := xb.Probe(iface); err != nil {
-		return ab, fmt.Sprintf("XDP live frames cannot send from %s (%v)", iface, err), nil
+	xerr := xb.Probe(iface)
+	if xerr == nil {
+		return xb, "XDP live frames work on " + iface, nil
 	}
-	return xb, "XDP live frames work on " + iface, nil
+	serr := sb.Probe(iface)
+	if serr == nil {
+		return sb, fmt.Sprintf("XDP live frames cannot send from %s (%v); an AF_XDP socket binds to it", iface, xerr), nil
+	}
+	return ab, fmt.Sprintf("XDP live frames cannot send from %s (%v), nor AF_XDP (%v)", iface, xerr, serr), nil
 }

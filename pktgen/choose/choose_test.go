@@ -43,7 +43,7 @@ func TestBackendNames(t *testing.T) {
 		}
 	}
 	_, _, err := Backend("fpga", "lo", Options{Kernel: none})
-	if want := `unknown backend "fpga": valid backends are auto, kernel, xdp, afpacket and userspace`; err == nil || err.Error() != want {
+	if want := `unknown backend "fpga": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`; err == nil || err.Error() != want {
 		t.Errorf("fpga: %v, want %q", err, want)
 	}
 }

@@ -3839,7 +3839,10 @@ type SenderConfig struct {
 	// Per-thread packets per second (one per CPU, each at least 1), instead
 	// of rate_pps and delay_ns: a flow's rate split over its threads with
 	// the remainder on the first ones, so that they send exactly its rate.
-	RatesPps      []uint64 `protobuf:"varint,31,rep,packed,name=rates_pps,json=ratesPps,proto3" json:"rates_pps,omitempty"`
+	RatesPps []uint64 `protobuf:"varint,31,rep,packed,name=rates_pps,json=ratesPps,proto3" json:"rates_pps,omitempty"`
+	// The afxdp backend's need_wakeup policy: "auto" (or empty), "on" or
+	// "off" (pktgen.NeedWakeups); the other backends refuse on and off.
+	NeedWakeup    string `protobuf:"bytes,32,opt,name=need_wakeup,json=needWakeup,proto3" json:"need_wakeup,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4089,6 +4092,13 @@ func (x *SenderConfig) GetRatesPps() []uint64 {
 		return x.RatesPps
 	}
 	return nil
+}
+
+func (x *SenderConfig) GetNeedWakeup() string {
+	if x != nil {
+		return x.NeedWakeup
+	}
+	return ""
 }
 
 // ImixEntry is one frame size (without FCS) of an internet mix.
@@ -4715,7 +4725,10 @@ type SenderSummary struct {
 	Interrupted bool `protobuf:"varint,12,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
 	// Frames the sending host dropped after the backend counted them: the
 	// device's tx_dropped over the run (stats64).
-	TxDropped     uint64 `protobuf:"varint,13,opt,name=tx_dropped,json=txDropped,proto3" json:"tx_dropped,omitempty"`
+	TxDropped uint64 `protobuf:"varint,13,opt,name=tx_dropped,json=txDropped,proto3" json:"tx_dropped,omitempty"`
+	// What the backend chose for the run and why (the AF_XDP sockets' mode
+	// and need_wakeup): facts, not warnings.
+	Notes         []string `protobuf:"bytes,14,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4839,6 +4852,13 @@ func (x *SenderSummary) GetTxDropped() uint64 {
 		return x.TxDropped
 	}
 	return 0
+}
+
+func (x *SenderSummary) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
 }
 
 // ThreadSummary is one sender thread: one CPU, one sequence stream.
@@ -5740,7 +5760,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x03rtt\x18\x03 \x01(\v2\x16.linerate.v1.RttStreamR\x03rtt\":\n" +
 	"\tRttStream\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\rR\x04port\x12\x19\n" +
-	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xb3\a\n" +
+	"\brate_pps\x18\x02 \x01(\x04R\aratePps\"\xd4\a\n" +
 	"\fSenderConfig\x12\x16\n" +
 	"\x06device\x18\x01 \x01(\tR\x06device\x12\x12\n" +
 	"\x04cpus\x18\x02 \x03(\x05R\x04cpus\x12\x14\n" +
@@ -5774,7 +5794,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"thread_dst\x18\x1d \x03(\v2\x17.linerate.v1.ThreadDestR\tthreadDst\x12*\n" +
 	"\x04imix\x18\x1e \x03(\v2\x16.linerate.v1.ImixEntryR\x04imix\x12\x1b\n" +
-	"\trates_pps\x18\x1f \x03(\x04R\bratesPpsB\n" +
+	"\trates_pps\x18\x1f \x03(\x04R\bratesPps\x12\x1f\n" +
+	"\vneed_wakeup\x18  \x01(\tR\n" +
+	"needWakeupB\n" +
 	"\n" +
 	"\b_vlan_id\"7\n" +
 	"\tImixEntry\x12\x12\n" +
@@ -5819,7 +5841,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x04port\x18\x02 \x01(\rR\x04port\x12\x12\n" +
 	"\x04sent\x18\x03 \x01(\x04R\x04sent\x125\n" +
 	"\breturned\x18\x04 \x01(\v2\x19.linerate.v1.StreamReportR\breturned\x12\x1b\n" +
-	"\tlowest_us\x18\x05 \x03(\x04R\blowestUs\"\xfb\x02\n" +
+	"\tlowest_us\x18\x05 \x03(\x04R\blowestUs\"\x91\x03\n" +
 	"\rSenderSummary\x12\x18\n" +
 	"\abackend\x18\x01 \x01(\tR\abackend\x12\x16\n" +
 	"\x06device\x18\x02 \x01(\tR\x06device\x12\x18\n" +
@@ -5836,7 +5858,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\bwarnings\x18\v \x03(\tR\bwarnings\x12 \n" +
 	"\vinterrupted\x18\f \x01(\bR\vinterrupted\x12\x1d\n" +
 	"\n" +
-	"tx_dropped\x18\r \x01(\x04R\ttxDropped\"\xfa\x01\n" +
+	"tx_dropped\x18\r \x01(\x04R\ttxDropped\x12\x14\n" +
+	"\x05notes\x18\x0e \x03(\tR\x05notes\"\xfa\x01\n" +
 	"\rThreadSummary\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x05R\x03cpu\x12\x14\n" +
 	"\x05entry\x18\x02 \x01(\tR\x05entry\x12\x10\n" +

@@ -1,0 +1,360 @@
+//go:build linux
+
+package afxdp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/ethtool"
+	"github.com/linerate/linerate/internal/xsk"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/internal/engine"
+)
+
+func (b *Backend) log() hclog.Logger {
+	if b.Log == nil {
+		return hclog.NewNullLogger()
+	}
+	return b.Log
+}
+
+// Probe reports why the backend cannot send from iface, or nil: the
+// interface must exist and be up, and an AF_XDP socket must bind to its
+// queue 0 for transmit. Failures wrap pktgen.ErrUnsupported, ErrNoDevice
+// or ErrDeviceDown.
+func (b *Backend) Probe(iface string) error {
+	return engine.OnThread(b.ThreadInit, func() error {
+		ifi, err := lookup(iface)
+		if err != nil {
+			return err
+		}
+		s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
+		if err != nil {
+			return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
+		}
+		return s.Close()
+	})
+}
+
+func lookup(iface string) (*net.Interface, error) {
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, fmt.Errorf("afxdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
+	}
+	if ifi.Flags&net.FlagUp == 0 {
+		return nil, fmt.Errorf("afxdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
+	}
+	return ifi, nil
+}
+
+// run is one Run's shared state: the interface, the wakeup choice, and
+// the threads' sockets once open.
+type run struct {
+	cfg       *pktgen.Config
+	ifi       *net.Interface
+	batch     int
+	ringSize  int
+	mode      xsk.Mode
+	wakeup    bool
+	wakeWhy   string
+	frameSize int
+	threads   []*thread
+}
+
+// Run sends cfg's frames. See the package doc.
+func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktgen.Progress)) (*pktgen.Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.UserspaceCheck(b.Name()); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: &cfg, batch: b.Batch, ringSize: b.RingSize, mode: b.Mode, threads: make([]*thread, len(cfg.CPUs))}
+	if r.ringSize == 0 {
+		r.ringSize = xsk.DefaultRingSize
+	}
+	if r.batch == 0 {
+		r.batch = DefaultBatch
+	}
+	if r.batch < 1 || r.batch > r.ringSize {
+		return nil, fmt.Errorf("afxdp backend: batch %d: want 1-%d (the ring size): %w", r.batch, r.ringSize, pktgen.ErrConfig)
+	}
+	err := engine.OnThread(b.ThreadInit, func() error {
+		var err error
+		if r.ifi, err = lookup(cfg.Device); err != nil {
+			return err
+		}
+		virtual, why := true, "its driver is unknown"
+		if rd, err := ethtool.Open(cfg.Device); err == nil {
+			info, err := rd.Info()
+			rd.Close()
+			if err == nil {
+				virtual, why = Virtual(info.Driver, info.BusInfo)
+			} else {
+				why = fmt.Sprintf("its driver is unknown (%v)", err)
+			}
+		}
+		r.wakeup, r.wakeWhy = Wakeup(cfg.NeedWakeup, virtual, cfg.Device+"'s "+why)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Check every thread's frame before any thread starts.
+	for i := range cfg.CPUs {
+		f, err := pktgen.BuildFrame(&cfg, i, r.ifi.HardwareAddr)
+		if err != nil {
+			return nil, fmt.Errorf("afxdp backend: thread %d frame: %w", i, err)
+		}
+		r.frameSize = xsk.DefaultFrameSize
+		if len(f.Bytes) > xsk.DefaultFrameSize {
+			r.frameSize = xsk.MaxFrameSize
+		}
+		if len(f.Bytes) > xsk.MaxFrameSize {
+			return nil, fmt.Errorf("afxdp backend: pkt_size %d: want at most %d (a UMEM frame): %w", len(f.Bytes), xsk.MaxFrameSize, pktgen.ErrConfig)
+		}
+	}
+	log := b.log().Named("afxdp").With("dev", cfg.Device)
+	sum, err := engine.Run(ctx, engine.Options{
+		Backend: b.Name(), Config: &cfg, Open: r.open, Log: log,
+		Progress: progress, Interval: b.Interval, ThreadInit: b.ThreadInit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.describe(sum, log)
+	return sum, nil
+}
+
+// queueOf is thread i's TX queue: the plan's (Config.Queues), else the
+// thread's index.
+func (r *run) queueOf(i int) int {
+	if q, ok := r.cfg.QueueOf(i); ok {
+		return q
+	}
+	return i
+}
+
+// describe puts in the summary each thread's queue, the sockets' mode and
+// need_wakeup with why, and a warning for a kernel that refused
+// need_wakeup or frames the driver dropped.
+func (r *run) describe(sum *pktgen.Summary, log hclog.Logger) {
+	modes := map[string][]string{}
+	var order []string
+	var fallback error
+	var dropped uint64
+	for i, t := range r.threads {
+		if t == nil || i >= len(sum.Threads) {
+			continue
+		}
+		q := t.queue
+		sum.Threads[i].Queue = &q
+		m, why := t.s.Mode()
+		key := fmt.Sprintf("%s mode: %s", m, why)
+		if _, ok := modes[key]; !ok {
+			order = append(order, key)
+		}
+		modes[key] = append(modes[key], fmt.Sprint(q))
+		if err := t.s.WakeupFallback(); err != nil && fallback == nil {
+			fallback = err
+		}
+		dropped += t.dropped.Load()
+	}
+	for _, key := range order {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("AF_XDP %s (queues %s)", key, strings.Join(modes[key], ", ")))
+	}
+	note := r.wakeWhy
+	if t := r.threads[0]; t != nil {
+		_, why := t.s.NeedWakeup()
+		note += "; " + why
+	}
+	if fallback != nil {
+		note = "need_wakeup off: " + fallback.Error()
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s: %v: every batch costs a syscall (a kernel before 5.4?)", r.cfg.Device, fallback))
+	}
+	sum.Notes = append(sum.Notes, note)
+	if dropped > 0 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP): counted as errors and sent again with their own sequence numbers", r.cfg.Device, dropped))
+	}
+	log.Info("AF_XDP sockets", "notes", sum.Notes)
+}
+
+// thread is one socket on one TX queue, its UMEM frames and its stream.
+type thread struct {
+	s      *xsk.Socket
+	queue  int
+	dev    string
+	frame  *pktgen.Frame
+	length int
+	batch  int
+	// free are the UMEM addresses of frames the thread may stamp; done
+	// is the buffer completions are read into.
+	free, done []uint64
+	// seqOf is the sequence number last stamped into each UMEM frame,
+	// by frame index, to send again a frame the driver dropped.
+	seqOf []uint32
+	// resend are sequence numbers to send again.
+	resend []uint32
+	// inflight counts descriptors submitted and not yet completed.
+	inflight int
+	sent     atomic.Uint64
+	errors   atomic.Uint64
+	dropped  atomic.Uint64
+	first    time.Time
+}
+
+func (r *run) open(i, cpu int) (engine.Thread, error) {
+	f, err := pktgen.BuildFrame(r.cfg, i, r.ifi.HardwareAddr)
+	if err != nil {
+		return nil, err
+	}
+	q := r.queueOf(i)
+	s, err := xsk.Open(xsk.Options{Ifindex: r.ifi.Index, Queue: q, TX: true, RingSize: r.ringSize, FrameSize: r.frameSize, Mode: r.mode, NeedWakeup: r.wakeup})
+	if err != nil {
+		return nil, fmt.Errorf("afxdp backend: %s queue %d: %w", r.ifi.Name, q, err)
+	}
+	// In copy mode a kick sends at most 32 frames unless the socket's
+	// budget (6.17+) is raised; a kernel without the option keeps 32.
+	if m, _ := s.Mode(); m == xsk.ModeCopy {
+		_ = s.SetTxBudget(r.ringSize)
+	}
+	n := s.Options().Frames
+	t := &thread{s: s, queue: q, dev: r.ifi.Name, frame: f, length: len(f.Bytes), batch: r.batch,
+		free: make([]uint64, 0, n), done: make([]uint64, r.ringSize), seqOf: make([]uint32, n)}
+	// Every frame holds the template; per frame only what Stamp changes
+	// is written.
+	for j := range n {
+		a := s.FrameAddr(j)
+		copy(s.Frame(a), f.Bytes)
+		t.free = append(t.free, a)
+	}
+	r.threads[i] = t
+	return t, nil
+}
+
+// Send stamps, submits and kicks batches until the target or a stop,
+// then waits for the kernel to complete every frame it was given.
+func (t *thread) Send(c *engine.Control) error {
+	batch := uint64(t.batch)
+	var pacer *engine.Pacer
+	if c.PeriodNum > 0 {
+		pacer = engine.NewPacer(c.PeriodNum, c.PeriodDen, engine.DepthFor(c.PeriodNum, c.PeriodDen, engine.CatchUp, batch))
+	}
+	frameSize := uint64(t.s.Options().FrameSize)
+	var next uint64 // sequence numbers stamped so far
+	var deadline time.Time
+	for {
+		if err := t.reclaim(); err != nil {
+			return err
+		}
+		pending := uint64(0)
+		if !c.Stopped() {
+			pending = batch
+			if c.Target > 0 {
+				pending = c.Target - next
+			}
+			pending += uint64(len(t.resend))
+		}
+		if pending == 0 {
+			// Done or stopped: wait for the kernel to complete what it
+			// was given, at most a second.
+			if t.inflight == 0 {
+				return nil
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(time.Second)
+			} else if time.Now().After(deadline) {
+				st, _ := t.s.Stats()
+				return fmt.Errorf("send on %s queue %d: %d frames submitted were not completed within a second (socket statistics %+v)", t.dev, t.queue, t.inflight, st)
+			}
+			continue
+		}
+		n := min(pending, batch, uint64(len(t.free)))
+		if pacer != nil && n > 0 {
+			k, wait := pacer.Ready(c.Now(), n)
+			if k == 0 {
+				c.Wait(wait)
+				continue
+			}
+			n = k
+		}
+		k := t.s.TxReserve(int(n))
+		if k == 0 {
+			// Ring or frames exhausted: the next reclaim's kick frees
+			// them (a zero-copy driver completes by itself).
+			continue
+		}
+		now := time.Now()
+		if t.first.IsZero() {
+			t.first = now
+		}
+		for j := range k {
+			a := t.free[len(t.free)-1-j]
+			var seq uint32
+			if len(t.resend) > 0 {
+				seq, t.resend = t.resend[0], t.resend[1:]
+			} else {
+				next++
+				seq = uint32(next)
+			}
+			t.seqOf[a/frameSize] = seq
+			t.frame.Stamp(t.s.Bytes(a, t.length), seq, now)
+			t.s.TxSet(j, a, t.length)
+		}
+		t.free = t.free[:len(t.free)-k]
+		t.s.TxSubmit(k)
+		t.inflight += k
+		if pacer != nil {
+			pacer.Took(uint64(k))
+		}
+	}
+}
+
+// reclaim kicks the kernel when the TX ring asks for it and takes back
+// completed frames: each is a packet sent, but the one a kick reported
+// dropped, which is an error to send again.
+func (t *thread) reclaim() error {
+	dropped := false
+	if t.inflight > 0 && t.s.NeedsWakeup(xsk.TX) {
+		var err error
+		if dropped, err = t.s.Kick(); err != nil {
+			return fmt.Errorf("send on %s queue %d: %w", t.dev, t.queue, err)
+		}
+	}
+	n := t.s.Complete(t.done)
+	if dropped {
+		t.errors.Add(1)
+		t.dropped.Add(1)
+	}
+	if n == 0 {
+		return nil
+	}
+	t.sent.Add(uint64(n))
+	t.free = append(t.free, t.done[:n]...)
+	t.inflight -= n
+	return nil
+}
+
+func (t *thread) Progress() (uint64, uint64) { return t.sent.Load(), t.errors.Load() }
+
+// First is the time stamped into the first frame (engine.Firster).
+func (t *thread) First() (time.Time, bool) { return t.first, !t.first.IsZero() }
+
+// Interrupt does nothing: the send loop never blocks (every kick is
+// MSG_DONTWAIT) and sees the stop itself.
+func (t *thread) Interrupt() {}
+
+func (t *thread) Close() error {
+	if err := t.s.Close(); err != nil {
+		return fmt.Errorf("close AF_XDP socket on %s queue %d: %w", t.dev, t.queue, err)
+	}
+	return nil
+}
+
