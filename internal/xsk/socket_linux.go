@@ -35,7 +35,28 @@ type Socket struct {
 // Open makes, sizes and binds the socket o asks for (see the package
 // doc for the defaults and the order of attempts). The error of a bind
 // the kernel refused names the interface index, the queue and the mode.
+//
+// A queue that is busy (EBUSY) is tried again for up to BusyWait: the
+// kernel lets go of a closed socket's queue in a work item after the
+// close returns, so a socket opened right after another on the same queue
+// was closed (the next run's sender or receiver) finds it busy for a
+// moment.
 func Open(o Options) (*Socket, error) {
+	deadline := time.Now().Add(BusyWait)
+	for {
+		s, err := openOnce(o)
+		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return s, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BusyWait is how long Open tries again a queue that is busy.
+const BusyWait = 2 * time.Second
+
+// openOnce is one attempt of Open.
+func openOnce(o Options) (*Socket, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
