@@ -89,7 +89,7 @@ func startAFXDP(o Options, st afxdpSetup) (_ *afxdpMethod, mode, detail string, 
 		return nil, "", "", err
 	}
 	for q := 0; q < st.queues; q++ {
-		s, err := openXSK(xsk.Options{Ifindex: st.ifindex, Queue: q, Mode: st.mode, NeedWakeup: st.wakeup, RX: true})
+		s, err := xsk.Open(xsk.Options{Ifindex: st.ifindex, Queue: q, Mode: st.mode, NeedWakeup: st.wakeup, RX: true})
 		if err != nil {
 			if q > 0 && errors.Is(err, unix.EINVAL) {
 				// The driver uses fewer queues than the interface has
@@ -121,25 +121,6 @@ func startAFXDP(o Options, st afxdpSetup) (_ *afxdpMethod, mode, detail string, 
 		}()
 	}
 	return a, mode, detail, nil
-}
-
-// afxdpBusy is how long a socket's bind is retried while the queue is
-// busy: the kernel releases a closed socket's hold on its queue in a work
-// item after the close returns, so a receiver started right after another
-// stopped finds the queue busy for a moment.
-const afxdpBusy = 2 * time.Second
-
-// openXSK opens the socket o asks for, retrying while the queue is busy
-// (afxdpBusy).
-func openXSK(o xsk.Options) (*xsk.Socket, error) {
-	deadline := time.Now().Add(afxdpBusy)
-	for {
-		s, err := xsk.Open(o)
-		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			return s, err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // sockets says the first socket's mode and need_wakeup, and why: every
