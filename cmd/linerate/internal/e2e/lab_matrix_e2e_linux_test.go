@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,11 +48,7 @@ func TestLabMatrix(t *testing.T) {
 		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
 	})
 	flags := memberFlags(t, out)
-	backends := []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket}
-	if slices.Contains(pktgen.BackendNames, "afxdp") {
-		backends = append(backends, "afxdp")
-	}
-	for _, backend := range backends {
+	for _, backend := range []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket, pktgen.BackendAFXDP} {
 		for _, method := range []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP} {
 			t.Run(string(backend)+"×"+string(method), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
