@@ -97,8 +97,10 @@ run() {
 }
 
 kinds=(afxdp-off afxdp-on xdp)
+pace=unpaced
+[ -z "$RATE" ] || pace="paced at $RATE pps"
 echo "afxdp receiver benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, veth $nsA/va -> $nsB/vb"
-echo "xdp sender (1 thread on CPU 0, 64 B, $COUNT packets, ${RATE:+paced at $RATE pps}${RATE:-unpaced}) into recv; afxdp readers on CPU 1; $ROUNDS rounds, alternating"
+echo "xdp sender (1 thread on CPU 0, 64 B, $COUNT packets, $pace) into recv; afxdp readers on CPU 1; $ROUNDS rounds, alternating"
 printf '%-6s %-10s %12s %11s %11s %10s %9s\n' round receiver sender_pps delivered counted ring_drops counted%
 for r in $(seq 1 "$ROUNDS"); do
 	order=("${kinds[@]}")

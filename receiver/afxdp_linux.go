@@ -252,6 +252,7 @@ func (xq *xskQueue) readStats(log hclog.Logger) {
 	xq.mu.Lock()
 	xq.drops = st.RxDropped + st.RxRingFull
 	xq.mu.Unlock()
+	log.Debug("afxdp: socket statistics", "queue", xq.q, "rx_dropped", st.RxDropped, "rx_ring_full", st.RxRingFull, "fill_ring_empty", st.FillRingEmpty)
 	if st.RxInvalid > 0 {
 		log.Warn("afxdp: the kernel found invalid descriptors on the fill ring", "queue", xq.q, "count", st.RxInvalid)
 	}
