@@ -18,6 +18,7 @@ func TestVirtual(t *testing.T) {
 		{"tun", "tap", true, "driver tun is a virtual device"},
 		{"mystery", "", true, "no bus address"},
 		{"ice", "0000:3b:00.0", false, "driver ice at 0000:3b:00.0 is a physical NIC"},
+		{"mlx5_core", "0000:5e:00.1", false, "physical NIC"},
 	} {
 		v, why := Virtual(tc.driver, tc.bus)
 		if v != tc.virtual || !strings.Contains(why, tc.why) {

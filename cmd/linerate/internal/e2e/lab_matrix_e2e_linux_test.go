@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,15 +38,7 @@ func TestLabMatrix(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := Binary(t)
 	name := fmt.Sprintf("x%d", os.Getpid()%10000)
-	up, out := startLabUp(t, bin, name)
-	t.Cleanup(func() {
-		if up.ProcessState == nil {
-			_ = up.Process.Signal(syscall.SIGINT)
-			_ = up.Wait()
-		}
-		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
-	})
-	flags := memberFlags(t, out)
+	_, flags := labUpFor(t, bin, name)
 	for _, backend := range []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket, pktgen.BackendAFXDP} {
 		for _, method := range []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP} {
 			t.Run(string(backend)+"×"+string(method), func(t *testing.T) {

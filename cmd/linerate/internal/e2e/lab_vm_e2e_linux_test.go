@@ -64,15 +64,7 @@ func TestLabVMHosts(t *testing.T) {
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Setenv("LINERATE_VM_CACHE", cache)
-	up, out := startLabUp(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug")
-	t.Cleanup(func() {
-		if up.ProcessState == nil {
-			_ = up.Process.Signal(syscall.SIGINT)
-			_ = up.Wait()
-		}
-		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
-	})
-	flags := memberFlags(t, out)
+	up, flags := labUpFor(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug")
 	hosts := []string{"s1", "s2", "r1"}
 	base := map[string]map[string]string{}
 	for _, h := range hosts {
