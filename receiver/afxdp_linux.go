@@ -3,6 +3,7 @@
 package receiver
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -64,6 +65,7 @@ type afxdpMethod struct {
 	log    hclog.Logger
 	base   *Table
 	redir  *redirector
+	clk    bpfClock // what the redirect program stamps arrivals on
 	queues []*xskQueue
 	done   chan struct{} // closed to stop the readers
 	wg     sync.WaitGroup
@@ -103,7 +105,8 @@ func startAFXDP(o Options, st afxdpSetup) (_ *afxdpMethod, mode, detail string, 
 			a.close()
 		}
 	}()
-	if a.redir, err = loadRedirector(st.queues, a.log); err != nil {
+	a.clk = bpfClocks()
+	if a.redir, err = loadRedirector(st.queues, a.clk, a.log); err != nil {
 		return nil, "", "", err
 	}
 	for q := 0; q < st.queues; q++ {
@@ -135,7 +138,7 @@ func startAFXDP(o Options, st afxdpSetup) (_ *afxdpMethod, mode, detail string, 
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			xq.run(a.done, a.log)
+			xq.run(a.done, a.clk, a.log)
 		}()
 	}
 	return a, mode, detail, nil
@@ -186,23 +189,45 @@ func (xq *xskQueue) refill() {
 // asks (poll(), which also waits for frames), and sleeps in poll() only
 // after afxdpSpins empty looks; without it (a virtual device, where the
 // kernel delivers in the sender's softirq and never needs one) it waits
-// in poll() whenever the ring is empty. Every frame's arrival is the
-// realtime clock read once per batch taken off the ring (the socket
-// carries no timestamp): a frame's stamp is at most a batch's wait late.
-func (xq *xskQueue) run(done <-chan struct{}, log hclog.Logger) {
+// in poll() whenever the ring is empty. A frame's arrival is the stamp
+// the redirect program wrote in its metadata (the xdp method's clock,
+// bpfClock, as the frame came in, turned into Unix time with the clock's
+// offset, read again every clk.every); a frame without one (a driver without XDP
+// metadata) takes the realtime clock read as its batch was taken off the
+// ring, late by the reader's wait.
+func (xq *xskQueue) run(done <-chan struct{}, clk bpfClock, log hclog.Logger) {
 	pinThread(xq.cpu, "afxdp", log)
 	descs := make([]xsk.Desc, afxdpBatch)
 	size := uint64(xq.s.Options().FrameSize)
-	var drainUntil time.Time
+	var drainUntil, offAt time.Time
+	var off int64 // clk's offset to Unix ns, read again every clk.every
 	empty := 0
 	for {
 		n := xq.s.Receive(descs)
 		if n > 0 {
 			empty = 0
-			now := uint64(time.Now().UnixNano())
+			t := time.Now()
+			now := uint64(t.UnixNano())
+			if t.Sub(offAt) >= clk.every {
+				o, err := clk.offset()
+				if err != nil {
+					log.Warn("afxdp: delays may drift: the clock offset was not read", "error", err)
+				} else {
+					off, offAt = o, t
+				}
+			}
 			xq.mu.Lock()
-			xq.tab.frameNs = now
 			for _, d := range descs[:n] {
+				xq.tab.frameNs = now
+				if d.Addr%size >= stampLen {
+					// The redirect program's stamp, cleared once read
+					// (the frame is used again).
+					meta := xq.s.Bytes(d.Addr-stampLen, stampLen)
+					if binary.NativeEndian.Uint64(meta[8:]) == stampMagic {
+						xq.tab.frameNs = uint64(int64(binary.NativeEndian.Uint64(meta)) + off)
+						binary.NativeEndian.PutUint64(meta[8:], 0)
+					}
+				}
 				xq.tab.Add(xq.s.Bytes(d.Addr, int(d.Len)))
 				xq.free = append(xq.free, d.Addr-d.Addr%size)
 			}

@@ -102,7 +102,7 @@ func TestAFXDPQueues(t *testing.T) {
 			// every frame is counted or a socket's drop, and a drop counts
 			// once in the host's drops (the veth counts the failed
 			// redirects in rx_dropped too).
-			r = startIn(t, t.Context(), p.B, Options{Method: MethodAFXDP, NeedWakeup: wakeup, Window: 1 << 16})
+			r = startIn(t, t.Context(), p.B, Options{Method: MethodAFXDP, NeedWakeup: wakeup})
 			s = newLiveSender(t, true)
 			sent, _ = s.send(t, p.A, withMACs(testFrame{seq: 0}.bytes(), p.B.MAC, p.A.MAC), 100_000, 0, 1)
 			if rep, err = r.Stop(); err != nil {
@@ -112,7 +112,9 @@ func TestAFXDPQueues(t *testing.T) {
 			if rep.TestPackets()+rep.RingDrops != rep.Link.XDPPackets || rep.HostDrops() != rep.RingDrops || rep.Link.XDPPackets != sent {
 				t.Errorf("flood of %d: %d counted, ring drops %d, host drops %d, link %+v", sent, rep.TestPackets(), rep.RingDrops, rep.HostDrops(), rep.Link)
 			}
-			if st := rep.Streams[0]; st.MaxSeq-st.Missing != st.Received || st.Duplicates != 0 {
+			// A queue whose reader fell a window behind the other's counts
+			// late what it reads then (in received, not first copies).
+			if st := rep.Streams[0]; st.MaxSeq-st.Missing+st.Late != st.Received || st.Duplicates != 0 {
 				t.Errorf("flood: stream %+v", st)
 			}
 		})

@@ -11,20 +11,49 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
+// The arrival stamp the redirect program writes in front of a test
+// frame (its XDP metadata, which the kernel copies into the socket's
+// frame in copy mode too): the program's clock (bpfClock: TAI where the
+// kernel has it, else monotonic) at the frame, then stampMagic, so that Go tells a stamp from what a frame's
+// headroom held before.
+const (
+	stampLen   = 16
+	stampMagic = 0x6c72_7873_6b74_6d31 // "lrxsktm1"
+)
+
 // redirectProgram is the afxdp method's XDP program: a test packet goes to
-// the AF_XDP socket of the queue it arrived on, everything else to the
-// stack. In C terms:
+// the AF_XDP socket of the queue it arrived on, stamped with its arrival,
+// everything else to the stack. In C terms:
 //
 //	parseTest (no pktgen magic -> other[0]++ (per CPU), XDP_PASS)
+//	bpf_xdp_adjust_meta(ctx, -16) == 0 && room ->
+//	  meta = {now(), stampMagic} (now: the bpfClock's helper)
 //	return bpf_redirect_map(xsks, ctx->rx_queue_index, XDP_PASS)
 //
-// The redirect's flags are its action when the queue has no socket in the
-// map: XDP_PASS, so that the host's own traffic, and test packets on a
-// queue without a socket, are never dropped here.
-func redirectProgram(xsks, other int) asm.Instructions {
-	in := parseTest(xdpParams{reflect: -1})
+// A driver without metadata redirects the frame unstamped (Go then stamps
+// it as it reads it). The redirect's flags are its action when the queue
+// has no socket in the map: XDP_PASS, so that the host's own traffic, and
+// test packets on a queue without a socket, are never dropped here.
+func redirectProgram(xsks, other int, now asm.BuiltinFunc) asm.Instructions {
+	in := asm.Instructions{asm.StoreMem(asm.RFP, stCtx, asm.R1, asm.DWord)}
+	in = append(in, parseTest(xdpParams{reflect: -1})...)
 	in = append(in,
-		asm.LoadMapPtr(asm.R1, xsks),
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.Mov.Imm(asm.R2, -stampLen),
+		asm.FnXdpAdjustMeta.Call(),
+		asm.JNE.Imm(asm.R0, 0, "redirect"),
+		now.Call(),
+		asm.Mov.Reg(asm.R6, asm.R0),
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, 8, asm.Word), // data_meta
+		asm.LoadMem(asm.R3, asm.R1, 0, asm.Word), // data
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, stampLen),
+		asm.JGT.Reg(asm.R4, asm.R3, "redirect"),
+		asm.StoreMem(asm.R2, 0, asm.R6, asm.DWord),
+		asm.LoadImm(asm.R5, stampMagic, asm.DWord),
+		asm.StoreMem(asm.R2, 8, asm.R5, asm.DWord),
+		asm.LoadMapPtr(asm.R1, xsks).WithSymbol("redirect"),
 		asm.LoadMem(asm.R2, asm.RFP, stQueue, asm.Word),
 		asm.Mov.Imm(asm.R3, xdpPass),
 		asm.FnRedirectMap.Call(),
@@ -52,7 +81,7 @@ type redirector struct {
 
 // loadRedirector creates the XSKMAP of queues entries and loads the
 // redirect program; nothing is attached.
-func loadRedirector(queues int, log interface{ Debug(string, ...any) }) (_ *redirector, err error) {
+func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...any) }) (_ *redirector, err error) {
 	r := &redirector{}
 	defer func() {
 		if err != nil {
@@ -68,7 +97,7 @@ func loadRedirector(queues int, log interface{ Debug(string, ...any) }) (_ *redi
 		return nil, fmt.Errorf("afxdp: create the other-frames counter: %w", err)
 	}
 	r.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
-		Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD()),
+		Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD(), clk.helper),
 	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
 	if err != nil {
 		var ve *ebpf.VerifierError
