@@ -138,8 +138,24 @@ func TestLabVMHosts(t *testing.T) {
 					if h.Role == "sender" && h.Backend != pair[0] || h.Role == "receiver" && h.Method != pair[1] {
 						t.Errorf("%s (%s): backend %q method %q (%s), want %s and %s", h.Name, h.Role, h.Backend, h.Method, h.MethodReason, pair[0], pair[1])
 					}
-					if h.Role == "receiver" && h.Method == "afxdp" && !strings.Contains(h.MethodReason, "copy mode") {
-						t.Errorf("%s: %s: want the sockets in copy mode (virtio_net on 6.1)", h.Name, h.MethodReason)
+					if h.Role == "receiver" && h.Method == "afxdp" {
+						if !strings.Contains(h.MethodReason, "copy mode") {
+							t.Errorf("%s: %s: want the sockets in copy mode (virtio_net on 6.1)", h.Name, h.MethodReason)
+						}
+						// Each queue's reader on the CPU its IRQ was pinned
+						// to: node 1's.
+						readers := 0
+						for _, f := range strings.Fields(h.MethodReason) {
+							if _, cpu, ok := strings.Cut(strings.TrimSuffix(f, ";"), "→cpu"); ok {
+								readers++
+								if n, err := strconv.Atoi(cpu); err != nil || !slices.Contains(vmNode1, n) {
+									t.Errorf("%s: reader %s: want it on one of node 1's CPUs %v", h.Name, f, vmNode1)
+								}
+							}
+						}
+						if readers != lab.DefaultVMQueues {
+							t.Errorf("%s: %d readers in %q, want one per queue (%d)", h.Name, readers, h.MethodReason, lab.DefaultVMQueues)
+						}
 					}
 				}
 				if pair[1] == "afpacket" {
