@@ -357,4 +357,3 @@ func (t *thread) Close() error {
 	}
 	return nil
 }
-
