@@ -293,7 +293,7 @@ bench-scale: deps
 bench-start: build bench-deps
 	LINERATE=$(LINERATE) ./bench/start-spread.sh
 
-# bench-generators: xdp and afpacket backends against trafgen, iperf3 and,
+# bench-generators: xdp, afxdp and afpacket backends against trafgen, iperf3 and,
 # when XDP_TRAFFICGEN and XDP_BENCH name xdp-tools binaries, xdp-trafficgen
 # and the xdp-bench drop sink, on one veth pair (root); figures in
 # docs/benchmarks.md.

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark (run by hand as root: `make bench-generators`): linerate's
-# userspace generators (xdp and afpacket backends) against netsniff-ng
+# userspace generators (xdp, afxdp and afpacket backends) against netsniff-ng
 # trafgen, xdp-trafficgen (xdp-tools) and iperf3, like for like: one veth
-# pair between two namespaces the script creates, 64-byte frames, one sender
-# thread on CPU 0, all tools in the same run, alternating, ROUNDS rounds,
-# medians. Not a pass/fail test: figures only.
+# pair (two queues each end) between two namespaces the script creates,
+# 64-byte frames, one sender thread on CPU 0, all tools in the same run,
+# alternating, ROUNDS rounds, medians. Not a pass/fail test: figures only.
+#
+# The afxdp backend runs four ways: afxdp (one socket on queue 0, CPU 0,
+# need_wakeup off, the auto choice on a veth), afxdp-wake (the same with
+# need_wakeup on), and afxdp2 and afxdp2-wake (two threads, CPUs 0 and 1,
+# one socket on each of the two queues): the two-thread runs are the one
+# exception to one sender thread, for the ratio of two threads to one.
 #
 # Sinks (every tool that can goes into both, in the same run):
 #   hdr   `linerate recv --method xdp` on the peer. It counts and XDP-drops
@@ -27,8 +33,8 @@
 # Timing, the same for every tool: a fixed packet count per run, whole
 # process wall time (fork/exec, set-up, sending, tear-down), and start-up
 # taken out of the window for every tool alike: each timed run is preceded,
-# in the same round and sink, by a run of the same command sending 1 packet,
-# and pps = (N - 1) / (wall(N) - wall(1)). The whole-process rate N / wall(N)
+# in the same round and sink, by a run of the same command sending 1 packet
+# (one per thread: 2 for afxdp2*), and pps = (N - 1) / (wall(N) - wall(1)). The whole-process rate N / wall(N)
 # (start-up inside for all) is printed too, with the start-up itself. N is
 # $COUNT for every tool when set, else sized per tool from a warm-up run (of
 # 10^6 packets, repeated with about a second's worth when that was shorter)
@@ -43,7 +49,8 @@
 # packets, 1000000), LINERATE (./bin/linerate), XDP_TRAFFICGEN, XDP_BENCH
 # (paths to xdp-tools' binaries; Debian's xdp-tools 1.3.1 does not load on
 # recent kernels, a current build does; each absent tool is skipped with a
-# note), TOOLS (default "xdp afpacket trafgen xdp-trafficgen iperf3").
+# note), TOOLS (default "xdp afxdp afxdp-wake afxdp2 afxdp2-wake afpacket
+# trafgen xdp-trafficgen iperf3").
 # `make bench-smoke` runs it small (ROUNDS=1 SECS=1 WARM=100000): every tool,
 # sink and parse, about a second a run.
 #
@@ -60,7 +67,7 @@ WARM=${WARM:-1000000}
 BIN=${LINERATE:-./bin/linerate}
 XT=${XDP_TRAFFICGEN:-}
 XB=${XDP_BENCH:-}
-TOOLS=${TOOLS:-xdp afpacket trafgen xdp-trafficgen iperf3}
+TOOLS=${TOOLS:-xdp afxdp afxdp-wake afxdp2 afxdp2-wake afpacket trafgen xdp-trafficgen iperf3}
 
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces, XDP)" >&2; exit 1; }
 for t in trafgen jq; do command -v $t >/dev/null || { echo "bench: $t missing (make bench-generators installs it)" >&2; exit 1; }; done
@@ -73,7 +80,8 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 has_tool() { case " $TOOLS " in *" $1 "*) return 0;; *) return 1;; esac; }
 for t in $TOOLS; do
-	case $t in xdp|afpacket|trafgen|xdp-trafficgen|iperf3) ;; *) die "TOOLS: $t is not a tool here (xdp afpacket trafgen xdp-trafficgen iperf3)";; esac
+	case $t in xdp|afxdp|afxdp-wake|afxdp2|afxdp2-wake|afpacket|trafgen|xdp-trafficgen|iperf3) ;;
+	*) die "TOOLS: $t is not a tool here (xdp afxdp afxdp-wake afxdp2 afxdp2-wake afpacket trafgen xdp-trafficgen iperf3)";; esac
 done
 if has_tool iperf3 && ! command -v iperf3 >/dev/null; then note "iperf3 not installed: skipped"; TOOLS=${TOOLS/iperf3/}; fi
 if has_tool xdp-trafficgen && { [ -z "$XT" ] || [ ! -x "$XT" ]; }; then
@@ -104,7 +112,8 @@ forget() { local keep=() p; for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=(
 
 # Test traffic only on the veth pair created here, addresses from 198.18.0.0/15.
 ip netns add $A; ip netns add $B
-ip -n $A link add va type veth peer name vb netns $B
+# Two queues each end: the two-thread afxdp runs bind one socket to each.
+ip -n $A link add va numtxqueues 2 numrxqueues 2 type veth peer name vb netns $B numtxqueues 2 numrxqueues 2
 for ns in $A $B; do ip netns exec $ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1; ip -n $ns link set lo up; done
 ip -n $A addr add 198.18.0.1/24 dev va; ip -n $B addr add 198.18.0.2/24 dev vb
 ip -n $A link set va up; ip -n $B link set vb up
@@ -168,6 +177,12 @@ send() {
 	xdp|afpacket)
 		ip netns exec $A "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.1.1 --dst-mac "$MAC" --count "$n" \
 			--cpus 0 --backend $tool --json --log-level error > "$TMP/send.out" 2> "$TMP/send.err" || rc=$? ;;
+	afxdp*)
+		local cpus=0 wake=off
+		case $tool in afxdp2*) cpus=0-1;; esac
+		case $tool in *-wake) wake=on;; esac
+		ip netns exec $A "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.1.1 --dst-mac "$MAC" --count "$n" \
+			--cpus $cpus --backend afxdp --need-wakeup $wake --json --log-level error > "$TMP/send.out" 2> "$TMP/send.err" || rc=$? ;;
 	trafgen)
 		ip netns exec $A trafgen --dev va --conf "$TMP/trafgen.cfg" --cpus 1 -n "$n" \
 			> "$TMP/send.out" 2> "$TMP/send.err" || rc=$? ;;
@@ -208,7 +223,7 @@ jqnum() {
 # tool that reports none (xdp-trafficgen).
 sent_count() {
 	case $1 in
-	xdp|afpacket) jqnum "$TMP/send.out" '.packets' "linerate send --json: packets" ;;
+	xdp|afpacket|afxdp*) jqnum "$TMP/send.out" '.packets' "linerate send --json: packets" ;;
 	trafgen)
 		awk '/packets outgoing/ { gsub(/\r/, ""); print $1; f = 1; exit } END { if (!f) exit 1 }' \
 			"$TMP/send.out" "$TMP/send.err" || die "trafgen: no 'packets outgoing' line: $(tail -5 "$TMP/send.err")" ;;
@@ -230,17 +245,18 @@ recv_count() {
 
 # check SINK TOOL N RECEIVED SENT -> sets RUN_CHK
 check() {
-	local sink=$1 tool=$2 n=$3 got=$4 sent=$5 streams
+	local sink=$1 tool=$2 n=$3 got=$4 sent=$5 streams want=1
 	if [ "$sent" != - ] && [ "$sent" != "$n" ]; then RUN_CHK="NOT-EXACT(sent $sent of $n)"; return; fi
 	if [ "$got" != "$n" ]; then RUN_CHK="NOT-EXACT(received $got of $n)"; return; fi
 	RUN_CHK=exact
 	[ $sink = hdr ] || return 0
+	case $tool in afxdp2*) want=2;; esac
 	case $tool in
-	xdp|afpacket)
+	xdp|afpacket|afxdp*)
 		streams=$(jqnum "$TMP/sink.out" '.streams | if all(.[]; (.missing | type) == "number" and (.duplicates | type) == "number")
 			then map(select(.missing == 0 and .duplicates == 0)) | length else null end' \
 			"linerate recv --json: streams[].missing and duplicates")
-		[ "$streams" = 1 ] && [ "$(jq '.streams | length' "$TMP/sink.out")" = 1 ] ||
+		[ "$streams" = $want ] && [ "$(jq '.streams | length' "$TMP/sink.out")" = $want ] ||
 			RUN_CHK="NOT-EXACT(streams/missing/duplicates)" ;;
 	iperf3) RUN_CHK="exact(stack,ref)" ;;
 	esac
@@ -252,16 +268,18 @@ check() {
 # is FAILED in the table and in FAILED, which fails the bench at the end.
 FAILED=()
 run() { # SINK TOOL N
-	local sink=$1 tool=$2 n=$3 w1 rc1 rc got sent
-	sink_start $sink; timed_send $tool 1; sink_stop $sink; w1=$WALL_US
+	local sink=$1 tool=$2 n=$3 w1 rc1 rc got sent one=1
+	# the start-up run sends one packet per thread (afxdp2*: two threads)
+	case $tool in afxdp2*) one=2;; esac
+	sink_start $sink; timed_send $tool $one; sink_stop $sink; w1=$WALL_US
 	rc1=$(<"$TMP/rc")
 	sink_start $sink; timed_send $tool "$n"; sink_stop $sink
 	rc=$(<"$TMP/rc")
 	RUN_ST=$(( w1 / 1000 )) RUN_WALL=$(( WALL_US / 1000 ))
 	RUN_WHOLE=$(( n * 1000000 / WALL_US ))
-	RUN_PPS=0; [ "$WALL_US" -le "$w1" ] || RUN_PPS=$(( (n - 1) * 1000000 / (WALL_US - w1) ))
+	RUN_PPS=0; [ "$WALL_US" -le "$w1" ] || RUN_PPS=$(( (n - one) * 1000000 / (WALL_US - w1) ))
 	if [ "$rc1" != 0 ] || [ "$rc" != 0 ]; then
-		RUN_CHK="FAILED(rc $rc1 for 1 packet, $rc for $n)"
+		RUN_CHK="FAILED(rc $rc1 for $one packet(s), $rc for $n)"
 		FAILED+=("$sink $tool: $RUN_CHK: $(tail -3 "$TMP/send.err" | tr '\n' ' ')")
 		return
 	fi
@@ -279,7 +297,7 @@ tools_for() { # SINK -> the tools that run there
 }
 
 echo "linerate generators benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, veth $A/va -> $B/vb"
-echo "sinks: $SINKS; tools: $TOOLS; rounds $ROUNDS; 64-byte frames; one sender thread on CPU 0"
+echo "sinks: $SINKS; tools: $TOOLS; rounds $ROUNDS; 64-byte frames; one sender thread on CPU 0 (afxdp2*: two, CPUs 0 and 1, queues 0 and 1)"
 has_tool iperf3 && echo "note: iperf3 cannot carry pktgen's header: in sink hdr its frames go to the stack (reference only); not run in sink drop"
 has_tool xdp-trafficgen && echo "note: xdp-trafficgen cannot carry pktgen's header: sink drop only"
 
@@ -337,6 +355,10 @@ ratio() { # SINK NUM DEN LABEL TARGET
 for sink in $SINKS; do
 	ratio $sink xdp trafgen xdp/trafgen "  target >= 10"
 	ratio $sink afpacket trafgen afpacket/trafgen "  target >= 1.0"
+	ratio $sink afxdp trafgen afxdp/trafgen "  target >= 1.5"
+	ratio $sink afxdp-wake afxdp "afxdp need_wakeup on/off" ""
+	ratio $sink afxdp2 afxdp "afxdp 2 threads/1" "  target >= 1.8 where the machine allows"
+	ratio $sink afxdp2-wake afxdp-wake "afxdp-wake 2 threads/1" ""
 	ratio $sink xdp xdp-trafficgen xdp/xdp-trafficgen "  target >= 1.0"
 	ratio $sink trafgen iperf3 "trafgen/iperf3(ref)" ""
 done

@@ -2,7 +2,6 @@ package pktgen
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/linerate/linerate/internal/enum"
 )
@@ -13,26 +12,22 @@ import (
 // syscall only when the kernel's ring asks for one.
 type NeedWakeup string
 
-// NeedWakeup policies.
+// NeedWakeup policies, the default first.
 const (
-	// NeedWakeupAuto is on for a physical NIC and off for a virtual
-	// device (pktgen/afxdp says how it tells them apart).
-	NeedWakeupAuto NeedWakeup = "auto"
-	// NeedWakeupOn binds with the flag (and without it, with a warning,
-	// on a kernel that refuses it).
-	NeedWakeupOn NeedWakeup = "on"
-	// NeedWakeupOff binds without it: a syscall after every batch.
-	NeedWakeupOff NeedWakeup = "off"
+	NeedWakeupAuto NeedWakeup = "auto" // on for a physical NIC, off for a virtual device (pktgen/afxdp.Virtual)
+	NeedWakeupOn   NeedWakeup = "on"   // the flag (bound without it, with a warning, where the kernel refuses it)
+	NeedWakeupOff  NeedWakeup = "off"  // no flag: a syscall after every batch
 )
 
-// NeedWakeups lists the valid policies, the default first.
+// NeedWakeups is the one list of policies every check, error and help says.
 var NeedWakeups = []NeedWakeup{NeedWakeupAuto, NeedWakeupOn, NeedWakeupOff}
 
 // Check is nil when n is one of NeedWakeups or empty (auto); otherwise
 // it names n and the valid values, for the caller to prefix with its
 // field.
 func (n NeedWakeup) Check() error {
-	if n == "" || slices.Contains(NeedWakeups, n) {
+	switch n {
+	case "", NeedWakeupAuto, NeedWakeupOn, NeedWakeupOff:
 		return nil
 	}
 	return fmt.Errorf("%q: valid values are %s", n, enum.And(NeedWakeups))

@@ -49,6 +49,11 @@
 // is a fresh socket. Mode() says which mode the socket has and why, from
 // XDP_OPTIONS where the kernel has it (5.3+).
 //
+// A queue holds one socket at a time. The kernel lets go of a closed
+// socket's queue some 10-20 ms later (deferred work), so Open retries a
+// bind the kernel refuses as busy (EBUSY) for up to a second, and then
+// says that another socket holds the queue.
+//
 // NeedWakeup asks for XDP_USE_NEED_WAKEUP: the kernel then sets
 // XDP_RING_NEED_WAKEUP in the fill and TX rings' flags when it wants a
 // syscall, and the application makes one only then (NeedsWakeup, Kick,

@@ -35,28 +35,7 @@ type Socket struct {
 // Open makes, sizes and binds the socket o asks for (see the package
 // doc for the defaults and the order of attempts). The error of a bind
 // the kernel refused names the interface index, the queue and the mode.
-//
-// A queue that is busy (EBUSY) is tried again for up to BusyWait: the
-// kernel lets go of a closed socket's queue in a work item after the
-// close returns, so a socket opened right after another on the same queue
-// was closed (the next run's sender or receiver) finds it busy for a
-// moment.
 func Open(o Options) (*Socket, error) {
-	deadline := time.Now().Add(BusyWait)
-	for {
-		s, err := openOnce(o)
-		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			return s, err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// BusyWait is how long Open tries again a queue that is busy.
-const BusyWait = 2 * time.Second
-
-// openOnce is one attempt of Open.
-func openOnce(o Options) (*Socket, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -71,7 +50,7 @@ func openOnce(o Options) (*Socket, error) {
 	}
 	var zcErr error
 	for _, m := range modes {
-		s, err := open(o, umem, m)
+		s, err := openWaiting(o, umem, m)
 		if err == nil {
 			s.mode = m
 			switch {
@@ -93,6 +72,28 @@ func openOnce(o Options) (*Socket, error) {
 		return nil, err
 	}
 	panic("unreachable")
+}
+
+// busyWait is how long Open waits for a queue that is busy (EBUSY) to be
+// released: the kernel frees a closed socket's hold on its queue in
+// deferred work (after an RCU grace period, under the rtnl lock), some
+// 10-20 ms after close here, so a socket opened right after another on
+// the same queue closed (a probe, then the run) finds it busy at first.
+const busyWait = time.Second
+
+// openWaiting is open, retried while the queue is busy, up to busyWait.
+func openWaiting(o Options, umem []byte, m Mode) (*Socket, error) {
+	deadline := time.Now().Add(busyWait)
+	for {
+		s, err := open(o, umem, m)
+		if err == nil || !errors.Is(err, unix.EBUSY) {
+			return s, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (another AF_XDP socket holds the queue: waited %v for it to be released)", err, busyWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // isRefusal tells a driver's refusal of zero-copy (to try copy mode
@@ -140,17 +141,17 @@ var errNoFlags = errors.New("the kernel's rings have no flags word")
 // bind makes one socket over umem and binds it with flags; on an error
 // everything but umem is undone.
 func bind(o Options, umem []byte, m Mode, flags uint16) (_ *Socket, err error) {
-	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("AF_XDP: open a socket (needs CAP_NET_RAW and a kernel with AF_XDP): %w", err)
-	}
-	s := &Socket{fd: fd, opts: o, umem: umem}
+	s := &Socket{fd: -1, opts: o, umem: umem}
 	defer func() {
-		if err != nil {
+		if err != nil && s.fd >= 0 {
 			s.closeRings()
-			unix.Close(fd)
+			unix.Close(s.fd)
 		}
 	}()
+	if s.fd, err = unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0); err != nil {
+		return nil, fmt.Errorf("AF_XDP: open a socket (needs CAP_NET_RAW and a kernel with AF_XDP): %w", err)
+	}
+	fd := s.fd
 	what := fmt.Sprintf("ifindex %d queue %d (%s)", o.Ifindex, o.Queue, m)
 	reg := unix.XDPUmemReg{Addr: uint64(uintptr(unsafe.Pointer(&umem[0]))), Len: uint64(len(umem)), Size: uint32(o.FrameSize)}
 	// Kernels before 6.8 know the struct without tx_metadata_len.

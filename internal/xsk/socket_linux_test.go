@@ -15,17 +15,16 @@ import (
 )
 
 // rxPackets is l's received-packet counter, read in its namespace.
-func rxPackets(t *testing.T, l *netns.Link) uint64 {
+func rxPackets(t *testing.T, l *netns.Link) (n uint64) {
 	t.Helper()
-	var n uint64
-	if err := l.NS.Do(func() error {
-		link, err := netlink.LinkByName(l.Name)
-		if err != nil {
-			return err
+	read := func() error {
+		link, err := netlink.LinkByIndex(l.Index)
+		if err == nil {
+			n = link.Attrs().Statistics.RxPackets
 		}
-		n = link.Attrs().Statistics.RxPackets
-		return nil
-	}); err != nil {
+		return err
+	}
+	if err := l.NS.Do(read); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -134,6 +133,11 @@ func TestSocketVeth(t *testing.T) {
 			if got != n {
 				t.Errorf("peer received %d frames, sent %d", got, n)
 			}
+			// Copy mode never clears the TX ring's flag: with need_wakeup
+			// every batch still asks for its kick.
+			if !s.NeedsWakeup(TX) {
+				t.Error("copy mode: the TX ring does not ask for a wakeup")
+			}
 			st, err := s.Stats()
 			if err != nil {
 				t.Fatal(err)
@@ -194,5 +198,46 @@ func TestSocketRX(t *testing.T) {
 	}
 	if n := s.Receive(make([]Desc, 8)); n != 0 {
 		t.Errorf("received %d frames nobody redirected", n)
+	}
+}
+
+// TestSocketReopen: a queue is free again once its socket is closed, in
+// every mode and need_wakeup choice (Open binds afresh after a refused
+// zero-copy attempt on the same queue).
+func TestSocketReopen(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	for i, o := range []Options{
+		{TX: true}, {TX: true}, {TX: true, NeedWakeup: true}, {TX: true, Mode: ModeCopy}, {TX: true, Mode: ModeCopy}, {RX: true, TX: true},
+	} {
+		o.Ifindex = p.A.Index
+		start := time.Now()
+		err := p.A.NS.Do(func() error {
+			s, err := Open(o)
+			if err != nil {
+				return err
+			}
+			return s.Close()
+		})
+		t.Logf("open %d took %v", i, time.Since(start))
+		if err != nil {
+			t.Fatalf("open %d (%+v) on queue 0 after %d closed: %v", i, o, i, err)
+		}
+	}
+}
+
+// TestSocketBusy: a queue a live socket holds is refused after the wait,
+// with an error that says so.
+func TestSocketBusy(t *testing.T) {
+	p := nstest.NewPair(t, 1)
+	openIn(t, p.A, Options{TX: true, Mode: ModeCopy})
+	err := p.A.NS.Do(func() error {
+		s, err := Open(Options{Ifindex: p.A.Index, TX: true, Mode: ModeCopy})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "another AF_XDP socket holds the queue") {
+		t.Errorf("second socket on a held queue: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package xsk
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/linerate/linerate/internal/enum"
 )
@@ -22,31 +21,19 @@ const (
 	MaxFrames = 1 << 18
 )
 
-// Mode is how the socket's frames reach the driver.
+// Mode is how the socket's frames reach the driver: ModeAuto (""),
+// ModeCopy or ModeZeroCopy.
 type Mode string
 
-// Modes.
+// Modes. Copy mode copies every frame between the UMEM and an skb
+// (XDP_COPY), which every driver can; zero-copy hands the UMEM's frames
+// to the driver's rings (XDP_ZEROCOPY), which only drivers with AF_XDP
+// support can; auto is zero-copy when the driver binds it, else copy.
 const (
-	// ModeAuto is zero-copy when the driver binds it, else copy.
-	ModeAuto Mode = "auto"
-	// ModeCopy copies every frame between the UMEM and an skb
-	// (XDP_COPY); every driver has it.
-	ModeCopy Mode = "copy"
-	// ModeZeroCopy hands the UMEM's frames to the driver's rings
-	// (XDP_ZEROCOPY); only drivers with AF_XDP support have it.
+	ModeAuto     Mode = "auto"
+	ModeCopy     Mode = "copy"
 	ModeZeroCopy Mode = "zerocopy"
 )
-
-// Modes lists the valid modes, the default first.
-var Modes = []Mode{ModeAuto, ModeCopy, ModeZeroCopy}
-
-// Check is nil when m is one of Modes (or empty: auto).
-func (m Mode) Check() error {
-	if m == "" || slices.Contains(Modes, m) {
-		return nil
-	}
-	return fmt.Errorf("AF_XDP mode %q: valid modes are %s", m, enum.And(Modes))
-}
 
 // Options shape one socket.
 type Options struct {
@@ -94,11 +81,12 @@ func (o Options) withDefaults() (Options, error) {
 	if !o.RX && !o.TX {
 		return bad("neither RX nor TX asked for")
 	}
-	if err := o.Mode.Check(); err != nil {
-		return bad("%v", err)
-	}
-	if o.Mode == "" {
+	switch o.Mode {
+	case "":
 		o.Mode = ModeAuto
+	case ModeAuto, ModeCopy, ModeZeroCopy:
+	default:
+		return bad("mode %q: valid modes are %s", o.Mode, enum.And([]Mode{ModeAuto, ModeCopy, ModeZeroCopy}))
 	}
 	if o.Ifindex <= 0 {
 		return bad("interface index %d: want > 0", o.Ifindex)
@@ -138,16 +126,11 @@ const (
 	TX
 )
 
+var ringNames = [...]string{Fill: "fill", Completion: "completion", RX: "rx", TX: "tx"}
+
 func (r Ring) String() string {
-	switch r {
-	case Fill:
-		return "fill"
-	case Completion:
-		return "completion"
-	case RX:
-		return "rx"
-	case TX:
-		return "tx"
+	if r >= 0 && int(r) < len(ringNames) {
+		return ringNames[r]
 	}
 	return fmt.Sprintf("ring(%d)", int(r))
 }

@@ -31,7 +31,7 @@ func (b *Backend) log() hclog.Logger {
 // ErrDeviceDown.
 func (b *Backend) Probe(iface string) error {
 	return engine.OnThread(b.ThreadInit, func() error {
-		ifi, err := lookup(iface)
+		ifi, err := engine.Up(b.Name(), iface)
 		if err != nil {
 			return err
 		}
@@ -41,17 +41,6 @@ func (b *Backend) Probe(iface string) error {
 		}
 		return unix.Close(fd)
 	})
-}
-
-func lookup(iface string) (*net.Interface, error) {
-	ifi, err := net.InterfaceByName(iface)
-	if err != nil {
-		return nil, fmt.Errorf("afpacket backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
-	}
-	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("afpacket backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
-	}
-	return ifi, nil
 }
 
 // openSocket opens a raw packet socket bound to ifi for sending only
@@ -109,7 +98,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	}
 	err := engine.OnThread(b.ThreadInit, func() error {
 		var err error
-		r.ifi, err = lookup(cfg.Device)
+		r.ifi, err = engine.Up(b.Name(), cfg.Device)
 		return err
 	})
 	if err != nil {

@@ -69,7 +69,7 @@ func BenchmarkVeth64(b *testing.B) {
 // txRing sends for d through a TPACKET_V2 TX ring, batch frames per
 // send(2).
 func txRing(s *pktgentest.Setup, batch int, d time.Duration) (uint64, float64, error) {
-	ifi, err := lookup(s.Cfg.Device)
+	ifi, err := engine.Up(pktgen.BackendAFPacket, s.Cfg.Device)
 	if err != nil {
 		return 0, 0, err
 	}

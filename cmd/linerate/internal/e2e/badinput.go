@@ -41,6 +41,8 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--hosts", "vm", "--delay", "20ms", "--xmit-mode", "start_xmit"}, "--xmit-mode: xmit mode start_xmit with the lab's delay 20ms: its frames would pass the senders' netem by"},
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--xmit-mode", "netif_receive"}, `xmit mode "netif_receive": want start_xmit or queue_xmit`},
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--xmit-mode", "queue_xmit", "--backend", "xdp"}, "xmit mode queue_xmit: kernel pktgen only"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--need-wakeup", "sometimes"}, `need wakeup "sometimes": valid values are auto, on and off`},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--need-wakeup", "on", "--backend", "xdp"}, "need wakeup on: the afxdp backend's (AF_XDP sockets); backend xdp has no need_wakeup"},
 	{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--threads", "2"}, "count 1: fewer packets than the 2 threads per flow: want at least 2"},
 	{[]string{"members"}, "--join: give the gossip address"},

@@ -24,16 +24,23 @@ func TestSendUserspaceBackends(t *testing.T) {
 		t.Skip("needs root: creates network namespaces and runs XDP")
 	}
 	bin := Binary(t)
-	for _, tc := range []struct{ backend, want, log string }{
-		{"xdp", "xdp", ""},
-		{"afpacket", "afpacket", ""},
-		{"userspace", "xdp", "backend xdp"},
+	for _, tc := range []struct {
+		backend, want, log string
+		args               []string
+		note               string
+	}{
+		{"xdp", "xdp", "", nil, ""},
+		{"afxdp", "afxdp", "", nil, "need_wakeup off (auto): lra's driver veth is a virtual device"},
+		{"afxdp", "afxdp", "", []string{"--need-wakeup", "on"}, "need_wakeup on: asked for; bound with XDP_USE_NEED_WAKEUP"},
+		{"afpacket", "afpacket", "", nil, ""},
+		{"userspace", "xdp", "backend xdp", nil, ""},
 	} {
-		t.Run(tc.backend, func(t *testing.T) {
+		t.Run(strings.Join(append([]string{tc.backend}, tc.args...), " "), func(t *testing.T) {
 			const total = 20_001
 			s := pktgentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags, c.SrcMin = []string{"UDPCSUM"}, netip.MustParseAddr("198.18.0.11") })
-			cmd := exec.Command("ip", "netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
-				"--count", "20001", "--cpus", "0-1", "--udp-src", "1000-1006", "--udp-csum", "--backend", tc.backend, "--json")
+			args := append([]string{"netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
+				"--count", "20001", "--cpus", "0-1", "--udp-src", "1000-1006", "--udp-csum", "--backend", tc.backend, "--json"}, tc.args...)
+			cmd := exec.Command("ip", args...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			from := time.Now()
@@ -48,15 +55,18 @@ func TestSendUserspaceBackends(t *testing.T) {
 			if sum.Backend != tc.want || sum.Packets != total || sum.Device != "lra" || !strings.Contains(stderr.String(), tc.log) {
 				t.Errorf("summary %+v\nstderr %s", sum, stderr.String())
 			}
+			if tc.note != "" && !strings.Contains(strings.Join(sum.Notes, "\n"), tc.note) {
+				t.Errorf("notes %q do not say %q", sum.Notes, tc.note)
+			}
 			s.Verify(t, &sum, from, time.Now())
 		})
 	}
 }
 
-// TestSendUserspaceFallsBackToAFPacket checks that on a veth whose peer has
+// TestSendUserspaceFallsBackToAFXDP checks that on a veth whose peer has
 // no XDP program, which cannot transmit XDP frames, userspace picks
-// afpacket and says why.
-func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
+// afxdp (an AF_XDP socket binds there, in copy mode) and says why.
+func TestSendUserspaceFallsBackToAFXDP(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces")
 	}
@@ -74,7 +84,8 @@ func TestSendUserspaceFallsBackToAFPacket(t *testing.T) {
 	if err := json.Unmarshal(out, &sum); err != nil {
 		t.Fatalf("summary JSON: %v\n%s", err, out)
 	}
-	if sum.Backend != "afpacket" || sum.Packets != 1000 || !strings.Contains(stderr.String(), "peer needs an XDP program") {
+	if sum.Backend != "afxdp" || sum.Packets != 1000 || !strings.Contains(stderr.String(), "peer needs an XDP program") ||
+		!strings.Contains(stderr.String(), "an AF_XDP socket binds to it") {
 		t.Errorf("summary %+v\nstderr %s", sum, stderr.String())
 	}
 }

@@ -4,49 +4,13 @@ package afxdp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/pktgentest"
 )
-
-func testLog(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Info, Output: testWriter{t}})
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-func newBackend(t testing.TB, s *pktgentest.Setup) *Backend {
-	b := New(testLog(t))
-	b.ThreadInit = s.EnterA()
-	return b
-}
-
-// hasNote fails t unless one of sum's notes contains every part.
-func hasNote(t *testing.T, sum *pktgen.Summary, parts ...string) {
-	t.Helper()
-	for _, n := range sum.Notes {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(n, p)
-		}
-		if ok {
-			return
-		}
-	}
-	t.Errorf("no note says %q: %q", parts, sum.Notes)
-}
 
 // TestExactCounts sends exact counts with one and two threads (one
 // socket per queue), unpaced and paced, of 64- and 1518-byte frames
@@ -54,12 +18,11 @@ func hasNote(t *testing.T, sum *pktgen.Summary, parts ...string) {
 // every stream. On veth the summary says copy mode, and need_wakeup off
 // (auto) because veth is a virtual device.
 func TestExactCounts(t *testing.T) {
-	for _, tc := range []struct {
-		threads int
-		size    int
-		rate    uint64
-		total   uint64
-	}{
+	type send struct {
+		threads, size int    // threads (CPUs 0 and 1, queues 0 and 1) and pkt_size
+		rate, total   uint64 // pps in all (0: unpaced) and packets in all
+	}
+	for _, tc := range []send{
 		{1, 60, 0, 200_001},
 		{2, 60, 0, 200_001},
 		{1, 1514, 0, 50_001},
@@ -67,7 +30,7 @@ func TestExactCounts(t *testing.T) {
 		{1, 60, 20_000, 10_000},
 		{2, 1514, 20_000, 10_001},
 	} {
-		t.Run(fmt.Sprintf("%dthreads-%dB-%dpps", tc.threads, tc.size+4, tc.rate), func(t *testing.T) {
+		t.Run(strconv.Itoa(tc.threads)+"threads-"+strconv.Itoa(tc.size+4)+"B-"+strconv.FormatUint(tc.rate, 10)+"pps", func(t *testing.T) {
 			cpus := []int{0, 1}[:tc.threads]
 			s := pktgentest.NewSetup(t, 2, cpus, int(tc.total)+10, func(c *pktgen.Config) {
 				c.Counts = pktgen.SplitCount(tc.total, tc.threads)
@@ -98,7 +61,7 @@ func TestExactCounts(t *testing.T) {
 				t.Errorf("warnings: %q", sum.Warnings)
 			}
 			if tc.rate > 0 {
-				pktgentest.CheckRate(t, fmt.Sprintf("paced at %d pps", tc.rate), sum.PPS, float64(tc.rate))
+				pktgentest.CheckRate(t, "paced at "+strconv.FormatUint(tc.rate, 10)+" pps", sum.PPS, float64(tc.rate))
 			}
 			t.Logf("%d packets in %d µs: %.0f pps; notes %q", sum.Packets, sum.USec, sum.PPS, sum.Notes)
 		})
@@ -145,8 +108,8 @@ func TestDuration(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count = 5_000_000_000 })
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(ctx, s.Cfg, nil)
 	if err != nil {
@@ -162,36 +125,4 @@ func TestCancel(t *testing.T) {
 // paced at its own, together the flow's.
 func TestPerThreadRates(t *testing.T) {
 	pktgentest.CheckPerThreadRates(t, func(s *pktgentest.Setup) pktgen.Backend { return newBackend(t, s) })
-}
-
-// TestBadInput: an interface that does not exist, a queue it lacks, and
-// a need_wakeup value that is none of the valid ones are refused with
-// errors that name them, before anything is sent.
-func TestBadInput(t *testing.T) {
-	s := pktgentest.NewSetup(t, 1, []int{0}, 100, nil)
-	b := newBackend(t, s)
-	c := s.Cfg
-	c.Device, c.Count = "nosuch0", 10
-	_, err := b.Run(context.Background(), c, nil)
-	if !errors.Is(err, pktgen.ErrNoDevice) || !strings.Contains(err.Error(), `"nosuch0"`) {
-		t.Errorf("no such interface: %v", err)
-	}
-	if err := b.Probe("nosuch0"); !errors.Is(err, pktgen.ErrNoDevice) {
-		t.Errorf("probe of no such interface: %v", err)
-	}
-	c = s.Cfg
-	c.Count, c.Queues = 10, []int{3}
-	_, err = b.Run(context.Background(), c, nil)
-	if err == nil || !strings.Contains(err.Error(), "queue 3") {
-		t.Errorf("a queue the veth lacks: %v", err)
-	}
-	c = s.Cfg
-	c.Count, c.NeedWakeup = 10, "sometimes"
-	_, err = b.Run(context.Background(), c, nil)
-	if !errors.Is(err, pktgen.ErrConfig) || !strings.Contains(err.Error(), `need_wakeup: "sometimes": valid values are auto, on and off`) {
-		t.Errorf("need_wakeup sometimes: %v", err)
-	}
-	if st, err := s.Sink.Stats(); err != nil || st.Test != 0 {
-		t.Errorf("refused runs sent %d frames (%v)", st.Test, err)
-	}
 }

@@ -1,5 +1,3 @@
-//go:build linux
-
 package afxdp
 
 import (
@@ -18,40 +16,24 @@ import (
 	"github.com/linerate/linerate/pktgen/internal/engine"
 )
 
-func (b *Backend) log() hclog.Logger {
-	if b.Log == nil {
-		return hclog.NewNullLogger()
-	}
-	return b.Log
-}
-
 // Probe reports why the backend cannot send from iface, or nil: the
 // interface must exist and be up, and an AF_XDP socket must bind to its
 // queue 0 for transmit. Failures wrap pktgen.ErrUnsupported, ErrNoDevice
 // or ErrDeviceDown.
 func (b *Backend) Probe(iface string) error {
-	return engine.OnThread(b.ThreadInit, func() error {
-		ifi, err := lookup(iface)
-		if err != nil {
-			return err
-		}
-		s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
-		if err != nil {
-			return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
-		}
-		return s.Close()
-	})
+	return engine.OnThread(b.ThreadInit, func() error { return b.probe(iface) })
 }
 
-func lookup(iface string) (*net.Interface, error) {
-	ifi, err := net.InterfaceByName(iface)
+func (b *Backend) probe(iface string) error {
+	ifi, err := engine.Up(b.Name(), iface)
 	if err != nil {
-		return nil, fmt.Errorf("afxdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
+		return err
 	}
-	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("afxdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
+	s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
+	if err != nil {
+		return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
 	}
-	return ifi, nil
+	return s.Close()
 }
 
 // run is one Run's shared state: the interface, the wakeup choice, and
@@ -88,7 +70,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	}
 	err := engine.OnThread(b.ThreadInit, func() error {
 		var err error
-		if r.ifi, err = lookup(cfg.Device); err != nil {
+		if r.ifi, err = engine.Up(b.Name(), cfg.Device); err != nil {
 			return err
 		}
 		virtual, why := true, "its driver is unknown"
@@ -121,7 +103,10 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 			return nil, fmt.Errorf("afxdp backend: pkt_size %d: want at most %d (a UMEM frame): %w", len(f.Bytes), xsk.MaxFrameSize, pktgen.ErrConfig)
 		}
 	}
-	log := b.log().Named("afxdp").With("dev", cfg.Device)
+	log := hclog.NewNullLogger()
+	if b.Log != nil {
+		log = b.Log.Named("afxdp").With("dev", cfg.Device)
+	}
 	sum, err := engine.Run(ctx, engine.Options{
 		Backend: b.Name(), Config: &cfg, Open: r.open, Log: log,
 		Progress: progress, Interval: b.Interval, ThreadInit: b.ThreadInit,
@@ -181,7 +166,7 @@ func (r *run) describe(sum *pktgen.Summary, log hclog.Logger) {
 	}
 	sum.Notes = append(sum.Notes, note)
 	if dropped > 0 {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP): counted as errors and sent again with their own sequence numbers", r.cfg.Device, dropped))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP: a full queue, a veth peer's full ring): counted as errors; their sequence numbers are gaps at the receiver", r.cfg.Device, dropped))
 	}
 	log.Info("AF_XDP sockets", "notes", sum.Notes)
 }
@@ -197,25 +182,23 @@ type thread struct {
 	// free are the UMEM addresses of frames the thread may stamp; done
 	// is the buffer completions are read into.
 	free, done []uint64
-	// seqOf is the sequence number last stamped into each UMEM frame,
-	// by frame index, to send again a frame the driver dropped.
-	seqOf []uint32
-	// resend are sequence numbers to send again.
-	resend []uint32
 	// inflight counts descriptors submitted and not yet completed.
 	inflight int
-	sent     atomic.Uint64
-	errors   atomic.Uint64
-	dropped  atomic.Uint64
-	first    time.Time
+	// completed counts frames the kernel gave back, dropped those of them
+	// the driver dropped (Kick's EBUSY): packets are their difference.
+	completed atomic.Uint64
+	dropped   atomic.Uint64
+	first     time.Time
 }
 
+// open binds thread i's socket to its queue and fills its UMEM with the
+// thread's template.
 func (r *run) open(i, cpu int) (engine.Thread, error) {
+	q := r.queueOf(i)
 	f, err := pktgen.BuildFrame(r.cfg, i, r.ifi.HardwareAddr)
 	if err != nil {
 		return nil, err
 	}
-	q := r.queueOf(i)
 	s, err := xsk.Open(xsk.Options{Ifindex: r.ifi.Index, Queue: q, TX: true, RingSize: r.ringSize, FrameSize: r.frameSize, Mode: r.mode, NeedWakeup: r.wakeup})
 	if err != nil {
 		return nil, fmt.Errorf("afxdp backend: %s queue %d: %w", r.ifi.Name, q, err)
@@ -227,7 +210,7 @@ func (r *run) open(i, cpu int) (engine.Thread, error) {
 	}
 	n := s.Options().Frames
 	t := &thread{s: s, queue: q, dev: r.ifi.Name, frame: f, length: len(f.Bytes), batch: r.batch,
-		free: make([]uint64, 0, n), done: make([]uint64, r.ringSize), seqOf: make([]uint32, n)}
+		free: make([]uint64, 0, n), done: make([]uint64, r.ringSize)}
 	// Every frame holds the template; per frame only what Stamp changes
 	// is written.
 	for j := range n {
@@ -247,7 +230,6 @@ func (t *thread) Send(c *engine.Control) error {
 	if c.PeriodNum > 0 {
 		pacer = engine.NewPacer(c.PeriodNum, c.PeriodDen, engine.DepthFor(c.PeriodNum, c.PeriodDen, engine.CatchUp, batch))
 	}
-	frameSize := uint64(t.s.Options().FrameSize)
 	var next uint64 // sequence numbers stamped so far
 	var deadline time.Time
 	for {
@@ -260,7 +242,6 @@ func (t *thread) Send(c *engine.Control) error {
 			if c.Target > 0 {
 				pending = c.Target - next
 			}
-			pending += uint64(len(t.resend))
 		}
 		if pending == 0 {
 			// Done or stopped: wait for the kernel to complete what it
@@ -297,15 +278,8 @@ func (t *thread) Send(c *engine.Control) error {
 		}
 		for j := range k {
 			a := t.free[len(t.free)-1-j]
-			var seq uint32
-			if len(t.resend) > 0 {
-				seq, t.resend = t.resend[0], t.resend[1:]
-			} else {
-				next++
-				seq = uint32(next)
-			}
-			t.seqOf[a/frameSize] = seq
-			t.frame.Stamp(t.s.Bytes(a, t.length), seq, now)
+			next++
+			t.frame.Stamp(t.s.Bytes(a, t.length), uint32(next), now)
 			t.s.TxSet(j, a, t.length)
 		}
 		t.free = t.free[:len(t.free)-k]
@@ -318,8 +292,10 @@ func (t *thread) Send(c *engine.Control) error {
 }
 
 // reclaim kicks the kernel when the TX ring asks for it and takes back
-// completed frames: each is a packet sent, but the one a kick reported
-// dropped, which is an error to send again.
+// completed frames: each is a packet sent, but those a kick reported
+// dropped (the driver's NET_XMIT_DROP: in copy mode the kernel completes
+// the frame and returns EBUSY), each an error and a gap in the sequence
+// as in kernel pktgen's accounting.
 func (t *thread) reclaim() error {
 	dropped := false
 	if t.inflight > 0 && t.s.NeedsWakeup(xsk.TX) {
@@ -328,21 +304,26 @@ func (t *thread) reclaim() error {
 			return fmt.Errorf("send on %s queue %d: %w", t.dev, t.queue, err)
 		}
 	}
-	n := t.s.Complete(t.done)
 	if dropped {
-		t.errors.Add(1)
 		t.dropped.Add(1)
 	}
+	n := t.s.Complete(t.done)
 	if n == 0 {
 		return nil
 	}
-	t.sent.Add(uint64(n))
+	t.completed.Add(uint64(n))
 	t.free = append(t.free, t.done[:n]...)
 	t.inflight -= n
 	return nil
 }
 
-func (t *thread) Progress() (uint64, uint64) { return t.sent.Load(), t.errors.Load() }
+// Progress is the frames that left (completed, less dropped) and the
+// dropped ones.
+func (t *thread) Progress() (uint64, uint64) {
+	d := t.dropped.Load()
+	c := t.completed.Load()
+	return c - min(c, d), d
+}
 
 // First is the time stamped into the first frame (engine.Firster).
 func (t *thread) First() (time.Time, bool) { return t.first, !t.first.IsZero() }
