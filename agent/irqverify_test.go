@@ -28,6 +28,19 @@ func fixtureHost(t *testing.T) string {
 	return dir
 }
 
+// fixtureVerifier is an irqVerifier over the fixture host (fixtureHost),
+// and the host's directory.
+func fixtureVerifier(t *testing.T) (string, *irqVerifier) {
+	t.Helper()
+	dir := fixtureHost(t)
+	root, err := topology.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return dir, &irqVerifier{root: root, stateDir: t.TempDir(), log: testLog(t)}
+}
+
 // fire adds the interrupts in add (IRQ → CPU → count) to the fixture
 // host's /proc/interrupts, as the kernel would count them.
 func fire(t *testing.T, dir string, add map[int]map[int]uint64) {
@@ -122,13 +135,7 @@ func TestResultCarriesIRQVerify(t *testing.T) {
 // without a device has none, with the reason the coordinator gives for
 // not tuning it.
 func TestIRQVerifierSpans(t *testing.T) {
-	dir := fixtureHost(t)
-	root, err := topology.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	v := &irqVerifier{root: root, stateDir: t.TempDir(), log: testLog(t)}
+	dir, v := fixtureVerifier(t)
 
 	s := v.begin("eth0")
 	fire(t, dir, map[int]map[int]uint64{44: {6: 3}, 41: {2: 9}})
@@ -168,13 +175,7 @@ func TestIRQVerifierSpans(t *testing.T) {
 // on the CPUs written to their affinity (as Tune writes them); an
 // interface without queue IRQs leaves the receiver's default.
 func TestQueueCPUs(t *testing.T) {
-	dir := fixtureHost(t)
-	root, err := topology.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	v := &irqVerifier{root: root, stateDir: t.TempDir(), log: testLog(t)}
+	dir, v := fixtureVerifier(t)
 	if got := v.queueCPUs("eth0"); !slices.Equal(got, []int{0, 0, 0, 0}) {
 		t.Errorf("untuned: %v, want every queue on CPU 0 (the first of 0-7)", got)
 	}

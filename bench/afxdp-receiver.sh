@@ -54,12 +54,7 @@ run() {
 	ip netns exec "$nsB" "$BIN" recv --iface vb "${args[@]}" --until-idle 1s --json >"$out.recv" 2>"$out.recv.err" &
 	recv_pid=$!
 	recv_armed "$out.recv.err" "recv $kind"
-	ip netns exec "$nsA" "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.0.1 --dst-mac "$mac" --backend xdp --cpus 0 \
-		--count "$COUNT" ${RATE:+--rate "$RATE"} --json --log-level warn >"$out.send" 2>"$out.send.err" || { echo "bench: send: $(tail -3 "$out.send.err")" >&2; return 1; }
-	wait "$recv_pid" || { echo "bench: recv $kind: $(tail -3 "$out.recv.err")" >&2; recv_pid=; return 1; }
-	recv_pid=
-	jq -e '(.pps | type) == "number"' "$out.send" >/dev/null ||
-		{ echo "bench: send --json lacks pps: $(head -c 300 "$out.send")" >&2; return 1; }
+	send_into "$out" "recv $kind" ${RATE:+--rate "$RATE"}
 	jq -e '(.packets | type) == "number" and (.link.xdp_packets | type) == "number" and (.ring_drops | type) == "number"' "$out.recv" >/dev/null ||
 		{ echo "bench: recv --json lacks packets, link.xdp_packets or ring_drops: $(head -c 300 "$out.recv")" >&2; return 1; }
 	if [ "$r" = 1 ]; then echo "$kind: $(jq -r .method_reason "$out.recv")" >>"$tmp/reasons"; fi

@@ -45,10 +45,7 @@ run() {
 	ip netns exec "$nsB" "$BIN" recv --iface vb --method xdp --latency "$mode" --clock same-host --until-idle 1s --json >"$out.recv" 2>"$out.recv.err" &
 	recv_pid=$!
 	recv_armed "$out.recv.err" "recv --latency $mode"
-	ip netns exec "$nsA" "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.0.1 --dst-mac "$mac" --backend xdp --cpus 0 \
-		--count "$COUNT" --json --log-level warn >"$out.send" 2>"$out.send.err" || { echo "bench: send: $(tail -3 "$out.send.err")" >&2; return 1; }
-	wait "$recv_pid" || { echo "bench: recv --latency $mode: $(tail -3 "$out.recv.err")" >&2; recv_pid=; return 1; }
-	recv_pid=
+	send_into "$out" "recv --latency $mode"
 	jq -e '(.pps | type) == "number" and (.packets | type) == "number"' "$out.send" >/dev/null ||
 		{ echo "bench: send --json lacks pps or packets: $(head -c 300 "$out.send")" >&2; return 1; }
 	jq -e '(.streams | type) == "array"' "$out.recv" >/dev/null ||

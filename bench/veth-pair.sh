@@ -42,3 +42,18 @@ recv_armed() {
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+
+# send_into OUT WHAT [ARG...]: sends $COUNT 64-byte frames with the xdp
+# backend (one thread on CPU 0, ARGs added) from va to the receiver
+# $recv_pid on vb, waits for that receiver to end and checks that the
+# sender's JSON ($OUT.send) has its pps; fails naming WHAT.
+send_into() {
+	local out=$1 what=$2
+	shift 2
+	ip netns exec "$nsA" "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.0.1 --dst-mac "$mac" --backend xdp --cpus 0 \
+		--count "$COUNT" "$@" --json --log-level warn >"$out.send" 2>"$out.send.err" || { echo "bench: send: $(tail -3 "$out.send.err")" >&2; return 1; }
+	wait "$recv_pid" || { echo "bench: $what: $(tail -3 "$out.recv.err")" >&2; recv_pid=; return 1; }
+	recv_pid=
+	jq -e '(.pps | type) == "number"' "$out.send" >/dev/null ||
+		{ echo "bench: send --json lacks pps: $(head -c 300 "$out.send")" >&2; return 1; }
+}
