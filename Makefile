@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-latency bench-scale bench-vm bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -300,6 +300,12 @@ bench-start: build bench-deps
 bench-generators: build bench-deps
 	LINERATE=$(LINERATE) ./bench/generators.sh
 
+# bench-afxdp-receiver: the xdp sender's fastest rate into recv --method
+# afxdp (need_wakeup off and on) and --method xdp on one veth pair (root),
+# counted against what the veth delivered; figures in docs/benchmarks.md.
+bench-afxdp-receiver: build bench-deps
+	LINERATE=$(LINERATE) ./bench/afxdp-receiver.sh
+
 # bench-latency: what timing every packet costs the receiver (root): the
 # xdp sender's rate into recv with --latency oneway against off on a veth
 # pair, alternating, and the per-packet cost of the XDP program and the
@@ -333,6 +339,7 @@ bench-smoke:
 	smoke $(MAKE) --no-print-directory bench-generators ROUNDS=1 SECS=1 WARM=100000; \
 	smoke $(MAKE) --no-print-directory bench-start ROUNDS=1 COUNT=20000; \
 	smoke $(MAKE) --no-print-directory bench-latency ROUNDS=1 COUNT=50000 BENCHTIME=100000x; \
+	smoke $(MAKE) --no-print-directory bench-afxdp-receiver ROUNDS=1 COUNT=50000; \
 	smoke $(MAKE) --no-print-directory bench-scale SCALE_AGENTS=8 SCALE_PROCS=2 SCALE_SENDERS=4; \
 	smoke $(MAKE) --no-print-directory reliability RELIABILITY_N= RUN='$(RELIABILITY_SMOKE_RUN)' DOC="$$doc"; \
 	smoke $(MAKE) --no-print-directory bench-pktgen PKTGEN_ROUNDS=1 PKTGEN_COUNT=30000; \

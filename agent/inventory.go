@@ -175,7 +175,7 @@ func (i *inventory) receiverMethods() []receiver.Method {
 	if !i.role.Receives() || runtime.GOOS != "linux" {
 		return nil
 	}
-	return []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket}
+	return []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP}
 }
 
 // hostCPUs are the host's online CPUs, as read at start (empty: unknown).

@@ -8,7 +8,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/topology"
+	"github.com/linerate/linerate/topology/cpuset"
 	"github.com/linerate/linerate/topology/interrupts"
+	"github.com/linerate/linerate/topology/irqname"
 )
 
 // irqVerifier tells where a run's queue IRQs fired: it reads
@@ -85,4 +87,40 @@ func (v *irqVerifier) end(s *irqSpan) irqCheck {
 		v.log.Warn("queue IRQs fired off their planned CPUs", "iface", res.Iface, "irqs", res.OffCPU)
 	}
 	return irqCheck{result: res}
+}
+
+// queueCPUs are the CPUs iface's receive queue IRQs are pinned to now,
+// one per queue in queue order: the run's plan once Tune applied it, where
+// the afxdp receiver's readers go (receiver.Options.CPUs), each on the CPU
+// whose softirq fills its queue. Nil when the NIC cannot be read, a queue
+// has no IRQ of its own (a virtual device) or an affinity does not parse:
+// the receiver's default then.
+func (v *irqVerifier) queueCPUs(iface string) []int {
+	nic, err := topology.Inspect(v.root, iface)
+	if err != nil {
+		return nil
+	}
+	byQueue := map[int]int{}
+	for _, vec := range nic.Vectors {
+		if _, ok := byQueue[vec.Queue]; ok || vec.Dir == irqname.Tx {
+			continue
+		}
+		set, err := cpuset.ParseList(vec.Current, nic.NrCPUs)
+		if err != nil || set.IsEmpty() {
+			return nil
+		}
+		byQueue[vec.Queue] = set.CPUs()[0]
+	}
+	if len(byQueue) == 0 {
+		return nil
+	}
+	out := make([]int, len(byQueue))
+	for q := range out {
+		c, ok := byQueue[q]
+		if !ok {
+			return nil
+		}
+		out[q] = c
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,19 @@ func fixtureHost(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// fixtureVerifier is an irqVerifier over the fixture host (fixtureHost),
+// and the host's directory.
+func fixtureVerifier(t *testing.T) (string, *irqVerifier) {
+	t.Helper()
+	dir := fixtureHost(t)
+	root, err := topology.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return dir, &irqVerifier{root: root, stateDir: t.TempDir(), log: testLog(t)}
 }
 
 // fire adds the interrupts in add (IRQ → CPU → count) to the fixture
@@ -121,13 +135,7 @@ func TestResultCarriesIRQVerify(t *testing.T) {
 // without a device has none, with the reason the coordinator gives for
 // not tuning it.
 func TestIRQVerifierSpans(t *testing.T) {
-	dir := fixtureHost(t)
-	root, err := topology.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	v := &irqVerifier{root: root, stateDir: t.TempDir(), log: testLog(t)}
+	dir, v := fixtureVerifier(t)
 
 	s := v.begin("eth0")
 	fire(t, dir, map[int]map[int]uint64{44: {6: 3}, 41: {2: 9}})
@@ -159,5 +167,27 @@ func TestIRQVerifierSpans(t *testing.T) {
 	}
 	if got := v.end(v.begin("nope0")); got.result != nil || !strings.Contains(got.reason, "not verified: inspect the NIC nope0") {
 		t.Errorf("missing interface: %+v", got)
+	}
+}
+
+// The afxdp receiver's readers go where each receive queue's IRQ is
+// pinned: the fixture host's four queues, all on 0-7 until pinned, then
+// on the CPUs written to their affinity (as Tune writes them); an
+// interface without queue IRQs leaves the receiver's default.
+func TestQueueCPUs(t *testing.T) {
+	dir, v := fixtureVerifier(t)
+	if got := v.queueCPUs("eth0"); !slices.Equal(got, []int{0, 0, 0, 0}) {
+		t.Errorf("untuned: %v, want every queue on CPU 0 (the first of 0-7)", got)
+	}
+	for irq, cpu := range map[int]string{41: "2", 42: "3", 43: "6", 44: "7"} {
+		if err := os.WriteFile(filepath.Join(dir, "proc", "irq", strconv.Itoa(irq), "smp_affinity_list"), []byte(cpu+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := v.queueCPUs("eth0"); !slices.Equal(got, []int{2, 3, 6, 7}) {
+		t.Errorf("pinned: %v, want [2 3 6 7]", got)
+	}
+	if got := v.queueCPUs("nosuch0"); got != nil {
+		t.Errorf("no such interface: %v, want nil", got)
 	}
 }

@@ -79,7 +79,7 @@ func TestDescribeChecks(t *testing.T) {
 		{&lineratev1.DescribeRequest{Irqbalance: "maybe"}, `irqbalance "maybe": valid values are refuse and ignore`},
 		{&lineratev1.DescribeRequest{Addrs: []string{"198.18.0.2", "nope"}}, `addrs[1] "nope": want an IPv4 or IPv6 address`},
 		{&lineratev1.DescribeRequest{Backend: "dpdk"}, `backend "dpdk": valid backends are auto, kernel`},
-		{&lineratev1.DescribeRequest{Method: "pcap"}, `method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{&lineratev1.DescribeRequest{Method: "pcap"}, `method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{&lineratev1.DescribeRequest{FrameSize: 20}, `frame size 20: want 64 to 65535 bytes`},
 	} {
 		_, err := s.Describe(ctx, tc.req)

@@ -92,6 +92,9 @@ func (r *receiving) arm(o receiver.Options) (armedInfo, error) {
 		o.Method = receiver.MethodAuto
 	}
 	o.Logger = r.log.Named("receiver")
+	if o.Method == receiver.MethodAFXDP && len(o.CPUs) == 0 && r.irqs != nil {
+		o.CPUs = r.irqs.queueCPUs(o.Iface)
+	}
 	r.op.Lock()
 	defer r.op.Unlock()
 	if err := r.disarmOp(); err != nil {

@@ -35,32 +35,8 @@ for v in ROUNDS COUNT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench: $v=${!v}: want a positive whole number" >&2; exit 1; }
 done
 
-tag=lc$(($$ % 100000))
-nsA=$tag-a nsB=$tag-b
-tmp=$(mktemp -d)
-recv_pid=
-cleanup() {
-	[ -z "$recv_pid" ] || kill "$recv_pid" 2>/dev/null || true
-	ip netns del "$nsA" 2>/dev/null || true
-	ip netns del "$nsB" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns add "$nsA"
-ip netns add "$nsB"
-ip -n "$nsA" link add va type veth peer name vb netns "$nsB"
-ip -n "$nsA" addr add 198.18.0.1/24 dev va
-ip -n "$nsB" addr add 198.18.0.2/24 dev vb
-for ns in "$nsA" "$nsB"; do
-	ip -n "$ns" link set lo up
-done
-ip -n "$nsA" link set va up
-ip -n "$nsB" link set vb up
-mac=$(ip -n "$nsB" -j link show vb | jq -r '.[0].address')
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/veth-pair.sh"
+veth_pair lc$(($$ % 100000))
 
 # run MODE ROUND: one send into a receiver with --latency MODE; prints
 # the sender's pps.
@@ -68,16 +44,8 @@ run() {
 	local mode=$1 r=$2 out=$tmp/$1.$2
 	ip netns exec "$nsB" "$BIN" recv --iface vb --method xdp --latency "$mode" --clock same-host --until-idle 1s --json >"$out.recv" 2>"$out.recv.err" &
 	recv_pid=$!
-	for _ in $(seq 1 100); do
-		grep -q "armed: counting" "$out.recv.err" 2>/dev/null && break
-		kill -0 "$recv_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q "armed: counting" "$out.recv.err" || { echo "bench: recv --latency $mode did not arm: $(tail -3 "$out.recv.err")" >&2; return 1; }
-	ip netns exec "$nsA" "$BIN" send --iface va --dst 198.18.0.2 --src 198.18.0.1 --dst-mac "$mac" --backend xdp --cpus 0 \
-		--count "$COUNT" --json --log-level warn >"$out.send" 2>"$out.send.err" || { echo "bench: send: $(tail -3 "$out.send.err")" >&2; return 1; }
-	wait "$recv_pid" || { echo "bench: recv --latency $mode: $(tail -3 "$out.recv.err")" >&2; recv_pid=; return 1; }
-	recv_pid=
+	recv_armed "$out.recv.err" "recv --latency $mode"
+	send_into "$out" "recv --latency $mode"
 	jq -e '(.pps | type) == "number" and (.packets | type) == "number"' "$out.send" >/dev/null ||
 		{ echo "bench: send --json lacks pps or packets: $(head -c 300 "$out.send")" >&2; return 1; }
 	jq -e '(.streams | type) == "array"' "$out.recv" >/dev/null ||

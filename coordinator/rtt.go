@@ -62,9 +62,9 @@ func (s *Spec) checkLatency() error {
 	if s.RTTRate == 0 {
 		s.RTTRate = latency.DefaultRTTRate
 	}
-	if s.Method == recv.MethodAFPacket {
+	if s.Method == recv.MethodAFPacket || s.Method == recv.MethodAFXDP {
 		return fmt.Errorf("latency %s with receiver method %s: receivers reflect the latency stream with XDP_TX, which the %s method cannot: give method %s or %s, or latency %s",
-			LatencyRTT, recv.MethodAFPacket, recv.MethodAFPacket, recv.MethodXDP, recv.MethodAuto, LatencyOneWay)
+			LatencyRTT, s.Method, s.Method, recv.MethodXDP, recv.MethodAuto, LatencyOneWay)
 	}
 	if s.Bidir {
 		return fmt.Errorf("latency %s with bidir: a host that sends and receives would need two XDP programs on its interface, the receiver's and the one that times the returns: run latency %s both ways, or latency %s one way (or with reverse)",

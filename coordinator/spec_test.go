@@ -58,7 +58,7 @@ func TestSpecNames(t *testing.T) {
 		{func(s *Spec) { s.NeedWakeup = "sometimes" }, `need wakeup "sometimes": valid values are auto, on and off`},
 		{func(s *Spec) { s.Backend, s.NeedWakeup = pktgen.BackendXDP, pktgen.NeedWakeupOff }, "need wakeup off: the afxdp backend's (AF_XDP sockets); backend xdp has no need_wakeup"},
 		{func(s *Spec) { s.Backend = "dpdk" }, `backend "dpdk": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`},
-		{func(s *Spec) { s.Method = "pcap" }, `method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{func(s *Spec) { s.Method = "pcap" }, `method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{func(s *Spec) { s.IRQBalance = "maybe" }, `irqbalance "maybe": valid values are refuse and ignore`},
 		{func(s *Spec) { s.XmitMode = "fast" }, `xmit mode "fast": want start_xmit or queue_xmit`},
 		{func(s *Spec) { s.XmitMode = pktgen.XmitNetifReceive }, `xmit mode "netif_receive": want start_xmit or queue_xmit (netif_receive injects`},

@@ -58,15 +58,9 @@ type ring struct {
 // startAFPacket opens the rings on ifindex and starts the readers. It
 // must run in the interface's network namespace.
 func startAFPacket(o Options, ifindex int) (_ *afpMethod, err error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("afpacket: read the CPUs this process may use: %w", err)
-	}
-	var cpus []int
-	for c := 0; c < len(set)*64 && len(cpus) < set.Count(); c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
+	cpus, err := allowedCPUs()
+	if err != nil {
+		return nil, fmt.Errorf("afpacket: %w", err)
 	}
 	a := &afpMethod{o: o, log: o.Logger, efd: -1, base: newTable(o)}
 	defer func() {
@@ -119,6 +113,33 @@ func startAFPacket(o Options, ifindex int) (_ *afpMethod, err error) {
 	}
 	a.log.Debug("afpacket rings open", "ifindex", ifindex, "cpus", cpus, "fanout_id", fanout)
 	return a, nil
+}
+
+// allowedCPUs are the CPUs this process may run on, in order.
+func allowedCPUs() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("read the CPUs this process may use: %w", err)
+	}
+	var cpus []int
+	for c := 0; c < len(set)*64 && len(cpus) < set.Count(); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+// pinThread locks the calling goroutine to its thread, for good (the
+// thread exits with the goroutine), and that thread to cpu; what is
+// logged says who could not be pinned.
+func pinThread(cpu int, who string, log hclog.Logger) {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		log.Warn(who+": cannot pin reader to its CPU", "cpu", cpu, "error", err)
+	}
 }
 
 // setFilter attaches the classic BPF program "ret #snap": snap 0 drops
@@ -187,12 +208,7 @@ func (r *ring) close() {
 // reads the socket's statistics a last time. Its thread is pinned to the
 // ring's CPU and ends with it.
 func (r *ring) run(efd int, log hclog.Logger) {
-	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	var set unix.CPUSet
-	set.Set(r.cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		log.Warn("afpacket: cannot pin reader to its CPU", "cpu", r.cpu, "error", err)
-	}
+	pinThread(r.cpu, "afpacket", log)
 	fds := []unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN}, {Fd: int32(efd), Events: unix.POLLIN}}
 	var drainUntil time.Time
 	blk := 0

@@ -18,8 +18,8 @@ func TestOptionsNames(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Method: "pcap"}, `Method "pcap": valid receiver methods are auto, xdp and afpacket`},
-		{Options{Method: "pcap", Names: flags}, `--method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{Options{Method: "pcap"}, `Method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
+		{Options{Method: "pcap", Names: flags}, `--method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{Options{Repeats: MaxRepeats + 1}, "Repeats 32769: want 1 to 32768"},
 		{Options{Repeats: 0, Names: flags}, "--repeats 0: want 1 to 32768"},
 		{Options{Repeats: 1, Window: 3000, Names: flags}, "--window 3000: want a power of two from 1024 to 134217728"},

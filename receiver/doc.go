@@ -136,6 +136,25 @@
 // stack. The rings' drops (PACKET_STATISTICS) are Report.RingDrops.
 // Needs CAP_NET_RAW.
 //
+// AF_XDP ("afxdp", only when asked for: auto never picks it, since it
+// needs an XDP program as the xdp method does and copies every test frame
+// to Go where that counts it in place): one AF_XDP socket per receive
+// queue (internal/xsk; zero-copy where the driver binds it, else copy),
+// each read by a goroutine locked to its queue's CPU (Options.CPUs, else
+// the process's CPUs in order) into its own fork of one Table, as the
+// AF_PACKET rings are; an XDP program (the xdp method's parse, then
+// bpf_redirect_map by rx_queue_index into an XSKMAP) sends each test frame
+// to its queue's socket, stamped with its arrival in the frame's XDP
+// metadata, and passes every other frame to the stack (counted in
+// OtherPackets). need_wakeup follows Options.NeedWakeup (auto: on for a
+// physical NIC, off for a virtual device, xsk.Virtual); the reader calls
+// poll() only when the fill ring asks, or when its ring is empty. The
+// sockets' rings share 64 MiB of UMEM (afxdpRing). Their drops
+// (XDP_STATISTICS rx_dropped and rx_ring_full) are Report.RingDrops, taken
+// out of the link's rx_dropped, where the driver counts its failed
+// redirects too. Each stream's Queues are its packets per socket. Needs
+// CAP_NET_RAW, CAP_BPF and CAP_NET_ADMIN.
+//
 // # Latency
 //
 // With Options.Latency oneway (the default) every test packet is timed:

@@ -122,10 +122,43 @@ func hostRxDropped(driver string, rxDropped, xdpDrops uint64) uint64 {
 	return rxDropped
 }
 
-// stats64 asks for the link (RTM_GETLINK by index) and returns the first
-// 16 counters of its IFLA_STATS64 attribute.
+// stats64 returns the first 16 counters of the link's IFLA_STATS64
+// attribute.
 func (s *linkStats) stats64() ([16]uint64, error) {
 	var st [16]uint64
+	attrs, err := s.attrs()
+	if err != nil {
+		return st, err
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == unix.IFLA_STATS64 && len(a.Value) >= 16*8 {
+			for i := range st {
+				st[i] = binary.NativeEndian.Uint64(a.Value[8*i:])
+			}
+			return st, nil
+		}
+	}
+	return st, errors.New("netlink RTM_NEWLINK: no IFLA_STATS64")
+}
+
+// rxQueues is the link's number of receive queues (IFLA_NUM_RX_QUEUES):
+// those it was made with; the driver may use fewer (ethtool -L).
+func (s *linkStats) rxQueues() (int, error) {
+	attrs, err := s.attrs()
+	if err != nil {
+		return 0, fmt.Errorf("read the receive queues of %s (ifindex %d): %w", s.name, s.index, err)
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == unix.IFLA_NUM_RX_QUEUES && len(a.Value) >= 4 {
+			return int(binary.NativeEndian.Uint32(a.Value)), nil
+		}
+	}
+	return 0, fmt.Errorf("read the receive queues of %s (ifindex %d): no IFLA_NUM_RX_QUEUES", s.name, s.index)
+}
+
+// attrs asks for the link (RTM_GETLINK by index) and returns its
+// attributes.
+func (s *linkStats) attrs() ([]syscall.NetlinkRouteAttr, error) {
 	s.seq++
 	req := make([]byte, unix.SizeofNlMsghdr+unix.SizeofIfInfomsg)
 	hdr := (*unix.NlMsghdr)(unsafe.Pointer(&req[0]))
@@ -133,7 +166,7 @@ func (s *linkStats) stats64() ([16]uint64, error) {
 	ifi := (*unix.IfInfomsg)(unsafe.Pointer(&req[unix.SizeofNlMsghdr]))
 	ifi.Family, ifi.Index = unix.AF_UNSPEC, int32(s.index)
 	if err := unix.Sendto(s.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return st, fmt.Errorf("netlink RTM_GETLINK: %w", err)
+		return nil, fmt.Errorf("netlink RTM_GETLINK: %w", err)
 	}
 	buf := make([]byte, 1<<16)
 	for {
@@ -142,11 +175,11 @@ func (s *linkStats) stats64() ([16]uint64, error) {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			return st, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
+			return nil, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return st, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
+			return nil, fmt.Errorf("netlink RTM_GETLINK reply: %w", err)
 		}
 		for _, m := range msgs {
 			if m.Header.Seq != s.seq {
@@ -156,27 +189,19 @@ func (s *linkStats) stats64() ([16]uint64, error) {
 			case unix.NLMSG_ERROR:
 				if len(m.Data) >= 4 {
 					if e := int32(binary.NativeEndian.Uint32(m.Data)); e != 0 {
-						return st, fmt.Errorf("netlink RTM_GETLINK: %w", unix.Errno(-e))
+						return nil, fmt.Errorf("netlink RTM_GETLINK: %w", unix.Errno(-e))
 					}
 				}
-				return st, errors.New("netlink RTM_GETLINK: empty reply")
+				return nil, errors.New("netlink RTM_GETLINK: empty reply")
 			case unix.RTM_NEWLINK:
 				if len(m.Data) < unix.SizeofIfInfomsg {
-					return st, errors.New("netlink RTM_NEWLINK: short message")
+					return nil, errors.New("netlink RTM_NEWLINK: short message")
 				}
 				attrs, err := syscall.ParseNetlinkRouteAttr(&m)
 				if err != nil {
-					return st, fmt.Errorf("netlink RTM_NEWLINK attributes: %w", err)
+					return nil, fmt.Errorf("netlink RTM_NEWLINK attributes: %w", err)
 				}
-				for _, a := range attrs {
-					if a.Attr.Type == unix.IFLA_STATS64 && len(a.Value) >= 16*8 {
-						for i := range st {
-							st[i] = binary.NativeEndian.Uint64(a.Value[8*i:])
-						}
-						return st, nil
-					}
-				}
-				return st, errors.New("netlink RTM_NEWLINK: no IFLA_STATS64")
+				return attrs, nil
 			}
 		}
 	}

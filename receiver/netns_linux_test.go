@@ -248,7 +248,7 @@ func waitFor(t *testing.T, r *Receiver, want uint64) {
 }
 
 func TestReceiveNetns(t *testing.T) {
-	for _, method := range []Method{MethodXDP, MethodAFPacket} {
+	for _, method := range []Method{MethodXDP, MethodAFPacket, MethodAFXDP} {
 		t.Run(string(method), func(t *testing.T) {
 			p := nstest.NewPair(t, 2)
 			frames, other := scenario(p)
@@ -265,7 +265,7 @@ func TestReceiveNetns(t *testing.T) {
 			if m, why := r.Method(); m != method {
 				t.Fatalf("method %s (%s), want %s", m, why, method)
 			}
-			if method == MethodXDP && !xdpAttached(t, p.B) {
+			if method != MethodAFPacket && !xdpAttached(t, p.B) {
 				t.Fatal("no XDP program on lrb after Start")
 			}
 			if method == MethodAFPacket {
@@ -336,6 +336,24 @@ func TestReceiveNetns(t *testing.T) {
 				if rep.Link.RxPackets < total || rep.RingDrops != 0 {
 					t.Errorf("link %+v ring drops %d: want rx_packets >= %d, no ring drops", rep.Link, rep.RingDrops, total)
 				}
+			case MethodAFXDP:
+				// The redirect program saw every frame; none was dropped
+				// for want of room in a socket.
+				if rep.Link.XDPPackets != total || rep.RingDrops != 0 {
+					t.Errorf("link %+v ring drops %d: want xdp_packets %d, no ring drops", rep.Link, rep.RingDrops, total)
+				}
+			}
+			// The spread: every packet of a stream on some queue, as many
+			// as it received (a method that knows the queue), none said
+			// by one that does not.
+			for _, s := range rep.Streams {
+				var on uint64
+				for _, q := range s.Queues {
+					on += q.Packets
+				}
+				if method.KnowsQueues() && on != s.Received || !method.KnowsQueues() && s.Queues != nil {
+					t.Errorf("stream %v:%d: queues %+v, received %d", s.Src, s.DstPort, s.Queues, s.Received)
+				}
 			}
 			// Detached and closed.
 			if xdpAttached(t, p.B) {
@@ -371,7 +389,7 @@ func diffStreams(want, got []StreamReport) string {
 // TestCancelDetaches checks that a receiver whose context is cancelled
 // after Start detaches by itself, and that Stop still returns a report.
 func TestCancelDetaches(t *testing.T) {
-	for _, method := range []Method{MethodXDP, MethodAFPacket} {
+	for _, method := range []Method{MethodXDP, MethodAFPacket, MethodAFXDP} {
 		t.Run(string(method), func(t *testing.T) {
 			p := nstest.NewPair(t, 1)
 			ctx, cancel := context.WithCancel(t.Context())

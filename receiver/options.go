@@ -10,6 +10,7 @@ import (
 
 	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/latency"
+	"github.com/linerate/linerate/pktgen"
 )
 
 // Method is how a receiver counts, as a run's spec, a campaign spec,
@@ -22,11 +23,12 @@ const (
 	MethodAuto     Method = "auto"     // XDP, else AF_PACKET
 	MethodXDP      Method = "xdp"      // an XDP program counts in the kernel
 	MethodAFPacket Method = "afpacket" // TPACKET_V3 rings with fanout, counted in Go
+	MethodAFXDP    Method = "afxdp"    // an AF_XDP socket per receive queue, counted in Go
 )
 
 // Methods lists every valid method, the default first: the one list
 // every validator, error and flag help says.
-var Methods = []Method{MethodAuto, MethodXDP, MethodAFPacket}
+var Methods = []Method{MethodAuto, MethodXDP, MethodAFPacket, MethodAFXDP}
 
 // Check is nil when m is one of Methods; otherwise it names m and the
 // valid methods, for the caller to prefix with its field.
@@ -204,6 +206,16 @@ type Options struct {
 	// stream's Reflected. Only the XDP method can (Method xdp or auto,
 	// which then never falls back to AF_PACKET); at most MaxReflectPorts.
 	Reflect []uint16
+	// NeedWakeup is the afxdp method's need_wakeup policy: auto (default:
+	// on for a physical NIC, off for a virtual device, xsk.Virtual), on or
+	// off; a kernel that refuses the flag gets the socket without it and
+	// a warning. Only the afxdp method takes it.
+	NeedWakeup pktgen.NeedWakeup
+	// CPUs are the CPUs the afxdp method's readers run on, queue q's on
+	// CPUs[q % len(CPUs)]: the CPUs of the queues' IRQs as the run's
+	// topology plan pinned them, so that each queue is read where its
+	// softirq fills it. Default: the CPUs this process may use, in order.
+	CPUs []int
 	// Logger receives what the receiver decides (method, mode, fallbacks).
 	// Default: no logging.
 	Logger hclog.Logger
@@ -218,7 +230,7 @@ type Options struct {
 // its own), so its zero is checked as a value rather than taken as the
 // default; Window's zero stays the default, which depends on Repeats.
 type Names struct {
-	Iface, Method, Repeats, SeqStride, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect string
+	Iface, Method, Repeats, SeqStride, Window, MaxStreams, MaxRanges, Latency, Clock, Reflect, NeedWakeup string
 	// Duration and UntilIdle name Count's Until.
 	Duration, UntilIdle string
 }
@@ -307,6 +319,18 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: ClockCorrections[port %d] %v: want at most %v either way", ErrOptions, port, c, MaxClockCorrection)
 		}
 	}
+	if err := o.NeedWakeup.Check(); err != nil {
+		name, _ := orField(n.NeedWakeup, "NeedWakeup")
+		return o, fmt.Errorf("%w: %s %v", ErrOptions, name, err)
+	}
+	if o.NeedWakeup == "" {
+		o.NeedWakeup = pktgen.NeedWakeupAuto
+	}
+	for i, c := range o.CPUs {
+		if c < 0 {
+			return o, fmt.Errorf("%w: CPUs[%d] %d: want a CPU number, 0 or more", ErrOptions, i, c)
+		}
+	}
 	if err := o.checkReflect(); err != nil {
 		return o, err
 	}
@@ -324,7 +348,7 @@ func (o Options) checkReflect() error {
 		return nil
 	}
 	name, _ := orField(o.Names.Reflect, "Reflect")
-	if o.Method == MethodAFPacket {
+	if o.Method == MethodAFPacket || o.Method == MethodAFXDP {
 		method, _ := orField(o.Names.Method, "Method")
 		return fmt.Errorf("%w: %s with %s %s: only the %s method can reflect (XDP_TX); give %s %s or %s",
 			ErrOptions, name, method, o.Method, MethodXDP, method, MethodXDP, MethodAuto)

@@ -160,6 +160,12 @@ func interfaceNames() string {
 }
 
 func (r *Receiver) build(c counts, link LinkCounters) Report {
+	if r.method == MethodAFXDP {
+		// The sockets' drops are the driver's failed redirects, which it
+		// counts in rx_dropped too (veth, virtio_net): taken out there,
+		// so that a drop counts once in HostDrops.
+		link.RxDropped -= min(link.RxDropped, c.ringDrops)
+	}
 	rep := Report{
 		Method: r.method, MethodReason: r.reason, XDPMode: r.xdpMode,
 		OtherPackets: c.other, OverflowPackets: c.overflow,

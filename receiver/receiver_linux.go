@@ -2,10 +2,22 @@
 
 package receiver
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/linerate/linerate/internal/xsk"
+	"github.com/linerate/linerate/pktgen"
+)
 
 // start opens the counters and the method: XDP (native, else generic),
-// and with MethodAuto AF_PACKET when XDP cannot be used.
+// and with MethodAuto AF_PACKET when XDP cannot be used; AF_XDP only when
+// asked for. Auto never chooses AF_XDP: it needs an XDP program on the
+// interface as the xdp method does (so it cannot stand in where XDP
+// cannot attach), and it copies every test frame to Go (in copy mode, all
+// a virtual device has) where the xdp method counts it in place.
 func start(o Options) (_ *Receiver, err error) {
 	links, err := openLinkStats(o.Iface)
 	if err != nil {
@@ -21,6 +33,9 @@ func start(o Options) (_ *Receiver, err error) {
 	driver := links.driver
 	if driver == "" {
 		driver = "unknown"
+	}
+	if o.Method == MethodAFXDP {
+		return startXSK(o, r, links, driver, log)
 	}
 	var xerr error
 	if o.Method == MethodXDP || o.Method == MethodAuto {
@@ -69,4 +84,65 @@ func start(o Options) (_ *Receiver, err error) {
 	}
 	log.Info("receiver counting", "method", r.method, "reason", r.reason)
 	return r, nil
+}
+
+// startXSK starts the afxdp method on r's interface: a socket per receive
+// queue, zero-copy where the driver binds it (else copy), need_wakeup as
+// o.NeedWakeup and the device say (rxWakeup), each queue's reader on its
+// CPU (Options.CPUs, else the process's), the redirect program attached
+// native, else generic.
+func startXSK(o Options, r *Receiver, links *linkStats, driver string, log hclog.Logger) (*Receiver, error) {
+	queues, err := links.rxQueues()
+	if err != nil {
+		return nil, fmt.Errorf("receiver on %s: afxdp: %w", o.Iface, err)
+	}
+	cpus := o.CPUs
+	if len(cpus) == 0 {
+		if cpus, err = allowedCPUs(); err != nil {
+			return nil, fmt.Errorf("receiver on %s: afxdp: %w", o.Iface, err)
+		}
+	}
+	var bus string
+	if info, err := links.eth.Info(); err == nil {
+		bus = info.BusInfo
+	}
+	wakeup, wakeWhy := rxWakeup(o.NeedWakeup, driver, bus)
+	if r.base, err = links.read(); err != nil {
+		return nil, err
+	}
+	a, xdpMode, detail, err := startAFXDP(o, afxdpSetup{ifindex: links.index, queues: queues, cpus: cpus, mode: xsk.ModeAuto, wakeup: wakeup})
+	if err != nil {
+		return nil, fmt.Errorf("receiver on %s: %w", o.Iface, err)
+	}
+	mode, modeWhy, bound, boundWhy := a.sockets()
+	if wakeup && !bound {
+		wakeWhy = boundWhy // the kernel refused the flag (warned at bind)
+	}
+	on := make([]string, len(a.queues))
+	for i, xq := range a.queues {
+		on[i] = fmt.Sprintf("q%d→cpu%d", xq.q, xq.cpu)
+	}
+	r.m, r.method, r.xdpMode = a, MethodAFXDP, xdpMode
+	r.reason = fmt.Sprintf("AF_XDP sockets on %d receive queues of %s (driver %s) in %s mode (%s), %s; readers %s; redirect program in %s",
+		len(a.queues), o.Iface, driver, mode, modeWhy, wakeWhy, strings.Join(on, " "), detail)
+	log.Info("receiver counting", "method", r.method, "reason", r.reason, "pass", o.Pass)
+	return r, nil
+}
+
+// rxWakeup is the afxdp method's need_wakeup choice for policy on a
+// device with ethtool driver info driver and bus, and why. Auto is the
+// sender's rule (xsk.Virtual): on for a physical NIC, whose driver fills
+// its rings from the fill ring in its NAPI and asks for a poll() only
+// when it ran dry, so that a reader under load makes no syscall; off for
+// a virtual device, which delivers to the socket inside the sender's
+// softirq and never needs one.
+func rxWakeup(policy pktgen.NeedWakeup, driver, bus string) (bool, string) {
+	if policy == pktgen.NeedWakeupOn || policy == pktgen.NeedWakeupOff {
+		return policy == pktgen.NeedWakeupOn, fmt.Sprintf("need_wakeup %s (asked for)", policy)
+	}
+	if virtual, why := xsk.Virtual(driver, bus); virtual {
+		return false, "need_wakeup off (auto: " + why + ")"
+	} else {
+		return true, "need_wakeup on (auto: " + why + ")"
+	}
 }

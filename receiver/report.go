@@ -9,8 +9,9 @@ import (
 // Report is what a receiver counted. Its JSON is the receiver half of a
 // run's result.
 type Report struct {
-	// Method is MethodXDP or MethodAFPacket; MethodReason says why (and
-	// for XDP whether it attached native or generic).
+	// Method is MethodXDP, MethodAFPacket or MethodAFXDP; MethodReason
+	// says why (for XDP and AF_XDP how the program attached, for AF_XDP
+	// also the sockets' mode and need_wakeup, and why).
 	Method       Method `json:"method"`
 	MethodReason string `json:"method_reason"`
 	// XDPMode is how the XDP program is attached: XDPNative (in the
@@ -29,8 +30,9 @@ type Report struct {
 	// Link holds the interface's counters, final minus baseline.
 	Link LinkCounters `json:"link"`
 	// RingDrops are the AF_PACKET rings' drops (PACKET_STATISTICS
-	// tp_drops): frames the kernel had for the receiver but no room for.
-	// Always 0 for XDP, which cannot fall behind this way.
+	// tp_drops), or the AF_XDP sockets' (XDP_STATISTICS rx_dropped and
+	// rx_ring_full): frames the kernel had for the receiver but no room
+	// for. Always 0 for XDP, which cannot fall behind this way.
 	RingDrops uint64 `json:"ring_drops"`
 	// OverflowPackets are test packets of streams beyond
 	// Options.MaxStreams, counted only here (absent when 0).
@@ -107,8 +109,8 @@ type StreamReport struct {
 	// Queues are the stream's packets per receive queue, the queues with
 	// packets in queue order: its RSS spread, in the final report of a
 	// method that knows the queue (Method.KnowsQueues: xdp reads the
-	// frame's rx_queue_index); absent from snapshots and from afpacket,
-	// which cannot tell.
+	// frame's rx_queue_index, afxdp has a socket per queue); absent from
+	// snapshots and from afpacket, which cannot tell.
 	Queues []QueuePackets `json:"queues,omitempty"`
 }
 

@@ -33,10 +33,10 @@ type QueueSpread struct {
 }
 
 // KnowsQueues says whether m tells the receive queue of every packet it
-// counts: the XDP program reads the frame's rx_queue_index; an AF_PACKET
-// ring is not told (a TPACKET_V3 frame carries no queue, and the fanout
-// is by CPU).
-func (m Method) KnowsQueues() bool { return m == MethodXDP }
+// counts: the XDP program reads the frame's rx_queue_index, an AF_XDP
+// socket is bound to one queue; an AF_PACKET ring is not told (a
+// TPACKET_V3 frame carries no queue, and the fanout is by CPU).
+func (m Method) KnowsQueues() bool { return m == MethodXDP || m == MethodAFXDP }
 
 // Spread sums the streams' Queues by queue, in queue order: the RSS
 // spread of a receiver (nil when no stream says its queues).

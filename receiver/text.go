@@ -68,7 +68,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	l := r.Link
 	fmt.Fprintf(w, "link     rx_packets %d  rx_dropped %d  rx_missed %d  rx_fifo %d  xdp_packets %d  xdp_drops %d\n",
 		l.RxPackets, l.RxDropped, l.RxMissed, l.RxFifo, l.XDPPackets, l.XDPDrops)
-	if r.Method == MethodAFPacket {
+	if r.Method == MethodAFPacket || r.Method == MethodAFXDP {
 		fmt.Fprintf(w, "ring     drops %d\n", r.RingDrops)
 	}
 	_, err := fmt.Fprintf(w, "rss      %s\n", SpreadText(r.Method, r.Streams))

@@ -260,26 +260,30 @@ func (x *xdpMethod) drain() bool {
 	}
 }
 
-// attach attaches the program to ifindex, native (driver) mode first,
-// else generic (SKB) mode, and says which (XDPNative or XDPGeneric) and,
-// in words, why.
+// attach attaches the program to ifindex (attachXDP).
 func (x *xdpMethod) attach(ifindex int) (mode, detail string, err error) {
-	l, nerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPDriverMode})
+	x.lnk, mode, detail, err = attachXDP(x.prog, ifindex, "xdp")
+	return mode, detail, err
+}
+
+// attachXDP attaches prog to ifindex, native (driver) mode first, else
+// generic (SKB) mode, and says which (XDPNative or XDPGeneric) and, in
+// words, why; errors start with what (the method).
+func attachXDP(prog *ebpf.Program, ifindex int, what string) (_ link.Link, mode, detail string, err error) {
+	l, nerr := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: link.XDPDriverMode})
 	if nerr == nil {
-		x.lnk = l
-		return XDPNative, "native (driver) mode", nil
+		return l, XDPNative, "native (driver) mode", nil
 	}
-	l, gerr := link.AttachXDP(link.XDPOptions{Program: x.prog, Interface: ifindex, Flags: link.XDPGenericMode})
+	l, gerr := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifindex, Flags: link.XDPGenericMode})
 	if gerr != nil {
-		return "", "", fmt.Errorf("xdp: attach to ifindex %d: native mode: %v; generic mode: %w", ifindex, nerr, gerr)
+		return nil, "", "", fmt.Errorf("%s: attach to ifindex %d: native mode: %v; generic mode: %w", what, ifindex, nerr, gerr)
 	}
-	x.lnk = l
 	why := nerr
 	var errno unix.Errno
 	if errors.As(nerr, &errno) {
 		why = errno // "operation not supported" says it all
 	}
-	return XDPGeneric, fmt.Sprintf("generic (SKB) mode (native mode refused: %v)", why), nil
+	return l, XDPGeneric, fmt.Sprintf("generic (SKB) mode (native mode refused: %v)", why), nil
 }
 
 // detach removes the program from the interface (idempotent).

@@ -366,68 +366,18 @@ func reflection(p xdpParams, final string) asm.Instructions {
 	return is
 }
 
-// xdpProgram is the receiver's XDP program. In C terms:
+// parseTest is the program's parse of a frame, up to its pktgen header:
+// the receive queue at stQueue, the stream key at stKey (with the IP
+// header's offset at stL3 when p reflects), R9 = the UDP header, R8 =
+// data_end, R6 = the sequence; a frame that is not a test packet jumps to
+// label "other". The receiver's counting program and the afxdp method's
+// redirect program (redirectProgram) both begin with it. In C terms:
 //
 //	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
 //	fragment) or IPv6 (next header UDP), UDP; no pktgen magic -> other
-//	key = {src, dst, dport}
-//	l = &last[hash(key) % 8] (per CPU); l->key == key && l->slot1 ->
-//	  slot = l->slot1-1
-//	else: slot = streams[key], or a new slot from atomic meta[0]++
-//	  inserted with BPF_NOEXIST (on failure, look up again: another CPU
-//	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
-//	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
-//	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
-//	h = heads[slot] (shared by all CPUs: the stream's head, see headStep)
-//	w, seq = unwrap(wire seq, h) (geometry.unwrap); seq == 0 -> c->zero++
-//	p = &seqs[slot*N + w%N] (shared by all CPUs)
-//	up to casTries times (geometry.mark):
-//	  old = *p; tag = old>>32
-//	  old == 0 || tag older than w -> new = w<<32 | unit (evict)
-//	  tag newer -> c->late++, done
-//	  else lane full (bit set / counter at repeats) -> c->dups++, done;
-//	    new = old + unit (copy = lane was not 0)
-//	  cmpxchg(p, old, new) == old -> recorded
-//	every try lost -> c->unrecorded++
-//	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
-//	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
-//	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
-//	  advance); and when it evicted a word (old != 0): a full one that
-//	  follows this CPU's run of the slot (runs[slot], per CPU) extends
-//	  it; another full one sends that run to Go and starts it again; any
-//	  other goes to Go as {old, w} (geometry.evicted): ringbuf_output to
-//	  evicted, waking nobody (Go polls); no room -> percpu[2]++
-//	reflect[dst port] -> swapped and sent back (reflection), XDP_TX
-//	return pass ? XDP_PASS : XDP_DROP
-//	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
-//
-// The only atomic on the path of a test packet of a known stream is the
-// window word's compare-and-swap: duplicates are exact across CPUs (the
-// ring buffer's record, which takes its lock, is written only for an
-// evicted word with loss or a run of full words that broke). A try
-// is lost only when another CPU changed the same word (the same stream,
-// sequences sharing one window word: within 32 of each other, 2 with
-// Repeats > 1) between this CPU's load and its
-// compare-and-swap, a few instructions; losing all casTries in a row is
-// counted (unrecorded), never dropped silently. Packets of a stream this
-// CPU saw recently (all of them, with up to a few streams per RX queue)
-// skip the hash map: a small direct-mapped per-CPU cache of streams
-// answers. max_seq and reordered are per CPU: reordered is "arrived after
-// a higher sequence of the same stream on the same CPU", as the AF_PACKET
-// method counts it per ring; Go takes the highest max_seq, which is then
-// exact, and sums unique, so missing = max_seq - unique is exact.
-func xdpProgram(p xdpParams) (asm.Instructions, error) {
-	if p.g.words() > 1<<30 || p.maxStreams > 1<<31-1 {
-		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.g.words())
-	}
-	verdict := int32(xdpDrop)
-	if p.pass {
-		verdict = xdpPass
-	}
+func parseTest(p xdpParams) asm.Instructions {
 	var in asm.Instructions
 	add := func(i ...asm.Instruction) { in = append(in, i...) }
-	addN := func(is asm.Instructions) { in = append(in, is...) }
-
 	// The receive queue (struct xdp_md's rx_queue_index), for the spread.
 	add(
 		asm.LoadMem(asm.R2, asm.R1, 16, asm.Word),
@@ -533,6 +483,72 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.LoadMem(asm.R6, asm.R9, udpHdr+4, asm.Word),
 		asm.HostTo(asm.BE, asm.R6, asm.Word),
 	)
+	return in
+}
+
+// xdpProgram is the receiver's XDP program. In C terms:
+//
+//	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
+//	fragment) or IPv6 (next header UDP), UDP; no pktgen magic -> other
+//	key = {src, dst, dport}
+//	l = &last[hash(key) % 8] (per CPU); l->key == key && l->slot1 ->
+//	  slot = l->slot1-1
+//	else: slot = streams[key], or a new slot from atomic meta[0]++
+//	  inserted with BPF_NOEXIST (on failure, look up again: another CPU
+//	  inserted it); slot >= maxStreams -> overflow; l = {key, slot+1}
+//	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
+//	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
+//	h = heads[slot] (shared by all CPUs: the stream's head, see headStep)
+//	w, seq = unwrap(wire seq, h) (geometry.unwrap); seq == 0 -> c->zero++
+//	p = &seqs[slot*N + w%N] (shared by all CPUs)
+//	up to casTries times (geometry.mark):
+//	  old = *p; tag = old>>32
+//	  old == 0 || tag older than w -> new = w<<32 | unit (evict)
+//	  tag newer -> c->late++, done
+//	  else lane full (bit set / counter at repeats) -> c->dups++, done;
+//	    new = old + unit (copy = lane was not 0)
+//	  cmpxchg(p, old, new) == old -> recorded
+//	every try lost -> c->unrecorded++
+//	recorded, first copy: c->unique++; seq < c->max_seq ? c->reordered++
+//	  : c->max_seq = seq; a further copy: c->max_seq = max(..);
+//	  then (int64)(w - h) > headStep -> heads[slot] = w (geometry.mark's
+//	  advance); and when it evicted a word (old != 0): a full one that
+//	  follows this CPU's run of the slot (runs[slot], per CPU) extends
+//	  it; another full one sends that run to Go and starts it again; any
+//	  other goes to Go as {old, w} (geometry.evicted): ringbuf_output to
+//	  evicted, waking nobody (Go polls); no room -> percpu[2]++
+//	reflect[dst port] -> swapped and sent back (reflection), XDP_TX
+//	return pass ? XDP_PASS : XDP_DROP
+//	other: percpu[0]++, XDP_PASS; overflow: percpu[1]++, verdict
+//
+// The only atomic on the path of a test packet of a known stream is the
+// window word's compare-and-swap: duplicates are exact across CPUs (the
+// ring buffer's record, which takes its lock, is written only for an
+// evicted word with loss or a run of full words that broke). A try
+// is lost only when another CPU changed the same word (the same stream,
+// sequences sharing one window word: within 32 of each other, 2 with
+// Repeats > 1) between this CPU's load and its
+// compare-and-swap, a few instructions; losing all casTries in a row is
+// counted (unrecorded), never dropped silently. Packets of a stream this
+// CPU saw recently (all of them, with up to a few streams per RX queue)
+// skip the hash map: a small direct-mapped per-CPU cache of streams
+// answers. max_seq and reordered are per CPU: reordered is "arrived after
+// a higher sequence of the same stream on the same CPU", as the AF_PACKET
+// method counts it per ring; Go takes the highest max_seq, which is then
+// exact, and sums unique, so missing = max_seq - unique is exact.
+func xdpProgram(p xdpParams) (asm.Instructions, error) {
+	if p.g.words() > 1<<30 || p.maxStreams > 1<<31-1 {
+		return nil, fmt.Errorf("xdp program: %d streams of %d words do not fit the instruction set's 32-bit immediates", p.maxStreams, p.g.words())
+	}
+	verdict := int32(xdpDrop)
+	if p.pass {
+		verdict = xdpPass
+	}
+	var in asm.Instructions
+	add := func(i ...asm.Instruction) { in = append(in, i...) }
+	addN := func(is asm.Instructions) { in = append(in, is...) }
+
+	addN(parseTest(p))
 	if k := p.g.stride; k > 0 {
 		// The sequence it counts as (geometry.wire): 32-bit arithmetic,
 		// so that it wraps with the wire's.

@@ -9,7 +9,9 @@ import (
 
 	"github.com/linerate/linerate/internal/enum"
 	"github.com/linerate/linerate/latency"
+	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/receiver"
+	"github.com/linerate/linerate/topology/cpuset"
 )
 
 type recvFlags struct {
@@ -22,6 +24,8 @@ type recvFlags struct {
 	latency                        receiver.LatencyMode
 	clock                          latency.Clock
 	clockError                     time.Duration
+	needWakeup                     pktgen.NeedWakeup
+	cpus                           string
 }
 
 func (a *app) recvCommand() *cobra.Command {
@@ -37,8 +41,12 @@ anything else) are counted apart and always reach the network stack.
 
 --method xdp counts in an XDP program (native mode where the driver has it,
 else generic) and drops the test packets after counting unless --pass;
-afpacket reads TPACKET_V3 rings, one per CPU, and only taps; auto (default)
-uses XDP and falls back to AF_PACKET, saying why. It stops after --duration,
+afpacket reads TPACKET_V3 rings, one per CPU, and only taps; afxdp opens an
+AF_XDP socket on every receive queue (zero-copy where the driver has it,
+else copy), read by a thread per queue on --cpus, and an XDP program that
+redirects the test packets to them and passes everything else; auto
+(default) uses XDP and falls back to AF_PACKET, saying why (never afxdp:
+it needs XDP too, and copies every frame to count it). It stops after --duration,
 after --until-idle without new test packets (once one has arrived), or on
 Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 		Args: cobra.NoArgs,
@@ -60,6 +68,8 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 	fl.StringVar((*string)(&f.clock), "clock", string(latency.Unsynchronised), "what the senders' clocks are to this host's, as you know it, which the delays are reported on: "+enum.Or(latency.Clocks)+" (same-host: sent from this host, namespaces included)")
 	fl.DurationVar(&f.clockError, "clock-error", 0, "the bound of --clock synchronised or estimated, reported with the delays")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.StringVar((*string)(&f.needWakeup), "need-wakeup", string(pktgen.NeedWakeupAuto), "afxdp: bind the sockets with need_wakeup (poll() only when the fill ring asks): "+enum.Or(pktgen.NeedWakeups)+"; auto is on for a physical NIC, off for a virtual device")
+	fl.StringVar(&f.cpus, "cpus", "", "afxdp: the CPUs of the queues' readers, queue q's the q-th (cycling), e.g. 2-5 (default: the CPUs this process may use)")
 	_ = cmd.MarkFlagRequired("iface")
 	return cmd
 }
@@ -67,7 +77,7 @@ Ctrl-C / SIGTERM / SIGHUP, and always detaches what it attached.`,
 // recvNames are how the flags name a receiver's inputs in its errors.
 var recvNames = receiver.Names{
 	Iface: "--iface", Method: "--method", Repeats: "--repeats", SeqStride: "--seq-stride", Window: "--window", MaxStreams: "--max-streams",
-	Duration: "--duration", UntilIdle: "--until-idle", Latency: "--latency", Clock: "--clock",
+	Duration: "--duration", UntilIdle: "--until-idle", Latency: "--latency", Clock: "--clock", NeedWakeup: "--need-wakeup",
 }
 
 func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
@@ -78,6 +88,14 @@ func (a *app) recv(cmd *cobra.Command, f *recvFlags) error {
 		Iface: f.iface, Method: f.method, Pass: f.pass, Repeats: f.repeats, SeqStride: f.seqStride,
 		Window: f.window, MaxStreams: f.maxStreams, Logger: a.log.Named("recv"), Names: recvNames,
 		Latency: f.latency, Clock: f.clock, ClockErrorUs: float64(f.clockError) / float64(time.Microsecond),
+		NeedWakeup: f.needWakeup,
+	}
+	if f.cpus != "" {
+		set, err := cpuset.ParseList(f.cpus, 0)
+		if err != nil || set.IsEmpty() {
+			return usagef("--cpus %q: want a CPU list such as 2-5 or 0,2 (%v)", f.cpus, err)
+		}
+		o.CPUs = set.CPUs()
 	}
 	progress := func(p receiver.Progress) {
 		a.log.Info("receiving", "test_packets", p.TestPackets, "elapsed", p.Elapsed.Round(time.Millisecond))

@@ -11,7 +11,7 @@ func TestRecvBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"recv"}, `required flag(s) "iface"`},
-		{[]string{"recv", "--iface", "lo", "--method", "pcap"}, `--method "pcap": valid receiver methods are auto, xdp and afpacket`},
+		{[]string{"recv", "--iface", "lo", "--method", "pcap"}, `--method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{[]string{"recv", "--iface", "lo", "--duration", "1s", "--until-idle", "2s"}, "at most one of --duration and --until-idle"},
 		{[]string{"recv", "--iface", "lo", "--duration", "-1s"}, "want a positive duration"},
 		{[]string{"recv", "--iface", "lo", "--repeats", "0"}, "--repeats 0: want 1 to 32768"},

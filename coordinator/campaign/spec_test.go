@@ -175,7 +175,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nbackend: warp\n", `line 3: backend: "warp": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`},
 		{base + "frame_sizes: [64]\nneed_wakeup: sometimes\n", `line 3: need_wakeup: "sometimes": valid values are auto, on and off`},
 		{base + "frame_sizes: [64]\nneed_wakeup: on\n", "line 3: need_wakeup: on: the afxdp backend's (AF_XDP sockets); backend auto has no need_wakeup"},
-		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp and afpacket`},
+		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{base + "frame_sizes: [64]\nlatency_mode: both\n", `line 3: latency_mode: "both": valid latency modes are oneway, rtt and off`},
 		{base + "frame_sizes: [64]\nlatency_mode: rtt\nmethod: afpacket\n", "line 3: latency_mode: latency rtt with receiver method afpacket: receivers reflect the latency stream with XDP_TX"},
 		{base + "frame_sizes: [64]\nlatency_mode: rtt\nrtt_rate: 20000\n", "line 4: rtt_rate: 20000 pps: want 1 to 10000 (0: 1000)"},

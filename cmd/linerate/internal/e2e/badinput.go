@@ -100,7 +100,7 @@ var BadCommands = []BadCommand{
 	{[]string{"doctor", "--iface", "lo", "--addrs", "198.18.0.1,nine"}, `--addrs "198.18.0.1,nine": "nine" is not an IP address`},
 	{[]string{"doctor", "--iface", "lo", "--irqbalance", "stop"}, `--irqbalance "stop": valid values are refuse and ignore`},
 	{[]string{"doctor", "--iface", "lo", "--backend", "dpdk"}, `--backend "dpdk": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`},
-	{[]string{"doctor", "--iface", "lo", "--method", "kernel"}, `--method "kernel": valid receiver methods are auto, xdp and afpacket`},
+	{[]string{"doctor", "--iface", "lo", "--method", "kernel"}, `--method "kernel": valid receiver methods are auto, xdp, afpacket and afxdp`},
 	{[]string{"doctor", "--iface", "lo", "--root", "/tmp", "--fix"}, `--root "/tmp": --fix writes the live host, so it needs --root / (the default)`},
 	{[]string{"doctor", "--iface", "lo", "--root", "snap.tar.gz", "--fix-rps"}, `--root "snap.tar.gz": --fix writes the live host`},
 	{[]string{"doctor"}, "--iface: required (the data interface to check), or --restore"},

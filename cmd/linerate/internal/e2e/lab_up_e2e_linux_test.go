@@ -84,6 +84,22 @@ func startLabUp(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []st
 	}
 }
 
+// labUpFor brings a lab up for the rest of t (startLabUp with args;
+// Ctrl-C and lab down at t's end) and returns its process and the flags
+// that reach its agents (memberFlags).
+func labUpFor(t *testing.T, bin, name string, args ...string) (*exec.Cmd, []string) {
+	t.Helper()
+	up, out := startLabUp(t, bin, name, args...)
+	t.Cleanup(func() {
+		if up.ProcessState == nil {
+			_ = up.Process.Signal(syscall.SIGINT)
+			_ = up.Wait()
+		}
+		_ = exec.Command(bin, "lab", "down", "--name", name).Run()
+	})
+	return up, memberFlags(t, out)
+}
+
 // memberFlags are the flags that reach a lab's agents, as `lab up`
 // printed them (its stdout lines) after `linerate members`.
 func memberFlags(t *testing.T, out []string) []string {

@@ -1,0 +1,74 @@
+//go:build linux && traffic
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/receiver"
+)
+
+// matrixCount is each run's packets in the backend × method matrix: a
+// few thousand, paced (matrixRate), so that the nine runs stay short and
+// any loss is the switch's, which exact then names.
+const (
+	matrixCount = "3000"
+	matrixRate  = "20000"
+)
+
+// TestLabMatrix runs every userspace sender backend against every
+// receiver method through one netns lab (`lab up` once, then `linerate
+// run` per pair, as a person would): each pair balances exactly per
+// stream (exact: a run against a lab that is up has no switch counts, so
+// nothing may be lost), and the receiver's report says the method that ran
+// and, for xdp and afxdp, the RSS spread of its one stream (all on one
+// queue of the lab's veth, as many packets as it received). The kernel
+// backend is VM-only (TestLabVMHosts).
+func TestLabMatrix(t *testing.T) {
+	nstest.SkipUnlessRoot(t)
+	bin := Binary(t)
+	name := fmt.Sprintf("x%d", os.Getpid()%10000)
+	_, flags := labUpFor(t, bin, name)
+	for _, backend := range []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket, pktgen.BackendAFXDP} {
+		for _, method := range []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP} {
+			t.Run(string(backend)+"×"+string(method), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...),
+					"--senders", "s1", "--receivers", "r1", "--backend", string(backend), "--method", string(method), "--count", matrixCount, "--rate", matrixRate)...)
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				var res coordinator.Result
+				if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil || err != nil || res.Status != coordinator.StatusOK {
+					t.Fatalf("run: exit %v, JSON %v, status %s: %s\n%s", err, jerr, res.Status, res.Error, stderr.String())
+				}
+				exact(t, &res, 1, 3000)
+				for _, h := range res.Hosts {
+					if h.Role == "sender" && h.Backend != string(backend) || h.Role == "receiver" && h.Method != string(method) {
+						t.Errorf("host %s (%s): backend %q method %q, want %s and %s", h.Name, h.Role, h.Backend, h.Method, backend, method)
+					}
+				}
+				for _, s := range res.Flows[0].StreamDetail {
+					var on uint64
+					for _, q := range s.Queues {
+						on += q.Packets
+					}
+					if method.KnowsQueues() && (len(s.Queues) != 1 || on != s.Received) || !method.KnowsQueues() && s.Queues != nil {
+						t.Errorf("stream %s→%s:%d: received %d, queues %+v", s.Src, s.Dst, s.DstPort, s.Received, s.Queues)
+					}
+				}
+			})
+		}
+	}
+}
