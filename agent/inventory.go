@@ -34,6 +34,13 @@ type inventory struct {
 
 	mu  sync.Mutex
 	nic nicFacts
+
+	// afxdpOnce probes the afxdp backend once, at the first Describe,
+	// into afxdpErr: a probe binds an AF_XDP socket on the data NIC's
+	// queue 0, which a Describe during a run (the start's timing one)
+	// must not do.
+	afxdpOnce sync.Once
+	afxdpErr  error
 }
 
 // nicFacts are what inspect found of the data NIC.
@@ -161,7 +168,8 @@ func (i *inventory) backends() []pktgen.BackendName {
 	if i.xdpBackend().Probe(i.iface) == nil {
 		out = append(out, pktgen.BackendXDP)
 	}
-	if i.afxdpBackend().Probe(i.iface) == nil {
+	i.afxdpOnce.Do(func() { i.afxdpErr = i.afxdpBackend().Probe(i.iface) })
+	if i.afxdpErr == nil {
 		out = append(out, pktgen.BackendAFXDP)
 	}
 	if runtime.GOOS == "linux" {

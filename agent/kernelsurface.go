@@ -21,7 +21,7 @@ type featureProber interface {
 
 // needsProbe tells whether cfg uses what only the probe can clear.
 func needsProbe(cfg *pktgen.Config) bool {
-	return cfg.Burst > 1 || cfg.CloneSkb > 0 || cfg.HasNode || cfg.HasFlag("NODE") || cfg.HasFlag("NODE_ALLOC")
+	return cfg.Burst > 1 || cfg.CloneSkb > 0 || cfg.XmitMode == pktgen.XmitQueue || cfg.HasNode || cfg.HasFlag("NODE") || cfg.HasFlag("NODE_ALLOC")
 }
 
 // deviceFacts are what the agent read of its NIC at start: TX queues

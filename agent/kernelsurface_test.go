@@ -68,6 +68,22 @@ func TestCheckKernel(t *testing.T) {
 	if err := checkKernel(bg, &cfg, be, nic); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "eth1 has 4 TX queues: want 0-3") || be.probed != 0 {
 		t.Errorf("queue map 0-4 on 4 TX queues: %v (%d probes)", err, be.probed)
 	}
+	// A queue map with queue_xmit: probed for queue_xmit, and accepted
+	// where the kernel has it (an unprobed queue_xmit was refused as the
+	// kernel's).
+	be = &probingBackend{feats: veth}
+	cfg = base()
+	cfg.HasQueueMap, cfg.QueueMapMax, cfg.XmitMode = true, 3, pktgen.XmitQueue
+	if err := checkKernel(bg, &cfg, be, nic); err != nil || be.probed != 1 {
+		t.Errorf("queue map 0-3 with queue_xmit: %v (%d probes): want accepted after a probe", err, be.probed)
+	}
+	// Per-thread queues beyond the device's: refused by their own name.
+	be = &probingBackend{feats: veth}
+	cfg = base()
+	cfg.Queues, cfg.XmitMode = []int{5}, pktgen.XmitQueue
+	if err := checkKernel(bg, &cfg, be, nic); err == nil || !strings.Contains(err.Error(), "queues: queue 5: eth1 has 4 TX queues") {
+		t.Errorf("queues [5] on 4 TX queues: %v: want refused by queues", err)
+	}
 	// A probe that fails is the host's.
 	be = &probingBackend{err: errors.New("no pktgen")}
 	cfg = base()

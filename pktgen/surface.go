@@ -52,15 +52,16 @@ func (c *Config) KernelCheck(f *Features, d DeviceFacts) error {
 			errs = append(errs, err)
 		}
 	}
-	top := -1
+	// The highest queue asked for, by the field that asked for it.
+	top, field := -1, "queue_map"
 	if c.HasQueueMap {
 		top = c.QueueMapMax
 	}
-	if len(c.Queues) > 0 {
-		top = max(top, slices.Max(c.Queues))
+	if len(c.Queues) > 0 && slices.Max(c.Queues) > top {
+		top, field = slices.Max(c.Queues), "queues"
 	}
 	if d.TxQueues > 0 && top >= d.TxQueues {
-		errs = append(errs, cfgErr("queue_map", "queue %d: %s has %d TX queues: want 0-%d", top, c.Device, d.TxQueues, d.TxQueues-1))
+		errs = append(errs, cfgErr(field, "queue %d: %s has %d TX queues: want 0-%d", top, c.Device, d.TxQueues, d.TxQueues-1))
 	}
 	return errors.Join(errs...)
 }

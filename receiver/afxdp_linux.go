@@ -38,12 +38,14 @@ const afxdpSpins = 1024
 // delivers here) and 32768 frames of 2048 bytes.
 const afxdpUMEM = 64 << 20
 
-// afxdpRing is the ring size of each of queues sockets: the largest power
-// of two from xsk.DefaultRingSize to 16384 whose 2 × ring frames of
-// xsk.DefaultFrameSize bytes (xsk.DefaultFrames) per socket fit afxdpUMEM.
-func afxdpRing(queues int) int {
+// afxdpRing is the ring size of each of queues sockets with chunks of
+// frameSize bytes: the largest power of two from xsk.DefaultRingSize to
+// 16384 whose 2 × ring frames (xsk.DefaultFrames) per socket fit
+// afxdpUMEM. The floor, xsk.DefaultRingSize, takes more than afxdpUMEM
+// from 8 queues of 2048-byte chunks up: 8 MiB a socket.
+func afxdpRing(queues, frameSize int) int {
 	n := xsk.DefaultRingSize
-	for n < 16384 && 2*(2*n)*xsk.DefaultFrameSize*max(queues, 1) <= afxdpUMEM {
+	for n < 16384 && 2*(2*n)*frameSize*max(queues, 1) <= afxdpUMEM {
 		n *= 2
 	}
 	return n
@@ -92,6 +94,7 @@ type afxdpSetup struct {
 	cpus            []int // queue q's reader runs on cpus[q%len(cpus)]
 	mode            xsk.Mode
 	wakeup          bool
+	frameSize       int // the UMEM's chunk size (afxdpFrameSize)
 }
 
 // startAFXDP opens a socket on every receive queue (a queue past the
@@ -110,7 +113,7 @@ func startAFXDP(o Options, st afxdpSetup) (_ *afxdpMethod, mode, detail string, 
 		return nil, "", "", err
 	}
 	for q := 0; q < st.queues; q++ {
-		s, err := xsk.Open(xsk.Options{Ifindex: st.ifindex, Queue: q, Mode: st.mode, NeedWakeup: st.wakeup, RX: true, RingSize: afxdpRing(st.queues)})
+		s, err := xsk.Open(xsk.Options{Ifindex: st.ifindex, Queue: q, Mode: st.mode, NeedWakeup: st.wakeup, RX: true, RingSize: afxdpRing(st.queues, st.frameSize), FrameSize: st.frameSize})
 		if err != nil {
 			if q > 0 && errors.Is(err, unix.EINVAL) {
 				// The driver uses fewer queues than the interface has

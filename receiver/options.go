@@ -326,6 +326,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.NeedWakeup == "" {
 		o.NeedWakeup = pktgen.NeedWakeupAuto
 	}
+	// need_wakeup and the reader CPUs are the afxdp method's: asked of
+	// another, they would be taken and ignored.
+	if o.Method != MethodAFXDP {
+		if o.NeedWakeup != pktgen.NeedWakeupAuto {
+			name, _ := orField(n.NeedWakeup, "NeedWakeup")
+			return o, fmt.Errorf("%w: %s %s: the afxdp method's (its AF_XDP sockets); method %s has no need_wakeup: want --method %s, or auto", ErrOptions, name, o.NeedWakeup, o.Method, MethodAFXDP)
+		}
+		if len(o.CPUs) > 0 {
+			return o, fmt.Errorf("%w: CPUs %v: the afxdp method's reader CPUs; method %s places its own: want --method %s, or none", ErrOptions, o.CPUs, o.Method, MethodAFXDP)
+		}
+	}
 	for i, c := range o.CPUs {
 		if c < 0 {
 			return o, fmt.Errorf("%w: CPUs[%d] %d: want a CPU number, 0 or more", ErrOptions, i, c)

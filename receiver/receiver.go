@@ -25,6 +25,9 @@ type Receiver struct {
 	method  Method
 	reason  string
 	xdpMode string // XDPNative or XDPGeneric for the xdp method
+	// redirectDropsInLink: the afxdp method's socket drops are in the
+	// link's rx_dropped too (a native program on veth or virtio_net).
+	redirectDropsInLink bool
 
 	mu       sync.Mutex // serialises Snapshot and finishing
 	finished bool
@@ -160,10 +163,12 @@ func interfaceNames() string {
 }
 
 func (r *Receiver) build(c counts, link LinkCounters) Report {
-	if r.method == MethodAFXDP {
-		// The sockets' drops are the driver's failed redirects, which it
-		// counts in rx_dropped too (veth, virtio_net): taken out there,
-		// so that a drop counts once in HostDrops.
+	if r.method == MethodAFXDP && r.redirectDropsInLink {
+		// The sockets' drops are the driver's failed redirects, which a
+		// native program's veth and virtio_net count in rx_dropped too:
+		// taken out there, so that a drop counts once in HostDrops.
+		// (Generic mode frees the skb uncounted; other drivers count
+		// them in their own XDP counters.)
 		link.RxDropped -= min(link.RxDropped, c.ringDrops)
 	}
 	rep := Report{

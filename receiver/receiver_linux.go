@@ -4,6 +4,7 @@ package receiver
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -107,10 +108,18 @@ func startXSK(o Options, r *Receiver, links *linkStats, driver string, log hclog
 		bus = info.BusInfo
 	}
 	wakeup, wakeWhy := rxWakeup(o.NeedWakeup, driver, bus)
+	ifi, err := net.InterfaceByIndex(links.index)
+	if err != nil {
+		return nil, fmt.Errorf("receiver on %s: afxdp: read the MTU: %w", o.Iface, err)
+	}
+	frameSize, err := afxdpFrameSize(o.Iface, ifi.MTU)
+	if err != nil {
+		return nil, err
+	}
 	if r.base, err = links.read(); err != nil {
 		return nil, err
 	}
-	a, xdpMode, detail, err := startAFXDP(o, afxdpSetup{ifindex: links.index, queues: queues, cpus: cpus, mode: xsk.ModeAuto, wakeup: wakeup})
+	a, xdpMode, detail, err := startAFXDP(o, afxdpSetup{ifindex: links.index, queues: queues, cpus: cpus, mode: xsk.ModeAuto, wakeup: wakeup, frameSize: frameSize})
 	if err != nil {
 		return nil, fmt.Errorf("receiver on %s: %w", o.Iface, err)
 	}
@@ -123,10 +132,28 @@ func startXSK(o Options, r *Receiver, links *linkStats, driver string, log hclog
 		on[i] = fmt.Sprintf("q%d→cpu%d", xq.q, xq.cpu)
 	}
 	r.m, r.method, r.xdpMode = a, MethodAFXDP, xdpMode
+	r.redirectDropsInLink = xdpMode == XDPNative && (driver == "veth" || driver == "virtio_net")
 	r.reason = fmt.Sprintf("AF_XDP sockets on %d receive queues of %s (driver %s) in %s mode (%s), %s; readers %s; redirect program in %s",
 		len(a.queues), o.Iface, driver, mode, modeWhy, wakeWhy, strings.Join(on, " "), detail)
 	log.Info("receiver counting", "method", r.method, "reason", r.reason, "pass", o.Pass)
 	return r, nil
+}
+
+// afxdpFrameSize is the UMEM chunk that holds the largest frame an
+// interface of mtu delivers (its Ethernet header and up to two VLAN tags
+// on top) after the kernel's headroom: xsk.DefaultFrameSize where it
+// fits, else xsk.MaxFrameSize; an MTU beyond that is refused by name,
+// rather than every larger test frame dropped by the kernel.
+func afxdpFrameSize(iface string, mtu int) (int, error) {
+	largest := mtu + 14 + 2*4
+	switch {
+	case largest <= xsk.DefaultFrameSize-xsk.Headroom:
+		return xsk.DefaultFrameSize, nil
+	case largest <= xsk.MaxFrameSize-xsk.Headroom:
+		return xsk.MaxFrameSize, nil
+	}
+	return 0, fmt.Errorf("%w: --method afxdp on %s: its MTU %d delivers frames of up to %d bytes; an AF_XDP chunk holds at most %d (%d less the kernel's %d-byte headroom): want an MTU of at most %d, or --method xdp",
+		ErrOptions, iface, mtu, largest, xsk.MaxFrameSize-xsk.Headroom, xsk.MaxFrameSize, xsk.Headroom, xsk.MaxFrameSize-xsk.Headroom-22)
 }
 
 // rxWakeup is the afxdp method's need_wakeup choice for policy on a

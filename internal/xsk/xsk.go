@@ -14,6 +14,10 @@ const (
 	// MaxFrameSize is the largest aligned chunk: a page on the machines
 	// linerate runs on.
 	MaxFrameSize = 4096
+	// Headroom is the kernel's XDP_PACKET_HEADROOM, which a received
+	// frame's chunk starts with: a chunk of n bytes holds frames of up
+	// to n - Headroom.
+	Headroom = 256
 	// MaxRingSize bounds a ring (the kernel takes more; nothing here
 	// needs it).
 	MaxRingSize = 1 << 16

@@ -89,13 +89,14 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 	if err != nil {
 		return nil, err
 	}
-	// Check every thread's frame before any thread starts.
+	// Check every thread's frame before any thread starts; the chunk
+	// holds the largest.
+	r.frameSize = xsk.DefaultFrameSize
 	for i := range cfg.CPUs {
 		f, err := pktgen.BuildFrame(&cfg, i, r.ifi.HardwareAddr)
 		if err != nil {
 			return nil, fmt.Errorf("afxdp backend: thread %d frame: %w", i, err)
 		}
-		r.frameSize = xsk.DefaultFrameSize
 		if len(f.Bytes) > xsk.DefaultFrameSize {
 			r.frameSize = xsk.MaxFrameSize
 		}
