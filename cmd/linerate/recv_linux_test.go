@@ -189,7 +189,7 @@ func TestRecvUntilIdleJSON(t *testing.T) {
 	}
 	s := rep.Streams[0]
 	// late, none here, is absent when 0 (as in a run's stream_detail).
-	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "first_arrival_ns", "latency", "max_seq", "missing", "missing_ranges", "received", "reordered", "src"}) {
+	if keys := slices.Sorted(maps.Keys(s)); !slices.Equal(keys, []string{"dst", "dst_port", "duplicates", "first_arrival_ns", "latency", "max_seq", "missing", "missing_ranges", "queues", "received", "reordered", "src"}) {
 		t.Errorf("stream keys %v", keys)
 	}
 	// Every packet timed, on the clock recv states by default: nothing
