@@ -98,7 +98,9 @@ func errorsAs(err error, ee **exec.ExitError) bool {
 
 // TestEndToEndExact sends with each userspace backend over T threads
 // through the lab's switch and counts with each receiver method: every
-// stream's received == sent, no duplicates, nothing missing.
+// stream's received + lost == sent, no duplicates, and every lost packet
+// one the switch's ports counted as dropped (unpaced, two threads over
+// two busy CPUs overflow a veth's ring now and then: CI saw 1 of 40 001).
 func TestEndToEndExact(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := Binary(t)
@@ -112,23 +114,35 @@ func TestEndToEndExact(t *testing.T) {
 	for _, backend := range []string{"xdp", "afpacket"} {
 		for _, method := range []string{"xdp", "afpacket"} {
 			t.Run(backend+"-to-"+method, func(t *testing.T) {
+				before, err := l.Truth()
+				if err != nil {
+					t.Fatal(err)
+				}
 				wait := startRecv(t, bin, r, method)
 				sum := runSend(t, bin, s, r, backend, count, threads)
 				rep := wait()
+				after, err := l.Truth()
+				if err != nil {
+					t.Fatal(err)
+				}
 				if sum.Packets != count || sum.Errors != 0 || sum.Backend != backend {
 					t.Fatalf("sent %+v", sum)
 				}
 				if string(rep.Method) != method || len(rep.Streams) != threads {
 					t.Fatalf("received with %s, %d streams: %+v", rep.Method, len(rep.Streams), rep)
 				}
+				var lost uint64
 				for i, st := range rep.Streams {
 					want := sum.Threads[0].Packets
 					if st.Src.String() == sum.Threads[1].Src {
 						want = sum.Threads[1].Packets
 					}
-					if st.Received != want || st.Duplicates != 0 || st.Missing != 0 || st.MaxSeq != want {
+					// What did not arrive is missing, inside the stream
+					// or at its tail (max_seq short of it).
+					if st.Received > want || st.Duplicates != 0 || st.Missing+(want-st.MaxSeq) != want-st.Received || st.MaxSeq > want {
 						t.Errorf("stream %d %s: received %d max_seq %d missing %d dup %d; sent %d", i, st.Src, st.Received, st.MaxSeq, st.Missing, st.Duplicates, want)
 					}
+					lost += want - min(want, st.Received)
 					// Every packet timed, on this host's one clock: never
 					// before its send time, never absurd.
 					if l := st.Latency; l == nil || l.Samples() != st.Received || l.Negative != 0 || l.Absurd != 0 || l.Clock != latency.SameHost {
@@ -137,9 +151,10 @@ func TestEndToEndExact(t *testing.T) {
 						t.Logf("stream %d %s: latency %+v", i, st.Src, l.Summary())
 					}
 				}
-				if rep.TestPackets() != count {
-					t.Errorf("receiver counted %d test packets, sent %d", rep.TestPackets(), count)
+				if rep.TestPackets()+lost != count {
+					t.Errorf("receiver counted %d test packets and %d lost, sent %d", rep.TestPackets(), lost, count)
 				}
+				lostAreDrops(t, backend+" to "+method, lost, after.Sub(before).Drops())
 			})
 		}
 	}
