@@ -75,9 +75,14 @@ func checkDestination(c *pktgen.Config, targets []target, allow []netip.Prefix, 
 	if !hi.IsValid() {
 		hi = lo
 	}
-	for _, a := range []netip.Addr{lo, hi} {
-		if linkLocal6.Contains(a) {
-			return fmt.Errorf("destination %s is IPv6 link-local (fe80::/10): never a test destination, whatever --allow-dst allows (valid on one link only); send to a receiver's global or unique-local address", a)
+	// Link-local is never a test destination (pktgen.CheckTestAddr),
+	// whatever --allow-dst allows: at either end, or inside the range.
+	for _, a := range []netip.Addr{lo, hi, linkLocal6.Addr()} {
+		if a == linkLocal6.Addr() && (lo.Compare(a) > 0 || hi.Compare(a) < 0 || lo.Is4() != a.Is4()) {
+			continue
+		}
+		if err := pktgen.CheckTestAddr(a); err != nil {
+			return fmt.Errorf("destination %w, whatever --allow-dst allows", err)
 		}
 	}
 	for _, p := range allow {

@@ -14,7 +14,7 @@ type NeedWakeup string
 
 // NeedWakeup policies, the default first.
 const (
-	NeedWakeupAuto NeedWakeup = "auto" // on for a physical NIC, off for a virtual device (pktgen/afxdp.Virtual)
+	NeedWakeupAuto NeedWakeup = "auto" // on for a physical NIC, off for a virtual device (internal/xsk.Virtual)
 	NeedWakeupOn   NeedWakeup = "on"   // the flag (bound without it, with a warning, where the kernel refuses it)
 	NeedWakeupOff  NeedWakeup = "off"  // no flag: a syscall after every batch
 )
@@ -31,4 +31,24 @@ func (n NeedWakeup) Check() error {
 		return nil
 	}
 	return fmt.Errorf("%q: valid values are %s", n, enum.And(NeedWakeups))
+}
+
+// Choose is the need_wakeup choice of policy n on a device, and why, for
+// the AF_XDP sender and receiver alike; virtual and why are
+// xsk.Virtual's answer for the device. Auto is off on a virtual device,
+// which transmits inside each kick (sendto) and delivers to a socket
+// inside the sender's softirq, so the flag only adds a check; on for a
+// physical NIC, whose NAPI works the rings by itself and asks for a
+// syscall only when it ran dry.
+func (n NeedWakeup) Choose(virtual bool, why string) (bool, string) {
+	switch n {
+	case NeedWakeupOn:
+		return true, "need_wakeup on: asked for"
+	case NeedWakeupOff:
+		return false, "need_wakeup off: asked for"
+	}
+	if virtual {
+		return false, "need_wakeup off (auto): " + why
+	}
+	return true, "need_wakeup on (auto): " + why
 }

@@ -37,9 +37,9 @@ func TestAFXDPQueues(t *testing.T) {
 			p := nstest.NewPair(t, 2)
 			r := startIn(t, t.Context(), p.B, Options{Method: MethodAFXDP, NeedWakeup: wakeup, Window: 1 << 16})
 			m, why := r.Method()
-			wantWhy := "need_wakeup off (auto: driver veth is a virtual device)"
+			wantWhy := "need_wakeup off (auto): driver veth is a virtual device"
 			if wakeup == pktgen.NeedWakeupOn {
-				wantWhy = "need_wakeup on (asked for)"
+				wantWhy = "need_wakeup on: asked for"
 			}
 			if m != MethodAFXDP || !strings.Contains(why, "2 receive queues") || !strings.Contains(why, "copy mode") || !strings.Contains(why, wantWhy) {
 				t.Fatalf("method %s (%s): want afxdp on 2 queues in copy mode, %s", m, why, wantWhy)

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/internal/xsk"
-	"github.com/linerate/linerate/pktgen"
 )
 
 // start opens the counters and the method: XDP (native, else generic),
@@ -107,7 +106,7 @@ func startXSK(o Options, r *Receiver, links *linkStats, driver string, log hclog
 	if info, err := links.eth.Info(); err == nil {
 		bus = info.BusInfo
 	}
-	wakeup, wakeWhy := rxWakeup(o.NeedWakeup, driver, bus)
+	wakeup, wakeWhy := o.NeedWakeup.Choose(xsk.Virtual(driver, bus))
 	ifi, err := net.InterfaceByIndex(links.index)
 	if err != nil {
 		return nil, fmt.Errorf("receiver on %s: afxdp: read the MTU: %w", o.Iface, err)
@@ -154,22 +153,4 @@ func afxdpFrameSize(iface string, mtu int) (int, error) {
 	}
 	return 0, fmt.Errorf("%w: --method afxdp on %s: its MTU %d delivers frames of up to %d bytes; an AF_XDP chunk holds at most %d (%d less the kernel's %d-byte headroom): want an MTU of at most %d, or --method xdp",
 		ErrOptions, iface, mtu, largest, xsk.MaxFrameSize-xsk.Headroom, xsk.MaxFrameSize, xsk.Headroom, xsk.MaxFrameSize-xsk.Headroom-22)
-}
-
-// rxWakeup is the afxdp method's need_wakeup choice for policy on a
-// device with ethtool driver info driver and bus, and why. Auto is the
-// sender's rule (xsk.Virtual): on for a physical NIC, whose driver fills
-// its rings from the fill ring in its NAPI and asks for a poll() only
-// when it ran dry, so that a reader under load makes no syscall; off for
-// a virtual device, which delivers to the socket inside the sender's
-// softirq and never needs one.
-func rxWakeup(policy pktgen.NeedWakeup, driver, bus string) (bool, string) {
-	if policy == pktgen.NeedWakeupOn || policy == pktgen.NeedWakeupOff {
-		return policy == pktgen.NeedWakeupOn, fmt.Sprintf("need_wakeup %s (asked for)", policy)
-	}
-	if virtual, why := xsk.Virtual(driver, bus); virtual {
-		return false, "need_wakeup off (auto: " + why + ")"
-	} else {
-		return true, "need_wakeup on (auto: " + why + ")"
-	}
 }

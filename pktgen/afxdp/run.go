@@ -78,12 +78,12 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 			info, err := rd.Info()
 			rd.Close()
 			if err == nil {
-				virtual, why = Virtual(info.Driver, info.BusInfo)
+				virtual, why = xsk.Virtual(info.Driver, info.BusInfo)
 			} else {
 				why = fmt.Sprintf("its driver is unknown (%v)", err)
 			}
 		}
-		r.wakeup, r.wakeWhy = Wakeup(cfg.NeedWakeup, virtual, cfg.Device+"'s "+why)
+		r.wakeup, r.wakeWhy = cfg.NeedWakeup.Choose(virtual, cfg.Device+"'s "+why)
 		return nil
 	})
 	if err != nil {

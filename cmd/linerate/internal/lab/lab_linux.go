@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/linerate/linerate/coordinator"
 	lrnetns "github.com/linerate/linerate/internal/netns"
 )
 
@@ -193,8 +194,8 @@ func (spec Spec) Validate() error {
 			return fmt.Errorf("lab %s: shaping at %w", spec.Name, err)
 		}
 	}
-	if spec.VLAN < 0 || spec.VLAN > 4094 {
-		return fmt.Errorf("lab %s: --vlan %d: want an 802.1Q VLAN id 1-4094 (0: untagged; 4095 is reserved)", spec.Name, spec.VLAN)
+	if err := (&coordinator.Spec{VLAN: spec.VLAN}).CheckVLAN(); err != nil {
+		return fmt.Errorf("lab %s: --%w", spec.Name, err)
 	}
 	if spec.Loss.Every == 1 {
 		return fmt.Errorf("lab %s: losing every 1st packet would drop every packet; want every 2nd or more", spec.Name)
