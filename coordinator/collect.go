@@ -67,6 +67,7 @@ func (st *runState) wait(ctx context.Context) error {
 			if s.Backend != "" {
 				n.host.Backend = s.Backend
 			}
+			n.host.BackendNotes = s.Notes
 		}
 		return nil
 	})

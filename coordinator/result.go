@@ -81,11 +81,16 @@ type Host struct {
 	SkippedIRQs   []SkippedIRQ `json:"skipped_irqs"`
 	Tuned         string       `json:"tuned"` // "applied", "restored", "kept", "not tuned: why"
 	Backend       string       `json:"backend,omitempty"`
-	Method        string       `json:"method,omitempty"`
-	MethodReason  string       `json:"method_reason,omitempty"`
-	XDPMode       string       `json:"xdp_mode,omitempty"` // receiver.XDPNative or XDPGeneric
-	CPUs          []int        `json:"cpus,omitempty"`     // sender threads' CPUs
-	StartedAt     *time.Time   `json:"started_at,omitempty"`
+	// BackendNotes say what the sender's backend chose for the run and
+	// why (the afxdp backend: copy or zero-copy, need_wakeup on or off),
+	// as its summary gave them; MethodReason says the same of the
+	// receiver's method.
+	BackendNotes []string   `json:"backend_notes,omitempty"`
+	Method       string     `json:"method,omitempty"`
+	MethodReason string     `json:"method_reason,omitempty"`
+	XDPMode      string     `json:"xdp_mode,omitempty"` // receiver.XDPNative or XDPGeneric
+	CPUs         []int      `json:"cpus,omitempty"`     // sender threads' CPUs
+	StartedAt    *time.Time `json:"started_at,omitempty"`
 	// Clock is the host's clock discipline (absent from an agent that
 	// predates it).
 	Clock       *Clock `json:"clock,omitempty"`

@@ -75,6 +75,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 			fmt.Fprintf(w, "rss spread: %s: %s\n", h.Name, sp)
 		}
 	}
+	engineNotes(w, res.Hosts)
 	preflightTable(w, preflightOf(res))
 	irqVerifyTable(w, res.Hosts)
 	for _, h := range res.Hosts {

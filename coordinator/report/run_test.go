@@ -244,3 +244,36 @@ func TestRunTableDirections(t *testing.T) {
 		t.Errorf("a run one way shows directions:\n%s", b.String())
 	}
 }
+
+// The run table says what each host's engine chose and why, as `send`
+// and `recv` do: a sender backend's notes (afxdp's mode and need_wakeup)
+// and a receiver method's reason; a host of role both gives both, and a
+// host without them nothing.
+func TestRunTableEngineNotes(t *testing.T) {
+	res := &coordinator.Result{RunID: "r", Status: coordinator.StatusOK, FrameSize: 64, Pattern: "pairs", Hosts: []coordinator.Host{
+		{Name: "s1", Role: "sender", Backend: "afxdp", BackendNotes: []string{"AF_XDP copy mode: driver veth (queues 0)", "need_wakeup off: a virtual device"}},
+		{Name: "s2", Role: "sender", Backend: "xdp"},
+		{Name: "r1", Role: "receiver", Method: "afxdp", MethodReason: "AF_XDP sockets on 1 receive queues, need_wakeup off"},
+		{Name: "b1", Role: "both", Backend: "afxdp", BackendNotes: []string{"need_wakeup on: asked for"}, Method: "xdp", MethodReason: "XDP program native"},
+	}}
+	var b strings.Builder
+	if err := RunTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "sender ") || strings.HasPrefix(l, "receiver ") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"sender s1: afxdp: AF_XDP copy mode: driver veth (queues 0)",
+		"sender s1: afxdp: need_wakeup off: a virtual device",
+		"receiver r1: afxdp: AF_XDP sockets on 1 receive queues, need_wakeup off",
+		"sender b1: afxdp: need_wakeup on: asked for",
+		"receiver b1: xdp: XDP program native",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("engine lines:\n%s\nwant:\n%s\nwhole table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), b.String())
+	}
+}

@@ -32,7 +32,9 @@ const (
 // stream (exact: a run against a lab that is up has no switch counts, so
 // nothing may be lost), and the receiver's report says the method that ran
 // and, for xdp and afxdp, the RSS spread of its one stream (all on one
-// queue of the lab's veth, as many packets as it received). The kernel
+// queue of the lab's veth, as many packets as it received). AF_XDP's
+// need_wakeup is off on the veth by default, and the report says so on
+// both ends. The kernel
 // backend is VM-only (TestLabVMHosts).
 func TestLabMatrix(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
@@ -57,6 +59,20 @@ func TestLabMatrix(t *testing.T) {
 				for _, h := range res.Hosts {
 					if h.Role == "sender" && h.Backend != string(backend) || h.Role == "receiver" && h.Method != string(method) {
 						t.Errorf("host %s (%s): backend %q method %q, want %s and %s", h.Name, h.Role, h.Backend, h.Method, backend, method)
+					}
+					// AF_XDP on a veth: need_wakeup chosen off by auto
+					// (a virtual device), and the report says so.
+					var said string
+					switch {
+					case h.Role == "sender" && backend == pktgen.BackendAFXDP:
+						said = strings.Join(h.BackendNotes, "; ")
+					case h.Role == "receiver" && method == receiver.MethodAFXDP:
+						said = h.MethodReason
+					default:
+						continue
+					}
+					if !strings.Contains(said, "need_wakeup off (auto)") || !strings.Contains(said, "veth") {
+						t.Errorf("host %s (%s): the report says %q: want need_wakeup off (auto) for the veth", h.Name, h.Role, said)
 					}
 				}
 				for _, s := range res.Flows[0].StreamDetail {
