@@ -18,6 +18,7 @@ func (st *runState) reconcile() {
 		Receivers:  map[string]receiverEnd{},
 		FrameBytes: st.spec.MeanFrame(),
 		OfferedPPS: float64(st.spec.Rate),
+		Burst:      st.spec.Burst,
 	}
 	for _, n := range st.withRole(gossip.RoleSender) {
 		in.Senders[n.m.Name] = senderEnd{Port: st.portOf(n.m.Name), FlowOf: n.flowOf, Report: n.sent, LinkSpeedMbps: n.host.LinkSpeedMbps}

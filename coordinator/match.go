@@ -17,6 +17,8 @@ type runCounts struct {
 	// FrameBytes is the mean frame size without FCS, OfferedPPS the
 	// requested rate per flow (0: as fast as possible).
 	FrameBytes, OfferedPPS float64
+	// Burst is kernel pktgen's burst (FlowInput.Burst).
+	Burst int
 }
 
 // senderEnd is one sender at the end of a run.
@@ -75,6 +77,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			LinkSpeedMbps: float64(minPositive(s.LinkSpeedMbps, rcv.LinkSpeedMbps)),
 			OfferedPPS:    in.OfferedPPS,
 			AchievedPPS:   s.Report.PPS,
+			Burst:         in.Burst,
 		}
 		matched := map[netip.Addr]bool{}
 		var threadPPS float64
@@ -138,7 +141,7 @@ func shareUncounted(fins []FlowInput, receivers map[string]receiverEnd) {
 			var want uint64
 			for _, s := range fins[i].Streams {
 				if !unseenOnly || s.Received == 0 {
-					want += s.lost()
+					want += s.lost(fins[i].Burst)
 				}
 			}
 			n := min(want-min(fins[i].Uncounted, want), left[fins[i].Receiver])

@@ -48,6 +48,10 @@ type Result struct {
 	// received count every copy, a stream's max_seq and missing its
 	// built frames.
 	Copies int `json:"copies,omitempty"`
+	// Burst is kernel pktgen's burst, of the Copies (absent: 1). With
+	// bursts every copy that arrived is counted as received, duplicates
+	// too (Stream.lost says why).
+	Burst int `json:"burst,omitempty"`
 	// Latency is what the run timed (absent from documents that predate
 	// it: one way).
 	Latency  LatencyMode `json:"latency_mode,omitempty"`

@@ -78,6 +78,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if c := spec.Copies(); c > 1 {
 		st.res.Copies = c
 	}
+	if spec.Burst > 1 {
+		st.res.Burst = spec.Burst
+	}
 	st.log = r.Log.With("run", st.res.RunID)
 	st.phase.Store(PhaseDiscover)
 

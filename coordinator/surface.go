@@ -20,6 +20,12 @@ import (
 //     receiver's every copy it got, so sent = count (a multiple of the
 //     burst: pktgen sends whole bursts) and an exact run has received =
 //     sent and count / Copies built frames (max_seq) a thread.
+//     pktgen ends a burst early when the device's queue stops (a full
+//     ring): the next frame's sequence is then fewer than Copies on,
+//     in the step of the one cut short, whose count its copies join,
+//     and the thread may send up to burst − 1 past its count. So a run
+//     with bursts counts every copy that arrived as received, duplicates
+//     too (Stream.lost), and its report says what such duplicates are.
 //   - UDPSrcMin to UDPSrcMax is the UDP source port range every stream
 //     walks, frame by frame. A receiver's RSS (or a multiqueue tap's flow
 //     hash) hashes the ports with the addresses, so one stream's frames

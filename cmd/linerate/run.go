@@ -45,7 +45,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&s.Threads, "threads", 0, "sender threads per flow (0: one per NIC queue, or 1 on a virtual device)")
 	fl.StringVar((*string)(&s.Backend), "backend", string(pktgen.BackendAuto), "sender backend: "+enum.Or(pktgen.BackendNames))
 	fl.StringVar((*string)(&s.XmitMode), "xmit-mode", "", "kernel pktgen's xmit mode: "+string(pktgen.XmitStart)+" (default: past the senders' qdiscs) or "+string(pktgen.XmitQueue)+" (through them: a VM lab's --delay)")
-	fl.IntVar(&s.Burst, "burst", 1, "kernel pktgen: packets per transmit call, the same frame each time (xmit_more; the receivers count the copies, not as duplicates; --count a multiple of it); devices without skb sharing (veth) refuse > 1")
+	fl.IntVar(&s.Burst, "burst", 1, "kernel pktgen: packets per transmit call, the same frame each time (xmit_more; the receivers count the copies, not as duplicates; --count a multiple of it; a burst pktgen cuts short when the queue stops makes the next frame's copies look like duplicates, so every copy counts as received); devices without skb sharing (veth) refuse > 1")
 	fl.IntVar(&s.CloneSkb, "clone-skb", 0, "kernel pktgen: send each built frame this many times (0 and 1: once; counted as --burst's copies are)")
 	fl.StringVar(&f.udpSrc, "udp-src", "", "UDP source port or range A-B every stream walks (default pktgen's 9): a receiver's RSS then spreads each stream over its queues")
 	fl.StringVar(&f.queueMap, "queue-map", "", "kernel pktgen: TX queue or range A-B every sender thread sends on in turn (default: the queue its CPU serves)")

@@ -76,6 +76,7 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		}
 	}
 	engineNotes(w, res.Hosts)
+	burstNote(w, res)
 	preflightTable(w, preflightOf(res))
 	irqVerifyTable(w, res.Hosts)
 	for _, h := range res.Hosts {

@@ -277,3 +277,27 @@ func TestRunTableEngineNotes(t *testing.T) {
 		t.Errorf("engine lines:\n%s\nwant:\n%s\nwhole table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), b.String())
 	}
 }
+
+// A burst run whose receivers counted duplicates says what they are and
+// that they were counted as received; one without duplicates, or without
+// bursts, says nothing of them.
+func TestRunTableBurstNote(t *testing.T) {
+	res := &coordinator.Result{RunID: "r", Status: coordinator.StatusOK, FrameSize: 64, Pattern: "pairs", Copies: 8, Burst: 4,
+		Flows: []coordinator.Flow{{Sender: "s1", Receiver: "r1", Duplicates: 3}, {Sender: "s2", Receiver: "r1", Duplicates: 2}}}
+	var b strings.Builder
+	if err := RunTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	want := "duplicates with --burst 4: 5 copies beyond a frame's 8: a burst pktgen ended early"
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "counted as received\n") {
+		t.Errorf("run table lacks %q:\n%s", want, b.String())
+	}
+	for _, mod := range []func(){func() { res.Flows[0].Duplicates, res.Flows[1].Duplicates = 0, 0 }, func() { res.Flows[0].Duplicates, res.Burst, res.Copies = 3, 0, 2 }} {
+		mod()
+		b.Reset()
+		_ = RunTable(&b, res)
+		if strings.Contains(b.String(), "duplicates with --burst") {
+			t.Errorf("burst %d, duplicates %d: a note of them:\n%s", res.Burst, res.Flows[0].Duplicates, b.String())
+		}
+	}
+}
