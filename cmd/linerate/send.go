@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -219,14 +217,8 @@ func portRange(name, s string) (int, int, error) { return numRange(name, s, "por
 // numRange parses flag name's "A" or "A-B", 0 <= A <= B <= top; what
 // names one number in the error ("port", "queue").
 func numRange(name, s, what string, top int) (int, int, error) {
-	lo, hi, isRange := strings.Cut(s, "-")
-	a, err1 := strconv.Atoi(lo)
-	b := a
-	var err2 error
-	if isRange {
-		b, err2 = strconv.Atoi(hi)
-	}
-	if err1 != nil || err2 != nil || a < 0 || b > top || a > b {
+	a, b, ok := pktgen.ParseRange(s)
+	if !ok || a < 0 || b > top || a > b {
 		return 0, 0, usagef("%s %q: want a %s or a range A-B within 0-%d", name, s, what, top)
 	}
 	return a, b, nil

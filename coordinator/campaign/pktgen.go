@@ -3,7 +3,6 @@ package campaign
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,8 +24,8 @@ type Pktgen struct {
 	XmitMode  pktgen.XmitMode `yaml:"xmit_mode"`
 	Burst     int             `yaml:"burst"`
 	CloneSkb  int             `yaml:"clone_skb"`
-	UDPSrc    Range           `yaml:"udp_src"`
-	QueueMap  Range           `yaml:"queue_map"`
+	UDPSrc    PortRange       `yaml:"udp_src"`
+	QueueMap  QueueRange      `yaml:"queue_map"`
 	NodeAlloc bool            `yaml:"node_alloc"`
 }
 
@@ -36,16 +35,25 @@ type Range struct {
 	Set      bool
 }
 
-// UnmarshalYAML reads 7, "7" or "1024-1087".
-func (r *Range) UnmarshalYAML(n *yaml.Node) error {
-	lo, hi, isRange := strings.Cut(strings.TrimSpace(n.Value), "-")
-	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-	b, err2 := a, error(nil)
-	if isRange {
-		b, err2 = strconv.Atoi(strings.TrimSpace(hi))
-	}
-	if n.Kind != yaml.ScalarNode || err1 != nil || err2 != nil {
-		return fmt.Errorf("line %d: %q: want a number or a range A-B", n.Line, n.Value)
+// PortRange is pktgen.udp_src and QueueRange pktgen.queue_map: a Range
+// each, whose errors name their key.
+type (
+	PortRange  struct{ Range }
+	QueueRange struct{ Range }
+)
+
+// UnmarshalYAML reads 1024, "1024" or "1024-1087".
+func (r *PortRange) UnmarshalYAML(n *yaml.Node) error { return r.read(n, "pktgen.udp_src") }
+
+// UnmarshalYAML reads 0, "0" or "0-3".
+func (r *QueueRange) UnmarshalYAML(n *yaml.Node) error { return r.read(n, "pktgen.queue_map") }
+
+// read reads n as key's range (pktgen.ParseRange); its bounds are the
+// run spec's check (checkPktgen).
+func (r *Range) read(n *yaml.Node, key string) error {
+	a, b, ok := pktgen.ParseRange(n.Value)
+	if n.Kind != yaml.ScalarNode || !ok {
+		return fmt.Errorf("line %d: %s: %q: want a number or a range A-B", n.Line, key, n.Value)
 	}
 	*r = Range{Min: a, Max: b, Set: true}
 	return nil

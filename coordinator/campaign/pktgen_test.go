@@ -39,8 +39,8 @@ func TestParsePktgenRefusals(t *testing.T) {
 		{base + "backend: xdp\npktgen:\n  clone_skb: 2\n", "pktgen: clone_skb: kernel pktgen only (backend kernel or auto); backend xdp"},
 		{base + "pktgen:\n  xmit_mode: netif_receive\n", `pktgen: xmit mode "netif_receive": want start_xmit or queue_xmit`},
 		{base + "pktgen:\n  udp_src: 0-9\n", "pktgen: udp source ports 0-9: want 1 <= min <= max <= 65534"},
-		{base + "pktgen:\n  udp_src: many\n", `line 4: "many": want a number or a range A-B`},
-		{base + "pktgen:\n  queue_map: [1, 2]\n", `line 4: "": want a number or a range A-B`},
+		{base + "pktgen:\n  udp_src: many\n", `line 4: pktgen.udp_src: "many": want a number or a range A-B`},
+		{base + "pktgen:\n  queue_map: [1, 2]\n", `line 4: pktgen.queue_map: "": want a number or a range A-B`},
 		{base + "back_to_back: {}\npktgen:\n  burst: 4\n", "line 5: pktgen.burst: 4 with back_to_back"},
 		{base + "pktgen:\n  brust: 4\n", "field brust not found"},
 	} {
