@@ -20,6 +20,7 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 		Repeats: uint32(st.spec.Copies()), SeqStride: uint32(st.spec.Copies()),
 		ClockCorrections: st.corrections(n),
 		Latency:          string(st.receiverLatency()), ReflectPorts: st.reflectPorts(n),
+		NeedWakeup: string(st.spec.receiverWakeup()),
 	})
 	if err != nil {
 		return err

@@ -82,7 +82,7 @@ func (st *runState) configure(ctx context.Context, n *node) error {
 		backend:  st.spec.Backend,
 		xmit:     st.spec.XmitMode,
 		surface:  st.spec.surface(),
-		wakeup:   st.spec.NeedWakeup,
+		wakeup:   st.spec.senderWakeup(),
 		vlan:     st.spec.VLAN,
 	}
 	n.flowOf = p.threads.flowOf

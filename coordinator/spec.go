@@ -28,9 +28,11 @@ type Spec struct {
 	// lab's netem delay, then acts on every frame). Userspace backends
 	// transmit as start_xmit does.
 	XmitMode pktgen.XmitMode
-	// NeedWakeup is the afxdp backend's need_wakeup policy:
-	// pktgen.NeedWakeupAuto (default, "": on for a physical NIC, off for
-	// a virtual device), On or Off; on and off only with backend afxdp.
+	// NeedWakeup is the AF_XDP sockets' need_wakeup policy, of the afxdp
+	// backend and the afxdp receiver method alike: pktgen.NeedWakeupAuto
+	// (default, "": on for a physical NIC, off for a virtual device), On
+	// or Off; on and off only with backend or method afxdp (each end
+	// without AF_XDP sockets is given auto).
 	NeedWakeup    pktgen.NeedWakeup
 	Method        recv.Method // receiver method: receiver.MethodAuto (default) or another of receiver.Methods
 	Drain         time.Duration
@@ -224,16 +226,39 @@ func (s *Spec) checkXmitMode() error {
 }
 
 // checkNeedWakeup refuses a need_wakeup policy that is none of
-// pktgen.NeedWakeups, and on or off with a backend other than afxdp
-// (only AF_XDP sockets have the flag).
+// pktgen.NeedWakeups, and on or off where neither end has AF_XDP
+// sockets (only they have the flag).
 func (s *Spec) checkNeedWakeup() error {
-	if err := s.NeedWakeup.Check(); err != nil {
+	if err := s.NeedWakeup.CheckFor(s.Backend == pktgen.BackendAFXDP || s.Method == recv.MethodAFXDP, fmt.Sprintf("backend %s with method %s", orAuto(string(s.Backend)), orAuto(string(s.Method)))); err != nil {
 		return fmt.Errorf("need wakeup %w", err)
 	}
-	if s.NeedWakeup != "" && s.NeedWakeup != pktgen.NeedWakeupAuto && s.Backend != pktgen.BackendAFXDP {
-		return fmt.Errorf("need wakeup %s: the afxdp backend's (AF_XDP sockets); backend %s has no need_wakeup", s.NeedWakeup, s.Backend)
-	}
 	return nil
+}
+
+// orAuto is name, or "auto" when empty (a spec's default engine).
+func orAuto(name string) string {
+	if name == "" {
+		return "auto"
+	}
+	return name
+}
+
+// senderWakeup is the need_wakeup policy the senders are given: the
+// spec's with the afxdp backend, auto with any other.
+func (s *Spec) senderWakeup() pktgen.NeedWakeup {
+	if s.Backend == pktgen.BackendAFXDP {
+		return s.NeedWakeup
+	}
+	return ""
+}
+
+// receiverWakeup is the one the receivers are armed with: the spec's
+// with the afxdp method, auto with any other.
+func (s *Spec) receiverWakeup() pktgen.NeedWakeup {
+	if s.Method == recv.MethodAFXDP {
+		return s.NeedWakeup
+	}
+	return ""
 }
 
 // CheckRate refuses a paced flow of rate packets per second split over

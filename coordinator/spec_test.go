@@ -56,7 +56,7 @@ func TestSpecNames(t *testing.T) {
 	}{
 		{func(s *Spec) { s.Pattern = "star" }, `pattern "star": valid patterns are pairwise, fan-in, fan-out and mesh`},
 		{func(s *Spec) { s.NeedWakeup = "sometimes" }, `need wakeup "sometimes": valid values are auto, on and off`},
-		{func(s *Spec) { s.Backend, s.NeedWakeup = pktgen.BackendXDP, pktgen.NeedWakeupOff }, "need wakeup off: the afxdp backend's (AF_XDP sockets); backend xdp has no need_wakeup"},
+		{func(s *Spec) { s.Backend, s.NeedWakeup = pktgen.BackendXDP, pktgen.NeedWakeupOff }, "need wakeup off: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); backend xdp with method auto has none"},
 		{func(s *Spec) { s.Backend = "dpdk" }, `backend "dpdk": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`},
 		{func(s *Spec) { s.Method = "pcap" }, `method "pcap": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{func(s *Spec) { s.IRQBalance = "maybe" }, `irqbalance "maybe": valid values are refuse and ignore`},
@@ -71,5 +71,28 @@ func TestSpecNames(t *testing.T) {
 	}
 	if _, err := Pairs("star", []string{"a"}, []string{"b"}); err == nil || !strings.Contains(err.Error(), `pattern "star": valid patterns are`) {
 		t.Errorf("Pairs of an unknown pattern: %v", err)
+	}
+}
+
+// need_wakeup on or off is the AF_XDP sockets' at either end: with the
+// afxdp method and another backend it is valid, and only the receivers
+// are given it; with the afxdp backend only the senders.
+func TestSpecNeedWakeupEnds(t *testing.T) {
+	for _, tc := range []struct {
+		backend          pktgen.BackendName
+		method           recv.Method
+		sender, receiver pktgen.NeedWakeup
+	}{
+		{pktgen.BackendXDP, recv.MethodAFXDP, "", pktgen.NeedWakeupOn},
+		{pktgen.BackendAFXDP, recv.MethodXDP, pktgen.NeedWakeupOn, ""},
+		{pktgen.BackendAFXDP, recv.MethodAFXDP, pktgen.NeedWakeupOn, pktgen.NeedWakeupOn},
+	} {
+		s := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 1, Backend: tc.backend, Method: tc.method, NeedWakeup: pktgen.NeedWakeupOn}
+		if err := s.checkNeedWakeup(); err != nil {
+			t.Errorf("backend %s, method %s: %v", tc.backend, tc.method, err)
+		}
+		if s.senderWakeup() != tc.sender || s.receiverWakeup() != tc.receiver {
+			t.Errorf("backend %s, method %s: senders given %q, receivers %q: want %q and %q", tc.backend, tc.method, s.senderWakeup(), s.receiverWakeup(), tc.sender, tc.receiver)
+		}
 	}
 }

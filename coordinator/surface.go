@@ -19,7 +19,8 @@ import (
 //     sender's count is every copy (pktgen's own count), and a
 //     receiver's every copy it got, so sent = count (a multiple of the
 //     burst: pktgen sends whole bursts) and an exact run has received =
-//     sent and count / Copies built frames (max_seq) a thread.
+//     sent and ⌈count / Copies⌉ built frames (max_seq) a thread (the
+//     last frame has fewer copies where Copies does not divide it).
 //     pktgen ends a burst early when the device's queue stops (a full
 //     ring): the next frame's sequence is then fewer than Copies on,
 //     in the step of the one cut short, whose count its copies join,

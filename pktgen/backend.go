@@ -70,8 +70,8 @@ func (c *Config) UserspaceCheck(backend BackendName) error {
 	if c.XmitMode != "" && c.XmitMode != XmitStart && (backend != BackendAFPacket || c.XmitMode != XmitQueue) {
 		refuse("xmit_mode", fmt.Sprintf("%q: the userspace backends transmit on the device like start_xmit (afpacket through the qdisc too, like queue_xmit)", c.XmitMode))
 	}
-	if c.NeedWakeup != "" && c.NeedWakeup != NeedWakeupAuto && backend != BackendAFXDP {
-		refuse("need_wakeup", fmt.Sprintf("%q: need_wakeup is an AF_XDP socket's (the afxdp backend)", c.NeedWakeup))
+	if err := c.NeedWakeup.CheckFor(backend == BackendAFXDP, "backend "+string(backend)); err != nil {
+		refuse("need_wakeup", err.Error())
 	}
 	if c.Flows > 0 || c.FlowLen > 0 {
 		refuse("flows", "one flow per thread (its source address); no flow table")

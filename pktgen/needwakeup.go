@@ -33,6 +33,21 @@ func (n NeedWakeup) Check() error {
 	return fmt.Errorf("%q: valid values are %s", n, enum.And(NeedWakeups))
 }
 
+// CheckFor is Check, and refuses on and off for an engine without an
+// AF_XDP socket (afxdp false): need_wakeup is a socket's bind flag, of
+// the afxdp backend and the afxdp receiver method only; engine names
+// what was asked for (e.g. "backend xdp"), for the caller to prefix with
+// its field.
+func (n NeedWakeup) CheckFor(afxdp bool, engine string) error {
+	if err := n.Check(); err != nil {
+		return err
+	}
+	if n == "" || n == NeedWakeupAuto || afxdp {
+		return nil
+	}
+	return fmt.Errorf("%s: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); %s has none: want auto, or an afxdp engine", n, engine)
+}
+
 // Choose is the need_wakeup choice of policy n on a device, and why, for
 // the AF_XDP sender and receiver alike; virtual and why are
 // xsk.Virtual's answer for the device. Auto is off on a virtual device,

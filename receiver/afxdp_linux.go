@@ -204,6 +204,7 @@ func (xq *xskQueue) run(done <-chan struct{}, clk bpfClock, log hclog.Logger) {
 	size := uint64(xq.s.Options().FrameSize)
 	var drainUntil, offAt time.Time
 	var off int64 // clk's offset to Unix ns, read again every clk.every
+	offWarned := false
 	empty := 0
 	for {
 		n := xq.s.Receive(descs)
@@ -212,12 +213,17 @@ func (xq *xskQueue) run(done <-chan struct{}, clk bpfClock, log hclog.Logger) {
 			t := time.Now()
 			now := uint64(t.UnixNano())
 			if t.Sub(offAt) >= clk.every {
+				// A failed read is tried again after clk.every, as a
+				// good one is, and warned of once: not every batch.
 				o, err := clk.offset()
-				if err != nil {
-					log.Warn("afxdp: delays may drift: the clock offset was not read", "error", err)
-				} else {
-					off, offAt = o, t
+				switch {
+				case err == nil:
+					off = o
+				case !offWarned:
+					offWarned = true
+					log.Warn("afxdp: delays may drift: the clock offset was not read", "queue", xq.q, "error", err)
 				}
+				offAt = t
 			}
 			xq.mu.Lock()
 			for _, d := range descs[:n] {

@@ -26,7 +26,7 @@ func TestOptionsNames(t *testing.T) {
 		{Options{Repeats: 1, MaxStreams: 0, Names: flags}, "--max-streams 0: want 1 to 65536"},
 		{Options{MaxStreams: -1}, "MaxStreams -1: want 1 to 65536"},
 		{Options{MaxRanges: MaxRangesLimit + 1}, "MaxRanges 4097: want 1 to 4096"},
-		{Options{Method: MethodXDP, NeedWakeup: "on", Names: Names{NeedWakeup: "--need-wakeup"}}, "--need-wakeup on: the afxdp method's (its AF_XDP sockets); method xdp has no need_wakeup"},
+		{Options{Method: MethodXDP, NeedWakeup: "on", Names: Names{NeedWakeup: "--need-wakeup"}}, "--need-wakeup on: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); method xdp has none: want auto, or an afxdp engine"},
 		{Options{Method: MethodAFPacket, CPUs: []int{1}}, "CPUs [1]: the afxdp method's reader CPUs; method afpacket places its own"},
 	} {
 		_, err := tt.o.withDefaults()

@@ -319,20 +319,16 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("%w: ClockCorrections[port %d] %v: want at most %v either way", ErrOptions, port, c, MaxClockCorrection)
 		}
 	}
-	if err := o.NeedWakeup.Check(); err != nil {
+	// need_wakeup and the reader CPUs are the afxdp method's: asked of
+	// another, they would be taken and ignored.
+	if err := o.NeedWakeup.CheckFor(o.Method == MethodAFXDP, "method "+string(o.Method)); err != nil {
 		name, _ := orField(n.NeedWakeup, "NeedWakeup")
 		return o, fmt.Errorf("%w: %s %v", ErrOptions, name, err)
 	}
 	if o.NeedWakeup == "" {
 		o.NeedWakeup = pktgen.NeedWakeupAuto
 	}
-	// need_wakeup and the reader CPUs are the afxdp method's: asked of
-	// another, they would be taken and ignored.
 	if o.Method != MethodAFXDP {
-		if o.NeedWakeup != pktgen.NeedWakeupAuto {
-			name, _ := orField(n.NeedWakeup, "NeedWakeup")
-			return o, fmt.Errorf("%w: %s %s: the afxdp method's (its AF_XDP sockets); method %s has no need_wakeup: want --method %s, or auto", ErrOptions, name, o.NeedWakeup, o.Method, MethodAFXDP)
-		}
 		if len(o.CPUs) > 0 {
 			return o, fmt.Errorf("%w: CPUs %v: the afxdp method's reader CPUs; method %s places its own: want --method %s, or none", ErrOptions, o.CPUs, o.Method, MethodAFXDP)
 		}

@@ -50,7 +50,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.udpSrc, "udp-src", "", "UDP source port or range A-B every stream walks (default pktgen's 9): a receiver's RSS then spreads each stream over its queues")
 	fl.StringVar(&f.queueMap, "queue-map", "", "kernel pktgen: TX queue or range A-B every sender thread sends on in turn (default: the queue its CPU serves)")
 	fl.BoolVar(&s.NodeAlloc, "node-alloc", false, "kernel pktgen: allocate the frames on the NUMA node of each sender's NIC (refused where the NIC has none)")
-	fl.StringVar((*string)(&s.NeedWakeup), "need-wakeup", string(pktgen.NeedWakeupAuto), "the afxdp backend's need_wakeup: "+enum.Or(pktgen.NeedWakeups)+" (auto: on for a physical NIC, off for a virtual device)")
+	fl.StringVar((*string)(&s.NeedWakeup), "need-wakeup", string(pktgen.NeedWakeupAuto), "need_wakeup of the AF_XDP sockets, the afxdp backend's and the afxdp method's: "+enum.Or(pktgen.NeedWakeups)+" (auto: on for a physical NIC, off for a virtual device)")
 	fl.StringVar((*string)(&s.Method), "method", string(receiver.MethodAuto), "receiver method: "+enum.Or(receiver.Methods))
 	fl.DurationVar(&s.Drain, "drain", coordinator.DefaultDrain, "wait after the senders stop before the receivers are read")
 	fl.DurationVar(&s.LeaseTTL, "lease-ttl", coordinator.DefaultLeaseTTL, "lease on each agent; an agent restores itself when it runs out")

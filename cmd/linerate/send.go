@@ -82,11 +82,8 @@ func (a *app) send(cmd *cobra.Command, f *sendFlags) error {
 		return usagef("--backend %v", err)
 	}
 	wakeup := pktgen.NeedWakeup(f.needWakeup)
-	if err := wakeup.Check(); err != nil {
+	if err := wakeup.CheckFor(backend == pktgen.BackendAFXDP, "--backend "+string(backend)); err != nil {
 		return usagef("--need-wakeup %v", err)
-	}
-	if wakeup != pktgen.NeedWakeupAuto && backend != pktgen.BackendAFXDP {
-		return usagef("--need-wakeup %s: needs --backend %s (AF_XDP sockets); backend %s has no need_wakeup", wakeup, pktgen.BackendAFXDP, backend)
 	}
 	cfg, err := a.sendConfig(f)
 	if err != nil {

@@ -67,7 +67,7 @@ func TestSendBadInput(t *testing.T) {
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--vlan", "5000"}, "--vlan 5000"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--xmit-mode", "warp"}, "xmit_mode"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--backend", "afxdp", "--need-wakeup", "sometimes"}, `--need-wakeup "sometimes": valid values are auto, on and off`},
-		{[]string{"--dst", "198.18.0.2", "--count", "10", "--backend", "afpacket", "--need-wakeup", "on"}, "--need-wakeup on: needs --backend afxdp (AF_XDP sockets); backend afpacket has no need_wakeup"},
+		{[]string{"--dst", "198.18.0.2", "--count", "10", "--backend", "afpacket", "--need-wakeup", "on"}, "--need-wakeup on: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); --backend afpacket has none"},
 		{[]string{"--dst", "198.18.1.2", "--count", "10", "--threads", "2"}, "the destination itself"},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "inf"}, `invalid argument "inf" for "--rate" flag: want packets per second`},
 		{[]string{"--dst", "198.18.0.2", "--count", "10", "--rate", "nan"}, `invalid argument "nan" for "--rate" flag: want packets per second`},

@@ -39,8 +39,9 @@ type Spec struct {
 	Between     Between            `yaml:"between_trials"`
 	Backend     pktgen.BackendName `yaml:"backend"`
 	Method      receiver.Method    `yaml:"method"`
-	// NeedWakeup is the afxdp backend's need_wakeup policy
-	// (pktgen.NeedWakeups; default auto); on and off need backend afxdp.
+	// NeedWakeup is the AF_XDP sockets' need_wakeup policy, the afxdp
+	// backend's and the afxdp method's (pktgen.NeedWakeups; default
+	// auto); on and off need backend or method afxdp.
 	NeedWakeup pktgen.NeedWakeup `yaml:"need_wakeup"`
 	// Shortfall says what a trial whose senders did not reach the offered
 	// rate is: ShortfallInvalid (default) or ShortfallFail.
@@ -409,12 +410,6 @@ func (s *Spec) validate() error {
 	if err := s.Backend.Check(); err != nil {
 		return s.errf("backend", "%v", err)
 	}
-	if err := s.NeedWakeup.Check(); err != nil {
-		return s.errf("need_wakeup", "%v", err)
-	}
-	if s.NeedWakeup != "" && s.NeedWakeup != pktgen.NeedWakeupAuto && s.Backend != pktgen.BackendAFXDP {
-		return s.errf("need_wakeup", "%s: the afxdp backend's (AF_XDP sockets); backend %s has no need_wakeup", s.NeedWakeup, s.Backend)
-	}
 	if slices.ContainsFunc(s.Sizes, func(z Size) bool { return z.IMIX }) && s.Backend != pktgen.BackendKernel {
 		return s.errf("frame_sizes", "imix needs backend: kernel (pktgen's imix_weights); the userspace generators send one size per run")
 	}
@@ -423,6 +418,9 @@ func (s *Spec) validate() error {
 	}
 	if err := s.Method.Check(); err != nil {
 		return s.errf("method", "%v", err)
+	}
+	if err := s.NeedWakeup.CheckFor(s.Backend == pktgen.BackendAFXDP || s.Method == receiver.MethodAFXDP, fmt.Sprintf("backend %s with method %s", s.Backend, s.Method)); err != nil {
+		return s.errf("need_wakeup", "%v", err)
 	}
 	if err := s.checkPreflight(); err != nil {
 		return err

@@ -174,7 +174,7 @@ func TestParseErrorsNameLineAndField(t *testing.T) {
 		{base + "frame_sizes: [64]\nshortfall: ignore\n", `line 3: shortfall: "ignore": valid values are invalid (a generator-limited trial proves nothing) and fail (the path pushed back)`},
 		{base + "frame_sizes: [64]\nbackend: warp\n", `line 3: backend: "warp": valid backends are auto, kernel, xdp, afxdp, afpacket and userspace`},
 		{base + "frame_sizes: [64]\nneed_wakeup: sometimes\n", `line 3: need_wakeup: "sometimes": valid values are auto, on and off`},
-		{base + "frame_sizes: [64]\nneed_wakeup: on\n", "line 3: need_wakeup: on: the afxdp backend's (AF_XDP sockets); backend auto has no need_wakeup"},
+		{base + "frame_sizes: [64]\nneed_wakeup: on\n", "line 3: need_wakeup: on: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); backend auto with method auto has none: want auto, or an afxdp engine"},
 		{base + "frame_sizes: [64]\nmethod: magic\n", `line 3: method: "magic": valid receiver methods are auto, xdp, afpacket and afxdp`},
 		{base + "frame_sizes: [64]\nlatency_mode: both\n", `line 3: latency_mode: "both": valid latency modes are oneway, rtt and off`},
 		{base + "frame_sizes: [64]\nlatency_mode: rtt\nmethod: afpacket\n", "line 3: latency_mode: latency rtt with receiver method afpacket: receivers reflect the latency stream with XDP_TX"},

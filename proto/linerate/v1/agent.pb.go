@@ -2380,7 +2380,11 @@ type ArmRequest struct {
 	// next (receiver.Options.SeqStride: kernel pktgen numbers every frame
 	// it sends, so with repeats r it advances by r): a power of two up to
 	// 32768; 0 = 1.
-	SeqStride     uint32 `protobuf:"varint,20,opt,name=seq_stride,json=seqStride,proto3" json:"seq_stride,omitempty"`
+	SeqStride uint32 `protobuf:"varint,20,opt,name=seq_stride,json=seqStride,proto3" json:"seq_stride,omitempty"`
+	// The afxdp method's need_wakeup policy: "auto" (or empty: on for a
+	// physical NIC, off for a virtual device), "on" or "off"
+	// (pktgen.NeedWakeups); the other methods refuse on and off.
+	NeedWakeup    string `protobuf:"bytes,21,opt,name=need_wakeup,json=needWakeup,proto3" json:"need_wakeup,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2505,6 +2509,13 @@ func (x *ArmRequest) GetSeqStride() uint32 {
 		return x.SeqStride
 	}
 	return 0
+}
+
+func (x *ArmRequest) GetNeedWakeup() string {
+	if x != nil {
+		return x.NeedWakeup
+	}
+	return ""
 }
 
 // ClockCorrection is added to the delays of the streams to dst_port.
@@ -5694,7 +5705,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x128\n" +
-	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\xab\x03\n" +
+	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\xcc\x03\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -5713,7 +5724,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\alatency\x18\v \x01(\tR\alatency\x12#\n" +
 	"\rreflect_ports\x18\f \x03(\rR\freflectPorts\x12\x1d\n" +
 	"\n" +
-	"seq_stride\x18\x14 \x01(\rR\tseqStride\"C\n" +
+	"seq_stride\x18\x14 \x01(\rR\tseqStride\x12\x1f\n" +
+	"\vneed_wakeup\x18\x15 \x01(\tR\n" +
+	"needWakeup\"C\n" +
 	"\x0fClockCorrection\x12\x19\n" +
 	"\bdst_port\x18\x01 \x01(\rR\adstPort\x12\x15\n" +
 	"\x06add_ns\x18\x02 \x01(\x03R\x05addNs\"\xb2\x01\n" +

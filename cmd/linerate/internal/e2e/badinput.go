@@ -59,7 +59,7 @@ var BadCommands = []BadCommand{
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "10", "--queue-map", "4-2"}, `--queue-map "4-2": want a queue or a range A-B within 0-65535`},
 	{[]string{"lab", "run", "--count", "1001", "--burst", "4"}, "count 1001 with burst 4: pktgen sends whole bursts: want a multiple of 4 (e.g. 1004)"},
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--need-wakeup", "sometimes"}, `need wakeup "sometimes": valid values are auto, on and off`},
-	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--need-wakeup", "on", "--backend", "xdp"}, "need wakeup on: the afxdp backend's (AF_XDP sockets); backend xdp has no need_wakeup"},
+	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--need-wakeup", "on", "--backend", "xdp"}, "need wakeup on: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); backend xdp with method auto has none"},
 	{[]string{"run", "--senders", "a", "--receivers", "b"}, "neither a duration nor a count"},
 	{[]string{"run", "--senders", "a", "--receivers", "b", "--count", "1", "--threads", "2"}, "count 1: fewer packets than the 2 threads per flow: want at least 2"},
 	{[]string{"members"}, "--join: give the gossip address"},
