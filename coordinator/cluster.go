@@ -48,7 +48,11 @@ type ClusterConfig struct {
 	Bind      string   // gossip address:port (default ":0"; no host: Advertise's, else the source address toward the first Join seed with a route)
 	Advertise string   // address:port agents reach it on (default: Bind's)
 	Join      []string // members to join (host:port), at least one
-	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
+	// JoinTimeout is how long the join keeps trying Join when no member
+	// answers (agents not up yet, or overloaded); default
+	// DefaultJoinTimeout.
+	JoinTimeout time.Duration
+	GossipKey   []byte // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
 	// InsecureGossip gossips in plaintext, without a key (logged as a
 	// warning at every start).
 	InsecureGossip bool
@@ -81,8 +85,10 @@ type Cluster struct {
 	refreshes sync.WaitGroup
 }
 
-// JoinCluster starts a serf member and joins it to cfg.Join.
-func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
+// JoinCluster starts a serf member and joins it to cfg.Join, retrying
+// with backoff (join.go) until a member answers, cfg.JoinTimeout has
+// passed or ctx ends.
+func JoinCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if len(cfg.Join) == 0 {
 		return nil, fmt.Errorf("join the cluster: no member to join (give --join HOST:PORT of an agent's gossip address)")
 	}
@@ -118,13 +124,10 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	c := &Cluster{serf: s, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
 	go c.loop(events)
-	n, err := s.Join(cfg.Join, true)
-	if n == 0 {
+	n, err := newJoinRetry(cfg).join(ctx, s, cfg.Join)
+	if err != nil {
 		_ = c.Close()
-		if err == nil {
-			err = fmt.Errorf("no member answered")
-		}
-		return nil, fmt.Errorf("join the cluster at %s: %w (is an agent gossiping there, with the same --gossip-key?)", strings.Join(cfg.Join, ", "), err)
+		return nil, err
 	}
 	c.log.Debug("joined the cluster", "contacted", n, "members", s.NumNodes())
 	return c, nil

@@ -81,7 +81,7 @@ func TestCloseWaitsForRefresh(t *testing.T) {
 	defer agent.Stop()
 	// A leave that takes no time: Close's own work is over at once.
 	quick := func(sc *serf.Config) { sc.LeavePropagateDelay, sc.BroadcastTimeout = 0, 100*time.Millisecond }
-	c, err := JoinCluster(ClusterConfig{Name: "coordinator-close-test", Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true, Tune: quick})
+	c, err := JoinCluster(context.Background(), ClusterConfig{Name: "coordinator-close-test", Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true, Tune: quick})
 	if err != nil {
 		t.Fatal(err)
 	}

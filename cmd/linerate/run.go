@@ -123,7 +123,7 @@ func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("run: %w", err)}
 	}
-	cl, dial, err := cf.open(a)
+	cl, dial, err := cf.open(ctx, a)
 	if err != nil {
 		return err
 	}
