@@ -134,3 +134,33 @@ func TestCloseWaitsForRefresh(t *testing.T) {
 		t.Error("WaitAlive after Close: no error")
 	}
 }
+
+// WaitNamed returns once every agent named is alive, and at its deadline
+// names those that are not.
+func TestWaitNamed(t *testing.T) {
+	tags, err := gossip.Tags{Role: gossip.RoleReceiver}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := gossip.Start(gossip.Config{Name: "a1", Tags: tags, Bind: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Stop()
+	c, err := JoinCluster(context.Background(), ClusterConfig{Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ms, err := c.WaitNamed(context.Background(), []string{"a1", "a1"}, 5*time.Second); err != nil || len(ms) != 1 {
+		t.Errorf("WaitNamed(a1) = %v, %v", ms, err)
+	}
+	t0 := time.Now()
+	_, err = c.WaitNamed(context.Background(), []string{"a1", "b2", "c3"}, 300*time.Millisecond)
+	if err == nil || err.Error() != "not alive: b2, c3 after 300ms" {
+		t.Errorf("WaitNamed(a1, b2, c3) = %v, want b2 and c3 named", err)
+	}
+	if d := time.Since(t0); d < 300*time.Millisecond || d > 3*time.Second {
+		t.Errorf("gave up after %s, want 300ms", d)
+	}
+}

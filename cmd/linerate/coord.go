@@ -52,8 +52,11 @@ func gossipKey(path, tlsDir string, insecure bool) ([]byte, error) {
 	return key, nil
 }
 
-// open joins the cluster and returns it with a dialer for its agents.
-func (f *clusterFlags) open(ctx context.Context, a *app) (*coordinator.Cluster, coordinator.Dialer, error) {
+// open joins the cluster and returns it with a dialer for its agents,
+// once the agents named are alive or --join-timeout has passed since it
+// began (then the run's discovery names who is missing).
+func (f *clusterFlags) open(ctx context.Context, a *app, names ...string) (*coordinator.Cluster, coordinator.Dialer, error) {
+	t0 := time.Now()
 	if len(f.join) == 0 {
 		return nil, nil, usagef("--join: give the gossip address (host:port) of at least one agent")
 	}
@@ -82,6 +85,11 @@ func (f *clusterFlags) open(ctx context.Context, a *app) (*coordinator.Cluster, 
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("coordinator: %w", err)
+	}
+	if len(names) > 0 {
+		if _, err := cl.WaitNamed(ctx, names, max(f.joinTimeout-time.Since(t0), 0)); err != nil {
+			a.log.Debug("waiting for the run's agents", "error", err)
+		}
 	}
 	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure, AllowCAKey: f.allowCAKey})
 	return cl, dial, nil
