@@ -20,6 +20,13 @@ import (
 // (`linerate run|members|campaign --join-timeout`).
 const DefaultJoinTimeout = 30 * time.Second
 
+// joinRetryMax is the longest wait between a coordinator's join
+// attempts: shorter than an agent's (gossip.DefaultJoinRetryMax), because
+// a coordinator is one member waiting on its agents, not one of a fleet
+// that would overload its seeds, and agents that come up should be found
+// within seconds.
+const joinRetryMax = 5 * time.Second
+
 // joiner is the one call of a serf member a join makes
 // (gossip.Member's Join).
 type joiner interface {
@@ -46,7 +53,7 @@ func newJoinRetry(cfg ClusterConfig) joinRetry {
 		timeout = DefaultJoinTimeout
 	}
 	return joinRetry{
-		timeout: timeout, first: gossip.DefaultJoinRetry, most: gossip.DefaultJoinRetryMax,
+		timeout: timeout, first: gossip.DefaultJoinRetry, most: joinRetryMax,
 		now: time.Now, sleep: ctxsleep.Sleep, rand: rand.Float64, log: cfg.Logger,
 	}
 }

@@ -5,7 +5,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net"
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -34,7 +35,11 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
 	}
-	seed := unusedGossipPort(t)
+	// Addresses of loopback's /8 of this process's own, on gossip's
+	// default port: nothing else listens there.
+	pid := os.Getpid()
+	seed := fmt.Sprintf("127.%d.%d.1:7946", pid>>8&255, pid&255)
+	dead := fmt.Sprintf("127.%d.%d.2:7946", pid>>8&255, pid&255)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -48,7 +53,7 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 	}
 	time.Sleep(2500 * time.Millisecond)
 	for _, a := range []struct{ name, bind string }{{"a1", seed}, {"a2", "127.0.0.1:0"}} {
-		agent := exec.CommandContext(ctx, bin, "agent", "--name", a.name, "--role", "receiver", "--iface", "lo", "--allow-mgmt-iface",
+		agent := exec.Command(bin, "agent", "--name", a.name, "--role", "receiver", "--iface", "lo", "--allow-mgmt-iface",
 			"--bind", a.bind, "--grpc", "127.0.0.1:0", "--join", seed, "--tls-dir", tls, "--allow-ca-key",
 			"--state-dir", t.TempDir(), "--log-level", "warn")
 		var log strings.Builder
@@ -58,8 +63,10 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			_ = agent.Process.Signal(syscall.SIGTERM)
+			stopped := time.AfterFunc(agentExitBound, func() { _ = agent.Process.Kill() })
+			defer stopped.Stop()
 			if err := agent.Wait(); err != nil {
-				t.Errorf("agent %s: %v\n%s", a.name, err, log.String())
+				t.Errorf("agent %s after SIGTERM: %v\n%s", a.name, err, log.String())
 			}
 		})
 	}
@@ -80,7 +87,7 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 
 	// No agent at all: the coordinator gives up at its deadline.
 	t0 = time.Now()
-	out, err := exec.CommandContext(ctx, bin, "members", "--join", unusedGossipPort(t), "--bind", "127.0.0.1:0",
+	out, err := exec.CommandContext(ctx, bin, "members", "--join", dead, "--bind", "127.0.0.1:0",
 		"--tls-dir", tls, "--allow-ca-key", "--join-timeout", "3s").CombinedOutput()
 	took := time.Since(t0)
 	if err == nil || !strings.Contains(string(out), "no seed answered in 3") || !strings.Contains(string(out), "last error") {
@@ -89,27 +96,4 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 	if took < 3*time.Second || took > 15*time.Second {
 		t.Errorf("members without agents gave up after %s, want about 3 s", took)
 	}
-}
-
-// unusedGossipPort is a loopback host:port that neither a TCP nor a UDP
-// socket holds now (memberlist binds both on one port), for an agent to
-// bind a moment later.
-func unusedGossipPort(t *testing.T) string {
-	t.Helper()
-	for range 20 {
-		u, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		hp := u.LocalAddr().String()
-		l, err := net.Listen("tcp4", hp)
-		_ = u.Close()
-		if err != nil {
-			continue
-		}
-		_ = l.Close()
-		return hp
-	}
-	t.Fatal("no loopback port free for both TCP and UDP")
-	return ""
 }
