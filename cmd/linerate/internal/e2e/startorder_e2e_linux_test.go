@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -37,7 +36,7 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 	}
 	// Addresses of loopback's /8 of this process's own, on gossip's
 	// default port: nothing else listens there.
-	pid := os.Getpid()
+	pid := syscall.Getpid()
 	seed := fmt.Sprintf("127.%d.%d.1:7946", pid>>8&255, pid&255)
 	dead := fmt.Sprintf("127.%d.%d.2:7946", pid>>8&255, pid&255)
 
