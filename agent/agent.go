@@ -362,8 +362,9 @@ func (a *Agent) Members() []serf.Member {
 const startAbortTimeout = 5 * time.Second
 
 // Start refuses a sender on a management interface (checkRails), inspects the NIC,
-// restores a crashed run's journals, serves metrics, serves gRPC with
-// health, and joins serf. On error everything started is stopped.
+// restores a crashed run's journals, serves metrics, binds gossip, serves
+// gRPC with health, and joins serf. On error everything started is
+// stopped.
 func (a *Agent) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
@@ -402,9 +403,13 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent gRPC credentials: %w", err)
 	}
-	lis, err := net.Listen("tcp", a.cfg.GRPCAddr)
+	// Gossip is bound before the Agent service's port opens, and the
+	// seeds are joined only once it serves: whoever finds the gRPC port
+	// open (a lab, a probe, a person) can join the agent's gossip at once,
+	// and a coordinator that learns of the agent by gossip can call it.
+	lis, err := a.listenGRPCAfterGossip()
 	if err != nil {
-		return fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
+		return err
 	}
 	// Recovery first, so a panic in any later interceptor is caught too;
 	// then the audit line of every call (audit.go: it sees every later
@@ -431,13 +436,46 @@ func (a *Agent) Start(ctx context.Context) (err error) {
 		}
 	}()
 	a.log.Info("serving the Agent service", "addr", lis.Addr().String(), "tls", !a.cfg.Insecure)
-
-	if a.cfg.Bind != "" {
-		if err := a.startSerf(lis.Addr()); err != nil {
-			return err
-		}
-	}
+	a.joinSeeds()
 	return nil
+}
+
+// listenGRPCAfterGossip binds gossip (with --bind), announcing the Agent
+// service's address, then opens the service's port. The address is
+// GRPCAddr's when that names a port; with port 0 only a listener knows
+// the port, so then the port opens first, a moment before gossip binds.
+func (a *Agent) listenGRPCAfterGossip() (net.Listener, error) {
+	listen := func() (net.Listener, error) {
+		lis, err := net.Listen("tcp", a.cfg.GRPCAddr)
+		if err != nil {
+			return nil, fmt.Errorf("agent gRPC listen %s: %w", a.cfg.GRPCAddr, err)
+		}
+		return lis, nil
+	}
+	if a.cfg.Bind == "" {
+		return listen()
+	}
+	announce, err := net.ResolveTCPAddr("tcp", a.cfg.GRPCAddr)
+	if err != nil {
+		return nil, fmt.Errorf("agent gRPC address %s: %w", a.cfg.GRPCAddr, err)
+	}
+	var lis net.Listener
+	if announce.Port == 0 {
+		if lis, err = listen(); err != nil {
+			return nil, err
+		}
+		announce = lis.Addr().(*net.TCPAddr)
+	}
+	if err := a.bindGossip(announce); err != nil {
+		if lis != nil {
+			_ = lis.Close()
+		}
+		return nil, err
+	}
+	if lis == nil {
+		return listen()
+	}
+	return lis, nil
 }
 
 // restoreJournals puts back what a crashed run of this agent left tuned

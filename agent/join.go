@@ -10,12 +10,11 @@ import (
 	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
-// Join retry bounds used when Config leaves them zero: the first retry
-// after a second, doubling up to half a minute (Consul's retry_join
-// waits 30 s between attempts).
+// Join retry bounds used when Config leaves them zero: gossip's, the
+// coordinator's too.
 const (
-	DefaultJoinRetry    = time.Second
-	DefaultJoinRetryMax = 30 * time.Second
+	DefaultJoinRetry    = gossip.DefaultJoinRetry
+	DefaultJoinRetryMax = gossip.DefaultJoinRetryMax
 )
 
 // join joins the seeds in a.cfg.Join. It tries once at once; when no seed
@@ -33,7 +32,7 @@ func (a *Agent) join(ctx context.Context, s *gossip.Member) bool {
 	}
 	go func() {
 		for attempt := 1; ; attempt++ {
-			t := time.NewTimer(joinBackoff(attempt, a.cfg.JoinRetry, a.cfg.JoinRetryMax, rand.Float64()))
+			t := time.NewTimer(gossip.JoinBackoff(attempt, a.cfg.JoinRetry, a.cfg.JoinRetryMax, rand.Float64()))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -70,16 +69,4 @@ func (a *Agent) tryJoin(s *gossip.Member, attempt int) bool {
 	}
 	a.log.Warn("join the cluster: no seed answered: retrying with backoff", "seeds", strings.Join(a.cfg.Join, ","), "attempt", attempt+1)
 	return false
-}
-
-// joinBackoff is the wait before retry attempt (1, 2, …): first·2^(attempt-1)
-// capped at most, then scaled by a jitter of 0.5–1.0 (r in [0,1)) so
-// agents that failed together do not retry together.
-func joinBackoff(attempt int, first, most time.Duration, r float64) time.Duration {
-	d := first
-	for i := 1; i < attempt && d < most; i++ {
-		d *= 2
-	}
-	d = min(d, most)
-	return time.Duration(float64(d) * (0.5 + r/2))
 }

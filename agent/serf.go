@@ -56,7 +56,10 @@ func (a *Agent) announceHost() (string, error) {
 	return ip, err
 }
 
-func (a *Agent) startSerf(grpcAddr net.Addr) error {
+// bindGossip starts the agent's serf member, announcing the Agent
+// service at grpcAddr, and binds its gossip port; it joins nobody yet
+// (joinSeeds).
+func (a *Agent) bindGossip(grpcAddr net.Addr) error {
 	tags, err := a.tags(grpcAddr)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -75,11 +78,18 @@ func (a *Agent) startSerf(grpcAddr net.Addr) error {
 	a.mu.Unlock()
 	go a.eventLoop(s, events)
 	a.log.Info("gossip started", "node", a.cfg.Name, "addr", s.Addr(), "encrypted", len(a.cfg.GossipKey) > 0, "tags", tags)
-	a.mu.Lock()
-	ctx := a.joinCtx
-	a.mu.Unlock()
-	a.join(ctx, s)
 	return nil
+}
+
+// joinSeeds joins the seeds of --join (join.go), once the agent serves:
+// a member that others learn of can be called at once.
+func (a *Agent) joinSeeds() {
+	a.mu.Lock()
+	s, ctx := a.serf, a.joinCtx
+	a.mu.Unlock()
+	if s != nil {
+		a.join(ctx, s)
+	}
 }
 
 // eventLoop drains serf's events (a full channel would stall serf) and

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestBindHost(t *testing.T) {
 // A coordinator without a gossip key refuses to join unless told to
 // gossip in plaintext.
 func TestJoinClusterNeedsKey(t *testing.T) {
-	_, err := JoinCluster(ClusterConfig{Bind: "127.0.0.1:0", Join: []string{"127.0.0.1:1"}})
+	_, err := JoinCluster(context.Background(), ClusterConfig{Bind: "127.0.0.1:0", Join: []string{"127.0.0.1:1"}})
 	if !errors.Is(err, gossip.ErrNoKey) || !strings.Contains(err.Error(), "--insecure-gossip") {
 		t.Errorf("got %v, want ErrNoKey naming --insecure-gossip", err)
 	}

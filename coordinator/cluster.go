@@ -48,7 +48,11 @@ type ClusterConfig struct {
 	Bind      string   // gossip address:port (default ":0"; no host: Advertise's, else the source address toward the first Join seed with a route)
 	Advertise string   // address:port agents reach it on (default: Bind's)
 	Join      []string // members to join (host:port), at least one
-	GossipKey []byte   // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
+	// JoinTimeout is how long the join keeps trying Join when no member
+	// answers (agents not up yet, or overloaded); default
+	// DefaultJoinTimeout.
+	JoinTimeout time.Duration
+	GossipKey   []byte // the cluster's keyring key (16, 24 or 32 bytes); required unless InsecureGossip
 	// InsecureGossip gossips in plaintext, without a key (logged as a
 	// warning at every start).
 	InsecureGossip bool
@@ -81,8 +85,10 @@ type Cluster struct {
 	refreshes sync.WaitGroup
 }
 
-// JoinCluster starts a serf member and joins it to cfg.Join.
-func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
+// JoinCluster starts a serf member and joins it to cfg.Join, retrying
+// with backoff (join.go) until a member answers, cfg.JoinTimeout has
+// passed or ctx ends.
+func JoinCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if len(cfg.Join) == 0 {
 		return nil, fmt.Errorf("join the cluster: no member to join (give --join HOST:PORT of an agent's gossip address)")
 	}
@@ -118,13 +124,10 @@ func JoinCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	c := &Cluster{serf: s, log: cfg.Logger, join: cfg.Join, subs: map[chan Event]struct{}{}, done: make(chan struct{})}
 	go c.loop(events)
-	n, err := s.Join(cfg.Join, true)
-	if n == 0 {
+	n, err := newJoinRetry(cfg).join(ctx, s, cfg.Join)
+	if err != nil {
 		_ = c.Close()
-		if err == nil {
-			err = fmt.Errorf("no member answered")
-		}
-		return nil, fmt.Errorf("join the cluster at %s: %w (is an agent gossiping there, with the same --gossip-key?)", strings.Join(cfg.Join, ", "), err)
+		return nil, err
 	}
 	c.log.Debug("joined the cluster", "contacted", n, "members", s.NumNodes())
 	return c, nil
@@ -196,16 +199,10 @@ func (c *Cluster) Refresh() {
 	}
 }
 
-// WaitAlive waits until at least n agents are alive, counting ten times
-// a second and refreshing the member list (one refresh at a time, each
-// half a second after the last ended), and returns them; it returns at
-// its deadline whatever a refresh under way is waiting for.
+// WaitAlive waits until at least n agents are alive (waitFor) and
+// returns them.
 func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) ([]Member, error) {
-	deadline := time.Now().Add(timeout)
-	refresh := time.Now().Add(500 * time.Millisecond)
-	var refreshing chan struct{} // closed when the refresh under way ends
-	for {
-		ms := c.Members()
+	return c.waitFor(ctx, timeout, func(ms []Member) string {
 		alive := 0
 		for _, m := range ms {
 			if m.Status == "alive" {
@@ -213,10 +210,52 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 			}
 		}
 		if alive >= n {
+			return ""
+		}
+		return fmt.Sprintf("%d of %d agents alive", alive, n)
+	})
+}
+
+// WaitNamed waits until every agent named is alive (waitFor): a run's
+// agents, started with or after the coordinator, may join a moment after
+// its seed answered. At the deadline it returns the members and what it
+// waited for, and the run's discovery names who is missing.
+func (c *Cluster) WaitNamed(ctx context.Context, names []string, timeout time.Duration) ([]Member, error) {
+	return c.waitFor(ctx, timeout, func(ms []Member) string {
+		alive := map[string]bool{}
+		for _, m := range ms {
+			alive[m.Name] = m.Status == "alive"
+		}
+		var missing []string
+		for _, n := range names {
+			if !alive[n] && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return ""
+		}
+		return "not alive: " + strings.Join(missing, ", ")
+	})
+}
+
+// waitFor waits until short says nothing is missing of the members,
+// reading them ten times a second and refreshing the member list (one
+// refresh at a time, each half a second after the last ended), and
+// returns them; it returns at its deadline whatever a refresh under way
+// is waiting for, with short's last word.
+func (c *Cluster) waitFor(ctx context.Context, timeout time.Duration, short func([]Member) string) ([]Member, error) {
+	deadline := time.Now().Add(timeout)
+	refresh := time.Now().Add(500 * time.Millisecond)
+	var refreshing chan struct{} // closed when the refresh under way ends
+	for {
+		ms := c.Members()
+		missing := short(ms)
+		if missing == "" {
 			return ms, nil
 		}
 		if time.Now().After(deadline) {
-			return ms, fmt.Errorf("%d of %d agents alive after %s", alive, n, timeout)
+			return ms, fmt.Errorf("%s after %s", missing, timeout)
 		}
 		if time.Now().After(refresh) && refreshing == nil {
 			// In the background: a push-pull with an overloaded seed can
@@ -224,7 +263,7 @@ func (c *Cluster) WaitAlive(ctx context.Context, n int, timeout time.Duration) (
 			// must end at its deadline.
 			refreshing = make(chan struct{})
 			if !c.refreshInBackground(refreshing) {
-				return ms, fmt.Errorf("%d of %d agents alive: the cluster was closed", alive, n)
+				return ms, fmt.Errorf("%s: the cluster was closed", missing)
 			}
 		}
 		select {

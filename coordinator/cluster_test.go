@@ -70,18 +70,10 @@ func TestMembersJSONUnchanged(t *testing.T) {
 // after that refresh has ended (here: when the seed hangs up), so nothing
 // of the cluster runs after it.
 func TestCloseWaitsForRefresh(t *testing.T) {
-	tags, err := gossip.Tags{Role: gossip.RoleBoth}.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := gossip.Start(gossip.Config{Name: "agent-close-test", Tags: tags, Bind: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Stop()
+	agent := gossipAgent(t, "agent-close-test", gossip.RoleBoth)
 	// A leave that takes no time: Close's own work is over at once.
 	quick := func(sc *serf.Config) { sc.LeavePropagateDelay, sc.BroadcastTimeout = 0, 100*time.Millisecond }
-	c, err := JoinCluster(ClusterConfig{Name: "coordinator-close-test", Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true, Tune: quick})
+	c, err := JoinCluster(context.Background(), ClusterConfig{Name: "coordinator-close-test", Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true, Tune: quick})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,4 +125,42 @@ func TestCloseWaitsForRefresh(t *testing.T) {
 	if _, err := c.WaitAlive(context.Background(), 2, time.Second); err == nil {
 		t.Error("WaitAlive after Close: no error")
 	}
+}
+
+// WaitNamed returns once every agent named is alive, and at its deadline
+// names those that are not.
+func TestWaitNamed(t *testing.T) {
+	agent := gossipAgent(t, "a1", gossip.RoleReceiver)
+	c, err := JoinCluster(context.Background(), ClusterConfig{Bind: "127.0.0.1:0", Join: []string{agent.Addr()}, InsecureGossip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ms, err := c.WaitNamed(context.Background(), []string{"a1", "a1"}, 5*time.Second); err != nil || len(ms) != 1 {
+		t.Errorf("WaitNamed(a1) = %v, %v", ms, err)
+	}
+	t0 := time.Now()
+	_, err = c.WaitNamed(context.Background(), []string{"a1", "b2", "c3"}, 300*time.Millisecond)
+	if err == nil || err.Error() != "not alive: b2, c3 after 300ms" {
+		t.Errorf("WaitNamed(a1, b2, c3) = %v, want b2 and c3 named", err)
+	}
+	if d := time.Since(t0); d < 300*time.Millisecond || d > 3*time.Second {
+		t.Errorf("gave up after %s, want 300ms", d)
+	}
+}
+
+// gossipAgent is a serf member on loopback that announces an agent of
+// role, in plaintext, until the test ends.
+func gossipAgent(t *testing.T, name string, role gossip.Role) *gossip.Member {
+	t.Helper()
+	tags, err := gossip.Tags{Role: role}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := gossip.Start(gossip.Config{Name: name, Tags: tags, Bind: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	return m
 }

@@ -46,6 +46,7 @@
 // truth.go the path's own counts a run is checked against (PathTruth);
 // events.go the live events of `--json-stream`. cluster.go is the
 // coordinator's serf membership (tags read through gossip.DecodeTags),
+// join.go its join, retried with the agents' backoff within a deadline,
 // dial.go its mutual-TLS dialer and health check.
 //
 // Subpackages: campaign runs campaigns (sweeps and searches, one run per

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,12 +17,14 @@ import (
 // to find them, mutual TLS to drive them.
 type clusterFlags struct {
 	join                                    []string
+	joinTimeout                             time.Duration
 	bind, advertise, gossipKey, tlsDir, crt string
 	insecure, insecureGossip, allowCAKey    bool
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.join, "join", nil, "gossip address (host:port) of any agent of the cluster, repeatable")
+	fl.DurationVar(&f.joinTimeout, "join-timeout", coordinator.DefaultJoinTimeout, "how long to keep trying --join when no agent answers (agents not up yet)")
 	fl.StringVar(&f.bind, "bind", ":0", "gossip address:port of the coordinator (port 0: any free port; no host: --advertise's, else the address the first --join seed is reached from)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port agents reach the coordinator on (default: --bind's)")
 	fl.StringVar(&f.gossipKey, "gossip-key", "", "file holding the cluster's base64 gossip encryption key (default: --tls-dir's "+gossip.KeyFile+")")
@@ -48,10 +52,16 @@ func gossipKey(path, tlsDir string, insecure bool) ([]byte, error) {
 	return key, nil
 }
 
-// open joins the cluster and returns it with a dialer for its agents.
-func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, error) {
+// open joins the cluster and returns it with a dialer for its agents,
+// once the agents named are alive or --join-timeout has passed since it
+// began (then the run's discovery names who is missing).
+func (f *clusterFlags) open(ctx context.Context, a *app, names ...string) (*coordinator.Cluster, coordinator.Dialer, error) {
+	t0 := time.Now()
 	if len(f.join) == 0 {
 		return nil, nil, usagef("--join: give the gossip address (host:port) of at least one agent")
+	}
+	if f.joinTimeout <= 0 {
+		return nil, nil, usagef("--join-timeout %s: want a positive duration, such as 30s", f.joinTimeout)
 	}
 	if f.insecure == (f.tlsDir != "") {
 		return nil, nil, usagef("give exactly one of --tls-dir DIR (certificates from 'linerate certs') and --insecure")
@@ -70,11 +80,16 @@ func (f *clusterFlags) open(a *app) (*coordinator.Cluster, coordinator.Dialer, e
 	if key == nil && !f.insecureGossip {
 		return nil, nil, usageError{gossip.NoKeyError(f.tlsDir)}
 	}
-	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{
-		Bind: f.bind, Advertise: f.advertise, Join: f.join, GossipKey: key, InsecureGossip: f.insecureGossip, Logger: a.log.Named("cluster"),
+	cl, err := coordinator.JoinCluster(ctx, coordinator.ClusterConfig{
+		Bind: f.bind, Advertise: f.advertise, Join: f.join, JoinTimeout: f.joinTimeout, GossipKey: key, InsecureGossip: f.insecureGossip, Logger: a.log.Named("cluster"),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("coordinator: %w", err)
+	}
+	if len(names) > 0 {
+		if _, err := cl.WaitNamed(ctx, names, max(f.joinTimeout-time.Since(t0), 0)); err != nil {
+			a.log.Debug("waiting for the run's agents", "error", err)
+		}
 	}
 	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure, AllowCAKey: f.allowCAKey})
 	return cl, dial, nil

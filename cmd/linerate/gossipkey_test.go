@@ -112,7 +112,7 @@ func TestAgentGossipKeyRequired(t *testing.T) {
 // A coordinator told --insecure-gossip gossips in plaintext and warns
 // (here before its join of a seed that is down fails).
 func TestCoordinatorInsecureGossipWarns(t *testing.T) {
-	code, _, errOut := linerate(t, "members", "--join", "127.0.0.1:1", "--bind", "127.0.0.1:0", "--insecure", "--insecure-gossip")
+	code, _, errOut := linerate(t, "members", "--join", "127.0.0.1:1", "--bind", "127.0.0.1:0", "--join-timeout", "1s", "--insecure", "--insecure-gossip")
 	if code == 0 || !strings.Contains(errOut, "[WARN]  linerate.cluster: "+gossip.InsecureWarning) {
 		t.Errorf("exit %d, stderr %q; want the insecure-gossip warning", code, errOut)
 	}

@@ -43,7 +43,7 @@ func (a *app) members(ctx context.Context, f *membersFlags) error {
 	if f.wait < 0 {
 		return usagef("--wait %d: want 0 or more agents", f.wait)
 	}
-	cl, dial, err := f.cluster.open(a)
+	cl, dial, err := f.cluster.open(ctx, a)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,7 +124,7 @@ func (a *app) runCmd(ctx context.Context, cf *clusterFlags, f *runFlags) error {
 	if err := spec.Validate(); err != nil {
 		return usageError{fmt.Errorf("run: %w", err)}
 	}
-	cl, dial, err := cf.open(a)
+	cl, dial, err := cf.open(ctx, a, append(slices.Clone(spec.Senders), spec.Receivers...)...)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package gossip is the serf member that every agent and the coordinator
 // run: one configuration of addresses, keyring and logging, one key file
-// format (ReadKey, WriteKey), and a Stop that leaves the cluster before it
-// shuts down.
+// format (ReadKey, WriteKey), the one backoff of every join retry
+// (JoinBackoff), and a Stop that leaves the cluster before it shuts down.
 //
 // It is also the one home of what members say over serf: [Tags], the tag
 // schema (Encode and DecodeTags are the only code that knows the keys,

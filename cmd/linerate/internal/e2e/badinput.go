@@ -93,6 +93,9 @@ var BadCommands = []BadCommand{
 	{[]string{"agent", "--role", "sender", "--iface", "lo", "--insecure", "--bind", "", "--allow-src-mac", "ff:ff:ff:ff:ff:ff"}, "--allow-src-mac ff:ff:ff:ff:ff:ff: a group MAC"},
 	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "0s"}, "--max-run 0s: want a positive duration such as 24h"},
 	{[]string{"agent", "--role", "receiver", "--iface", "lo", "--insecure", "--max-run", "-1h"}, "--max-run -1h0m0s: want a positive duration"},
+	// The coordinator's join: how long it may keep trying.
+	{[]string{"members", "--join", "198.18.0.1:7946", "--insecure", "--insecure-gossip", "--join-timeout", "0s"}, "--join-timeout 0s: want a positive duration, such as 30s"},
+	{[]string{"run", "--join", "198.18.0.1:7946", "--insecure", "--insecure-gossip", "--senders", "a", "--receivers", "b", "--count", "1", "--join-timeout", "-1s"}, "--join-timeout -1s: want a positive duration"},
 	// doctor: the run its checks are for, named by flags that must be valid.
 	{[]string{"doctor", "--iface", "lo", "--role", "switch"}, `--role "switch": valid roles are sender, receiver and both`},
 	{[]string{"doctor", "--iface", "lo", "--frame-size", "40"}, "--frame-size 40: want 64 to 65535 bytes, or 0 (not checked)"},

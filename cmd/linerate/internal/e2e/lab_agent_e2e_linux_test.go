@@ -86,7 +86,7 @@ func TestLabAgentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "coordinator", Level: hclog.Warn, Output: testWriter{t}})
-	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], GossipKey: key, Logger: log})
+	cl, err := coordinator.JoinCluster(context.Background(), coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], GossipKey: key, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +120,10 @@ func TestLabAgentKilled(t *testing.T) {
 			}
 		}
 		wrong := make([]byte, 32)
-		if _, err := coordinator.JoinCluster(coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], GossipKey: wrong, Logger: log}); err == nil {
+		if _, err := coordinator.JoinCluster(context.Background(), coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], GossipKey: wrong, JoinTimeout: time.Second, Logger: log}); err == nil {
 			t.Error("a member with the wrong gossip key joined")
 		}
-		if _, err := coordinator.JoinCluster(coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], InsecureGossip: true, Logger: log}); err == nil {
+		if _, err := coordinator.JoinCluster(context.Background(), coordinator.ClusterConfig{Bind: c.Bind, Join: c.Join[:1], InsecureGossip: true, JoinTimeout: time.Second, Logger: log}); err == nil {
 			t.Error("a member without the gossip key joined")
 		}
 	})

@@ -119,7 +119,7 @@ func startRelLabRoots(t *testing.T, prefix string, senders, receivers int, fixtu
 		t.Fatal(err)
 	}
 	r.log = hclog.New(&hclog.LoggerOptions{Name: "coordinator", Level: hclog.Warn, Output: testWriter{t}})
-	if r.cl, err = coordinator.JoinCluster(coordinator.ClusterConfig{Bind: r.c.Bind, Join: r.c.Join[:1], GossipKey: key, Logger: r.log}); err != nil {
+	if r.cl, err = coordinator.JoinCluster(context.Background(), coordinator.ClusterConfig{Bind: r.c.Bind, Join: r.c.Join[:1], GossipKey: key, Logger: r.log}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.cl.Close() })

@@ -106,7 +106,7 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 	if s.Agents, err = l.StartAgents(ctx, o.Agents); err != nil {
 		return s, err
 	}
-	if err = s.join(); err != nil {
+	if err = s.join(ctx); err != nil {
 		return s, err
 	}
 	want := len(l.Hosts())
@@ -119,13 +119,13 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 
 // join makes the calling process a member of the agents' cluster, with
 // the coordinator's certificate the lab issued.
-func (s *Session) join() error {
+func (s *Session) join(ctx context.Context) error {
 	c := s.Agents
 	key, err := gossip.ReadKey(c.GossipKey)
 	if err != nil {
 		return fmt.Errorf("lab %s: gossip key: %w", s.Lab.Spec.Name, err)
 	}
-	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{
+	cl, err := coordinator.JoinCluster(ctx, coordinator.ClusterConfig{
 		Bind: c.Bind, Join: c.Join[:1], GossipKey: key, Logger: s.log.Named("cluster"),
 	})
 	if err != nil {

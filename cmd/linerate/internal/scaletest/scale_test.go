@@ -114,7 +114,7 @@ func TestScale(t *testing.T) {
 		seeds = append(seeds, h.seed)
 	}
 	quiet := hclog.New(&hclog.LoggerOptions{Level: hclog.Off})
-	cl, err := coordinator.JoinCluster(coordinator.ClusterConfig{Bind: "127.0.0.1:0", Join: seeds, GossipKey: gossipKey, Logger: quiet})
+	cl, err := coordinator.JoinCluster(context.Background(), coordinator.ClusterConfig{Bind: "127.0.0.1:0", Join: seeds, GossipKey: gossipKey, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
