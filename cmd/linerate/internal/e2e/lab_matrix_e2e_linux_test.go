@@ -64,10 +64,8 @@ func TestLabMatrix(t *testing.T) {
 					t.Fatalf("run: exit %v, JSON %v, status %s: %s\n%s", err, jerr, res.Status, res.Error, stderr.String())
 				}
 				exact(t, &res, 1, 3000)
+				checkEngines(t, &res, string(backend), string(method))
 				for _, h := range res.Hosts {
-					if h.Role == "sender" && h.Backend != string(backend) || h.Role == "receiver" && h.Method != string(method) {
-						t.Errorf("host %s (%s): backend %q method %q, want %s and %s", h.Name, h.Role, h.Backend, h.Method, backend, method)
-					}
 					// AF_XDP on a veth: need_wakeup chosen off by auto
 					// (a virtual device), or on as asked, and the report
 					// says so.
@@ -85,13 +83,7 @@ func TestLabMatrix(t *testing.T) {
 					}
 				}
 				for _, s := range res.Flows[0].StreamDetail {
-					var on uint64
-					for _, q := range s.Queues {
-						on += q.Packets
-					}
-					if method.KnowsQueues() && (len(s.Queues) != 1 || on != s.Received) || !method.KnowsQueues() && s.Queues != nil {
-						t.Errorf("stream %s→%s:%d: received %d, queues %+v", s.Src, s.Dst, s.DstPort, s.Received, s.Queues)
-					}
+					checkQueues(t, method, s)
 				}
 			})
 		}

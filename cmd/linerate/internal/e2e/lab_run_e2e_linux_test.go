@@ -27,37 +27,67 @@ import (
 // nothing behind.
 func labRun(t *testing.T, bin, name string, args ...string) *coordinator.Result {
 	t.Helper()
+	return startLabRun(t, bin, name, args...).result(t)
+}
+
+// pendingLabRun is a `linerate lab run` started and not yet waited for:
+// several, each a lab of its own name, run at once (startLabRun).
+type pendingLabRun struct {
+	name           string
+	args           []string
+	dir            string
+	cmd            *exec.Cmd
+	cancel         context.CancelFunc
+	stdout, stderr strings.Builder
+	err            error // Start's
+}
+
+// startLabRun starts `linerate lab run ARGS --json` in a lab named name;
+// its result method waits for it and checks it as labRun does.
+func startLabRun(t *testing.T, bin, name string, args ...string) *pendingLabRun {
+	t.Helper()
 	within := 3 * time.Minute
 	if slices.Contains(args, lab.HostsVM) {
 		within = 8 * time.Minute // guests boot under TCG
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	dir := t.TempDir()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "run", "--name", name, "--json", "--log-level", "warn", "--results-dir", dir}, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := stdout.String()
+	p := &pendingLabRun{name: name, args: args, dir: t.TempDir(), cancel: cancel}
+	p.cmd = exec.CommandContext(ctx, bin, append([]string{"lab", "run", "--name", name, "--json", "--log-level", "warn", "--results-dir", p.dir}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.err = p.cmd.Start()
+	return p
+}
+
+// result waits for the run and fails t unless it ended ok with a lab
+// object, left no lab behind and stored its result.
+func (p *pendingLabRun) result(t *testing.T) *coordinator.Result {
+	t.Helper()
+	defer p.cancel()
+	err := p.err
+	if err == nil {
+		err = p.cmd.Wait()
+	}
+	args := p.args
+	out := p.stdout.String()
 	if slices.Contains(args, "--json-stream") {
 		out = checkStream(t, out)
 	}
 	var res coordinator.Result
 	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
-		t.Fatalf("lab run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
+		t.Fatalf("lab run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, p.stdout.String(), p.stderr.String())
 	}
 	if err != nil && res.Status == coordinator.StatusOK {
-		t.Fatalf("lab run %v: exit %v with status ok\n%s", args, err, stderr.String())
+		t.Fatalf("lab run %v: exit %v with status ok\n%s", args, err, p.stderr.String())
 	}
 	if res.Status != coordinator.StatusOK {
-		t.Fatalf("lab run %v: %s: %s\n%s", args, res.Status, res.Error, stderr.String())
+		t.Fatalf("lab run %v: %s: %s\n%s", args, res.Status, res.Error, p.stderr.String())
 	}
 	if res.Lab == nil {
 		t.Fatalf("lab run %v: no \"lab\" object in the result:\n%s", args, out)
 	}
-	assertNoLab(t, name, lab.DefaultDir(name))
+	assertNoLab(t, p.name, lab.DefaultDir(p.name))
 	// The run is on record.
-	stored, err := results.NewStore(dir).Load(res.RunID)
+	stored, err := results.NewStore(p.dir).Load(res.RunID)
 	if err != nil || stored.Kind != results.KindRun || stored.Run == nil || len(stored.Run.Flows) != len(res.Flows) || stored.Lab == nil {
 		t.Errorf("stored run %s: %v %+v", res.RunID, err, stored)
 	}
