@@ -36,7 +36,8 @@ func (b *Backend) log() hclog.Logger {
 
 // Probe reports why the backend cannot send from iface, or nil: kernel
 // 5.18+, the permission to load and run XDP programs in live-frame mode,
-// and (6.3+) the driver's ndo_xdp_xmit. Every failure wraps
+// and the driver's ndo_xdp_xmit (6.3+: its xdp-features; before, a
+// driver of ownProgramDrivers needs a program attached). Every failure wraps
 // pktgen.ErrUnsupported; the message says what to change.
 func (b *Backend) Probe(iface string) error {
 	return engine.OnThread(b.ThreadInit, func() error {
