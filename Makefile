@@ -34,7 +34,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -318,6 +318,14 @@ bench-latency: build bench-deps
 # /dev/kvm works), make demo's wall time; figures in docs/benchmarks.md.
 bench-vm: build vmtest-deps bench-deps
 	LINERATE=$(LINERATE) ./bench/vm-figures.sh
+
+# bench-vm-engines: the engines between two VM hosts (root; issue 21):
+# unpaced 64 B runs of every sender backend (kernel, xdp, afxdp with
+# need_wakeup off and on, afpacket) into the xdp method, then the fastest
+# into the xdp, afxdp and afpacket methods, one lab run each, alternating,
+# ROUNDS rounds; figures in docs/benchmarks.md. Not in make test (minutes).
+bench-vm-engines: build vmtest-deps bench-deps
+	LINERATE=$(LINERATE) ./bench/vm-engines.sh
 
 # bench-smoke: every bench script and bench-* target, through its make
 # target, at a smoke size (the sizes below: one short round, one small

@@ -37,12 +37,17 @@
 // xdp-features bit "ndo-xmit", read on 6.3+). A veth advertises it only
 // while its peer has an XDP program attached or GRO enabled (`ethtool -K
 // PEER gro on`); otherwise the peer discards every XDP frame without a
-// trace in any counter. Some NIC drivers (ixgbe, i40e, ...) set up their
-// XDP transmit rings only while an XDP program is attached to the sending
-// interface itself. Frames the driver could not transmit are counted
-// from its ethtool statistics when it has them (veth:
-// tx_queue_N_xdp_xmit and tx_queue_N_xdp_xmit_errors): they are reported
-// as errors and not as packets, and leave gaps in the sequence.
+// trace in any counter. Some drivers (virtio_net; NIC drivers such as
+// ixgbe and i40e) set up their XDP transmit rings only while an XDP
+// program is attached to the sending interface itself: on 6.3+ their
+// xdp-features say so, and before (the VM lab's Debian 6.1 guests) the
+// probe refuses virtio_net by name when no program is attached (its
+// ndo_xdp_xmit refuses every frame, ENXIO, before any counter moves).
+// Frames the driver could not transmit are counted from its ethtool
+// statistics when it has them (veth: tx_queue_N_xdp_xmit; virtio_net:
+// tx_queue_N_xdp_tx less tx_queue_N_xdp_tx_drops): they are reported as
+// errors and not as packets, and leave gaps in the sequence; a driver
+// that transmitted none fails the run.
 //
 // Privileges: CAP_BPF and CAP_NET_ADMIN (or root). Frames are at most
 // 3520 bytes (a page less the XDP headroom and tail).

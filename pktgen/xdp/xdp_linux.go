@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/hashicorp/go-hclog"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/linerate/linerate/internal/xdpfeat"
@@ -36,7 +36,8 @@ func (b *Backend) log() hclog.Logger {
 
 // Probe reports why the backend cannot send from iface, or nil: kernel
 // 5.18+, the permission to load and run XDP programs in live-frame mode,
-// and (6.3+) the driver's ndo_xdp_xmit. Every failure wraps
+// and the driver's ndo_xdp_xmit (6.3+: its xdp-features; before, a
+// driver of ownProgramDrivers needs a program attached). Every failure wraps
 // pktgen.ErrUnsupported; the message says what to change.
 func (b *Backend) Probe(iface string) error {
 	return engine.OnThread(b.ThreadInit, func() error {
@@ -95,6 +96,19 @@ func probe(iface string) (*net.Interface, error) {
 			return nil, unsupported(iface, "the veth cannot transmit XDP frames (no ndo-xmit in its xdp-features): its peer needs an XDP program attached (linerate recv attaches one) or GRO on (ethtool -K PEER gro on); without either the peer discards them")
 		}
 		return nil, unsupported(iface, "driver %q cannot transmit XDP frames (no ndo-xmit in its xdp-features)", driver)
+	}
+	if ferr != nil {
+		// No xdp-features (before 6.3): a driver that transmits only
+		// with a program of its own attached is known by name.
+		if driver, _, err := driverInfo(iface); err == nil {
+			attached := false
+			if l, err := netlink.LinkByIndex(ifi.Index); err == nil && l.Attrs().Xdp != nil {
+				attached = l.Attrs().Xdp.Attached
+			}
+			if err := needsOwnProgram(iface, driver, false, attached); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Load and run a program that drops its one frame: proves the
 	// permission and live-frame support without sending anything.
@@ -362,40 +376,17 @@ func (t *thread) Interrupt() {
 
 func (t *thread) Close() error { return nil }
 
-var queueStat = regexp.MustCompile(`^tx_queue_(\d+)_xdp_xmit$`)
-
 // account moves frames the driver did not transmit from packets to
 // errors, per thread when the driver's counters tell which thread's they
-// were (veth: the peer's receive queue is the sending CPU modulo the
-// queue count, shown as this side's tx_queue_N).
+// were (perQueueExact).
 func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Logger) error {
-	delta := func(name string) uint64 {
-		if a, b := after[name], r.before[name]; a > b {
-			return a - b
-		}
-		return 0
-	}
-	var total uint64
-	queues := map[int]uint64{}
-	found := false
-	for name := range after {
-		if !strings.HasSuffix(name, "xdp_xmit") {
-			continue
-		}
-		found = true
-		total += delta(name)
-		if m := queueStat.FindStringSubmatch(name); m != nil {
-			q, _ := strconv.Atoi(m[1])
-			queues[q] = delta(name)
-		}
-	}
+	total, queues, found := transmitted(r.before, after)
 	if !found {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("driver %s of %s has no XDP transmit counter: frames it could not transmit are not visible here", r.driver, r.cfg.Device))
 		return nil
 	}
 	if sum.Packets > 0 && total == 0 {
-		return fmt.Errorf("xdp backend: %s's driver (%s) transmitted none of the %d frames (its xdp_xmit counters did not move): for a veth, attach an XDP program to the peer or turn GRO on there (ethtool -K PEER gro on): %w",
-			r.cfg.Device, r.driver, sum.Packets, pktgen.ErrUnsupported)
+		return noneTransmitted(r.cfg.Device, r.driver, sum.Packets)
 	}
 	if total >= sum.Packets {
 		return nil
@@ -405,7 +396,7 @@ func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Lo
 	exact := len(sum.Threads) == 1
 	if exact {
 		perThread[0] = lost
-	} else if len(queues) > 0 {
+	} else if len(queues) > 0 && perQueueExact(r.driver) {
 		seen := map[int]bool{}
 		exact = true
 		for i, th := range sum.Threads {

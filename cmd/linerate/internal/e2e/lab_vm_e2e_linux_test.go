@@ -211,6 +211,29 @@ func TestLabVMHosts(t *testing.T) {
 		}
 		restored(t, 0, "s1", "r1")
 	})
+	// The xdp backend on the guests' virtio_net (Debian 6.1, no
+	// xdp-features): the driver transmits XDP frames only while an XDP
+	// program is attached to the sending interface, so the sender's agent
+	// refuses it by name at configure, where it once reported millions
+	// of frames sent and none reached the switch.
+	t.Run("xdp-refused", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...),
+			"--senders", "s1", "--receivers", "r1", "--duration", "1s", "--backend", "xdp", "--method", "xdp")...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var res coordinator.Result
+		if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
+			t.Fatalf("run: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", err, jerr, stdout.String(), stderr.String())
+		}
+		const want = "driver virtio_net transmits XDP frames only while an XDP program is attached to data0 itself"
+		if err == nil || res.Status != coordinator.StatusFailed || !strings.Contains(res.Error, want) {
+			t.Errorf("run --backend xdp: exit %v, status %s, error %q: want a failed run naming %q", err, res.Status, res.Error, want)
+		}
+		restored(t, 30*time.Second, "s1", "r1")
+	})
 	// Known truth across guests. The lab's netem (--delay 20ms) is on
 	// each sender's data interface, read back in the guests; kernel
 	// pktgen passes it by in its default start_xmit (the runs above and

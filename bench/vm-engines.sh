@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Benchmark of the engines in the VM-host lab (run by hand as root: `make
+# bench-vm-engines`): the issue 21 comparison of bench/generators.sh and
+# bench/afxdp-receiver.sh, on virtio_net between two qemu guests (`linerate
+# lab run --hosts vm --senders 1 --receivers 1`: 4 queue pairs, 4 vCPUs a
+# guest, TCG unless /dev/kvm works). Like for like: every run is one lab run
+# of the same shape, unpaced, 64-byte frames (the smallest, the default),
+# DURATION long, --threads THREADS, the kinds alternating in each of ROUNDS
+# rounds, medians.
+#   1. senders, all into the same sink (the receiver's --method xdp):
+#      --backend kernel (pktgen in the guest), afxdp --need-wakeup off,
+#      afxdp --need-wakeup on, afpacket; xdp only when SENDERS names it:
+#      the guest's virtio_net (Debian 6.1) transmits XDP frames only while
+#      an XDP program is attached to the sending interface itself, and the
+#      xdp backend refuses it without one (its probe), so a run with it
+#      fails here. Per run the sent pps (the flow's
+#      achieved_pps: what the sender put out over its own send time) and
+#      the received pps (the flow's pps); the ratios of medians afxdp/xdp,
+#      afxdp/afpacket, afxdp/kernel and need_wakeup on/off.
+#   2. receivers, the fastest sender of part 1 (by median sent pps;
+#      FASTEST= names one instead) into --method xdp (the reference),
+#      afxdp and afpacket. Per run what the receiver counted (the flow's
+#      received) against what its interface was delivered: the lab
+#      switch's port toward the receiver (lab.switch_ports[] with to = r1),
+#      tx_packets, the frames its tap handed to the guest (the switch's
+#      count; the guest's own rx counters are not in the run's JSON), and
+#      that port's drops (frames the guest did not take off its tap).
+#      The receiver's need_wakeup is auto in a run (off on virtio_net:
+#      `linerate run` has no receiver need_wakeup; `linerate recv` has):
+#      its method_reason, from round 1, says what it chose.
+# trafgen is not here: docs/benchmarks.md (VM-host lab, issue 21) says why.
+#
+# One lab run per row: a lab run boots its two guests (about 8 s each under
+# TCG, together) and removes them; `lab up` with `linerate run` against it
+# would reuse them, but only `lab run` adds the switch's port counters that
+# part 2 reads (and the loss accounting checks).
+#
+# Not a pass/fail test: figures only. The exit status is non-zero when a
+# run fails (status neither ok nor partial, or no JSON) or its JSON lacks a
+# field read here; loss is a figure (a guest under TCG drains less than
+# another sends). The lab (NAME) is removed after every run, on exit and
+# on Ctrl-C (lab down --name).
+#
+# Environment: ROUNDS (3), DURATION (3s), THREADS (2: one per CPU of the
+# data NIC's node in a 4-vCPU guest, the lab's default there), SENDERS
+# ("kernel afxdp-off afxdp-on afpacket"; xdp may be added), RECEIVERS ("xdp afxdp
+# afpacket"), FASTEST (unset: from part 1), LINERATE (./bin/linerate),
+# NAME (the lab's name, "ve<pid>"). Not in `make bench-smoke` (make test's
+# budget is full, and every row is a lab run of two guest boots); the
+# smallest run by hand: ROUNDS=1 DURATION=1s SENDERS=afxdp-on
+# RECEIVERS=afxdp FASTEST=afxdp-on (two lab runs).
+set -euo pipefail
+shopt -s inherit_errexit
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-3s}
+THREADS=${THREADS:-2}
+SENDERS=${SENDERS:-kernel afxdp-off afxdp-on afpacket}
+RECEIVERS=${RECEIVERS:-xdp afxdp afpacket}
+FASTEST=${FASTEST:-}
+BIN=${LINERATE:-./bin/linerate}
+NAME=${NAME:-ve$(($$ % 100000))}
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, taps, qemu)"
+command -v jq >/dev/null || die "jq missing (apt-get install jq)"
+[ -x "$BIN" ] || die "$BIN is not an executable linerate (set LINERATE=, or make build)"
+for v in ROUNDS THREADS; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v}: want a positive whole number"
+done
+senders="kernel xdp afxdp-off afxdp-on afpacket"
+for k in $SENDERS ${FASTEST:+$FASTEST}; do
+	case " $senders " in *" $k "*) ;; *) die "SENDERS/FASTEST: $k is not a sender here ($senders)" ;; esac
+done
+for k in $RECEIVERS; do
+	case $k in xdp | afxdp | afpacket) ;; *) die "RECEIVERS: $k is not a receiver here (xdp afxdp afpacket)" ;; esac
+done
+read -ra S <<<"$SENDERS"
+read -ra R <<<"$RECEIVERS"
+[ ${#S[@]} -gt 0 ] || [ -n "$FASTEST" ] || die "SENDERS is empty and FASTEST unset: no sender for part 2"
+
+tmp=$(mktemp -d)
+cleanup() {
+	"$BIN" lab down --name "$NAME" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# sender_args KIND: the run's sender flags.
+sender_args() {
+	case $1 in
+	kernel | xdp | afpacket) echo "--backend $1" ;;
+	afxdp-off) echo "--backend afxdp --need-wakeup off" ;;
+	afxdp-on) echo "--backend afxdp --need-wakeup on" ;;
+	esac
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# run OUT SENDER METHOD: one lab run; leaves its JSON in OUT.json and
+# checks the fields read below. A failed run or a missing field ends the
+# bench, naming it.
+run() {
+	local out=$1 sender=$2 method=$3
+	# shellcheck disable=SC2046 # sender_args is flags, split on purpose
+	"$BIN" lab run --hosts vm --name "$NAME" --senders 1 --receivers 1 --duration "$DURATION" \
+		--threads "$THREADS" $(sender_args "$sender") --method "$method" \
+		--json --log-level info --results-dir "$tmp/results" >"$out.json" 2>"$out.err" || true
+	if ! jq -e '(.status == "ok" or .status == "partial")
+		and (.flows | length == 1)
+		and all(.flows[0].achieved_pps, .flows[0].pps, .flows[0].sent, .flows[0].received, .flows[0].lost; type == "number")
+		and ([.lab.switch_ports[]? | select(.to == "r1")] | length == 1
+			and all(.[0].tx_packets, .[0].drops; type == "number"))
+		and ([.hosts[]? | select(.role == "receiver")] | length == 1 and (.[0].method_reason | type == "string"))' "$out.json" >/dev/null 2>&1; then
+		die "run $sender into $method failed, or its JSON lacks status, flows[0].{achieved_pps,pps,sent,received,lost}, lab.switch_ports[to=r1].{tx_packets,drops} or the receiver's method_reason: $(jq -r '.status + ": " + (.error // "")' "$out.json" 2>/dev/null || head -c 300 "$out.json") $(tail -3 "$out.err")"
+	fi
+	# One "VM host ready" line per guest (the lab's log,
+	# cmd/linerate/internal/lab/vmagents_linux.go), each with accel=.
+	[ "$(grep -c 'VM host ready: .*accel=' "$out.err" || true)" = 2 ] ||
+		die "run $sender into $method: its log has not two \"VM host ready\" lines with accel=: $(grep -m2 'VM host' "$out.err")"
+	sed -nE 's/.*VM host ready: .*accel=([^ ]+).*/\1/p' "$out.err" >>"$tmp/accel"
+}
+
+echo "VM-host lab engines benchmark: $(date -u +%FT%TZ)"
+echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), host kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "lab run --hosts vm --senders 1 --receivers 1, 64 B, unpaced, $DURATION, --threads $THREADS, $ROUNDS rounds, alternating"
+
+if [ ${#S[@]} -gt 0 ]; then
+	echo
+	echo "1. senders into --method xdp (sent: the sender's achieved pps; received: the flow's pps)"
+	printf '   %-6s %-10s %8s %12s %12s %10s %10s %12s\n' round sender streams sent_pps received_pps sent lost switch_drops
+	for r in $(seq 1 "$ROUNDS"); do
+		order=("${S[@]}")
+		((r % 2)) || mapfile -t order < <(printf '%s\n' "${S[@]}" | tac)
+		for k in "${order[@]}"; do
+			out=$tmp/s.$k.$r
+			run "$out" "$k" xdp
+			jq -r --arg r "$r" --arg k "$k" '
+				(.flows[0]) as $f
+				| [$r, $k, ($f.stream_detail | length), ($f.achieved_pps | floor), ($f.pps | floor), $f.sent, $f.lost,
+				   ([.lab.switch_ports[].drops] | add)] | @tsv' "$out.json" |
+				awk -F'\t' '{printf "   %-6s %-10s %8s %12s %12s %10s %10s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
+			jq '.flows[0].achieved_pps' "$out.json" >>"$tmp/sent.$k"
+			jq '.flows[0].pps' "$out.json" >>"$tmp/recv.$k"
+		done
+	done
+	echo
+	printf '   %-10s %14s %14s\n' sender median_sent median_received
+	for k in "${S[@]}"; do
+		printf '   %-10s %14.0f %14.0f\n' "$k" "$(median <"$tmp/sent.$k")" "$(median <"$tmp/recv.$k")"
+		echo "$(median <"$tmp/sent.$k") $k" >>"$tmp/fastest"
+	done
+	# ratio A B: the ratios of A's medians to B's, when both ran.
+	ratio() {
+		[ -s "$tmp/sent.$1" ] && [ -s "$tmp/sent.$2" ] || return 0
+		awk -v a="$(median <"$tmp/sent.$1")" -v b="$(median <"$tmp/sent.$2")" \
+			-v ar="$(median <"$tmp/recv.$1")" -v br="$(median <"$tmp/recv.$2")" -v n="$1/$2" \
+			'BEGIN {printf "   %-22s sent %.2f, received %.2f\n", n, a / b, ar / br}'
+	}
+	echo
+	echo "   ratios of medians:"
+	for ref in xdp afpacket kernel; do ratio afxdp-off "$ref"; done
+	ratio afxdp-on afxdp-off
+	[ -n "$FASTEST" ] || FASTEST=$(sort -g "$tmp/fastest" | tail -1 | cut -d' ' -f2)
+fi
+
+if [ ${#R[@]} -gt 0 ]; then
+	echo
+	echo "2. receivers, sender $FASTEST (counted: the flow's received; delivered: the switch port toward r1, tx_packets; switch_drops: that port's drops)"
+	printf '   %-6s %-9s %12s %10s %10s %12s %9s\n' round receiver sent_pps delivered counted switch_drops counted%
+	for r in $(seq 1 "$ROUNDS"); do
+		order=("${R[@]}")
+		((r % 2)) || mapfile -t order < <(printf '%s\n' "${R[@]}" | tac)
+		for m in "${order[@]}"; do
+			out=$tmp/r.$m.$r
+			run "$out" "$FASTEST" "$m"
+			read -r pps delivered counted drops < <(jq -r '
+				([.lab.switch_ports[] | select(.to == "r1")][0]) as $p
+				| [(.flows[0].achieved_pps | floor), $p.tx_packets, .flows[0].received, $p.drops] | @tsv' "$out.json")
+			pct=$(awk -v c="$counted" -v d="$delivered" 'BEGIN {printf "%.3f", d ? 100 * c / d : 0}')
+			printf '   %-6s %-9s %12s %10s %10s %12s %9s\n' "$r" "$m" "$pps" "$delivered" "$counted" "$drops" "$pct"
+			echo "$pct" >>"$tmp/pct.$m"
+			echo "$pps" >>"$tmp/rpps.$m"
+			[ "$r" != 1 ] || echo "   $m: $(jq -r '.hosts[] | select(.role == "receiver") | .method_reason' "$out.json")" >>"$tmp/reasons"
+		done
+	done
+	echo
+	printf '   %-9s %14s %13s\n' receiver median_sent min_counted%
+	for m in "${R[@]}"; do
+		printf '   %-9s %14.0f %13s\n' "$m" "$(median <"$tmp/rpps.$m")" "$(sort -g "$tmp/pct.$m" | head -1)"
+	done
+	echo
+	echo "   what each receiver chose (round 1):"
+	cat "$tmp/reasons"
+fi
+echo
+echo "accelerator of every guest of every run: $(sort -u "$tmp/accel" | paste -sd' ') (the lab's \"VM host ready\" log lines)"

@@ -1,0 +1,84 @@
+//go:build linux
+
+package xdp
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ownProgramDrivers are drivers whose ndo_xdp_xmit works only while an
+// XDP program is attached to the transmitting interface itself: they set
+// up their XDP transmit queues when a program is attached, and without
+// one refuse every frame (virtio_net: ENXIO) before any counter moves.
+// A kernel with xdp-features (6.3+) says so itself (no ndo-xmit bit until
+// a program is attached); on an older one, such as the VM lab's Debian
+// 6.1 guest, only the driver's name tells.
+var ownProgramDrivers = []string{"virtio_net"}
+
+// needsOwnProgram is why the xdp backend cannot transmit from iface of
+// driver, or nil: a driver of ownProgramDrivers with no XDP program
+// attached to iface (attached, as netlink reports it). featKnown is
+// whether the kernel reported the device's xdp-features, which then
+// decided already.
+func needsOwnProgram(iface, driver string, featKnown, attached bool) error {
+	if featKnown || attached || !slices.Contains(ownProgramDrivers, driver) {
+		return nil
+	}
+	return unsupported(iface, "driver %s transmits XDP frames only while an XDP program is attached to %s itself (it sets up its XDP transmit queues then); without one it refuses every frame and counts none: attach one to %s (linerate recv --method xdp there does), or use another backend (kernel, afxdp, afpacket)", driver, iface, iface)
+}
+
+// xmitStat is a per-queue XDP transmit counter of a driver's ethtool
+// statistics: veth's tx_queue_N_xdp_xmit (frames its peer took),
+// virtio_net's tx_queue_N_xdp_tx (frames offered to the queue, of which
+// tx_queue_N_xdp_tx_drops did not fit).
+var xmitStat = regexp.MustCompile(`^tx_queue_(\d+)_xdp_(xmit|tx)$`)
+
+// transmitted is what a driver's XDP transmit counters say it sent
+// between before and after: the total, per queue where the counters are
+// per queue, and whether the driver has such counters at all. A counter
+// that went backwards (a reset) counts 0.
+func transmitted(before, after map[string]uint64) (total uint64, queues map[int]uint64, found bool) {
+	delta := func(name string) uint64 {
+		if a, b := after[name], before[name]; a > b {
+			return a - b
+		}
+		return 0
+	}
+	queues = map[int]uint64{}
+	for name := range after {
+		var n uint64
+		switch {
+		case strings.HasPrefix(name, "tx_queue_") && strings.HasSuffix(name, "_xdp_tx"):
+			// virtio_net: offered less refused. (rx_queue_N_xdp_tx,
+			// veth's and virtio_net's, are XDP_TX of received frames.)
+			n = delta(name) - min(delta(name+"_drops"), delta(name))
+		case strings.HasSuffix(name, "xdp_xmit"):
+			n = delta(name)
+		default:
+			continue
+		}
+		found = true
+		total += n
+		if m := xmitStat.FindStringSubmatch(name); m != nil {
+			q, _ := strconv.Atoi(m[1])
+			queues[q] += n
+		}
+	}
+	return total, queues, found
+}
+
+// noneTransmitted is the error of a run whose driver transmitted none of
+// its packets.
+func noneTransmitted(iface, driver string, packets uint64) error {
+	return unsupported(iface, "driver %s transmitted none of the %d frames (its XDP transmit counters did not move): for a veth, attach an XDP program to the peer or turn GRO on there (ethtool -K PEER gro on); for %s, attach one to %s itself", driver, packets, strings.Join(ownProgramDrivers, ", "), iface)
+}
+
+// perQueueExact reports whether driver's per-queue transmit counters
+// tell which thread's frames were not transmitted: a veth's peer receive
+// queue is the sending CPU modulo the queue count. Other drivers pick
+// their XDP transmit queue by their own rule (virtio_net: past the
+// regular queues when it has enough, else the CPU modulo the queues).
+func perQueueExact(driver string) bool { return driver == "veth" }
