@@ -19,15 +19,16 @@
 #      afxdp/afpacket, afxdp/kernel and need_wakeup on/off.
 #   2. receivers, the fastest sender of part 1 (by median sent pps;
 #      FASTEST= names one instead) into --method xdp (the reference),
-#      afxdp and afpacket. Per run what the receiver counted (the flow's
+#      afxdp (need_wakeup auto: off on virtio_net), afxdp-off and
+#      afxdp-on (--need-wakeup off and on: a run's policy is the AF_XDP
+#      sockets' at both ends, so an afxdp FASTEST must ask the same) and
+#      afpacket. Per run what the receiver counted (the flow's
 #      received) against what its interface was delivered: the lab
 #      switch's port toward the receiver (lab.switch_ports[] with to = r1),
 #      tx_packets, the frames its tap handed to the guest (the switch's
 #      count; the guest's own rx counters are not in the run's JSON), and
 #      that port's drops (frames the guest did not take off its tap).
-#      The receiver's need_wakeup is auto in a run (off on virtio_net:
-#      `linerate run` has no receiver need_wakeup; `linerate recv` has):
-#      its method_reason, from round 1, says what it chose.
+#      Each receiver's method_reason, from round 1, says what it chose.
 # trafgen is not here: docs/benchmarks.md (VM-host lab, issue 21) says why.
 #
 # One lab run per row: a lab run boots its two guests (about 8 s each under
@@ -43,8 +44,8 @@
 #
 # Environment: ROUNDS (3), DURATION (3s), THREADS (2: one per CPU of the
 # data NIC's node in a 4-vCPU guest, the lab's default there), SENDERS
-# ("kernel afxdp-off afxdp-on afpacket"; xdp may be added), RECEIVERS ("xdp afxdp
-# afpacket"), FASTEST (unset: from part 1), LINERATE (./bin/linerate),
+# ("kernel afxdp-off afxdp-on afpacket"; xdp may be added), RECEIVERS ("xdp
+# afxdp-off afxdp-on afpacket"; afxdp: auto), FASTEST (unset: from part 1), LINERATE (./bin/linerate),
 # NAME (the lab's name, "ve<pid>"). Not in `make bench-smoke` (make test's
 # budget is full, and every row is a lab run of two guest boots); the
 # smallest run by hand: ROUNDS=1 DURATION=1s SENDERS=afxdp-on
@@ -54,8 +55,8 @@ shopt -s inherit_errexit
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
 THREADS=${THREADS:-2}
-SENDERS=${SENDERS:-kernel afxdp-off afxdp-on afpacket}
-RECEIVERS=${RECEIVERS:-xdp afxdp afpacket}
+SENDERS=${SENDERS-kernel afxdp-off afxdp-on afpacket}
+RECEIVERS=${RECEIVERS-xdp afxdp-off afxdp-on afpacket}
 FASTEST=${FASTEST:-}
 BIN=${LINERATE:-./bin/linerate}
 NAME=${NAME:-ve$(($$ % 100000))}
@@ -72,7 +73,13 @@ for k in $SENDERS ${FASTEST:+$FASTEST}; do
 	case " $senders " in *" $k "*) ;; *) die "SENDERS/FASTEST: $k is not a sender here ($senders)" ;; esac
 done
 for k in $RECEIVERS; do
-	case $k in xdp | afxdp | afpacket) ;; *) die "RECEIVERS: $k is not a receiver here (xdp afxdp afpacket)" ;; esac
+	case $k in xdp | afxdp | afxdp-off | afxdp-on | afpacket) ;; *) die "RECEIVERS: $k is not a receiver here (xdp afxdp afxdp-off afxdp-on afpacket)" ;; esac
+	# A run has one need_wakeup policy, for the AF_XDP sockets at both
+	# ends: an afxdp sender and an afxdp receiver that each name one must
+	# name the same.
+	case ${FASTEST:-}:$k in afxdp-on:afxdp-off | afxdp-off:afxdp-on)
+		die "FASTEST=$FASTEST with receiver $k: a run's --need-wakeup is both ends'; want the same, or receiver afxdp (auto)" ;;
+	esac
 done
 read -ra S <<<"$SENDERS"
 read -ra R <<<"$RECEIVERS"
@@ -96,6 +103,15 @@ sender_args() {
 	esac
 }
 
+# method_args KIND: the run's receiver flags.
+method_args() {
+	case $1 in
+	afxdp-off) echo "--method afxdp --need-wakeup off" ;;
+	afxdp-on) echo "--method afxdp --need-wakeup on" ;;
+	*) echo "--method $1" ;;
+	esac
+}
+
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # run OUT SENDER METHOD: one lab run; leaves its JSON in OUT.json and
@@ -105,7 +121,7 @@ run() {
 	local out=$1 sender=$2 method=$3
 	# shellcheck disable=SC2046 # sender_args is flags, split on purpose
 	"$BIN" lab run --hosts vm --name "$NAME" --senders 1 --receivers 1 --duration "$DURATION" \
-		--threads "$THREADS" $(sender_args "$sender") --method "$method" \
+		--threads "$THREADS" $(sender_args "$sender") $(method_args "$method") \
 		--json --log-level info --results-dir "$tmp/results" >"$out.json" 2>"$out.err" || true
 	if ! jq -e '(.status == "ok" or .status == "partial")
 		and (.flows | length == 1)

@@ -14,12 +14,17 @@ func (st *runState) arm(ctx context.Context, n *node) error {
 	if err := n.size.check(n.nic.receiverMemory); err != nil {
 		return err
 	}
+	reflect := st.reflectPorts(n)
+	var reflectVLAN uint32
+	if len(reflect) > 0 {
+		reflectVLAN = uint32(st.spec.VLAN)
+	}
 	resp, err := unary(ctx, st, "arm", n.c.Arm, &lineratev1.ArmRequest{
 		LeaseId: n.lease, Method: string(st.spec.Method),
 		MaxStreams: uint32(n.size.MaxStreams), Window: n.size.Window,
 		Repeats: uint32(st.spec.Copies()), SeqStride: uint32(st.spec.Copies()),
 		ClockCorrections: st.corrections(n),
-		Latency:          string(st.receiverLatency()), ReflectPorts: st.reflectPorts(n),
+		Latency:          string(st.receiverLatency()), ReflectPorts: reflect, ReflectVlan: reflectVLAN,
 		NeedWakeup: string(st.spec.receiverWakeup()),
 	})
 	if err != nil {

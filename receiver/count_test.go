@@ -28,6 +28,8 @@ func TestOptionsNames(t *testing.T) {
 		{Options{MaxRanges: MaxRangesLimit + 1}, "MaxRanges 4097: want 1 to 4096"},
 		{Options{Method: MethodXDP, NeedWakeup: "on", Names: Names{NeedWakeup: "--need-wakeup"}}, "--need-wakeup on: an AF_XDP socket's bind flag (the afxdp backend's, the afxdp receiver method's); method xdp has none: want auto, or an afxdp engine"},
 		{Options{Method: MethodAFPacket, CPUs: []int{1}}, "CPUs [1]: the afxdp method's reader CPUs; method afpacket places its own"},
+		{Options{Method: MethodXDP, ReflectVLAN: 100}, "ReflectVLAN 100: want a VLAN id 1-4094 with Reflect ports, or 0"},
+		{Options{Method: MethodXDP, Reflect: []uint16{10100}, ReflectVLAN: 4095}, "ReflectVLAN 4095: want a VLAN id 1-4094"},
 	} {
 		_, err := tt.o.withDefaults()
 		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.want) {

@@ -206,6 +206,12 @@ type Options struct {
 	// stream's Reflected. Only the XDP method can (Method xdp or auto,
 	// which then never falls back to AF_PACKET); at most MaxReflectPorts.
 	Reflect []uint16
+	// ReflectVLAN is the 802.1Q id (1-4094; 0: none) of the run's test
+	// frames, put back on a reflection that arrived untagged: a NIC's
+	// VLAN offload, or a veth from a bridge, hands XDP the frame without
+	// its tag, which XDP_TX would then send back on no VLAN. Only with
+	// Reflect.
+	ReflectVLAN int
 	// NeedWakeup is the afxdp method's need_wakeup policy: auto (default:
 	// on for a physical NIC, off for a virtual device, xsk.Virtual), on or
 	// off; a kernel that refuses the flag gets the socket without it and
@@ -351,6 +357,9 @@ func (o Options) withDefaults() (Options, error) {
 // taps: it cannot send a frame back in the kernel) and port lists past
 // MaxReflectPorts or naming port 0.
 func (o Options) checkReflect() error {
+	if o.ReflectVLAN < 0 || o.ReflectVLAN > 4094 || o.ReflectVLAN > 0 && len(o.Reflect) == 0 {
+		return fmt.Errorf("%w: ReflectVLAN %d: want a VLAN id 1-4094 with Reflect ports, or 0", ErrOptions, o.ReflectVLAN)
+	}
 	if len(o.Reflect) == 0 {
 		return nil
 	}

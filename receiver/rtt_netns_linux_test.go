@@ -145,6 +145,30 @@ func TestRTTReflectNetns(t *testing.T) {
 		}
 	}
 
+	// With ReflectVLAN, an untagged frame goes back with the tag pushed
+	// on (the head grown by 4 bytes, the addresses moved): A's receiver
+	// parses and counts every return, their round trips timed. That the
+	// tag is on the wire is the lab's switch count (TestLabRunIPv6VLAN).
+	t.Run("vlan", func(t *testing.T) {
+		rx := startIn(t, ctx, p.B, Options{Method: MethodXDP, Window: MinWindow, Reflect: []uint16{rttPort}, ReflectVLAN: 100})
+		meter := startIn(t, ctx, p.A, Options{Method: MethodXDP, Window: MinWindow, Clock: latency.SameHost})
+		const k = 300
+		sendFrames(t, p.A, rttFrames(p, sport+2, 0, k))
+		waitStream(t, meter, b, sport+2, k)
+		got, err := meter.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := rx.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, back := streamTo(*r, a, rttPort), streamTo(*got, b, sport+2)
+		if out == nil || out.Reflected != k || back == nil || back.Received != k || back.Missing != 0 || back.Latency == nil || back.Latency.Samples() != k {
+			t.Errorf("sent %d untagged: B %+v; A got back %+v", k, out, back)
+		}
+	})
+
 	t.Run("tbf", func(t *testing.T) {
 		rx := startIn(t, ctx, p.B, Options{Method: MethodXDP, Window: MinWindow, Reflect: []uint16{rttPort}})
 		meter := startIn(t, ctx, p.A, Options{Method: MethodXDP, Window: MinWindow, Clock: latency.SameHost})

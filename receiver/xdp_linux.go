@@ -139,7 +139,7 @@ func newXDP(o Options, ring uint32) (_ *xdpMethod, err error) {
 		maxStreams: o.MaxStreams, g: x.g, pass: o.Pass, lat: -1, clock: -1, corr: -1, reflect: -1,
 	}
 	if x.reflect != nil {
-		params.reflect = x.reflect.FD()
+		params.reflect, params.reflectVLAN = x.reflect.FD(), o.ReflectVLAN
 		for _, port := range o.Reflect {
 			if err := x.reflect.Update(binary.BigEndian.AppendUint16(nil, port), uint8(1), ebpf.UpdateAny); err != nil {
 				return nil, fmt.Errorf("xdp: mark port %d to reflect: %w", port, err)

@@ -112,6 +112,9 @@ type xdpParams struct {
 	// reflect holds the UDP destination ports (network order) whose
 	// test packets go back where they came from (< 0: none).
 	reflect int
+	// reflectVLAN is the 802.1Q id a reflection that arrived untagged is
+	// sent back with (0: none; Options.ReflectVLAN).
+	reflectVLAN int
 }
 
 // be16 and be32 are network-order constants as a load of the packet
@@ -361,9 +364,46 @@ func reflection(p xdpParams, final string) asm.Instructions {
 		asm.JGT.Reg(asm.R4, asm.R3, final),
 	)
 	swap(0, 2, asm.Half)
+	if p.reflectVLAN > 0 {
+		is = append(is, pushTag(p.reflectVLAN, final)...)
+	}
 	is = append(is, inc(asm.R8, slotReflected)...)
 	add(asm.Mov.Imm(asm.R0, xdpTx), asm.Return())
 	return is
+}
+
+// pushTag puts 802.1Q id vlan back on a reflection that came untagged
+// (its IP header at 14: a NIC's or a veth's receive path took the tag
+// into the packet's metadata, where XDP does not see it), so that it goes
+// back on the VLAN it came on: the head grown by 4 bytes, the Ethernet
+// addresses moved to the front, the tag after them. A tagged one is left
+// as it is; one whose head cannot grow goes to label final, unreflected.
+func pushTag(vlan int, final string) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R4, asm.RFP, stL3, asm.DWord),
+		asm.JNE.Imm(asm.R4, 14, "tagged"),
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.Mov.Imm(asm.R2, -4),
+		asm.FnXdpAdjustHead.Call(),
+		asm.JNE.Imm(asm.R0, 0, final),
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, 18),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
+		// The addresses, 12 bytes from 4 to 0 (front to back: the
+		// copy never overwrites what it has yet to read).
+		asm.LoadMem(asm.R4, asm.R2, 4, asm.Word),
+		asm.StoreMem(asm.R2, 0, asm.R4, asm.Word),
+		asm.LoadMem(asm.R4, asm.R2, 8, asm.Word),
+		asm.StoreMem(asm.R2, 4, asm.R4, asm.Word),
+		asm.LoadMem(asm.R4, asm.R2, 12, asm.Word),
+		asm.StoreMem(asm.R2, 8, asm.R4, asm.Word),
+		asm.StoreImm(asm.R2, 12, int64(be16(0x8100)), asm.Half),
+		asm.StoreImm(asm.R2, 14, int64(be16(uint16(vlan))), asm.Half),
+		asm.Mov.Imm(asm.R4, 0).WithSymbol("tagged"),
+	}
 }
 
 // parseTest is the program's parse of a frame, up to its pktgen header:

@@ -2384,7 +2384,12 @@ type ArmRequest struct {
 	// The afxdp method's need_wakeup policy: "auto" (or empty: on for a
 	// physical NIC, off for a virtual device), "on" or "off"
 	// (pktgen.NeedWakeups); the other methods refuse on and off.
-	NeedWakeup    string `protobuf:"bytes,21,opt,name=need_wakeup,json=needWakeup,proto3" json:"need_wakeup,omitempty"`
+	NeedWakeup string `protobuf:"bytes,21,opt,name=need_wakeup,json=needWakeup,proto3" json:"need_wakeup,omitempty"`
+	// The 802.1Q id of the run's test frames (1-4094; 0: untagged), put
+	// back on a reflection (reflect_ports) that arrived untagged: a NIC's
+	// VLAN offload, or a veth fed by a bridge, gives XDP the frame without
+	// its tag. Only with reflect_ports.
+	ReflectVlan   uint32 `protobuf:"varint,22,opt,name=reflect_vlan,json=reflectVlan,proto3" json:"reflect_vlan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2516,6 +2521,13 @@ func (x *ArmRequest) GetNeedWakeup() string {
 		return x.NeedWakeup
 	}
 	return ""
+}
+
+func (x *ArmRequest) GetReflectVlan() uint32 {
+	if x != nil {
+		return x.ReflectVlan
+	}
+	return 0
 }
 
 // ClockCorrection is added to the delays of the streams to dst_port.
@@ -5705,7 +5717,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x120\n" +
 	"\achanges\x18\x02 \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
 	"\bwarnings\x18\x03 \x03(\tR\bwarnings\x128\n" +
-	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\xcc\x03\n" +
+	"\bsettings\x18\x04 \x03(\v2\x1c.linerate.v1.RestoredSettingR\bsettings\"\xef\x03\n" +
 	"\n" +
 	"ArmRequest\x12\x19\n" +
 	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x14\n" +
@@ -5726,7 +5738,8 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"seq_stride\x18\x14 \x01(\rR\tseqStride\x12\x1f\n" +
 	"\vneed_wakeup\x18\x15 \x01(\tR\n" +
-	"needWakeup\"C\n" +
+	"needWakeup\x12!\n" +
+	"\freflect_vlan\x18\x16 \x01(\rR\vreflectVlan\"C\n" +
 	"\x0fClockCorrection\x12\x19\n" +
 	"\bdst_port\x18\x01 \x01(\rR\adstPort\x12\x15\n" +
 	"\x06add_ns\x18\x02 \x01(\x03R\x05addNs\"\xb2\x01\n" +
