@@ -122,7 +122,8 @@ type Config struct {
 	// its device's own (config.src_mac); none by default.
 	AllowSrcMACs []net.HardwareAddr
 	// AllowVLANs are the VLAN ids a sender may tag its frames with
-	// (config.vlan_id); none by default.
+	// (config.vlan_id), and a receiver its reflections (an Arm's
+	// reflect_vlan); none by default.
 	AllowVLANs []int
 	// AllowFixes are the fix classes a Tune may apply (a run's
 	// --preflight fix); none by default: the host's operator opts in, as

@@ -172,6 +172,8 @@ func (b requestBounds) arm(r *lineratev1.ArmRequest) error {
 		return failf(ErrInvalid, "window %d: want 0 (the default) or a power of two from %d to %d", r.Window, receiver.MinWindow, receiver.MaxWindow)
 	case len(r.ReflectPorts) > receiver.MaxReflectPorts:
 		return failf(ErrInvalid, "reflect_ports: %d ports, at most %d", len(r.ReflectPorts), receiver.MaxReflectPorts)
+	case r.ReflectVlan > 4094:
+		return failf(ErrInvalid, "reflect_vlan %d: want a VLAN id, 1 to 4094 (0: untagged)", r.ReflectVlan)
 	}
 	return nil // seq_capacity is ignored: it allocates nothing
 }

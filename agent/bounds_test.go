@@ -58,6 +58,8 @@ func TestRequestBounds(t *testing.T) {
 		{"arm iface", b, &lineratev1.ArmRequest{Iface: "abcdefghijklmnop"}, `iface "abcdefghijklmnop"`},
 		{"arm reflect_ports max", b, &lineratev1.ArmRequest{ReflectPorts: make([]uint32, receiver.MaxReflectPorts)}, ""},
 		{"arm reflect_ports", b, &lineratev1.ArmRequest{ReflectPorts: make([]uint32, receiver.MaxReflectPorts+1)}, "reflect_ports: 1025 ports, at most 1024"},
+		{"arm reflect_vlan max", b, &lineratev1.ArmRequest{ReflectVlan: 4094}, ""},
+		{"arm reflect_vlan", b, &lineratev1.ArmRequest{ReflectVlan: 70000}, "reflect_vlan 70000: want a VLAN id, 1 to 4094 (0: untagged)"},
 		{"configure rtt rate max", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1, RatePps: latency.MaxRTTRate}}, ""},
 		{"configure rtt rate", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1, RatePps: latency.MaxRTTRate + 1}}, "rtt.rate_pps 10001: want 1 to 10000"},
 		{"configure rtt rate 0", b, &lineratev1.ConfigureRequest{Config: &lineratev1.SenderConfig{Count: 1}, Rtt: &lineratev1.RttStream{Port: 1}}, "rtt.rate_pps 0: want 1 to 10000"},

@@ -491,8 +491,9 @@ func armOptionsFromProto(req *lineratev1.ArmRequest) (receiver.Options, error) {
 	o := receiver.Options{
 		Iface: req.Iface, Method: receiver.Method(req.Method), Pass: req.Pass, Repeats: int(req.Repeats), SeqStride: int(req.SeqStride), Window: req.Window,
 		MaxStreams: int(req.MaxStreams), MaxRanges: int(req.MaxRanges), Latency: receiver.LatencyMode(req.Latency),
-		NeedWakeup: pktgen.NeedWakeup(req.NeedWakeup), ReflectVLAN: int(min(req.ReflectVlan, 4095)),
+		NeedWakeup: pktgen.NeedWakeup(req.NeedWakeup), ReflectVLAN: int(req.ReflectVlan),
 	}
+
 	for i, p := range req.ReflectPorts {
 		if p == 0 || p > 65535 {
 			return o, failf(ErrInvalid, "reflect_ports[%d] %d: want a UDP port, 1 to 65535", i, p)

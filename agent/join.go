@@ -10,8 +10,7 @@ import (
 	"github.com/linerate/linerate/internal/cluster/gossip"
 )
 
-// Join retry bounds used when Config leaves them zero: gossip's, the
-// coordinator's too.
+// Join retry bounds used when Config leaves them zero: gossip's.
 const (
 	DefaultJoinRetry    = gossip.DefaultJoinRetry
 	DefaultJoinRetryMax = gossip.DefaultJoinRetryMax

@@ -77,6 +77,16 @@ func (r frameRails) check(cfg *pktgen.Config, own net.HardwareAddr) error {
 	return nil
 }
 
+// checkReflectVLAN refuses a reflection tag (receiver.Options.ReflectVLAN:
+// the receiver sends its reflections on that VLAN) the rails do not
+// allow, as a sender's tag is refused.
+func (r frameRails) checkReflectVLAN(vlan int) error {
+	if vlan == 0 || slices.Contains(r.vlans, vlan) {
+		return nil
+	}
+	return failf(ErrRefused, "reflect_vlan %d: %s; reflect untagged, or start the receiver agent with --allow-vlan %d", vlan, allowedVLANs(r.vlans), vlan)
+}
+
 // checkUnicast refuses a group MAC (the I/G bit set: multicast and
 // broadcast), whatever --allow-dst allows: a line-rate broadcast or
 // multicast storm reaches every host of the segment.

@@ -121,6 +121,16 @@ func TestFrameRails(t *testing.T) {
 	if err := (frameRails{}).check(&cfg, nil); err != nil {
 		t.Errorf("clearing the random flags: %v", err)
 	}
+	// A receiver's reflections carry a tag only from --allow-vlan too.
+	rails := frameRails{vlans: []int{100}}
+	if err := rails.checkReflectVLAN(0); err != nil {
+		t.Errorf("untagged reflections refused: %v", err)
+	}
+	if err := rails.checkReflectVLAN(100); err != nil {
+		t.Errorf("reflect_vlan 100 with --allow-vlan 100 refused: %v", err)
+	}
+	wantKind(t, rails.checkReflectVLAN(200), ErrRefused, "reflect_vlan 200: not in the agent's --allow-vlan 100; reflect untagged, or start the receiver agent with --allow-vlan 200", "reflect_vlan 200")
+	wantKind(t, frameRails{}.checkReflectVLAN(7), ErrRefused, "reflect_vlan 7: the agent allows no VLAN (no --allow-vlan)", "reflect_vlan 7")
 }
 
 // Configure's device is the agent's interface or nothing; the default

@@ -199,6 +199,9 @@ func (s *service) arm(ctx context.Context, id string, o receiver.Options) (armed
 		if err := withinBudget(o, s.cfg.ReceiverMemory, s.inv.cpuCount()); err != nil {
 			return err
 		}
+		if err := s.conf.frames.checkReflectVLAN(o.ReflectVLAN); err != nil {
+			return err
+		}
 		return s.mgmt.checkRequest(ctx, "arm", useArm)
 	})
 	if err != nil {

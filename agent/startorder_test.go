@@ -25,6 +25,9 @@ func TestGossipBoundBeforeGRPC(t *testing.T) {
 			}
 			c, err := net.DialTimeout("tcp", grpcAddr, 100*time.Millisecond)
 			if err != nil {
+				// Not open yet: again soon, without taking a CPU the
+				// agent's start needs (2 here).
+				time.Sleep(200 * time.Microsecond)
 				continue
 			}
 			_ = c.Close()

@@ -17,8 +17,9 @@
 #      achieved_pps: what the sender put out over its own send time) and
 #      the received pps (the flow's pps); the ratios of medians afxdp/xdp,
 #      afxdp/afpacket, afxdp/kernel and need_wakeup on/off.
-#   2. receivers, the fastest sender of part 1 (by median sent pps;
-#      FASTEST= names one instead) into --method xdp (the reference),
+#   2. receivers, the fastest sender of part 1 (by median sent pps, of
+#      those that leave need_wakeup to the receiver: not afxdp-on or
+#      afxdp-off, while another ran; FASTEST= names one instead) into --method xdp (the reference),
 #      afxdp (need_wakeup auto: off on virtio_net), afxdp-off and
 #      afxdp-on (--need-wakeup off and on: a run's policy is the AF_XDP
 #      sockets' at both ends, so an afxdp FASTEST must ask the same) and
@@ -74,13 +75,19 @@ for k in $SENDERS ${FASTEST:+$FASTEST}; do
 done
 for k in $RECEIVERS; do
 	case $k in xdp | afxdp | afxdp-off | afxdp-on | afpacket) ;; *) die "RECEIVERS: $k is not a receiver here (xdp afxdp afxdp-off afxdp-on afpacket)" ;; esac
-	# A run has one need_wakeup policy, for the AF_XDP sockets at both
-	# ends: an afxdp sender and an afxdp receiver that each name one must
-	# name the same.
-	case ${FASTEST:-}:$k in afxdp-on:afxdp-off | afxdp-off:afxdp-on)
-		die "FASTEST=$FASTEST with receiver $k: a run's --need-wakeup is both ends'; want the same, or receiver afxdp (auto)" ;;
-	esac
 done
+# check_wakeup: a run has one need_wakeup policy, for the AF_XDP sockets
+# at both ends, so an afxdp-on or afxdp-off FASTEST (given, or found by
+# part 1) cannot meet a receiver that names another one, and gives its
+# own to a receiver that names none (afxdp).
+check_wakeup() {
+	for k in $RECEIVERS; do
+		case ${FASTEST:-}:$k in afxdp-on:afxdp-off | afxdp-off:afxdp-on | afxdp-o*:afxdp)
+			die "FASTEST=$FASTEST with receiver $k: a run's --need-wakeup is both ends'; want a receiver of the same policy, or another FASTEST" ;;
+		esac
+	done
+}
+check_wakeup
 read -ra S <<<"$SENDERS"
 read -ra R <<<"$RECEIVERS"
 [ ${#S[@]} -gt 0 ] || [ -n "$FASTEST" ] || die "SENDERS is empty and FASTEST unset: no sender for part 2"
@@ -178,7 +185,11 @@ if [ ${#S[@]} -gt 0 ]; then
 	echo "   ratios of medians:"
 	for ref in xdp afpacket kernel; do ratio afxdp-off "$ref"; done
 	ratio afxdp-on afxdp-off
+	# The fastest sender without a need_wakeup policy of its own (an
+	# afxdp one would impose it on the afxdp receivers), else any.
+	[ -n "$FASTEST" ] || FASTEST=$(grep -v ' afxdp-o' "$tmp/fastest" | sort -g | tail -1 | cut -d' ' -f2)
 	[ -n "$FASTEST" ] || FASTEST=$(sort -g "$tmp/fastest" | tail -1 | cut -d' ' -f2)
+	check_wakeup
 fi
 
 if [ ${#R[@]} -gt 0 ]; then

@@ -46,7 +46,7 @@ func Rate(packets, usec uint64) float64 { return rate(packets, usec) }
 // UserspaceCheck refuses, naming the field, what the userspace backends
 // cannot send the way pktgen would: they send one frame template per
 // thread (BuildFrame) with only the sequence, timestamp, UDP source port
-// and UDP checksum changing. burstOK lets a backend accept Burst > 1.
+// and UDP checksum changing.
 func (c *Config) UserspaceCheck(backend BackendName) error {
 	var errs []error
 	refuse := func(field, why string) {

@@ -319,15 +319,8 @@ func reflection(p xdpParams, final string) asm.Instructions {
 			asm.StoreMem(asm.R2, b, asm.R4, size),
 		)
 	}
-	add(
-		asm.JEq.Imm(asm.R0, 0, final),
-		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
-		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, 14),
-		asm.JGT.Reg(asm.R4, asm.R3, final),
-	)
+	add(asm.JEq.Imm(asm.R0, 0, final))
+	add(packetBytes(14, final)...)
 	swap(0, 6, asm.Word)
 	swap(4, 10, asm.Half)
 	add(
@@ -379,19 +372,16 @@ func reflection(p xdpParams, final string) asm.Instructions {
 // addresses moved to the front, the tag after them. A tagged one is left
 // as it is; one whose head cannot grow goes to label final, unreflected.
 func pushTag(vlan int, final string) asm.Instructions {
-	return asm.Instructions{
+	is := asm.Instructions{
 		asm.LoadMem(asm.R4, asm.RFP, stL3, asm.DWord),
 		asm.JNE.Imm(asm.R4, 14, "tagged"),
 		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
 		asm.Mov.Imm(asm.R2, -4),
 		asm.FnXdpAdjustHead.Call(),
 		asm.JNE.Imm(asm.R0, 0, final),
-		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
-		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, 18),
-		asm.JGT.Reg(asm.R4, asm.R3, final),
+	}
+	is = append(is, packetBytes(16, final)...)
+	return append(is,
 		// The addresses, 12 bytes from 4 to 0 (front to back: the
 		// copy never overwrites what it has yet to read).
 		asm.LoadMem(asm.R4, asm.R2, 4, asm.Word),
@@ -403,6 +393,21 @@ func pushTag(vlan int, final string) asm.Instructions {
 		asm.StoreImm(asm.R2, 12, int64(be16(0x8100)), asm.Half),
 		asm.StoreImm(asm.R2, 14, int64(be16(uint16(vlan))), asm.Half),
 		asm.Mov.Imm(asm.R4, 0).WithSymbol("tagged"),
+	)
+}
+
+// packetBytes reloads the packet from the context kept at stCtx (after
+// a helper call the verifier knows nothing of the parse): R1 = the
+// context, R2 = data, R3 = data_end; fewer than n bytes go to label
+// final.
+func packetBytes(n int32, final string) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
+		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
+		asm.Mov.Reg(asm.R4, asm.R2),
+		asm.Add.Imm(asm.R4, n),
+		asm.JGT.Reg(asm.R4, asm.R3, final),
 	}
 }
 

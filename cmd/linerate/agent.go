@@ -94,7 +94,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
 	fl.StringVar(&f.allowFixes, "allow-fixes", "none", "fix classes a run's --preflight fix may apply on this host, comma-separated: "+enum.Or(doctor.FixClasses)+", all or none (the default: the host's operator opts in; a run leaves a class not allowed unfixed, with a warning naming it)")
-	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with (default: none, untagged only), repeatable")
+	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with, and a receiver its reflections (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
 	fl.DurationVar(&f.maxRun, "max-run", agent.DefaultMaxRunLength, "the longest send accepted: its duration, or the length its per-thread count and rate derive; a longer one is refused, naming count, rate and the length")

@@ -101,11 +101,11 @@ func probe(iface string) (*net.Interface, error) {
 		// No xdp-features (before 6.3): a driver that transmits only
 		// with a program of its own attached is known by name.
 		if driver, _, err := driverInfo(iface); err == nil {
-			attached := false
+			var mode uint32
 			if l, err := netlink.LinkByIndex(ifi.Index); err == nil && l.Attrs().Xdp != nil {
-				attached = l.Attrs().Xdp.Attached
+				mode = l.Attrs().Xdp.AttachMode
 			}
-			if err := needsOwnProgram(iface, driver, false, attached); err != nil {
+			if err := needsOwnProgram(iface, driver, mode); err != nil {
 				return nil, err
 			}
 		}

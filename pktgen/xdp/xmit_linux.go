@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vishvananda/netlink/nl"
 )
 
 // ownProgramDrivers are drivers whose ndo_xdp_xmit works only while an
@@ -20,14 +22,22 @@ var ownProgramDrivers = []string{"virtio_net"}
 
 // needsOwnProgram is why the xdp backend cannot transmit from iface of
 // driver, or nil: a driver of ownProgramDrivers with no XDP program
-// attached to iface (attached, as netlink reports it). featKnown is
-// whether the kernel reported the device's xdp-features, which then
-// decided already.
-func needsOwnProgram(iface, driver string, featKnown, attached bool) error {
-	if featKnown || attached || !slices.Contains(ownProgramDrivers, driver) {
+// attached to iface in the driver (native: attachMode, netlink's
+// IFLA_XDP_ATTACHED; a generic program sets up no transmit queues). For
+// a kernel without xdp-features only: with them, the kernel decided.
+func needsOwnProgram(iface, driver string, attachMode uint32) error {
+	if native(attachMode) || !slices.Contains(ownProgramDrivers, driver) {
 		return nil
 	}
-	return unsupported(iface, "driver %s transmits XDP frames only while an XDP program is attached to %s itself (it sets up its XDP transmit queues then); without one it refuses every frame and counts none: attach one to %s (linerate recv --method xdp there does), or use another backend (kernel, afxdp, afpacket)", driver, iface, iface)
+	return unsupported(iface, "driver %s transmits XDP frames only while an XDP program is attached to %s itself in the driver (it sets up its XDP transmit queues then; a generic one does not); without one it refuses every frame and counts none: attach one natively to %s (linerate recv --method xdp there does), or use another backend (kernel, afxdp, afpacket)", driver, iface, iface)
+}
+
+// native says whether an IFLA_XDP_ATTACHED mode has a program in the
+// driver: XDP_ATTACHED_DRV, or XDP_ATTACHED_MULTI (one in each of
+// several modes, the driver's among them).
+func native(attachMode uint32) bool {
+	const xdpAttachedMulti = 4
+	return attachMode == nl.XDP_ATTACHED_DRV || attachMode == xdpAttachedMulti
 }
 
 // xmitStat is a per-queue XDP transmit counter of a driver's ethtool

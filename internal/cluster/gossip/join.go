@@ -2,10 +2,10 @@ package gossip
 
 import "time"
 
-// Join retry bounds of agents and coordinators alike when their
-// configuration leaves them zero: the first retry after a second,
-// doubling up to half a minute (Consul's retry_join waits 30 s between
-// attempts).
+// Join retry bounds of an agent whose configuration leaves them zero:
+// the first retry after a second, doubling up to half a minute (Consul's
+// retry_join waits 30 s between attempts). A coordinator's join caps its
+// waits lower (coordinator/join.go); JoinBackoff is what both share.
 const (
 	DefaultJoinRetry    = time.Second
 	DefaultJoinRetryMax = 30 * time.Second
