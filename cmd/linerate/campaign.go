@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,7 +145,7 @@ func (a *app) campaignResume(ctx context.Context, id string, force bool, cf *clu
 
 // onCluster runs (or resumes) the campaign on the cluster cf joins.
 func (a *app) onCluster(ctx context.Context, cf *clusterFlags, spec *campaign.Spec, raw []byte, out *outputFlags, resume *results.Document) error {
-	cl, dial, err := cf.open(ctx, a)
+	cl, dial, err := cf.open(ctx, a, append(slices.Clone(spec.Agents.Senders), spec.Agents.Receivers...)...)
 	if err != nil {
 		return err
 	}
