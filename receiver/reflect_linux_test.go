@@ -103,16 +103,7 @@ func TestXDPReflect(t *testing.T) {
 		if ret != xdpTx {
 			t.Fatalf("frame %d (%+v): verdict %d, want XDP_TX (%d)", i, f, ret, xdpTx)
 		}
-		want := bytes.Clone(in)
-		swapBytes(want[0:6], want[6:12])
-		l3 := l3Offset(f)
-		if f.src.Is6() {
-			swapBytes(want[l3+8:l3+24], want[l3+24:l3+40])
-		} else {
-			swapBytes(want[l3+12:l3+16], want[l3+16:l3+20])
-		}
-		udp := udpOffset(want, l3)
-		swapBytes(want[udp:udp+2], want[udp+2:udp+4])
+		want, l3, udp := reflected(f, in)
 		if !bytes.Equal(out, want) {
 			t.Errorf("frame %d (%+v):\n got %x\nwant %x", i, f, out, want)
 		}
@@ -213,16 +204,7 @@ func TestXDPReflectVLAN(t *testing.T) {
 		if ret != xdpTx {
 			t.Fatalf("frame %d (%+v): verdict %d, want XDP_TX (%d)", i, f, ret, xdpTx)
 		}
-		want := bytes.Clone(in)
-		swapBytes(want[0:6], want[6:12])
-		l3 := l3Offset(f)
-		if f.src.Is6() {
-			swapBytes(want[l3+8:l3+24], want[l3+24:l3+40])
-		} else {
-			swapBytes(want[l3+12:l3+16], want[l3+16:l3+20])
-		}
-		udp := udpOffset(want, l3)
-		swapBytes(want[udp:udp+2], want[udp+2:udp+4])
+		want, _, _ := reflected(f, in)
 		if f.vlans == 0 {
 			want = append(append(want[:12:12], 0x81, 0x00, 0x00, vlan), want[12:]...)
 		}
@@ -230,4 +212,21 @@ func TestXDPReflectVLAN(t *testing.T) {
 			t.Errorf("frame %d (%+v):\n got %x\nwant %x", i, f, out, want)
 		}
 	}
+}
+
+// reflected is frame f's bytes in as its reflection must be: the
+// Ethernet addresses, IP addresses and UDP ports swapped, nothing else
+// changed; l3 and udp are its IP and UDP headers' offsets.
+func reflected(f testFrame, in []byte) (want []byte, l3, udp int) {
+	want = bytes.Clone(in)
+	swapBytes(want[0:6], want[6:12])
+	l3 = l3Offset(f)
+	if f.src.Is6() {
+		swapBytes(want[l3+8:l3+24], want[l3+24:l3+40])
+	} else {
+		swapBytes(want[l3+12:l3+16], want[l3+16:l3+20])
+	}
+	udp = udpOffset(want, l3)
+	swapBytes(want[udp:udp+2], want[udp+2:udp+4])
+	return want, l3, udp
 }
