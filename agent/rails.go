@@ -70,21 +70,30 @@ func (r frameRails) check(cfg *pktgen.Config, own net.HardwareAddr) error {
 		return failf(ErrRefused, "config.src_mac %s: not %s's own MAC %s%s; leave src_mac empty to send from %s, or start the sender agent with --allow-src-mac %s",
 			cfg.SrcMAC, cfg.Device, macOrNone(own), allowedMACs(r.srcMACs), macOrNone(own), cfg.SrcMAC)
 	}
-	if cfg.HasVLAN && !slices.Contains(r.vlans, cfg.VLANID) {
-		return failf(ErrRefused, "config.vlan_id %d: %s; send untagged, or start the sender agent with --allow-vlan %d",
-			cfg.VLANID, allowedVLANs(r.vlans), cfg.VLANID)
+	if cfg.HasVLAN {
+		return r.checkVLAN("config.vlan_id", cfg.VLANID, "send", "sender")
 	}
 	return nil
+}
+
+// checkVLAN refuses a tag id the rails do not allow, named by field; do
+// is what the agent would do untagged instead and role the agent's role
+// the operator would start with --allow-vlan.
+func (r frameRails) checkVLAN(field string, id int, do, role string) error {
+	if slices.Contains(r.vlans, id) {
+		return nil
+	}
+	return failf(ErrRefused, "%s %d: %s; %s untagged, or start the %s agent with --allow-vlan %d", field, id, allowedVLANs(r.vlans), do, role, id)
 }
 
 // checkReflectVLAN refuses a reflection tag (receiver.Options.ReflectVLAN:
 // the receiver sends its reflections on that VLAN) the rails do not
 // allow, as a sender's tag is refused.
 func (r frameRails) checkReflectVLAN(vlan int) error {
-	if vlan == 0 || slices.Contains(r.vlans, vlan) {
+	if vlan == 0 {
 		return nil
 	}
-	return failf(ErrRefused, "reflect_vlan %d: %s; reflect untagged, or start the receiver agent with --allow-vlan %d", vlan, allowedVLANs(r.vlans), vlan)
+	return r.checkVLAN("reflect_vlan", vlan, "reflect", "receiver")
 }
 
 // checkUnicast refuses a group MAC (the I/G bit set: multicast and
