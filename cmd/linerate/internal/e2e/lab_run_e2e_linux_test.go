@@ -53,6 +53,10 @@ func startLabRun(t *testing.T, bin, name string, args ...string) *pendingLabRun 
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	p := &pendingLabRun{name: name, args: args, dir: t.TempDir(), cancel: cancel}
 	p.cmd = exec.CommandContext(ctx, bin, append([]string{"lab", "run", "--name", name, "--json", "--log-level", "warn", "--results-dir", p.dir}, args...)...)
+	// A run past its time is stopped as a person would (SIGTERM: lab
+	// run removes its lab), and killed only if it then hangs.
+	p.cmd.Cancel = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
+	p.cmd.WaitDelay = 30 * time.Second
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.err = p.cmd.Start()
 	return p
