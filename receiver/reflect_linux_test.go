@@ -178,39 +178,45 @@ func TestReflectNeedsXDP(t *testing.T) {
 // TestXDPReflectVLAN runs frames through the program loaded with a
 // ReflectVLAN (BPF_PROG_TEST_RUN): an untagged reflection (IPv4 and
 // IPv6) goes back 4 bytes longer, its Ethernet addresses swapped and
-// then the run's tag, 0x8100 and id 100, then the frame as TestXDPReflect
+// then the run's tag, 0x8100 and the id (1, 100, 4094), then the frame as TestXDPReflect
 // wants it from the EtherType on; a tagged one is reflected as it is,
 // no second tag.
 func TestXDPReflectVLAN(t *testing.T) {
 	skipUnlessRoot(t)
-	const port, vlan = 10100, 100
+	const port = 10100
 	v6a, v6b := netip.MustParseAddr("2001:2::1"), netip.MustParseAddr("2001:2::2")
-	x, err := loadXDP(mustOptions(t, Options{Window: MinWindow, Reflect: []uint16{port}, ReflectVLAN: vlan}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.close()
-	for i, f := range []testFrame{
-		{port: port, seq: 1},
-		{port: port, seq: 2, src: v6a, dst: v6b},
-		{port: port, seq: 3, vlans: 1},
-	} {
-		in := withUDPChecksum(t, f, f.bytes())
-		out := make([]byte, len(in)+4)
-		ret, err := x.prog.Run(&ebpf.RunOptions{Data: in, DataOut: out})
+	// The id's edges and one between: 1 and 4094 show a swapped or
+	// masked byte that 100 alone might not.
+	for _, vlan := range []uint16{1, 100, 4094} {
+		x, err := loadXDP(mustOptions(t, Options{Window: MinWindow, Reflect: []uint16{port}, ReflectVLAN: int(vlan)}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ret != xdpTx {
-			t.Fatalf("frame %d (%+v): verdict %d, want XDP_TX (%d)", i, f, ret, xdpTx)
+		for i, f := range []testFrame{
+			{port: port, seq: 1},
+			{port: port, seq: 2, src: v6a, dst: v6b},
+			{port: port, seq: 3, vlans: 1},
+		} {
+			in := withUDPChecksum(t, f, f.bytes())
+			out := make([]byte, len(in)+4)
+			ret, err := x.prog.Run(&ebpf.RunOptions{Data: in, DataOut: out})
+			if err != nil {
+				x.close()
+				t.Fatal(err)
+			}
+			if ret != xdpTx {
+				t.Errorf("vlan %d frame %d (%+v): verdict %d, want XDP_TX (%d)", vlan, i, f, ret, xdpTx)
+				continue
+			}
+			want, _, _ := reflected(f, in)
+			if f.vlans == 0 {
+				want = append(append(want[:12:12], 0x81, 0x00, byte(vlan>>8), byte(vlan)), want[12:]...)
+			}
+			if got := out[:min(len(out), len(want))]; len(out) < len(want) || !bytes.Equal(got, want) {
+				t.Errorf("vlan %d frame %d (%+v):\n got %x\nwant %x", vlan, i, f, out, want)
+			}
 		}
-		want, _, _ := reflected(f, in)
-		if f.vlans == 0 {
-			want = append(append(want[:12:12], 0x81, 0x00, 0x00, vlan), want[12:]...)
-		}
-		if got := out[:min(len(out), len(want))]; len(out) < len(want) || !bytes.Equal(got, want) {
-			t.Errorf("frame %d (%+v):\n got %x\nwant %x", i, f, out, want)
-		}
+		x.close()
 	}
 }
 
