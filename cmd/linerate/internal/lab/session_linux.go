@@ -118,7 +118,11 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 }
 
 // join makes the calling process a member of the agents' cluster, with
-// the coordinator's certificate the lab issued.
+// the coordinator's certificate the lab issued. It joins every agent, not
+// one seed: the lab knows them all, and an agent whose own join is still
+// backing off (a loaded machine, many agents) is then a member at once,
+// and again at each of the wait's refreshes, instead of when its next
+// retry comes.
 func (s *Session) join(ctx context.Context) error {
 	c := s.Agents
 	key, err := gossip.ReadKey(c.GossipKey)
@@ -126,7 +130,7 @@ func (s *Session) join(ctx context.Context) error {
 		return fmt.Errorf("lab %s: gossip key: %w", s.Lab.Spec.Name, err)
 	}
 	cl, err := coordinator.JoinCluster(ctx, coordinator.ClusterConfig{
-		Bind: c.Bind, Join: c.Join[:1], GossipKey: key, Logger: s.log.Named("cluster"),
+		Bind: c.Bind, Join: c.Join, GossipKey: key, Logger: s.log.Named("cluster"),
 	})
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
