@@ -58,7 +58,9 @@ type StartReport struct {
 }
 
 // StartAt starts every sender at one instant, lead ahead (0: startLead
-// of the slowest round trip), each call bounded by callTimeout (0: 30 s),
+// of the slowest round trip of a Clock call, the agent's cheapest: a
+// Describe runs the host's checks, which took seconds in a TCG guest and
+// made the lead ten times that), each call bounded by callTimeout (0: 30 s),
 // and reports the skew. The first failure is returned as an error naming
 // the sender (a *failure, which a run keeps as its own).
 func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Duration) (*StartReport, error) {
@@ -70,10 +72,10 @@ func StartAt(ctx context.Context, senders []Starter, lead, callTimeout time.Dura
 		for _, s := range senders {
 			t0 := time.Now()
 			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			_, err := s.Client.Describe(cctx, &lineratev1.DescribeRequest{})
+			_, err := s.Client.Clock(cctx, &lineratev1.ClockRequest{})
 			cancel()
 			if err != nil {
-				return nil, &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("describe (timing the start): %w", err)}
+				return nil, &failure{agent: s.Name, phase: PhaseStart, err: fmt.Errorf("read its clock (timing the start): %w", err)}
 			}
 			worst = max(worst, time.Since(t0))
 		}
