@@ -120,6 +120,9 @@ func (f *labFlags) check() error {
 		}
 		f.guestFiles[i] = p
 	}
+	if err := lab.CheckGuestFiles(f.guestFiles); err != nil {
+		return usagef("--guest-file: %v", err)
+	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
 		Hosts: f.hosts, VCPUs: vcpus, Delay: delay, VLAN: f.vlan,
@@ -370,8 +373,11 @@ guest's shell port, one command at a time per guest. It prints the output
 the command exits 0, naming its status. Executables the guests lack are
 given to them by 'lab up --guest-file'; a command meant to outlive lab exec
 runs in the background with its output in files ('… >/tmp/out 2>&1 &').`,
-		Args: cobra.MinimumNArgs(2),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("give HOST and COMMAND: lab exec --name NAME HOST COMMAND [ARG...]")
+			}
 			if err := lab.CheckName(name); err != nil {
 				return usagef("--name: %v", err)
 			}

@@ -35,6 +35,13 @@ func (o AgentOptions) guestFiles() (map[string]string, error) {
 	return out, nil
 }
 
+// CheckGuestFiles checks executables for AgentOptions.GuestFiles, as
+// a lab that is given them does before it builds anything.
+func CheckGuestFiles(files []string) error {
+	_, err := AgentOptions{GuestFiles: files}.guestFiles()
+	return err
+}
+
 // ownGuestPath says whose a guest path is when the initramfs or the lab
 // has a file there already, else "".
 func ownGuestPath(g string) string {
