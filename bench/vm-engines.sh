@@ -298,8 +298,8 @@ if [ ${#S[@]} -gt 0 ]; then
 	ratio afxdp-on afxdp-off
 	# The fastest sender without a need_wakeup policy of its own (an
 	# afxdp one would impose it on the afxdp receivers), else any.
-	[ -n "$FASTEST" ] || FASTEST=$(grep -v -e ' afxdp-o' -e ' trafgen' "$tmp/fastest" | sort -g | tail -1 | cut -d' ' -f2)
-	[ -n "$FASTEST" ] || FASTEST=$(grep -v ' trafgen' "$tmp/fastest" | sort -g | tail -1 | cut -d' ' -f2)
+	[ -n "$FASTEST" ] || FASTEST=$({ grep -v -e ' afxdp-o' -e ' trafgen' "$tmp/fastest" || true; } | sort -g | tail -1 | cut -d' ' -f2)
+	[ -n "$FASTEST" ] || FASTEST=$({ grep -v ' trafgen' "$tmp/fastest" || true; } | sort -g | tail -1 | cut -d' ' -f2)
 	check_wakeup
 fi
 

@@ -9,8 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,15 +111,12 @@ func (f *labFlags) check() error {
 	if len(f.guestFiles) > 0 && f.hosts != lab.HostsVM {
 		return usagef("--guest-file %s: needs --hosts vm (the hosts of --hosts %s share this machine's files)", strings.Join(f.guestFiles, ","), f.hosts)
 	}
-	for i, g := range f.guestFiles {
-		p, err := guestFilePath(g)
+	if len(f.guestFiles) > 0 {
+		files, err := lab.GuestFiles(f.guestFiles)
 		if err != nil {
-			return usagef("--guest-file %q: %v", g, err)
+			return usagef("--guest-file: %v", err)
 		}
-		f.guestFiles[i] = p
-	}
-	if err := lab.CheckGuestFiles(f.guestFiles); err != nil {
-		return usagef("--guest-file: %v", err)
+		f.guestFiles = files
 	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
@@ -342,22 +337,6 @@ removes it. It prints the delay the interface's netem holds (0s: none).`,
 	cmd.Flags().StringVar(&iface, "iface", "", "the interface")
 	cmd.Flags().StringVar(&delay, "delay", "", "D[,JITTER] to set, e.g. 20ms or 20ms,1ms; 0 removes the netem")
 	return cmd
-}
-
-// guestFilePath is --guest-file's executable as an absolute path: a name
-// without a slash is looked up in PATH, as a shell would.
-func guestFilePath(g string) (string, error) {
-	if g == "" {
-		return "", errors.New("want an executable's path or command name")
-	}
-	if !strings.ContainsRune(g, '/') {
-		p, err := exec.LookPath(g)
-		if err != nil {
-			return "", fmt.Errorf("no such command in PATH: %w", err)
-		}
-		g = p
-	}
-	return filepath.Abs(g)
 }
 
 func (a *app) labExecCommand() *cobra.Command {

@@ -30,7 +30,7 @@ var BadCommands = []BadCommand{
 	// Guest files: VM hosts only, executables whose libraries are found;
 	// lab exec: a lab's name, a host and a command.
 	{[]string{"lab", "up", "--guest-file", "/bin/sh"}, "--guest-file /bin/sh: needs --hosts vm (the hosts of --hosts netns share this machine's files)"},
-	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "linerate-no-such-tool"}, `--guest-file "linerate-no-such-tool": no such command in PATH`},
+	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "linerate-no-such-tool"}, `--guest-file: guest file "linerate-no-such-tool": no such command in PATH`},
 	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "/nonexistent/trafgen"}, "--guest-file: guest file /nonexistent/trafgen: stat /nonexistent/trafgen: no such file or directory"},
 	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "/etc/passwd"}, "--guest-file: guest file /etc/passwd: not an x86-64 ELF executable: not an executable regular file"},
 	{[]string{"lab", "exec", "--name", "x/..", "s1", "true"}, `--name: lab name "x/.."`},

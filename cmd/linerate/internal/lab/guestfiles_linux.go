@@ -5,7 +5,9 @@ package lab
 import (
 	"fmt"
 	"maps"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,11 +37,33 @@ func (o AgentOptions) guestFiles() (map[string]string, error) {
 	return out, nil
 }
 
-// CheckGuestFiles checks executables for AgentOptions.GuestFiles, as
-// a lab that is given them does before it builds anything.
-func CheckGuestFiles(files []string) error {
-	_, err := AgentOptions{GuestFiles: files}.guestFiles()
-	return err
+// GuestFiles are the executables given to a lab (`lab up --guest-file`)
+// as AgentOptions.GuestFiles takes them, checked as a lab that is given
+// them checks them before it builds anything: each an absolute path, a
+// name without a slash looked up in PATH as a shell would.
+func GuestFiles(given []string) ([]string, error) {
+	out := make([]string, len(given))
+	for i, g := range given {
+		p := g
+		if g == "" {
+			return nil, fmt.Errorf("guest file %q: want an executable's path or command name", g)
+		}
+		if !strings.ContainsRune(g, '/') {
+			var err error
+			if p, err = exec.LookPath(g); err != nil {
+				return nil, fmt.Errorf("guest file %q: no such command in PATH: %w", g, err)
+			}
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("guest file %q: %w", g, err)
+		}
+		out[i] = abs
+	}
+	if _, err := (AgentOptions{GuestFiles: out}).guestFiles(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ownGuestPath says whose a guest path is when the initramfs or the lab
