@@ -62,7 +62,7 @@
 #
 # Environment: ROUNDS (3), DURATION (3s), THREADS (2: one per CPU of the
 # data NIC's node in a 4-vCPU guest, the lab's default there), SENDERS
-# ("kernel afxdp-off afxdp-on afpacket"; xdp may be added), RECEIVERS ("xdp
+# ("kernel afxdp-off afxdp-on afpacket trafgen"; xdp may be added), RECEIVERS ("xdp
 # afxdp-off afxdp-on afpacket"; afxdp: auto), FASTEST (unset: from part 1), LINERATE (./bin/linerate),
 # NAME (the lab's name, "ve<pid>"). Not in `make bench-smoke` (make test's
 # budget is full, and every row is a lab run of two guest boots); the
@@ -73,7 +73,7 @@ shopt -s inherit_errexit
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
 THREADS=${THREADS:-2}
-SENDERS=${SENDERS-kernel afxdp-off afxdp-on afpacket}
+SENDERS=${SENDERS-kernel afxdp-off afxdp-on afpacket trafgen}
 RECEIVERS=${RECEIVERS-xdp afxdp-off afxdp-on afpacket}
 FASTEST=${FASTEST:-}
 BIN=${LINERATE:-./bin/linerate}
