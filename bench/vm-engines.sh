@@ -195,6 +195,7 @@ port_counts() {
 # here, and lab up's log (with its "VM host ready" lines) in OUT.err.
 trafgen_run() {
 	local out=$1 secs=${DURATION%s} smac dmac src dst cfg t0 t1 drops tg rx sent cpu_us
+	: >"$out.up" # before lab up opens it: the wait below reads it at once
 	"$BIN" lab up --hosts vm --name "$NAME" --senders 1 --receivers 1 --guest-file "$(command -v trafgen)" \
 		--log-level info >"$out.up" 2>"$out.err" &
 	UPPID=$!
