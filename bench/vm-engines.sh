@@ -39,7 +39,7 @@
 # trafgen starts), in s1 `trafgen --cpus THREADS` stopped by SIGINT after DURATION
 # sending 64-byte frames s1 → r1 with pktgen's header (sequence a
 # constant 1, as on the veth pair: the receiver counts the repeats as
-# duplicates on the same XDP path), then DRAIN (the lab run's 1 s) and
+# duplicates on the same XDP path), then 1 s (the lab run's drain) and
 # the receiver stopped. Its sent pps is trafgen's own count over its own
 # send time (its CPU statistics: the longest of its processes), the
 # received pps what the receiver counted over that time; the switch's
@@ -49,7 +49,7 @@
 # trafgen's processes run on CPUs 0..THREADS-1, not node 1's; one stream.
 # trafgen cannot be FASTEST (part 2's runs are lab runs).
 #
-# One lab run per row: a lab run boots its two guests (about 8 s each under
+# One lab run per row (trafgen's: one lab up): a lab run boots its two guests (about 8 s each under
 # TCG, together) and removes them; `lab up` with `linerate run` against it
 # would reuse them, but only `lab run` adds the switch's port counters that
 # part 2 reads (and the loss accounting checks).
