@@ -55,12 +55,13 @@ deps:
 
 # vmtest-deps: what the real-kernel guests of cmd/linerate/internal/vm and .../vmtest need:
 # qemu (TCG), xz for compressed modules, cpio to cross-check the initramfs
-# writer, and apt package lists that offer the pinned kernel and
+# writer, trafgen (netsniff-ng) that TestLabVMHosts gives its guests
+# (lab up --guest-file), and apt package lists that offer the pinned kernel and
 # busybox-static (cmd/linerate/internal/vm/pins.txt; the tests fetch them
 # themselves with `apt-get download package=version` into .cache/vmtest
 # and check their sha256). Not root and something missing: the guest
 # tests skip (outside CI) and this says so.
-VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio
+VMTEST_TOOLS := qemu-system-x86_64:qemu-system-x86 xz:xz-utils cpio:cpio trafgen:netsniff-ng
 VMTEST_PINS  := cmd/linerate/internal/vm/pins.txt
 vmtest-deps:
 	@command -v apt-get >/dev/null || { echo "make: no apt-get: the vmtest guest tests will skip" >&2; exit 0; }; \
@@ -245,11 +246,12 @@ crossbuild:
 
 # bench-deps: what a bench script runs besides linerate, from Debian
 # when root: BENCH_TOOLS, command:package pairs, each target its own
-# (bench-generators: trafgen from netsniff-ng, iperf3 and jq; bench-start
-# and bench-vm: jq). Not root and one is missing: this fails naming it
+# (bench-generators: trafgen from netsniff-ng, iperf3 and jq;
+# bench-vm-engines: trafgen and jq; bench-start and bench-vm: jq). Not root and one is missing: this fails naming it
 # (the scripts need root anyway).
 BENCH_TOOLS ?= jq:jq
 bench-generators: BENCH_TOOLS = trafgen:netsniff-ng iperf3:iperf3 jq:jq
+bench-vm-engines: BENCH_TOOLS = trafgen:netsniff-ng jq:jq
 bench-deps:
 	@missing=; for t in $(BENCH_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -321,7 +323,8 @@ bench-vm: build vmtest-deps bench-deps
 
 # bench-vm-engines: the engines between two VM hosts (root; issue 21):
 # unpaced 64 B runs of every sender backend (kernel, xdp, afxdp with
-# need_wakeup off and on, afpacket) into the xdp method, then the fastest
+# need_wakeup off and on, afpacket) and trafgen (in the sender guest: lab
+# up --guest-file, lab exec) into the xdp method, then the fastest
 # into the xdp, afxdp and afpacket methods, one lab run each, alternating,
 # ROUNDS rounds; figures in docs/benchmarks.md. Not in make test (minutes).
 bench-vm-engines: build vmtest-deps bench-deps

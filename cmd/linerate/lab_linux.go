@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,7 +32,8 @@ type labFlags struct {
 	delay              string
 	agentLogLevel      string
 	readyTimeout       time.Duration
-	vlan               int // the VLAN the switch carries (lab up --vlan; lab run's --vlan)
+	vlan               int      // the VLAN the switch carries (lab up --vlan; lab run's --vlan)
+	guestFiles         []string // lab up --guest-file: absolute paths after check
 	spec               lab.Spec
 	flags              *pflag.FlagSet // where they were registered: which were given
 }
@@ -105,6 +108,16 @@ func (f *labFlags) check() error {
 			return usagef("--delay %s: needs --hosts vm: the hosts of --hosts %s share this machine's kernel, which has no netem qdisc (a VM guest's kernel has sch_netem)", f.delay, f.hosts)
 		}
 	}
+	if len(f.guestFiles) > 0 && f.hosts != lab.HostsVM {
+		return usagef("--guest-file %s: needs --hosts vm (the hosts of --hosts %s share this machine's files)", strings.Join(f.guestFiles, ","), f.hosts)
+	}
+	if len(f.guestFiles) > 0 {
+		files, err := lab.GuestFiles(f.guestFiles)
+		if err != nil {
+			return usagef("--guest-file: %v", err)
+		}
+		f.guestFiles = files
+	}
 	f.spec = lab.Spec{
 		Name: f.name, Senders: f.senders, Receivers: f.receivers, Queues: f.queues, ShapeBPS: shape, Mgmt: true,
 		Hosts: f.hosts, VCPUs: vcpus, Delay: delay, VLAN: f.vlan,
@@ -133,7 +146,7 @@ With --hosts vm, --delay adds a known delay toward the receivers: netem on
 each sender guest's data interface (this machine's kernel has none), which
 kernel pktgen passes through in xmit_mode queue_xmit.`,
 	})
-	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labCampaignCommand(), a.labNetemCommand())
+	cmd.AddCommand(a.labRunCommand(), a.labUpCommand(), a.labDownCommand(), a.labExecCommand(), a.labCampaignCommand(), a.labNetemCommand())
 	return cmd
 }
 
@@ -203,7 +216,7 @@ func (a *app) labRun(ctx context.Context, lf *labFlags, rf *runFlags) error {
 func (a *app) openLab(ctx context.Context, lf *labFlags) (*lab.Session, error) {
 	s, err := lab.Open(ctx, lab.Options{
 		Spec:   lf.spec,
-		Agents: lab.AgentOptions{LogLevel: lf.agentLogLevel, Ready: lf.readyTimeout},
+		Agents: lab.AgentOptions{LogLevel: lf.agentLogLevel, Ready: lf.readyTimeout, GuestFiles: lf.guestFiles},
 		Log:    a.log,
 	})
 	var exists *lab.ExistsError
@@ -232,6 +245,7 @@ killed 'lab up' left.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.labUp(cmd.Context(), lf) },
 	}
 	lf.register(cmd.Flags(), "lab")
+	cmd.Flags().StringArrayVar(&lf.guestFiles, "guest-file", nil, "with --hosts vm: an executable of this machine (a path, or a command name looked up in PATH) that every guest gets at the same path, with its interpreter and shared libraries, to run with 'linerate lab exec' (e.g. trafgen); repeatable")
 	cmd.Flags().IntVar(&lf.vlan, "vlan", 0, "every agent may tag its frames with this 802.1Q VLAN id (1-4094; --allow-vlan) and the switch's ports count the tagged test packets: runs with 'linerate run --vlan' use it (the switch, a plain bridge, forwards frames with their tags)")
 	return cmd
 }
@@ -322,5 +336,47 @@ removes it. It prints the delay the interface's netem holds (0s: none).`,
 	}
 	cmd.Flags().StringVar(&iface, "iface", "", "the interface")
 	cmd.Flags().StringVar(&delay, "delay", "", "D[,JITTER] to set, e.g. 20ms or 20ms,1ms; 0 removes the netem")
+	return cmd
+}
+
+func (a *app) labExecCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "exec --name NAME HOST COMMAND [ARG...]",
+		Short: "Run a shell command in a VM host of a lab that 'lab up --hosts vm' keeps",
+		Long: `lab exec runs COMMAND (its words joined by spaces, run by the guest's
+/bin/sh as root, in /tmp, stdin /dev/null) in the guest of VM host HOST (s1,
+r1, …) of the lab NAME that 'linerate lab up --hosts vm' keeps, over the
+guest's shell port, one command at a time per guest. It prints the output
+(stdout and stderr together, when the command has ended) and fails unless
+the command exits 0, naming its status. Executables the guests lack are
+given to them by 'lab up --guest-file'; a command meant to outlive lab exec
+runs in the background with its output in files ('… >/tmp/out 2>&1 &').`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("give HOST and COMMAND: lab exec --name NAME HOST COMMAND [ARG...]")
+			}
+			if err := lab.CheckName(name); err != nil {
+				return usagef("--name: %v", err)
+			}
+			line := strings.Join(args[1:], " ")
+			out, rc, err := lab.Exec(cmd.Context(), name, args[0], line)
+			if err != nil {
+				return fmt.Errorf("lab exec: %w", err)
+			}
+			if _, err := io.WriteString(a.stdout, out); err != nil {
+				return err
+			}
+			if rc != 0 {
+				return fmt.Errorf("lab exec: %s of lab %s: %q exited with status %d", args[0], name, line, rc)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the lab (lab up's --name)")
+	// Flags after HOST are the command's.
+	cmd.Flags().SetInterspersed(false)
+	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }

@@ -27,6 +27,14 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--hosts", "vm", "--vcpus", "3"}, "--vcpus 3"},
 	{[]string{"lab", "run", "--hosts", "vm", "--vcpus", "4", "--queues", "8"}, "--queues 8"},
 	{[]string{"lab", "up", "--hosts", "vm", "--senders", "10", "--receivers", "7"}, "17 VM hosts: at most 16"},
+	// Guest files: VM hosts only, executables whose libraries are found;
+	// lab exec: a lab's name, a host and a command.
+	{[]string{"lab", "up", "--guest-file", "/bin/sh"}, "--guest-file /bin/sh: needs --hosts vm (the hosts of --hosts netns share this machine's files)"},
+	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "linerate-no-such-tool"}, `--guest-file: guest file "linerate-no-such-tool": no such command in PATH`},
+	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "/nonexistent/trafgen"}, "--guest-file: guest file /nonexistent/trafgen: stat /nonexistent/trafgen: no such file or directory"},
+	{[]string{"lab", "up", "--hosts", "vm", "--guest-file", "/etc/passwd"}, "--guest-file: guest file /etc/passwd: not an x86-64 ELF executable: not an executable regular file"},
+	{[]string{"lab", "exec", "--name", "x/..", "s1", "true"}, `--name: lab name "x/.."`},
+	{[]string{"lab", "exec", "--name", "lab", "s1"}, "give HOST and COMMAND: lab exec --name NAME HOST COMMAND [ARG...]"},
 	{[]string{"lab", "campaign", "--sizes", "40"}, "frame_sizes[0]: 40: want 64-9018 bytes"},
 	// IPv6 and 802.1Q: a VLAN id 802.1Q has, frames that hold the
 	// family's headers (the tag counted).

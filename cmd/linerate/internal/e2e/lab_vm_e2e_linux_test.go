@@ -55,7 +55,7 @@ const vmDelayRate = "1000"
 // fan-in (tuned both ends onto node 1, kernel pktgen, exact counts, IRQs
 // fired where planned, every affinity restored in the guests' /proc/irq),
 // AF_XDP both ways on virtio_net (copy mode) against kernel pktgen, xdp
-// and afpacket, a coordinator SIGKILLed mid-run (every agent stops and restores within
+// and afpacket, trafgen in a guest (lab up --guest-file, lab exec), a coordinator SIGKILLed mid-run (every agent stops and restores within
 // its lease TTL, and the next run works), and a sender's qemu killed
 // mid-run (the run fails naming it within 10 s; the others restore).
 func TestLabVMHosts(t *testing.T) {
@@ -65,8 +65,8 @@ func TestLabVMHosts(t *testing.T) {
 	name := fmt.Sprintf("v%d", os.Getpid()%10000)
 	dir := lab.DefaultDir(name)
 	t.Setenv("LINERATE_VM_CACHE", cache)
-	up, flags := labUpFor(t, bin, name, "--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug",
-		"--vlan", "100")
+	up, flags := labUpFor(t, bin, name, append([]string{"--hosts", "vm", "--senders", "2", "--receivers", "1", "--delay", vmDelay.String(), "--agent-log-level", "debug",
+		"--vlan", "100"}, trafgenGuestArgs()...)...)
 	hosts := []string{"s1", "s2", "r1"}
 	base := map[string]map[string]string{}
 	for _, h := range hosts {
@@ -233,6 +233,13 @@ func TestLabVMHosts(t *testing.T) {
 			t.Errorf("run --backend xdp: exit %v, status %s, error %q: want a failed run naming %q", err, res.Status, res.Error, want)
 		}
 		restored(t, 30*time.Second, "s1", "r1")
+	})
+	// trafgen, a host executable the guests got with its libraries
+	// (lab up --guest-file), run in s1 with lab exec into r1's receiver.
+	t.Run("trafgen", func(t *testing.T) {
+		requireTool(t, "trafgen", trafgenInstall)
+		checkVMTrafgen(t, bin, name)
+		restored(t, 0, "s1", "r1")
 	})
 	// Known truth across guests. The lab's netem (--delay 20ms) is on
 	// each sender's data interface, read back in the guests; kernel

@@ -52,6 +52,11 @@ type AgentOptions struct {
 	// Kernel is the VM hosts' guest kernel (Spec.Hosts HostsVM); nil
 	// fetches the pinned one into vm's default cache.
 	Kernel *vm.Kernel
+	// GuestFiles are executables of this machine (absolute paths) that
+	// every VM host's guest gets at the same path, with their
+	// interpreter and shared libraries (`lab up --guest-file`): tools to
+	// run in the guests with Exec, such as trafgen. VM hosts only.
+	GuestFiles []string
 }
 
 // Agent is one running `linerate agent` process of the lab.

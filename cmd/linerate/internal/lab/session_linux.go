@@ -89,6 +89,8 @@ func Open(ctx context.Context, o Options) (s *Session, err error) {
 		if o.Agents.Kernel, err = vmPrerequisites(ctx, o.Agents, o.Log); err != nil {
 			return nil, fmt.Errorf("lab %s: %w", o.Spec.Name, err)
 		}
+	} else if len(o.Agents.GuestFiles) > 0 {
+		return nil, fmt.Errorf("lab %s: guest files %s: only VM hosts have files of their own (hosts %s share this machine's)", o.Spec.Name, strings.Join(o.Agents.GuestFiles, ", "), o.Spec.Hosts)
 	}
 	l, err := Up(o.Spec, o.Log)
 	if err != nil {

@@ -5,6 +5,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,6 +44,13 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			return fmt.Errorf("lab %s: %w", l.Spec.Name, err)
 		}
 	}
+	extra, err := o.guestFiles()
+	if err != nil {
+		return fmt.Errorf("lab %s: %w", l.Spec.Name, err)
+	}
+	if len(extra) > 0 {
+		l.log.Info("VM hosts get guest files", "files", o.GuestFiles, "with_libraries", len(extra))
+	}
 	for i, h := range l.Hosts() {
 		dir := filepath.Join(o.Dir, h.Name)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -67,6 +75,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			Command: l.Switch.Command,
 			Log:     l.log.Named(h.Name),
 		}
+		maps.Copy(m.Files, extra)
 		start := time.Now()
 		run, err := m.Start(ctx)
 		if err != nil {
@@ -149,6 +158,9 @@ func vmPrerequisites(ctx context.Context, o AgentOptions, log hclog.Logger) (*vm
 	}
 	if err := vm.CheckStatic(o.Binary); err != nil {
 		return nil, fmt.Errorf("the VM hosts' agents run %s: %w (build it with CGO_ENABLED=0, as make build does)", o.Binary, err)
+	}
+	if _, err := o.guestFiles(); err != nil {
+		return nil, err
 	}
 	if o.Kernel != nil {
 		return o.Kernel, nil
