@@ -58,7 +58,7 @@ any other certificate are refused and every state-changing call is logged
 as an audit line. 'linerate agent release' force-releases the lease from
 this host, through the agent's admin socket in --state-dir.
 
-Every flag can be written in --config (default `+agentConfig+`, read
+Every flag can be written in --config (default ` + agentConfig + `, read
 when it is there): YAML, the flags' long names as keys ("tls-dir:
 /etc/linerate/tls", "join: [h1:7946, h2:7946]"); a flag given on the
 command line wins. --print-config prints the effective configuration.

@@ -45,11 +45,11 @@ var (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
-		Use:           "linerate",
-		Short:         "Line-rate throughput and loss benchmarking across hosts",
-		Version:       version,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:               "linerate",
+		Short:             "Line-rate throughput and loss benchmarking across hosts",
+		Version:           version,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.initLog() },
 	}
 	root.SetArgs(args)
