@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/config"
 	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
@@ -136,8 +138,14 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
-		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel), l.Spec.vlanArgs()...)
-		args = append(args, o.Args...)
+		// The agent is configured by its file alone, as on a real host;
+		// a test's own flags (o.Args, o.HostArgs) override it.
+		file := filepath.Join(o.Dir, h.Name, "agent.yaml")
+		settings := append(agentSettings(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel), l.Spec.vlanSettings()...)
+		if err := writeAgentConfig(file, h, settings); err != nil {
+			return c, fmt.Errorf("lab %s: %w", l.Spec.Name, err)
+		}
+		args := append([]string{"agent", "--config", file}, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)
 		if err != nil {
@@ -159,21 +167,38 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	return c, nil
 }
 
-// agentArgs is the command line of the i-th host's agent, with the
-// gossip key, certificate directory and state directory as the agent
-// sees them.
-func agentArgs(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []string {
-	args := []string{"agent", "--name", h.Name, "--role", role, "--iface", "data0",
-		"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
-		"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
-		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel,
+// agentSettings are the configuration of the i-th host's agent, with
+// the gossip key, certificate directory and state directory as the
+// agent sees them.
+func agentSettings(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []config.Setting {
+	s := []config.Setting{
+		config.Value("name", h.Name), config.Value("role", role), config.Value("iface", "data0"),
+		config.Value("bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort))),
+		config.Value("grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort))),
+		config.Value("gossip-key", key), config.Value("tls-dir", tlsDir), config.Value("state-dir", stateDir), config.Value("log-level", logLevel),
 		// The lab's hosts are the lab's own: every fix a run's
 		// --preflight fix asks for may be applied (and is restored).
-		"--allow-fixes", "all"}
-	if i > 0 {
-		args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
+		config.Value("allow-fixes", "all"),
 	}
-	return args
+	if i > 0 {
+		s = append(s, config.List("join", seedsFor(c.Join, i)...))
+	}
+	return s
+}
+
+// writeAgentConfig writes h's agent configuration file.
+func writeAgentConfig(file string, h *Host, settings []config.Setting) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	var b bytes.Buffer
+	if err := config.Encode(&b, "linerate lab: the agent of host "+h.Name, settings); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	return nil
 }
 
 // issue writes a CA, a certificate per host (naming its management

@@ -23,6 +23,7 @@ const (
 	guestTLSDir   = "/etc/linerate/tls"
 	guestKey      = "/etc/linerate/gossip.key"
 	guestStateDir = "/var/lib/linerate/state"
+	guestConfig   = "/etc/linerate/agent.yaml" // the agent's default
 )
 
 // vmModules are loaded in every VM host before its agent starts: the
@@ -48,8 +49,14 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 		}
-		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel), l.Spec.vlanArgs()...)
-		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
+		// The guest's agent reads its configuration from the default
+		// file, as an installed agent does; a test's own flags override it.
+		settings := append(agentSettings(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel), l.Spec.vlanSettings()...)
+		file := filepath.Join(dir, "agent.yaml")
+		if err := writeAgentConfig(file, h, settings); err != nil {
+			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
+		}
+		args := append(append([]string{"agent"}, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
 			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Addr6: h.Data.Addr6, Name: h.Data.Name},
@@ -58,6 +65,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			Files: map[string]string{
 				guestBinary:                             o.Binary,
 				guestKey:                                c.GossipKey,
+				guestConfig:                             file,
 				path.Join(guestTLSDir, mtls.CACertFile): filepath.Join(c.TLSDir, mtls.CACertFile),
 				path.Join(guestTLSDir, h.Name+".crt"):   filepath.Join(c.TLSDir, h.Name+".crt"),
 				path.Join(guestTLSDir, h.Name+".key"):   filepath.Join(c.TLSDir, h.Name+".key"),
