@@ -69,20 +69,7 @@ func TestBootstrapBundle(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := exec.Command(bin, "agent", "--config", agentYAML)
-	var log strings.Builder
-	agent.Stdout, agent.Stderr = &log, &log
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = agent.Process.Signal(syscall.SIGTERM)
-		stopped := time.AfterFunc(agentExitBound, func() { _ = agent.Process.Kill() })
-		defer stopped.Stop()
-		if err := agent.Wait(); err != nil {
-			t.Errorf("agent a1 after SIGTERM: %v\n%s", err, log.String())
-		}
-	})
+	log := startAgentProcess(t, bin, "a1", "agent", "--config", agentYAML)
 	members := exec.CommandContext(ctx, bin, "members", "--config", coordYAML, "--json", "--wait", "1", "--timeout", "30s")
 	var stdout, stderr strings.Builder
 	members.Stdout, members.Stderr = &stdout, &stderr

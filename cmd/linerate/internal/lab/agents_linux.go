@@ -124,7 +124,9 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lab %s: directory: %w", l.Spec.Name, err)
 	}
-	c := &Cluster{Dir: o.Dir, TLSDir: filepath.Join(o.Dir, "certs"), GossipKey: filepath.Join(o.Dir, "gossip.key"),
+	// The gossip key sits in the certificate directory, as `certs init`
+	// leaves it: the VM hosts' bundles take it from there.
+	c := &Cluster{Dir: o.Dir, TLSDir: filepath.Join(o.Dir, "certs"), GossipKey: filepath.Join(o.Dir, "certs", gossip.KeyFile),
 		Bind: net.JoinHostPort(l.MgmtHost.Addr.Addr().String(), "0")}
 	if err := l.issue(c); err != nil {
 		return nil, err
@@ -171,19 +173,26 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 // the gossip key, certificate directory and state directory as the
 // agent sees them.
 func agentSettings(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []config.Setting {
-	s := []config.Setting{
-		config.Value("name", h.Name), config.Value("role", role), config.Value("iface", "data0"),
+	s := []config.Setting{config.Value("name", h.Name), config.Value("tls-dir", tlsDir), config.Value("gossip-key", key)}
+	if i > 0 {
+		s = append(s, config.List("join", seedsFor(c.Join, i)...))
+	}
+	return append(s, hostSettings(h, role, stateDir, logLevel)...)
+}
+
+// hostSettings are what only the host knows, which a bootstrap bundle
+// leaves to its operator: role, interface, addresses, state and log
+// level, and the fixes it allows.
+func hostSettings(h *Host, role, stateDir, logLevel string) []config.Setting {
+	return []config.Setting{
+		config.Value("role", role), config.Value("iface", "data0"),
 		config.Value("bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort))),
 		config.Value("grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort))),
-		config.Value("gossip-key", key), config.Value("tls-dir", tlsDir), config.Value("state-dir", stateDir), config.Value("log-level", logLevel),
+		config.Value("state-dir", stateDir), config.Value("log-level", logLevel),
 		// The lab's hosts are the lab's own: every fix a run's
 		// --preflight fix asks for may be applied (and is restored).
 		config.Value("allow-fixes", "all"),
 	}
-	if i > 0 {
-		s = append(s, config.List("join", seedsFor(c.Join, i)...))
-	}
-	return s
 }
 
 // writeAgentConfig writes h's agent configuration file.
@@ -199,6 +208,24 @@ func writeAgentConfig(file string, h *Host, settings []config.Setting) error {
 		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
 	}
 	return nil
+}
+
+// addAgentConfig adds settings to the end of h's configuration file, as
+// the operator of a host adds to its bundle's.
+func addAgentConfig(file string, h *Host, settings []config.Setting) error {
+	var b bytes.Buffer
+	if err := config.Encode(&b, "added by linerate lab: what only host "+h.Name+" knows", settings); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	if _, err := f.Write(append([]byte("\n"), b.Bytes()...)); err != nil {
+		f.Close()
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	return f.Close()
 }
 
 // issue writes a CA, a certificate per host (naming its management
