@@ -6,7 +6,9 @@
 // for a repeatable flag a list (a scalar is one item). Every value goes
 // through the flag's own Set, so the file is checked exactly as the
 // command line is. A flag given on the command line (pflag's Changed)
-// wins over the file. An unknown key, a list for a single-valued flag, a
+// wins over the file: its key in the file must still be a flag and of
+// the flag's shape (one value or a list), but its value is not Set, so
+// the flag does not check it. An unknown key, a list for a single-valued flag, a
 // key with no value, a key given twice or a value the flag refuses is an
 // *Error naming the file and the line.
 //
