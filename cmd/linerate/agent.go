@@ -31,6 +31,7 @@ type agentFlags struct {
 
 func (a *app) agentCommand() *cobra.Command {
 	f := &agentFlags{receiverMemory: agent.DefaultReceiverMemory}
+	cf := &configFile{}
 	cmd := &cobra.Command{
 		Use:   "agent --role " + enum.Usage(gossip.AgentRoles) + " --iface IF [--join HOST:PORT...] (--tls-dir DIR | --insecure)",
 		Short: "Run the agent a coordinator drives on this host (gossip + gRPC)",
@@ -56,6 +57,11 @@ Leases: one coordinator certificate at a time holds the agent; calls from
 any other certificate are refused and every state-changing call is logged
 as an audit line. 'linerate agent release' force-releases the lease from
 this host, through the agent's admin socket in --state-dir.
+
+Every flag can be written in --config (default ` + agentConfig + `, read
+when it is there): YAML, the flags' long names as keys ("tls-dir:
+/etc/linerate/tls", "join: [h1:7946, h2:7946]"); a flag given on the
+command line wins. --print-config prints the effective configuration.
 
 It refuses a --tls-dir that holds ca.key (unless --allow-ca-key, on the CA's
 own machine) or whose key is readable by group or others.
@@ -99,8 +105,10 @@ in on, unless --allow-mgmt-iface.`,
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
 	fl.DurationVar(&f.maxRun, "max-run", agent.DefaultMaxRunLength, "the longest send accepted: its duration, or the length its per-thread count and rate derive; a longer one is refused, naming count, rate and the length")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown may take")
+	cf.register(fl, agentConfig, "the agent's flags")
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("iface")
+	a.withConfig(cmd, cf)
 	cmd.AddCommand(a.agentReleaseCommand())
 	return cmd
 }

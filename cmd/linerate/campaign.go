@@ -70,7 +70,7 @@ stored (the error names the file).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.campaignRun(cmd.Context(), args[0], cf, out) },
 	}
-	cf.register(run.Flags())
+	cf.register(run, a)
 	out.register(run.Flags(), "progress events")
 	cmd.AddCommand(run, a.campaignResumeCommand())
 	return cmd
@@ -101,7 +101,7 @@ document as it was.`,
 			return a.campaignResume(cmd.Context(), args[0], force, cf, out)
 		},
 	}
-	cf.register(cmd.Flags())
+	cf.register(cmd, a)
 	out.register(cmd.Flags(), "progress events")
 	cmd.Flags().BoolVar(&force, "force", false, "resume a campaign stored as running on another host (its process there is gone)")
 	return cmd

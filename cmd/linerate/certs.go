@@ -4,20 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/linerate/linerate/internal/cluster/bundle"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 	"github.com/linerate/linerate/internal/enum"
 )
 
 type certsFlags struct {
-	dir, name, role string
-	hosts           []string
-	days            int
-	force           bool
+	dir, name, role, bundle string
+	hosts, join             []string
+	days                    int
+	force                   bool
 }
 
 func (a *app) certsCommand() *cobra.Command {
@@ -115,13 +117,21 @@ func (a *app) certsGossipKeyCommand() *cobra.Command {
 func (a *app) certsIssueCommand() *cobra.Command {
 	f := &certsFlags{}
 	cmd := &cobra.Command{
-		Use:   "issue --dir DIR --name NAME --role " + enum.Usage(mtls.Roles()) + " [--host H1,H2]",
+		Use:   "issue --dir DIR --name NAME --role " + enum.Usage(mtls.Roles()) + " [--host H1,H2] [--bundle OUT [--join HOST:PORT...]]",
 		Short: "Issue a certificate for an agent or a coordinator, signed by DIR's CA",
 		Long: `issue writes DIR/NAME.crt and DIR/NAME.key, signed by DIR's CA, usable as TLS
 server and client certificate, with the role in the certificate (URI SAN
 linerate://role/ROLE). NAME is the common name and, when it is a DNS name or
 an IP address, a SAN, so a coordinator can dial an agent by its name; --host
-adds the DNS names and IP addresses the holder is reached at.`,
+adds the DNS names and IP addresses the holder is reached at.
+
+--bundle OUT also writes what the host needs, laid out as its
+/etc/linerate: OUT/NAME/ and OUT/NAME.tar.gz holding agent.yaml (or
+coordinator.yaml for a coordinator: tls-dir, cert-name and --join) and
+tls/ with NAME.crt, NAME.key, ca.crt, ca.crl when there is one and
+gossip.key, in the modes agents require. ca.key never goes into a
+bundle. On the host: tar -xzf NAME.tar.gz -C /etc/linerate, then add
+role and iface to an agent's agent.yaml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dir == "" {
@@ -140,11 +150,25 @@ adds the DNS names and IP addresses the holder is reached at.`,
 			if f.days <= 0 {
 				return usagef("--days %d: want a positive number of days", f.days)
 			}
+			if len(f.join) > 0 && f.bundle == "" {
+				return usagef("--join: only with --bundle DIR (it goes into the bundle's configuration file)")
+			}
 			leaf, files, err := mtls.Issue(f.dir, mtls.LeafOptions{Name: f.name, Role: role, Hosts: f.hosts, Validity: days(f.days)}, f.force)
 			if err != nil {
 				return certsErr(err)
 			}
 			a.printLeaf(leaf, files)
+			if f.bundle == "" {
+				return nil
+			}
+			b, err := bundle.Write(bundle.Options{CADir: f.dir, Name: f.name, Role: role, Join: f.join, Out: f.bundle, Force: f.force})
+			if err != nil {
+				return err
+			}
+			for _, p := range append(b.Files, b.Archive) {
+				fmt.Fprintf(a.stdout, "wrote %s\n", p)
+			}
+			fmt.Fprintf(a.stdout, "bundle for %s: copy %s to the host and unpack it there: tar -xzf %s -C %s\n", f.name, b.Archive, filepath.Base(b.Archive), bundle.ConfigDir)
 			return nil
 		},
 	}
@@ -153,6 +177,8 @@ adds the DNS names and IP addresses the holder is reached at.`,
 	fl.StringVar(&f.name, "name", "", "certificate name: the agent's node name or the coordinator's name")
 	fl.StringVar(&f.role, "role", "", "role: "+enum.Or(mtls.Roles()))
 	fl.StringSliceVar(&f.hosts, "host", nil, "DNS names and IP addresses to add as SANs, comma-separated")
+	fl.StringVar(&f.bundle, "bundle", "", "also write the host's bootstrap bundle into this directory: NAME/ laid out as the host's "+bundle.ConfigDir+" and NAME.tar.gz of it (the certificate and key, ca.crt, gossip.key and agent.yaml or coordinator.yaml; never ca.key)")
+	fl.StringSliceVar(&f.join, "join", nil, "gossip addresses (host:port) the bundle's configuration joins, repeatable")
 	fl.IntVar(&f.days, "days", int(mtls.DefaultLeafValidity/(24*time.Hour)), "validity in days (never beyond the CA's)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing NAME.crt/NAME.key")
 	return cmd

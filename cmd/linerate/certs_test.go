@@ -293,3 +293,50 @@ func TestCertsRenewAndRevoke(t *testing.T) {
 		t.Errorf("ca.crl mode %v, want 0644", m)
 	}
 }
+
+// A bundle's configuration file is one the agent and the coordinator
+// commands load: what it holds, and that an agent given only it says
+// the two settings its operator must still add, naming the file.
+func TestCertsIssueBundleLoads(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca")
+	out := filepath.Join(t.TempDir(), "bundles")
+	for _, args := range [][]string{
+		{"certs", "init", "--dir", ca},
+		{"certs", "issue", "--dir", ca, "--name", "h1", "--role", "agent", "--host", "198.18.0.5", "--bundle", out, "--join", "198.18.0.5:7946", "--join", "198.18.0.6:7946"},
+		{"certs", "issue", "--dir", ca, "--name", "coord", "--role", "coordinator", "--bundle", out, "--join", "198.18.0.5:7946"},
+	} {
+		if code, stdout, stderr := linerate(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, stdout, stderr)
+		} else if slices.Contains(args, "--bundle") && !strings.Contains(stdout, "tar -xzf "+args[5]+".tar.gz -C /etc/linerate") {
+			t.Errorf("%v: stdout %q does not say how to unpack the bundle", args, stdout)
+		}
+	}
+	agentYAML := filepath.Join(out, "h1", "agent.yaml")
+	code, stdout, stderr := linerate(t, "agent", "--config", agentYAML, "--role", "receiver", "--iface", "data0", "--print-config")
+	if code != 0 {
+		t.Fatalf("agent --config %s: exit %d: %s", agentYAML, code, stderr)
+	}
+	for _, want := range []string{"name: h1 # " + agentYAML, "tls-dir: /etc/linerate/tls # " + agentYAML, "join: ['198.18.0.5:7946', '198.18.0.6:7946'] # " + agentYAML} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("agent's effective configuration:\n%s\nwant %q", stdout, want)
+		}
+	}
+	code, _, stderr = linerate(t, "agent", "--config", agentYAML)
+	if want := `required flag(s) "iface", "role" not set: give them on the command line or in ` + agentYAML; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("agent with the bundle's file alone: exit %d, stderr %q, want 2 and %q", code, stderr, want)
+	}
+	coordYAML := filepath.Join(out, "coord", "coordinator.yaml")
+	code, stdout, stderr = linerate(t, "members", "--config", coordYAML, "--print-config")
+	if code != 0 {
+		t.Fatalf("members --config %s: exit %d: %s", coordYAML, code, stderr)
+	}
+	for _, want := range []string{"cert-name: coord # " + coordYAML, "tls-dir: /etc/linerate/tls # " + coordYAML, "join: ['198.18.0.5:7946'] # " + coordYAML} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("members' effective configuration:\n%s\nwant %q", stdout, want)
+		}
+	}
+	// --join without --bundle has nowhere to go.
+	if code, _, stderr := linerate(t, "certs", "issue", "--dir", ca, "--name", "h2", "--role", "agent", "--join", "a:1"); code != 2 || !strings.Contains(stderr, "--join: only with --bundle") {
+		t.Errorf("--join without --bundle: exit %d, %q", code, stderr)
+	}
+}

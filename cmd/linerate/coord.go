@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/linerate/linerate/coordinator"
@@ -20,9 +22,21 @@ type clusterFlags struct {
 	joinTimeout                             time.Duration
 	bind, advertise, gossipKey, tlsDir, crt string
 	insecure, insecureGossip, allowCAKey    bool
+	config                                  configFile
 }
 
-func (f *clusterFlags) register(fl *pflag.FlagSet) {
+// register adds the cluster flags to cmd, and --config (default
+// coordinatorConfig, whose keys are these flags) loaded before it runs.
+func (f *clusterFlags) register(cmd *cobra.Command, a *app) {
+	fl := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
+	f.flags(fl)
+	fl.VisitAll(func(fg *pflag.Flag) { f.config.keys = append(f.config.keys, fg.Name) })
+	cmd.Flags().AddFlagSet(fl)
+	f.config.register(cmd.Flags(), coordinatorConfig, "the cluster flags ("+strings.Join(f.config.keys, ", ")+")")
+	a.withConfig(cmd, &f.config)
+}
+
+func (f *clusterFlags) flags(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.join, "join", nil, "gossip address (host:port) of any agent of the cluster, repeatable")
 	fl.DurationVar(&f.joinTimeout, "join-timeout", coordinator.DefaultJoinTimeout, "how long to keep trying --join when no agent answers (agents not up yet)")
 	fl.StringVar(&f.bind, "bind", ":0", "gossip address:port of the coordinator (port 0: any free port; no host: --advertise's, else the address the first --join seed is reached from)")

@@ -31,7 +31,7 @@ version) and asks each one's health service whether it is serving.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.members(cmd.Context(), f) },
 	}
-	f.cluster.register(cmd.Flags())
+	f.cluster.register(cmd, a)
 	cmd.Flags().IntVar(&f.wait, "wait", 0, "wait until this many agents are alive")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long --wait and the health checks may take")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")

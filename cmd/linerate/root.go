@@ -45,22 +45,12 @@ var (
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
-		Use:           "linerate",
-		Short:         "Line-rate throughput and loss benchmarking across hosts",
-		Version:       version,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			lvl := hclog.LevelFromString(a.logLevel)
-			if lvl == hclog.NoLevel {
-				return usagef("--log-level %q: valid levels are %s", a.logLevel, strings.Join(logLevels, ", "))
-			}
-			if !slices.Contains(logFormats, a.logFormat) {
-				return usagef("--log-format %q: valid formats are %s", a.logFormat, enum.And(logFormats))
-			}
-			a.log = hclog.New(&hclog.LoggerOptions{Name: "linerate", Level: lvl, Output: stderr, JSONFormat: a.logFormat == "json"})
-			return nil
-		},
+		Use:               "linerate",
+		Short:             "Line-rate throughput and loss benchmarking across hosts",
+		Version:           version,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.initLog() },
 	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -75,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(a.versionCommand())
 
 	err := root.ExecuteContext(ctx)
-	if err == nil {
+	if err == nil || errors.Is(err, errConfigPrinted) {
 		return 0
 	}
 	fmt.Fprintf(stderr, "linerate: %v\n", err)
@@ -86,6 +76,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// initLog makes the logger --log-level and --log-format say (again
+// when a configuration file set them).
+func (a *app) initLog() error {
+	lvl := hclog.LevelFromString(a.logLevel)
+	if lvl == hclog.NoLevel {
+		return usagef("--log-level %q: valid levels are %s", a.logLevel, strings.Join(logLevels, ", "))
+	}
+	if !slices.Contains(logFormats, a.logFormat) {
+		return usagef("--log-format %q: valid formats are %s", a.logFormat, enum.And(logFormats))
+	}
+	a.log = hclog.New(&hclog.LoggerOptions{Name: "linerate", Level: lvl, Output: a.stderr, JSONFormat: a.logFormat == "json"})
+	return nil
 }
 
 // group makes a command that only holds subcommands: alone it prints its

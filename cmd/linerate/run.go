@@ -86,7 +86,7 @@ phase; the other hosts are restored. Exit status 0 only when the run is ok.`,
 			return a.runCmd(cmd.Context(), cf, f)
 		},
 	}
-	cf.register(cmd.Flags())
+	cf.register(cmd, a)
 	f.register(cmd.Flags())
 	cmd.Flags().StringSliceVar(&f.senders, "senders", nil, "sender agents (serf node names)")
 	cmd.Flags().StringSliceVar(&f.receivers, "receivers", nil, "receiver agents (serf node names)")

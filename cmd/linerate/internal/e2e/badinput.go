@@ -116,4 +116,8 @@ var BadCommands = []BadCommand{
 	{[]string{"doctor", "--iface", "lo", "--root", "snap.tar.gz", "--fix-rps"}, `--root "snap.tar.gz": --fix writes the live host`},
 	{[]string{"doctor"}, "--iface: required (the data interface to check), or --restore"},
 	{[]string{"doctor", "--iface", "nosuchif0"}, "--iface: doctor nosuchif0: no such interface"},
+	// A configuration file named must be there (only the default file
+	// may be absent).
+	{[]string{"agent", "--config", "/nonexistent/agent.yaml", "--role", "sender", "--iface", "lo", "--insecure"}, "--config: open /nonexistent/agent.yaml: no such file or directory"},
+	{[]string{"members", "--config", "/nonexistent/coordinator.yaml"}, "--config: open /nonexistent/coordinator.yaml: no such file or directory"},
 }

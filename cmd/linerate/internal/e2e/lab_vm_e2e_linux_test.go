@@ -109,6 +109,35 @@ func TestLabVMHosts(t *testing.T) {
 		}
 	}
 
+	// Each guest was bootstrapped as the README's "Bootstrap a fleet"
+	// says: its /etc/linerate is its bundle from `certs issue --bundle`
+	// (never ca.key), what only the host knows added to agent.yaml, and
+	// its agent started with no flag but reading that file: the runs
+	// below are theirs.
+	t.Run("bootstrap", func(t *testing.T) {
+		for _, h := range hosts {
+			// One exec a guest (each is a round trip over its serial
+			// console): the certificate directory, the file, the agent's
+			// command line.
+			out := strings.Split(guestExec(t, dir, h, `ls /etc/linerate/tls; echo @@; cat /etc/linerate/agent.yaml; echo @@; `+
+				`for p in /proc/[0-9]*; do c=$(tr '\0' ' ' <$p/cmdline 2>/dev/null); case "$c" in "/bin/linerate agent"*) echo "$c";; esac; done`), "@@\n")
+			if len(out) != 3 {
+				t.Fatalf("%s: guest answered %q", h, out)
+			}
+			ls, cfg, cmdline := strings.Fields(out[0]), out[1], strings.TrimSpace(out[2])
+			if want := []string{"ca.crt", "gossip.key", h + ".crt", h + ".key"}; !slices.Equal(ls, want) {
+				t.Errorf("%s: /etc/linerate/tls holds %q, want %q", h, ls, want)
+			}
+			for _, want := range []string{"from 'linerate certs issue --bundle'", "\nname: " + h + "\n", "\ntls-dir: /etc/linerate/tls\n", "\niface: data0\n"} {
+				if !strings.Contains(cfg, want) {
+					t.Errorf("%s: agent.yaml:\n%s\nwant %q", h, cfg, want)
+				}
+			}
+			if cmdline != "/bin/linerate agent" {
+				t.Errorf("%s: the agent runs as %q, want /bin/linerate agent (its configuration from the file alone)", h, cmdline)
+			}
+		}
+	})
 	t.Run("1x1", func(t *testing.T) {
 		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate)
 		checkVMRun(t, res, raw, 1)

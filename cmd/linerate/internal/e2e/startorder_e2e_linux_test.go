@@ -52,22 +52,9 @@ func TestCoordinatorBeforeAgents(t *testing.T) {
 	}
 	time.Sleep(2500 * time.Millisecond)
 	for _, a := range []struct{ name, bind string }{{"a1", seed}, {"a2", "127.0.0.1:0"}} {
-		agent := exec.Command(bin, "agent", "--name", a.name, "--role", "receiver", "--iface", "lo", "--allow-mgmt-iface",
+		startAgentProcess(t, bin, a.name, "agent", "--name", a.name, "--role", "receiver", "--iface", "lo", "--allow-mgmt-iface",
 			"--bind", a.bind, "--grpc", "127.0.0.1:0", "--join", seed, "--tls-dir", tls, "--allow-ca-key",
 			"--state-dir", t.TempDir(), "--log-level", "warn")
-		var log strings.Builder
-		agent.Stderr = &log
-		if err := agent.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = agent.Process.Signal(syscall.SIGTERM)
-			stopped := time.AfterFunc(agentExitBound, func() { _ = agent.Process.Kill() })
-			defer stopped.Stop()
-			if err := agent.Wait(); err != nil {
-				t.Errorf("agent %s after SIGTERM: %v\n%s", a.name, err, log.String())
-			}
-		})
 	}
 	if err := members.Wait(); err != nil {
 		t.Fatalf("members started 2.5 s before its agents: %v\n%s", err, stderr.String())

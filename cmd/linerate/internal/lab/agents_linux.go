@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/config"
 	"github.com/linerate/linerate/internal/ctxsleep"
 )
 
@@ -127,7 +129,9 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lab %s: directory: %w", l.Spec.Name, err)
 	}
-	c := &Cluster{Dir: o.Dir, TLSDir: filepath.Join(o.Dir, "certs"), GossipKey: filepath.Join(o.Dir, "gossip.key"),
+	// The gossip key sits in the certificate directory, as `certs init`
+	// leaves it: the VM hosts' bundles take it from there.
+	c := &Cluster{Dir: o.Dir, TLSDir: filepath.Join(o.Dir, "certs"), GossipKey: filepath.Join(o.Dir, "certs", gossip.KeyFile),
 		Bind: net.JoinHostPort(l.MgmtHost.Addr.Addr().String(), "0")}
 	if err := l.issue(c); err != nil {
 		return nil, err
@@ -141,8 +145,14 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
-		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel), l.Spec.vlanArgs()...)
-		args = append(args, o.Args...)
+		// The agent is configured by its file alone, as on a real host;
+		// a test's own flags (o.Args, o.HostArgs) override it.
+		file := filepath.Join(o.Dir, h.Name, "agent.yaml")
+		settings := append(agentSettings(h, l.Spec.agentRole(h), i, c, c.GossipKey, c.TLSDir, filepath.Join(o.Dir, h.Name, "state"), o.LogLevel), l.Spec.vlanSettings()...)
+		if err := writeAgentConfig(file, h, settings); err != nil {
+			return c, fmt.Errorf("lab %s: %w", l.Spec.Name, err)
+		}
+		args := append([]string{"agent", "--config", file}, o.Args...)
 		args = append(args, o.HostArgs[h.Name]...)
 		a, err := l.startAgent(h, o, args)
 		if err != nil {
@@ -164,21 +174,63 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	return c, nil
 }
 
-// agentArgs is the command line of the i-th host's agent, with the
-// gossip key, certificate directory and state directory as the agent
-// sees them.
-func agentArgs(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []string {
-	args := []string{"agent", "--name", h.Name, "--role", role, "--iface", "data0",
-		"--bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)),
-		"--grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort)),
-		"--gossip-key", key, "--tls-dir", tlsDir, "--state-dir", stateDir, "--log-level", logLevel,
+// agentSettings are the configuration of the i-th host's agent, with
+// the gossip key, certificate directory and state directory as the
+// agent sees them.
+func agentSettings(h *Host, role string, i int, c *Cluster, key, tlsDir, stateDir, logLevel string) []config.Setting {
+	s := []config.Setting{config.Value("name", h.Name), config.Value("tls-dir", tlsDir), config.Value("gossip-key", key)}
+	if i > 0 {
+		s = append(s, config.List("join", seedsFor(c.Join, i)...))
+	}
+	return append(s, hostSettings(h, role, stateDir, logLevel)...)
+}
+
+// hostSettings are what only the host knows, which a bootstrap bundle
+// leaves to its operator: role, interface, addresses, state and log
+// level, and the fixes it allows.
+func hostSettings(h *Host, role, stateDir, logLevel string) []config.Setting {
+	return []config.Setting{
+		config.Value("role", role), config.Value("iface", "data0"),
+		config.Value("bind", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort))),
+		config.Value("grpc", net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GRPCPort))),
+		config.Value("state-dir", stateDir), config.Value("log-level", logLevel),
 		// The lab's hosts are the lab's own: every fix a run's
 		// --preflight fix asks for may be applied (and is restored).
-		"--allow-fixes", "all"}
-	if i > 0 {
-		args = append(args, "--join", strings.Join(seedsFor(c.Join, i), ","))
+		config.Value("allow-fixes", "all"),
 	}
-	return args
+}
+
+// writeAgentConfig writes h's agent configuration file.
+func writeAgentConfig(file string, h *Host, settings []config.Setting) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	var b bytes.Buffer
+	if err := config.Encode(&b, "linerate lab: the agent of host "+h.Name, settings); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	return nil
+}
+
+// addAgentConfig adds settings to the end of h's configuration file, as
+// the operator of a host adds to its bundle's.
+func addAgentConfig(file string, h *Host, settings []config.Setting) error {
+	var b bytes.Buffer
+	if err := config.Encode(&b, "added by linerate lab: what only host "+h.Name+" knows", settings); err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	if _, err := f.Write(append([]byte("\n"), b.Bytes()...)); err != nil {
+		f.Close()
+		return fmt.Errorf("agent %s configuration: %w", h.Name, err)
+	}
+	return f.Close()
 }
 
 // issue writes a CA, a certificate per host (naming its management

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/linerate/linerate/coordinator"
+	"github.com/linerate/linerate/internal/config"
 	lrnetns "github.com/linerate/linerate/internal/netns"
 )
 
@@ -131,13 +132,13 @@ func dataAddrs(octet int) (v4, v6 netip.Prefix) {
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(octet)}), 24), netip.PrefixFrom(netip.AddrFrom16(a6), 64)
 }
 
-// vlanArgs are the agent flags a lab with a VLAN adds: every agent may
-// tag its frames with the VLAN its switch carries, no other.
-func (spec Spec) vlanArgs() []string {
+// vlanSettings are the agent settings a lab with a VLAN adds: every
+// agent may tag its frames with the VLAN its switch carries, no other.
+func (spec Spec) vlanSettings() []config.Setting {
 	if spec.VLAN == 0 {
 		return nil
 	}
-	return []string{"--allow-vlan", strconv.Itoa(spec.VLAN)}
+	return []config.Setting{config.List("allow-vlan", strconv.Itoa(spec.VLAN))}
 }
 
 // Lab is a running lab.

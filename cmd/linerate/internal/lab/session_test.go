@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -37,6 +39,14 @@ func TestSessionMeasure(t *testing.T) {
 	}()
 	if n := len(s.Cluster.Members()); n < 2 || s.Agents == nil || len(s.Agents.Join) != 2 {
 		t.Fatalf("members %d, agents %+v", n, s.Agents)
+	}
+	// Each agent was configured by its file alone: its command line is
+	// only --config (and the members above and the runs below are
+	// theirs).
+	for _, a := range s.Lab.Agents() {
+		if want := []string{"agent", "--config", filepath.Join(s.Agents.Dir, a.Host.Name, "agent.yaml")}; !slices.Equal(a.args, want) {
+			t.Errorf("agent %s started as %q, want %q", a.Host.Name, a.args, want)
+		}
 	}
 
 	_, err = Open(ctx, Options{Spec: Spec{Name: name, Senders: 1, Receivers: 1}, Agents: AgentOptions{Binary: bin}})

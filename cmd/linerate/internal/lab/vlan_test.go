@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/linerate/linerate/internal/config"
 )
 
 // A lab's VLAN is an 802.1Q id, 1-4094 (0: untagged; 4095 is
@@ -25,11 +27,11 @@ func TestSpecVLAN(t *testing.T) {
 			t.Errorf("VLAN %d: %v, want it refused with the valid range", v, err)
 		}
 	}
-	if args := (Spec{VLAN: 100}).vlanArgs(); !slices.Equal(args, []string{"--allow-vlan", "100"}) {
-		t.Errorf("VLAN 100: agent args %q", args)
+	if args := config.Args((Spec{VLAN: 100}).vlanSettings()); !slices.Equal(args, []string{"--allow-vlan", "100"}) {
+		t.Errorf("VLAN 100: agent settings as args %q", args)
 	}
-	if args := (Spec{}).vlanArgs(); args != nil {
-		t.Errorf("no VLAN: agent args %q, want none", args)
+	if s := (Spec{}).vlanSettings(); s != nil {
+		t.Errorf("no VLAN: agent settings %v, want none", s)
 	}
 }
 

@@ -15,16 +15,38 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
+	"github.com/linerate/linerate/internal/cluster/bundle"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 )
 
-// Where a VM host's agent finds what the lab gives it, in the guest.
+// Where a VM host's agent finds what the lab gives it, in the guest
+// (its configuration and certificates: its bundle, in bundle.ConfigDir).
 const (
 	guestBinary   = "/bin/linerate"
-	guestTLSDir   = "/etc/linerate/tls"
-	guestKey      = "/etc/linerate/gossip.key"
 	guestStateDir = "/var/lib/linerate/state"
 )
+
+// guestBundle writes h's bootstrap bundle (as `certs issue --bundle`
+// does, into the lab's bundles/), adds the host's own settings to its
+// agent.yaml, and returns its files by their guest paths.
+func (l *Lab) guestBundle(h *Host, i int, o AgentOptions, c *Cluster) (map[string]string, error) {
+	b, err := bundle.Write(bundle.Options{CADir: c.TLSDir, Name: h.Name, Role: mtls.RoleAgent, Join: seedsFor(c.Join, i), Out: filepath.Join(o.Dir, "bundles"), Force: true})
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
+	}
+	if err := addAgentConfig(b.Config, h, append(hostSettings(h, l.Spec.agentRole(h), guestStateDir, o.LogLevel), l.Spec.vlanSettings()...)); err != nil {
+		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
+	}
+	files := map[string]string{}
+	for _, p := range b.Files {
+		rel, err := filepath.Rel(b.Dir, p)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
+		}
+		files[path.Join(bundle.ConfigDir, filepath.ToSlash(rel))] = p
+	}
+	return files, nil
+}
 
 // vmModules are loaded in every VM host before its agent starts: the
 // kernel's packet generator (senders use it) and the qdiscs and
@@ -56,20 +78,22 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 		}
-		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel), l.Spec.vlanArgs()...)
-		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
+		// The guest is bootstrapped as a real host: its /etc/linerate is
+		// its bundle from `certs issue --bundle` (agent.yaml and tls/),
+		// with what only the host knows added to agent.yaml, and its
+		// agent reads that default file; a test's own flags override it.
+		files, err := l.guestBundle(h, i, o, c)
+		if err != nil {
+			return err
+		}
+		files[guestBinary] = o.Binary
+		args := append(append([]string{"agent"}, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
 			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Addr6: h.Data.Addr6, Name: h.Data.Name},
 			Mgmt:    vm.NIC{Tap: "m" + h.Name, MAC: h.Mgmt.MAC, Addr: h.Mgmt.Addr, Name: h.Mgmt.Name},
 			Modules: vmModules,
-			Files: map[string]string{
-				guestBinary:                             o.Binary,
-				guestKey:                                c.GossipKey,
-				path.Join(guestTLSDir, mtls.CACertFile): filepath.Join(c.TLSDir, mtls.CACertFile),
-				path.Join(guestTLSDir, h.Name+".crt"):   filepath.Join(c.TLSDir, h.Name+".crt"),
-				path.Join(guestTLSDir, h.Name+".key"):   filepath.Join(c.TLSDir, h.Name+".key"),
-			},
+			Files:   files,
 			Script:  l.guestScript(h, args),
 			Dir:     dir,
 			Command: l.Switch.Command,
