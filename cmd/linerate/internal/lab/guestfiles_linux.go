@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/linerate/linerate/cmd/linerate/internal/vm"
+	"github.com/linerate/linerate/internal/cluster/bundle"
 )
 
 // guestFiles are the VM hosts' extra files (AgentOptions.GuestFiles):
@@ -72,8 +73,8 @@ func ownGuestPath(g string) string {
 	switch {
 	case slices.Contains([]string{"/init", "/bin/busybox", "/bin/sh"}, g):
 		return "the guest's busybox initramfs's own"
-	case g == guestBinary || g == guestKey || strings.HasPrefix(g, guestTLSDir+"/") || strings.HasPrefix(g, path.Clean(vm.GuestModulesDir)+"/"):
-		return "the lab's own (its agent's binary, keys and modules)"
+	case g == guestBinary || strings.HasPrefix(g, bundle.ConfigDir+"/") || strings.HasPrefix(g, path.Clean(vm.GuestModulesDir)+"/"):
+		return "the lab's own (its agent's binary, its /etc/linerate bundle and modules)"
 	}
 	return ""
 }

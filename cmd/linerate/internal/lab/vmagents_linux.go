@@ -87,6 +87,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			return err
 		}
 		files[guestBinary] = o.Binary
+		maps.Copy(files, extra) // --guest-file: none overlaps the lab's own (ownGuestPath)
 		args := append(append([]string{"agent"}, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
