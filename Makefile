@@ -8,6 +8,9 @@ GO         ?= go
 BIN        := $(CURDIR)/bin
 LINERATE   := $(BIN)/linerate
 STATICCHECK_VERSION := v0.8.2
+# nfpm builds the .deb (make package): a Go tool from the module proxy,
+# installed under ./bin at this version, outside go.mod.
+NFPM_VERSION := v2.48.0
 # The gRPC API: proto/linerate/v1/*.proto and the Go generated from it
 # (committed). The generators are pinned; protoc is Debian's (3.21).
 PROTOC_GEN_GO_VERSION      := v1.36.12
@@ -34,7 +37,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: package package-test package-deps reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -149,6 +152,36 @@ proto-check: proto-deps
 build: deps
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(LINERATE) ./cmd/linerate
+
+# package: the .deb of this checkout (bin/package/linerate_VERSION_ARCH.deb)
+# with nfpm: the static binary (make build), the agent's systemd unit
+# (packaging/linerate-agent.service), the commented default
+# /etc/linerate/agent.yaml (a conffile), a man page for every command and
+# the bash, zsh and fish completions; all but the unit are generated here
+# from the binary's own commands (the hidden `linerate gen`, cobra's
+# `completion`), so none of them is in git or can drift. Its version is the
+# binary's (`linerate version`) as a Debian version (`linerate gen
+# debian-version`). PACKAGE_DIR: where the .deb goes.
+PACKAGE_DIR ?= $(BIN)/package
+NFPM        := $(BIN)/nfpm@$(NFPM_VERSION)/nfpm
+PKG_STAGE   := $(BIN)/package/stage
+package: build $(NFPM)
+	@set -e; rm -rf $(PKG_STAGE); mkdir -p $(PKG_STAGE)/man $(PKG_STAGE)/completion $(PACKAGE_DIR); \
+	cp $(LINERATE) $(PKG_STAGE)/linerate; \
+	date=$$(git log -1 --format=%cs 2>/dev/null || date -u +%F); \
+	$(LINERATE) gen man --dir $(PKG_STAGE)/man --date $$date >/dev/null; \
+	gzip -9n $(PKG_STAGE)/man/*.1; \
+	$(LINERATE) gen agent-config > $(PKG_STAGE)/agent.yaml; \
+	$(LINERATE) completion bash > $(PKG_STAGE)/completion/linerate.bash; \
+	$(LINERATE) completion zsh > $(PKG_STAGE)/completion/_linerate; \
+	$(LINERATE) completion fish > $(PKG_STAGE)/completion/linerate.fish; \
+	version=$$($(LINERATE) gen debian-version); \
+	case "$$version" in 0~dev) echo "make package: $$($(LINERATE) version): the package is version $$version (build in a git clone for the commit's version)" >&2;; esac; \
+	LINERATE_DEB_VERSION=$$version LINERATE_DEB_ARCH=$$($(GO) env GOARCH) \
+		$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(PACKAGE_DIR)/ | grep -v '^$$'
+
+$(NFPM):
+	GOBIN=$(@D) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 
 # demo: the main job on one machine (root), on hosts with kernels of
 # their own: two senders and a receiver, each a qemu guest (4 vCPUs in two
