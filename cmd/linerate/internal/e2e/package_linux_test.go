@@ -264,15 +264,26 @@ func TestPackageInstallRemove(t *testing.T) {
 	inChroot(t, root, "bash", "-n", "/usr/share/bash-completion/completions/linerate")
 	// bash-completion loads the script from where the package put it on
 	// the first <TAB> after "linerate", which then completes a
-	// subcommand and a flag of one.
+	// subcommand and a flag of one. The script reads the binary's
+	// answers through a process substitution (/dev/fd: the chroot needs
+	// its /proc), and its compopt says on stderr that no <TAB> called it.
+	proc := filepath.Join(root, "proc")
+	if out, err := exec.Command("mount", "-t", "proc", "proc", proc).CombinedOutput(); err != nil {
+		t.Fatalf("mount /proc in the chroot: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", proc).Run() }) // if a check below stops the test
 	complete := `. /usr/share/bash-completion/bash_completion
 _completion_loader linerate
 for line in "linerate ag" "linerate agent --tls"; do
 	COMP_LINE=$line; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<<"$line"; COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-	__start_linerate linerate "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+	__start_linerate linerate "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
 	echo "$line: ${COMPREPLY[*]}"
 done`
-	if got, want := inChroot(t, root, "bash", "-c", complete), "linerate ag: agent\nlinerate agent --tls: --tls-dir\n"; got != want {
+	got := inChroot(t, root, "bash", "-c", complete)
+	if out, err := exec.Command("umount", proc).CombinedOutput(); err != nil {
+		t.Fatalf("umount the chroot's /proc: %v: %s", err, out)
+	}
+	if want := "linerate ag: agent\nlinerate agent --tls: --tls-dir\n"; got != want {
 		t.Errorf("bash completion in the chroot:\n%s\nwant:\n%s", got, want)
 	}
 	conf := inChroot(t, root, "cat", "/etc/linerate/agent.yaml")
