@@ -37,7 +37,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: package package-test package-deps reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: package package-deps reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
