@@ -8,6 +8,9 @@ GO         ?= go
 BIN        := $(CURDIR)/bin
 LINERATE   := $(BIN)/linerate
 STATICCHECK_VERSION := v0.8.2
+# nfpm builds the .deb (make package): a Go tool from the module proxy,
+# installed under ./bin at this version, outside go.mod.
+NFPM_VERSION := v2.48.0
 # The gRPC API: proto/linerate/v1/*.proto and the Go generated from it
 # (committed). The generators are pinned; protoc is Debian's (3.21).
 PROTOC_GEN_GO_VERSION      := v1.36.12
@@ -34,7 +37,7 @@ FUZZ_TARGETS := \
 	./coordinator/results:FuzzDecode \
 	./coordinator/search:FuzzSearch
 
-.PHONY: reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
+.PHONY: package package-deps reliability bench-start bench-afxdp-receiver bench-latency bench-scale bench-vm bench-vm-engines bench-smoke bench-deps traffic-deps all build demo demo-netns demo-irq test traffic deps vmtest-deps report-deps proto-deps proto proto-check lint unit fuzz crossbuild bench-pktgen clean
 
 all: build
 
@@ -105,6 +108,18 @@ traffic-deps:
 	if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl disable --now irqbalance >/dev/null 2>&1 || true; fi; \
 	exit $$rc
 
+# package-deps: Debian's debootstrap, with which the package test
+# (TestPackageInstallRemove) makes its Debian chroot on first use
+# (/var/cache/linerate/debian). Not root and it is missing: that test skips
+# (outside CI, where it fails) and this says so.
+package-deps:
+	@if command -v debootstrap >/dev/null; then exit 0; fi; \
+	command -v apt-get >/dev/null || { echo "make: no apt-get and no debootstrap: the package test will skip" >&2; exit 0; }; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make: the package test needs debootstrap: run make package-deps as root (apt-get install debootstrap); until then it skips" >&2; exit 0; \
+	fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
+
 # proto-deps: protoc and the well-known types (google/protobuf/*.proto)
 # from Debian when root, the two Go generators at their pinned versions
 # under ./bin (one directory per version, so bumping a pin reinstalls).
@@ -151,6 +166,36 @@ build: deps
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(LINERATE) ./cmd/linerate
 
+# package: the .deb of this checkout (bin/package/linerate_VERSION_ARCH.deb)
+# with nfpm: the static binary (make build), the agent's systemd unit
+# (packaging/linerate-agent.service), the commented default
+# /etc/linerate/agent.yaml (a conffile), a man page for every command and
+# the bash, zsh and fish completions; all but the unit are generated here
+# from the binary's own commands (the hidden `linerate gen`, cobra's
+# `completion`), so none of them is in git or can drift. Its version is the
+# binary's (`linerate version`) as a Debian version (`linerate gen
+# debian-version`). PACKAGE_DIR: where the .deb goes.
+PACKAGE_DIR ?= $(BIN)/package
+NFPM        := $(BIN)/nfpm@$(NFPM_VERSION)/nfpm
+PKG_STAGE   := $(BIN)/package/stage
+package: build $(NFPM)
+	@set -e; rm -rf $(PKG_STAGE); mkdir -p $(PKG_STAGE)/man $(PKG_STAGE)/completion $(PACKAGE_DIR); \
+	cp $(LINERATE) $(PKG_STAGE)/linerate; \
+	date=$$(git log -1 --format=%cs 2>/dev/null || date -u +%F); \
+	$(LINERATE) gen man --dir $(PKG_STAGE)/man --date $$date >/dev/null; \
+	gzip -9n $(PKG_STAGE)/man/*.1; \
+	$(LINERATE) gen agent-config > $(PKG_STAGE)/agent.yaml; \
+	$(LINERATE) completion bash > $(PKG_STAGE)/completion/linerate.bash; \
+	$(LINERATE) completion zsh > $(PKG_STAGE)/completion/_linerate; \
+	$(LINERATE) completion fish > $(PKG_STAGE)/completion/linerate.fish; \
+	version=$$($(LINERATE) gen debian-version); \
+	case "$$version" in 0~dev) echo "make package: $$($(LINERATE) version): the package is version $$version (build in a git clone for the commit's version)" >&2;; esac; \
+	LINERATE_DEB_VERSION=$$version LINERATE_DEB_ARCH=$$($(GO) env GOARCH) \
+		$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(PACKAGE_DIR)/ | grep -v '^$$'
+
+$(NFPM):
+	GOBIN=$(@D) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
 # demo: the main job on one machine (root), on hosts with kernels of
 # their own: two senders and a receiver, each a qemu guest (4 vCPUs in two
 # NUMA nodes, a 4-queue virtio NIC on node 1) whose agent serf finds and
@@ -177,7 +222,7 @@ demo-irq: build
 	@echo
 	$(LINERATE) irq plan --iface $(IFACE)
 
-test: deps vmtest-deps report-deps traffic-deps proto-check lint unit traffic bench-smoke fuzz crossbuild
+test: deps vmtest-deps report-deps traffic-deps package-deps proto-check lint unit traffic bench-smoke fuzz crossbuild
 
 # lint: vet with and without the traffic tag (both builds compile);
 # staticcheck with it only: that build is every file, and without the

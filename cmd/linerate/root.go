@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(a.recvCommand())
 	root.AddCommand(a.agentCommand(), a.membersCommand(), a.runCommand(), a.labCommand())
 	root.AddCommand(a.resultsCommand(), a.reportCommand(), a.campaignCommand())
-	root.AddCommand(a.versionCommand())
+	root.AddCommand(a.versionCommand(), a.genCommand())
 
 	err := root.ExecuteContext(ctx)
 	if err == nil || errors.Is(err, errConfigPrinted) {

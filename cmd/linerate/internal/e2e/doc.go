@@ -1,9 +1,12 @@
 // Package e2e holds linerate's end-to-end and reliability tests: they run
 // the built binary — `lab run`, `lab campaign`, `lab up`, `send`, `recv`,
 // `run`, agents in a lab's namespaces or in qemu guests — and drive live
-// agents over gRPC, from outside the binary as an operator does. Every
-// test is built with the traffic tag and needs root (`make traffic` runs
-// them, `make reliability` the TestReliability* ones at full size).
+// agents over gRPC, from outside the binary as an operator does; and
+// they install what `make package` builds in a Debian chroot and check
+// the agent's systemd unit (systemd-analyze, its capabilities applied to
+// a lab's agents). Every test is built with the traffic tag and, but for
+// the unit's file checks, needs root (`make traffic` runs them, `make
+// reliability` the TestReliability* ones at full size).
 //
 // The package's own code is their harness: [Binary] builds the binary once
 // per test process and every test shares it, [Main] removes it when the
