@@ -49,6 +49,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 			return fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 		}
 		args := append(agentArgs(h, l.Spec.agentRole(h), i, c, guestKey, guestTLSDir, guestStateDir, o.LogLevel), l.Spec.vlanArgs()...)
+		args = append(args, vmKnownChecks()...)
 		args = append(append(args, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
