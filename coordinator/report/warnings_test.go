@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/linerate/linerate/coordinator"
-	"github.com/linerate/linerate/coordinator/results/resultstest"
 	"github.com/linerate/linerate/doctor"
 )
 
@@ -16,13 +15,7 @@ import (
 // A WARN is still a PREFLIGHT row, and IRQs fired off their planned CPUs
 // still a warning: line.
 func TestRunTableWarnsOnlyToAct(t *testing.T) {
-	res := resultstest.Run().Run
-	res.Warnings = nil
-	for i := range res.Hosts {
-		for j := range res.Hosts[i].Checks {
-			res.Hosts[i].Checks[j].Status = doctor.Pass
-		}
-	}
+	res := allPassed()
 	h := &res.Hosts[0]
 	h.Checks = append(h.Checks, doctor.Check{ID: "clock", Status: doctor.Known,
 		Evidence: []string{"adjtimex: synchronised false", "known to this host's operator (--known-check): a lab guest runs no time daemon"}})
