@@ -42,6 +42,19 @@ func (k KnownCheck) Check() error {
 	return nil
 }
 
+// knownPrefix begins the item of evidence a KNOWN ends with: why.
+const knownPrefix = "known to this host's operator (--known-check): "
+
+// KnownWhy is why c is a KNOWN, as its host's operator said it ("" when
+// c is not one): a report shows it where a WARN shows its fix.
+func KnownWhy(c Check) string {
+	if c.Status != Known || len(c.Evidence) == 0 {
+		return ""
+	}
+	why, _ := strings.CutPrefix(c.Evidence[len(c.Evidence)-1], knownPrefix)
+	return why
+}
+
 // accept makes c, a WARN of a check in known, a KNOWN whose last item
 // of evidence says why; any other verdict is left as it is.
 func accept(c *Check, known []KnownCheck) {
@@ -53,5 +66,5 @@ func accept(c *Check, known []KnownCheck) {
 		return
 	}
 	c.Status = Known
-	c.Evidence = append(c.Evidence, "known to this host's operator (--known-check): "+known[i].Why)
+	c.Evidence = append(c.Evidence, knownPrefix+known[i].Why)
 }

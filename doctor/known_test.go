@@ -63,8 +63,11 @@ func TestRunKnown(t *testing.T) {
 			continue
 		}
 		want := append(slices.Clone(p.Evidence), "known to this host's operator (--known-check): the run measures offsets")
-		if c.Status != Known || !slices.Equal(c.Evidence, want) || c.Fix != p.Fix {
-			t.Errorf("clock: %s %q fix %q, want KNOWN %q, fix %q", c.Status, c.Evidence, c.Fix, want, p.Fix)
+		if c.Status != Known || !slices.Equal(c.Evidence, want) || c.Fix != p.Fix || KnownWhy(c) != "the run measures offsets" {
+			t.Errorf("clock: %s %q fix %q, why %q: want KNOWN %q, fix %q, why said", c.Status, c.Evidence, c.Fix, KnownWhy(c), want, p.Fix)
+		}
+		if KnownWhy(p) != "" {
+			t.Errorf("a WARN has a why %q", KnownWhy(p))
 		}
 	}
 	if rep.Count(Known) != 1 || rep.Count(Warn) != plain.Count(Warn)-1 {

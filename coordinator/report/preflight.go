@@ -45,8 +45,12 @@ func preflightOf(res *coordinator.Result) *preflightView {
 			if c.Status == doctor.Pass {
 				continue
 			}
-			ev := firstLine(c)
-			v.Rows = append(v.Rows, preflightRow{Host: h.Name, Check: c.ID, Status: string(c.Status), Evidence: ev, Fix: c.Fix})
+			ev, fix := firstLine(c), c.Fix
+			if why := doctor.KnownWhy(c); why != "" {
+				// Accepted: why it needs no action, not the fix.
+				ev, fix = firstLine(doctor.Check{Evidence: c.Evidence[:len(c.Evidence)-1]}), "known: "+why
+			}
+			v.Rows = append(v.Rows, preflightRow{Host: h.Name, Check: c.ID, Status: string(c.Status), Evidence: ev, Fix: fix})
 		}
 		for _, f := range h.Fixed {
 			v.Fixed = append(v.Fixed, fixedRow{Host: h.Name, Class: string(f.Class), Setting: string(f.Setting.Kind) + " " + f.Setting.Key, From: f.From, To: f.To, Restored: h.FixesRestored})

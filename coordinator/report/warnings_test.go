@@ -33,7 +33,7 @@ func TestRunTableWarnsOnlyToAct(t *testing.T) {
 	}
 	for _, want := range missingFrom(out,
 		"PREFLIGHT  CHECK  STATUS  EVIDENCE",
-		"s1         clock  KNOWN   adjtimex: synchronised false (+1 more)",
+		"s1         clock  KNOWN   adjtimex: synchronised false  known: a lab guest runs no time daemon\n",
 		"\nnote: s1: 4 queues of eth1 on 2 CPUs (cpu2: q0 q2, cpu3: q1 q3)",
 	) {
 		t.Errorf("run table lacks %q:\n%s", want, out)
