@@ -115,8 +115,8 @@ func (st *runState) preflight(ctx context.Context, n *node) error {
 }
 
 // judgePreflight puts every WARN and FAIL in the result's warnings (not a
-// KNOWN: doctor.Status.Warns) and,
-// with PreflightStrict, refuses the run on any FAIL (before any lease).
+// KNOWN: doctor.Status.Warns) and, with PreflightStrict, refuses the run
+// on any FAIL (before any lease).
 func (st *runState) judgePreflight() error {
 	var fails []string
 	for _, n := range st.order {
@@ -186,8 +186,7 @@ func firstEvidence(c doctor.Check) string {
 }
 
 // fixClasses are the classes --preflight fix asks n to apply: those of
-// its checks that are not a PASS and that its agent allows, in doctor's
-// order.
+// its checks that warn and that its agent allows, in doctor's order.
 func (st *runState) fixClasses(n *node) []string {
 	var out []string
 	for _, c := range st.neededFixes(n) {
@@ -199,8 +198,8 @@ func (st *runState) fixClasses(n *node) []string {
 }
 
 // neededFixes are the classes of n's checks that warn (a KNOWN is
-// accepted as it is), in
-// doctor's order, with --preflight fix (none otherwise).
+// accepted as it is), in doctor's order, with --preflight fix (none
+// otherwise).
 func (st *runState) neededFixes(n *node) []string {
 	if st.spec.Preflight != PreflightFix {
 		return nil
