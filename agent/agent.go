@@ -129,6 +129,11 @@ type Config struct {
 	// --preflight fix); none by default: the host's operator opts in, as
 	// with AllowDst.
 	AllowFixes []doctor.FixClass
+	// KnownChecks are the checks whose WARN this host's operator accepts
+	// as known, each with why (--known-check): Describe answers them as
+	// KNOWN, shown in a run's report and no warning of it. None by
+	// default.
+	KnownChecks []doctor.KnownCheck
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics
 	// (host:port, port 0 = any).
 	MetricsAddr string
@@ -236,6 +241,12 @@ func (c *Config) defaults() error {
 	for _, f := range c.AllowFixes {
 		if err := f.Check(); err != nil {
 			return fmt.Errorf("allowed fixes: %w", err)
+		}
+	}
+	c.KnownChecks = slices.Clone(c.KnownChecks)
+	for _, k := range c.KnownChecks {
+		if err := k.Check(); err != nil {
+			return fmt.Errorf("known check: %w", err)
 		}
 	}
 	if err := checkRailsConfig(c); err != nil {

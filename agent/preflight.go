@@ -22,6 +22,9 @@ type preflight struct {
 	role  Role
 	// allow are the fix classes the operator allows (--allow-fixes).
 	allow []doctor.FixClass
+	// known are the checks whose WARN the operator accepts as known
+	// (--known-check): a KNOWN in every report, no warning of a run.
+	known []doctor.KnownCheck
 	// mgmt are the management addresses the agent listens on (gossip,
 	// gRPC): a NOTRACK over one is refused.
 	mgmt    func() []netip.Addr
@@ -35,7 +38,7 @@ func (p *preflight) check(ctx context.Context, o doctor.Options) (*doctor.Report
 	if p == nil {
 		return nil, nil
 	}
-	o.Iface = p.iface
+	o.Iface, o.Known = p.iface, p.known
 	if o.Role == "" {
 		o.Role = doctor.Role(p.role)
 	}

@@ -54,7 +54,7 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	s.gate = newTuneGate()
 	owner := topology.AgentOwner(cfg.Name, cfg.Iface)
 	s.pre = &preflight{
-		host: live.Host(root, cfg.Root, cfg.Iface), iface: cfg.Iface, role: cfg.Role, allow: cfg.AllowFixes, mgmt: cfg.listenAddrs, log: log,
+		host: live.Host(root, cfg.Root, cfg.Iface), iface: cfg.Iface, role: cfg.Role, allow: cfg.AllowFixes, known: cfg.KnownChecks, mgmt: cfg.listenAddrs, log: log,
 		journal: topology.JournalOptions{StateDir: cfg.StateDir, Iface: cfg.Iface, RootName: cfg.Root, Owner: owner},
 	}
 	s.tuner = &tuner{root: root, iface: cfg.Iface, stateDir: cfg.StateDir, rootName: cfg.Root, owner: owner, pre: s.pre, log: log}

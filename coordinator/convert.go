@@ -79,6 +79,9 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 func tunedInto(h *Host, t *lineratev1.TuneResponse) {
 	h.NUMANode = int(t.NumaNode)
 	h.IRQMap = append(h.IRQMap, irqPins(t.IrqMap)...)
+	if note := IRQPlanNote(h.Iface, h.IRQMap); note != "" {
+		h.Notes = append(h.Notes, note)
+	}
 	h.ManagedIRQs = append(h.ManagedIRQs, irqPins(t.Managed)...)
 	h.SkippedIRQs = skippedIRQs(t.Skipped)
 	h.Warnings = append(h.Warnings, t.Warnings...)

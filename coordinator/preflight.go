@@ -114,13 +114,14 @@ func (st *runState) preflight(ctx context.Context, n *node) error {
 	return nil
 }
 
-// judgePreflight puts every WARN and FAIL in the result's warnings and,
-// with PreflightStrict, refuses the run on any FAIL (before any lease).
+// judgePreflight puts every WARN and FAIL in the result's warnings (not a
+// KNOWN: doctor.Status.Warns) and, with PreflightStrict, refuses the run
+// on any FAIL (before any lease).
 func (st *runState) judgePreflight() error {
 	var fails []string
 	for _, n := range st.order {
 		for _, c := range n.host.Checks {
-			if c.Status == doctor.Pass {
+			if !c.Status.Warns() {
 				continue
 			}
 			st.res.Warnings = append(st.res.Warnings, CheckWarning(n.host.Name, c))
@@ -153,7 +154,7 @@ func (r *Result) OtherWarnings() []string {
 	var shown []string
 	for _, h := range r.Hosts {
 		for _, c := range h.Checks {
-			if c.Status != doctor.Pass {
+			if c.Status.Warns() {
 				shown = append(shown, CheckWarning(h.Name, c))
 			}
 		}
@@ -185,8 +186,7 @@ func firstEvidence(c doctor.Check) string {
 }
 
 // fixClasses are the classes --preflight fix asks n to apply: those of
-// its checks that are not a PASS and that its agent allows, in doctor's
-// order.
+// its checks that warn and that its agent allows, in doctor's order.
 func (st *runState) fixClasses(n *node) []string {
 	var out []string
 	for _, c := range st.neededFixes(n) {
@@ -197,8 +197,9 @@ func (st *runState) fixClasses(n *node) []string {
 	return out
 }
 
-// neededFixes are the classes of n's checks that are not a PASS, in
-// doctor's order, with --preflight fix (none otherwise).
+// neededFixes are the classes of n's checks that warn (a KNOWN is
+// accepted as it is), in doctor's order, with --preflight fix (none
+// otherwise).
 func (st *runState) neededFixes(n *node) []string {
 	if st.spec.Preflight != PreflightFix {
 		return nil
@@ -206,7 +207,7 @@ func (st *runState) neededFixes(n *node) []string {
 	var out []string
 	for _, c := range doctor.FixClasses {
 		for _, ch := range n.host.Checks {
-			if ch.Status != doctor.Pass && ch.FixClass == c && !slices.Contains(out, string(c)) {
+			if ch.Status.Warns() && ch.FixClass == c && !slices.Contains(out, string(c)) {
 				out = append(out, string(c))
 			}
 		}

@@ -345,3 +345,32 @@ func TestBaselineWithoutSettle(t *testing.T) {
 		t.Errorf("read again after the fixes: baseline %v, want that read", got)
 	}
 }
+
+// A KNOWN (a WARN the agent's --known-check accepts) is recorded with the
+// host's checks, as its agent answered it, but is no warning of the run,
+// and --preflight fix leaves it as it is; a WARN beside it still is a
+// warning, and still fixed.
+func TestRunPreflightKnown(t *testing.T) {
+	s1, r1 := fixPair()
+	clock := &lineratev1.HostCheck{Id: "clock", Status: "KNOWN", Evidence: []string{"adjtimex: synchronised false", "known to this host's operator (--known-check): the run measures offsets"}}
+	known := &lineratev1.HostCheck{Id: "steering", Status: "KNOWN", FixClass: "rps", Evidence: []string{"rps_cpus: 3", "known to this host's operator (--known-check): on purpose"}}
+	s1.checks = func(int) []*lineratev1.HostCheck { return []*lineratev1.HostCheck{clock, known} }
+	r1.checks = func(int) []*lineratev1.HostCheck {
+		return []*lineratev1.HostCheck{clock, {Id: "steering", Status: "WARN", FixClass: "rps", Evidence: []string{"rps_cpus: 3"}}}
+	}
+	s1.allowFixes, r1.allowFixes = allFixes(), allFixes()
+	r1.fixed = []*lineratev1.HostFix{{Class: "rps", Kind: "file", Key: "/sys/class/net/eth1/queues/rx-0/rps_cpus", From: "3", To: "0"}}
+	res, _, _ := runFix(t, s1, r1)
+	if want := []string{"r1: check steering WARN: rps_cpus: 3"}; !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings %q, want only r1's WARN %q", res.Warnings, want)
+	}
+	if h := res.Hosts[0]; len(h.Checks) != 2 || h.Checks[0].Status != doctor.Known || h.Checks[1].Status != doctor.Known {
+		t.Errorf("s1's checks %+v: want both KNOWN, as its agent said", h.Checks)
+	}
+	if len(s1.tunes) != 1 || len(s1.tunes[0].FixClasses) != 0 {
+		t.Errorf("s1's tunes %v: want the IRQs only, its KNOWN steering not fixed", s1.tunes)
+	}
+	if len(r1.tunes) != 1 || !slices.Equal(r1.tunes[0].FixClasses, []string{"rps"}) {
+		t.Errorf("r1's tunes %v: want rps for its WARN", r1.tunes)
+	}
+}

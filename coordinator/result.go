@@ -140,7 +140,11 @@ type Host struct {
 	// one of them (with the IRQs), as its agent's answer listed them.
 	Fixed         []doctor.Applied `json:"fixed,omitempty"`
 	FixesRestored bool             `json:"fixes_restored,omitempty"`
-	Warnings      []string         `json:"warnings,omitempty"`
+	// Notes are facts of the host's part that ask nothing of a person
+	// (its queues wrapped onto fewer CPUs: IRQPlanNote); Warnings are
+	// what a person should act on.
+	Notes    []string `json:"notes,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ClockOffset is a host's realtime clock against the coordinator's,

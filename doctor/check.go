@@ -10,12 +10,21 @@ import (
 // Status is a check's verdict.
 type Status string
 
-// Verdicts, in order of severity.
+// Verdicts, in order of severity. Known is a WARN its host's operator
+// accepted as known (Options.Known): shown with its evidence and why it
+// is known, and no warning of a run (Warns).
 const (
-	Pass Status = "PASS"
-	Warn Status = "WARN"
-	Fail Status = "FAIL"
+	Pass  Status = "PASS"
+	Known Status = "KNOWN"
+	Warn  Status = "WARN"
+	Fail  Status = "FAIL"
 )
+
+// Warns is the one rule of what a check's verdict asks of a person: a
+// WARN or a FAIL is something to act on, a warning of the run it was
+// read for; a PASS or a KNOWN (a WARN the host's operator accepted) is
+// not.
+func (s Status) Warns() bool { return s == Warn || s == Fail }
 
 func (s Status) rank() int {
 	switch s {

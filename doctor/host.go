@@ -114,6 +114,10 @@ type Options struct {
 	IRQBalance topology.IRQBalance
 	// Host names the host in the report.
 	Host string
+	// Known are the checks whose WARN the host's operator accepts as
+	// known (the agent's --known-check): such a WARN is a KNOWN, its
+	// evidence ending with why. A FAIL stays a FAIL.
+	Known []KnownCheck
 }
 
 // OptionError is a bad field of Options: Option names it ("role",
@@ -153,6 +157,11 @@ func (o Options) Check() error {
 	if o.Method != "" {
 		if err := o.Method.Check(); err != nil {
 			return bad("method", err)
+		}
+	}
+	for _, k := range o.Known {
+		if err := k.Check(); err != nil {
+			return bad("known check", err)
 		}
 	}
 	return nil

@@ -59,6 +59,7 @@ func Run(ctx context.Context, h Host, o Options) (*Report, error) {
 		if ch.Evidence == nil {
 			ch.Evidence = []string{}
 		}
+		accept(&ch, o.Known)
 		rep.Checks = append(rep.Checks, ch)
 	}
 	rep.Facts = facts(e)

@@ -9,7 +9,8 @@ import (
 )
 
 // WriteText renders a report for a person: a summary line, then each
-// FAIL and WARN with its evidence, why and fix, then one line per PASS.
+// FAIL, WARN and KNOWN with its evidence, why and fix, then one line per
+// PASS.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
 	frame := "any frame size"
@@ -20,9 +21,13 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Host != "" {
 		host = r.Host + " "
 	}
-	fmt.Fprintf(&b, "doctor %s%s (%s, %s, CPUs %s): %d FAIL, %d WARN, %d PASS\n",
-		host, r.Iface, r.Role, frame, cpuset.Of(r.CPUs...), r.Count(Fail), r.Count(Warn), r.Count(Pass))
-	for _, s := range []Status{Fail, Warn} {
+	known := ""
+	if n := r.Count(Known); n > 0 {
+		known = fmt.Sprintf(", %d KNOWN", n)
+	}
+	fmt.Fprintf(&b, "doctor %s%s (%s, %s, CPUs %s): %d FAIL, %d WARN%s, %d PASS\n",
+		host, r.Iface, r.Role, frame, cpuset.Of(r.CPUs...), r.Count(Fail), r.Count(Warn), known, r.Count(Pass))
+	for _, s := range []Status{Fail, Warn, Known} {
 		for _, c := range r.Checks {
 			if c.Status != s {
 				continue

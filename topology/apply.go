@@ -225,8 +225,13 @@ func Apply(ctx context.Context, r Root, p *Plan, opts ApplyOptions) (*ApplyResul
 		e.CPU = cpu
 		if ch.Effective != "" {
 			if eff, err := cpuset.ParseList(ch.Effective, 0); err == nil && !eff.IsSubsetOf(cpuset.Of(cpu)) {
-				res.Warnings = append(res.Warnings, fmt.Sprintf(
-					"irq %d (%s): effective affinity %s is not yet %d (x86 moves an IRQ at its next interrupt)", a.IRQ, a.Name, ch.Effective, cpu))
+				// Not a warning: nothing is wrong and nothing is to be
+				// done; the kernel makes the move at the IRQ's next
+				// interrupt. Where it then fired is Compare's to say
+				// (after a run's traffic), and an IRQ that stayed on
+				// its old CPU is a warning there.
+				ch.Note = joinNote(ch.Note, fmt.Sprintf("effective affinity %s until its next interrupt (x86 moves an IRQ at an interrupt)", ch.Effective))
+				log.Debug("irq move pending", "irq", a.IRQ, "name", a.Name, "effective", ch.Effective, "cpu", cpu)
 			}
 		}
 		res.Changes = append(res.Changes, ch)

@@ -464,3 +464,36 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// An IRQ whose effective affinity is still its old CPU after the write
+// (x86 moves it at its next interrupt; apply-basic's effective affinities
+// stay as the fixture has them) is a note of its change, not a warning:
+// nothing is wrong and nothing is to be done. Where it then fires is
+// Compare's to judge (TestCompare*: off its CPUs when it stayed).
+func TestApplyPendingMoveIsANote(t *testing.T) {
+	r, p, state := setup(t)
+	res, err := Apply(context.Background(), r, p, opts(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings %q: want none for a move the kernel makes at the next interrupt", res.Warnings)
+	}
+	var noted int
+	for _, c := range res.Changes {
+		pending := c.Effective != "" && c.Effective != c.To
+		want := "effective affinity " + c.Effective + " until its next interrupt"
+		switch {
+		case pending && !strings.Contains(c.Note, want):
+			t.Errorf("irq %d to %s, effective %s: note %q, want %q", c.IRQ, c.To, c.Effective, c.Note, want)
+		case !pending && c.Note != "":
+			t.Errorf("irq %d to %s, effective %s: note %q, want none", c.IRQ, c.To, c.Effective, c.Note)
+		}
+		if pending {
+			noted++
+		}
+	}
+	if noted == 0 {
+		t.Fatalf("no change with a pending move in %+v: the fixture no longer tests one", res.Changes)
+	}
+}

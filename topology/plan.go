@@ -31,7 +31,11 @@ type Plan struct {
 	Assignments []Assignment
 	// Unplanned are queue IRQs left alone because of Threads.
 	Unplanned []Skipped
-	Warnings  []string
+	// Warnings are what a person should act on before trusting the plan
+	// (the NIC's node has no usable CPU, …); Notes are facts of the plan
+	// that ask nothing of them (more queues than CPUs: several per CPU).
+	Warnings []string
+	Notes    []string
 }
 
 // Assignment is one queue IRQ and the CPU it goes to.
@@ -91,7 +95,9 @@ func MakePlan(n *NIC, opts PlanOptions) (*Plan, error) {
 		}
 		queues = queues[:opts.Threads]
 	} else if len(queues) > len(p.Candidates) {
-		p.Warnings = append(p.Warnings, fmt.Sprintf(
+		// A fact, not a fault: the queues' work still reaches every
+		// usable local CPU, which is all a CPU per queue would give.
+		p.Notes = append(p.Notes, fmt.Sprintf(
 			"%d queues but %d usable local CPUs: queues wrap round-robin, several per CPU", len(queues), len(p.Candidates)))
 	}
 	cpuOf := map[int]int{}

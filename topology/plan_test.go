@@ -49,6 +49,7 @@ type planCase struct {
 	candidates     []int       // nil: not checked
 	unplanned      int
 	warnings       []string // substrings of the plan's warnings (beyond the NIC's), in order
+	notes          []string // substrings of the plan's notes, in order
 }
 
 var planCases = []planCase{
@@ -67,7 +68,7 @@ var planCases = []planCase{
 		opts:       PlanOptions{Exclude: cpuset.MustParseList("0-3")},
 		candidates: []int{4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
 		queueCPU:   cpusOf(4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 4, 5, 6, 7),
-		warnings:   []string{"16 queues but 12 usable local CPUs: queues wrap"}},
+		notes:      []string{"16 queues but 12 usable local CPUs: queues wrap"}},
 	{name: "mlx5 exclude the whole node", fixture: "mlx5-new", iface: "ens1f0np0",
 		opts:       PlanOptions{Exclude: cpuset.MustParseList("0-7,16-23")},
 		candidates: []int{8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31},
@@ -76,7 +77,7 @@ var planCases = []planCase{
 	{name: "mlx5 old: 16 queues wrap over 8 local CPUs", fixture: "mlx5-old-2port", iface: "enp129s0f0",
 		candidates: []int{4, 5, 6, 7, 12, 13, 14, 15},
 		queueCPU:   cpusOf(4, 5, 6, 7, 12, 13, 14, 15, 4, 5, 6, 7, 12, 13, 14, 15),
-		warnings:   []string{"16 queues but 8 usable local CPUs: queues wrap round-robin"}},
+		notes:      []string{"16 queues but 8 usable local CPUs: queues wrap round-robin"}},
 	{name: "mlx5 old: threads 8 does not wrap", fixture: "mlx5-old-2port", iface: "enp129s0f0",
 		opts: PlanOptions{Threads: 8}, queueCPU: cpusOf(4, 5, 6, 7, 12, 13, 14, 15), unplanned: 8},
 	{name: "i40e node 1", fixture: "i40e", iface: "ens801f0", queueCPU: cpusOf(cpuRange(10, 8)...)},
@@ -94,14 +95,14 @@ var planCases = []planCase{
 		queueCPU: cpusOf(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)},
 	{name: "128 CPUs, node 1 from local_cpus", fixture: "host128", iface: "ens5f0np0", queueCPU: cpusOf(cpuRange(64, 16)...)},
 	{name: "offline CPU 2", fixture: "offline-cpu", iface: "enp5s0", candidates: []int{0, 1, 3},
-		queueCPU: cpusOf(0, 1, 3, 0), warnings: []string{"4 queues but 3 usable local CPUs"}},
+		queueCPU: cpusOf(0, 1, 3, 0), notes: []string{"4 queues but 3 usable local CPUs"}},
 	{name: "offline CPU 2, threads 3", fixture: "offline-cpu", iface: "enp5s0", opts: PlanOptions{Threads: 3},
 		queueCPU: cpusOf(0, 1, 3), unplanned: 1},
 	{name: "isolated and nohz_full excluded", fixture: "isolated", iface: "ens2f0np0",
 		candidates: []int{0, 1, 6, 7, 5}, queueCPU: cpusOf(0, 1, 6, 7)},
 	{name: "isolated plus exclude", fixture: "isolated", iface: "ens2f0np0",
 		opts: PlanOptions{Exclude: cpuset.Of(0, 6)}, candidates: []int{1, 7, 5},
-		queueCPU: cpusOf(1, 7, 5, 1), warnings: []string{"4 queues but 3 usable local CPUs"}},
+		queueCPU: cpusOf(1, 7, 5, 1), notes: []string{"4 queues but 3 usable local CPUs"}},
 	{name: "all local CPUs isolated", fixture: "isolated-all", iface: "ens1f0",
 		candidates: []int{0, 1, 2, 3}, queueCPU: cpusOf(0, 1),
 		warnings: []string{"every local CPU of ens1f0 (4-7) is isolated or excluded: using CPUs 0-3 outside the NIC's node"}},
@@ -168,6 +169,17 @@ func TestMakePlan(t *testing.T) {
 				for i, w := range c.warnings {
 					if !strings.Contains(extra[i], w) {
 						t.Errorf("plan warning %q, want it to contain %q", extra[i], w)
+					}
+				}
+			}
+			// Queues wrapping onto fewer CPUs is a fact of the plan,
+			// never a warning: it asks nothing of a person.
+			if len(p.Notes) != len(c.notes) {
+				t.Errorf("plan notes %q, want %d containing %q", p.Notes, len(c.notes), c.notes)
+			} else {
+				for i, w := range c.notes {
+					if !strings.Contains(p.Notes[i], w) {
+						t.Errorf("plan note %q, want it to contain %q", p.Notes[i], w)
 					}
 				}
 			}
@@ -335,7 +347,15 @@ func TestReportJSONShape(t *testing.T) {
 		show, _ := json.Marshal(ShowReport(n))
 		plan, _ := json.Marshal(PlanReport(p))
 		want := []string{"iface", "driver", "pci", "numa_node", "local_cpus", "queues", "skipped", "warnings"}
-		for _, b := range [][]byte{show, plan} {
+		wantPlan := want
+		if len(p.Notes) > 0 { // notes only when the plan has some
+			wantPlan = append(slices.Clone(want), "notes")
+		}
+		for i, b := range [][]byte{show, plan} {
+			want := want
+			if i == 1 {
+				want = wantPlan
+			}
 			if k := keys(t, b); !reflect.DeepEqual(k, want) {
 				t.Errorf("%s: top-level keys %v, want %v in %s", c.fixture, k, want, b)
 			}

@@ -20,6 +20,8 @@ type Report struct {
 	Queues    []ReportQueue `json:"queues"`
 	Skipped   []Skipped     `json:"skipped"`
 	Warnings  []string      `json:"warnings"`
+	// Notes are facts of the plan that ask nothing of a person (Plan.Notes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ReportQueue is one queue IRQ.
@@ -53,6 +55,7 @@ func PlanReport(p *Plan) *Report {
 		r.Queues = append(r.Queues, q)
 	}
 	r.Skipped = append(r.Skipped, p.Unplanned...)
+	r.Notes = append(r.Notes, p.Notes...)
 	return r
 }
 
@@ -104,6 +107,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, s := range r.Skipped {
 			fmt.Fprintf(w, "  irq %d %s: %s\n", s.IRQ, orDash(s.Name), s.Reason)
 		}
+	}
+	for _, s := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", s)
 	}
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)

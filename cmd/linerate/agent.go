@@ -22,7 +22,7 @@ import (
 
 type agentFlags struct {
 	name, role, iface, bind, advertise, grpcAddr, gossipKey, tlsDir, stateDir, root, metrics, allowFixes string
-	join, allowDst, allowSrcMAC, allowVLAN                                                               []string
+	join, allowDst, allowSrcMAC, allowVLAN, knownChecks                                                  []string
 	insecure, insecureGossip, allowMgmtIface, allowDstAny, allowCAKey                                    bool
 	shutdownTimeout                                                                                      time.Duration
 	receiverMemory                                                                                       uint64
@@ -100,6 +100,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.allowMgmtIface, "allow-mgmt-iface", false, "let the agent send from, count on (XDP) and tune an interface that carries the default route or the gRPC/gossip traffic")
 	fl.StringSliceVar(&f.allowSrcMAC, "allow-src-mac", nil, "MAC a sender may put as src_mac besides its device's own (default: only the device's), repeatable")
 	fl.StringVar(&f.allowFixes, "allow-fixes", "none", "fix classes a run's --preflight fix may apply on this host, comma-separated: "+enum.Or(doctor.FixClasses)+", all or none (the default: the host's operator opts in; a run leaves a class not allowed unfixed, with a warning naming it)")
+	fl.StringArrayVar(&f.knownChecks, "known-check", nil, "CHECK=WHY: a check ("+enum.Or(doctor.IDs())+") whose WARN is known on this host and needs no action, and why; a run's report shows it as KNOWN with why, not as a warning (a FAIL stays a FAIL), repeatable")
 	fl.StringSliceVar(&f.allowVLAN, "allow-vlan", nil, "VLAN ids (0-4095) or ranges (100-199) a sender may tag frames with, and a receiver its reflections (default: none, untagged only), repeatable")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; empty: off)")
 	bytesVar(fl, &f.receiverMemory, "receiver-memory", "the receiver's memory budget: streams × (window + their state on every CPU), whichever method (XDP or AF_PACKET) counts; an Arm that needs more is refused, naming the numbers")
@@ -146,10 +147,14 @@ func (a *app) agent(ctx context.Context, f *agentFlags) error {
 	if err != nil {
 		return usagef("--allow-fixes %s: %v (or all, or none)", f.allowFixes, err)
 	}
+	known, err := parseKnownChecks(f.knownChecks)
+	if err != nil {
+		return usagef("--known-check %v", err)
+	}
 	ag, err := agent.New(agent.Config{
 		Name: f.name, Role: agent.Role(f.role), Iface: f.iface, Bind: f.bind, Advertise: f.advertise, GRPCAddr: f.grpcAddr,
 		Join: f.join, GossipKey: key, TLSDir: f.tlsDir, InsecureGossip: f.insecureGossip, Insecure: f.insecure, AllowCAKey: f.allowCAKey, StateDir: f.stateDir, Root: f.root,
-		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, AllowFixes: fixes, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
+		AllowDst: allow, AllowDstAny: f.allowDstAny, AllowMgmtIface: f.allowMgmtIface, AllowSrcMACs: srcMACs, AllowVLANs: vlans, AllowFixes: fixes, KnownChecks: known, MetricsAddr: f.metrics, ReceiverMemory: f.receiverMemory,
 		MaxRunLength: f.maxRun, Version: version, Logger: a.log.Named("agent"),
 	})
 	if err != nil {
@@ -220,6 +225,19 @@ func parseVLANs(ss []string) ([]int, error) {
 		for v := a; v <= b; v++ {
 			out = append(out, v)
 		}
+	}
+	return out, nil
+}
+
+// parseKnownChecks parses the --known-check values (CHECK=WHY).
+func parseKnownChecks(ss []string) ([]doctor.KnownCheck, error) {
+	var out []doctor.KnownCheck
+	for _, s := range ss {
+		k, err := doctor.ParseKnownCheck(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }

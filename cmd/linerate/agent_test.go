@@ -60,6 +60,10 @@ func TestAgentBadInput(t *testing.T) {
 		{[]string{"--role", "receiver", "--iface", "lo", "--insecure", "--receiver-memory", "lots"}, `invalid argument "lots" for "--receiver-memory" flag: want a whole number of bytes, KiB, MiB, GiB or TiB`},
 		{[]string{"--role", "receiver", "--iface", "lo", "--insecure", "--receiver-memory", "0MiB"}, "want at least 1 byte"},
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--allow-dst", "198.18.0.0/33"}, `--allow-dst: "198.18.0.0/33": want a CIDR`},
+		// --known-check: a check of doctor's, and why its WARN is known.
+		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--known-check", "clocks=no daemon"}, `--known-check "clocks": no such check: valid checks are irqbalance, steering,`},
+		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--known-check", "clock"}, `--known-check "clock": want CHECK=WHY`},
+		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--known-check", "link="}, "--known-check link: no reason: say why its WARN is known on this host"},
 		// lo holds the gRPC address: a sender may not send from it.
 		{[]string{"--role", "sender", "--iface", "lo", "--insecure", "--grpc", "127.0.0.1:0", "--bind", ""},
 			"--iface lo carries the gRPC address (--grpc) 127.0.0.1"},

@@ -25,6 +25,7 @@ type doctorFlags struct {
 	method                                   recv.Method
 	irqbalance                               topology.IRQBalance
 	frameSize                                int
+	known                                    []string
 	json, fixAll, restore                    bool
 	fix                                      map[doctor.FixClass]*bool
 }
@@ -48,7 +49,8 @@ RPS/XPS/RFS, the CPU governor and idle states, busy SMT siblings, the NIC's
 NUMA node, flow control, coalescing, rings, offloads, the link, the MTU,
 conntrack and the firewall, the kernel features each backend needs, and the
 clock. Each check says PASS, WARN or FAIL, what it read, why it matters and
-the exact fix. It exits 1 when a check FAILs.
+the exact fix (a WARN named by --known-check: KNOWN, with why). It exits 1
+when a check FAILs.
 
 --fix applies every class of fix, --fix-CLASS one class (` + enum.And(doctor.FixClasses) + `).
 Each setting is journaled in --state-dir before it is written, as IRQ
@@ -119,6 +121,7 @@ affinities are; --restore puts back every journaled setting and affinity
 	fl.StringVar((*string)(&f.method), "method", "", "the run's receiver method, "+enum.Or(recv.Methods)+": a named one the kernel cannot run well is flagged (default: auto, any the host has)")
 	fl.StringVar(&f.addrs, "addrs", "", "the run's test addresses, comma-separated (default: the interface's)")
 	fl.StringVar((*string)(&f.irqbalance), "irqbalance", string(topology.IRQBalanceRefuse), "the run's irqbalance policy: "+irqbalanceHelp)
+	fl.StringArrayVar(&f.known, "known-check", nil, "CHECK=WHY: a check whose WARN is known on this host and needs no action, and why: shown as KNOWN (as the agent's --known-check), repeatable")
 	fl.BoolVar(&f.json, "json", false, "print JSON")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the journals the fixes write")
 	fl.BoolVar(&f.fixAll, "fix", false, "apply every class of fix (each journaled before it is written)")
@@ -154,6 +157,11 @@ func (f *doctorFlags) options() (doctor.Options, error) {
 		}
 		return o, usageError{err}
 	}
+	known, err := parseKnownChecks(f.known)
+	if err != nil {
+		return o, usagef("--known-check %v", err)
+	}
+	o.Known = known
 	if f.cpus != "" {
 		set, err := cpuset.ParseList(f.cpus, 0)
 		if err != nil || set.IsEmpty() {

@@ -9,7 +9,8 @@ import (
 )
 
 // preflightView is a run's hosts' checks as a report shows them: a row per
-// WARN and FAIL, what --preflight fix changed, and how many checks passed.
+// WARN, FAIL and KNOWN (a WARN its host's operator accepted, shown as
+// such and no warning), what --preflight fix changed, and how many checks passed.
 type preflightView struct {
 	Rows  []preflightRow
 	Fixed []fixedRow
@@ -17,7 +18,7 @@ type preflightView struct {
 	Checks, Hosts int
 }
 
-// preflightRow is one WARN or FAIL.
+// preflightRow is one WARN, FAIL or KNOWN.
 type preflightRow struct {
 	Host, Check, Status, Evidence, Fix string
 }
@@ -44,8 +45,12 @@ func preflightOf(res *coordinator.Result) *preflightView {
 			if c.Status == doctor.Pass {
 				continue
 			}
-			ev := firstLine(c)
-			v.Rows = append(v.Rows, preflightRow{Host: h.Name, Check: c.ID, Status: string(c.Status), Evidence: ev, Fix: c.Fix})
+			ev, fix := firstLine(c), c.Fix
+			if why := doctor.KnownWhy(c); why != "" {
+				// Accepted: why it needs no action, not the fix.
+				ev, fix = firstLine(doctor.Check{Evidence: c.Evidence[:len(c.Evidence)-1]}), "known: "+why
+			}
+			v.Rows = append(v.Rows, preflightRow{Host: h.Name, Check: c.ID, Status: string(c.Status), Evidence: ev, Fix: fix})
 		}
 		for _, f := range h.Fixed {
 			v.Fixed = append(v.Fixed, fixedRow{Host: h.Name, Class: string(f.Class), Setting: string(f.Setting.Kind) + " " + f.Setting.Key, From: f.From, To: f.To, Restored: h.FixesRestored})
@@ -70,7 +75,7 @@ func firstLine(c doctor.Check) string {
 }
 
 // preflightTable writes the PREFLIGHT section of a run's text report:
-// every WARN and FAIL per host and what --preflight fix changed; one line
+// every WARN, FAIL and KNOWN per host and what --preflight fix changed; one line
 // when every check passed; nothing when no host was checked.
 func preflightTable(w io.Writer, v *preflightView) {
 	if v == nil {

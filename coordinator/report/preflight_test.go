@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/coordinator/results/resultstest"
 	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/topology"
@@ -41,13 +42,7 @@ func TestRunTablePreflight(t *testing.T) {
 // Every check passed: one line says so; no host checked (agents that
 // predate the checks): nothing.
 func TestRunTablePreflightPassed(t *testing.T) {
-	res := resultstest.Run().Run
-	res.Warnings = nil
-	for i := range res.Hosts {
-		for j := range res.Hosts[i].Checks {
-			res.Hosts[i].Checks[j].Status = doctor.Pass
-		}
-	}
+	res := allPassed()
 	var b bytes.Buffer
 	_ = RunTable(&b, res)
 	if out := b.String(); !strings.Contains(out, "\npreflight: all 12 checks passed on 4 hosts\n") || strings.Contains(out, "PREFLIGHT") {
@@ -105,4 +100,16 @@ func missingFrom(out string, wants ...string) []string {
 		}
 	}
 	return missing
+}
+
+// allPassed is resultstest's run with every check a PASS and no warning.
+func allPassed() *coordinator.Result {
+	res := resultstest.Run().Run
+	res.Warnings = nil
+	for i := range res.Hosts {
+		for j := range res.Hosts[i].Checks {
+			res.Hosts[i].Checks[j].Status = doctor.Pass
+		}
+	}
+	return res
 }

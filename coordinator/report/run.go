@@ -13,8 +13,11 @@ import (
 
 // RunTable writes the terminal report of one run (`linerate run`): its
 // status, a row per flow with its books and rates, a row per host, each
-// receiver's RSS spread (its queues' streams and packets), the hosts' checks (PREFLIGHT: every WARN and FAIL), where each host's queue
-// IRQs fired, and the warnings.
+// hosts' notes (facts that ask nothing: queues wrapped onto fewer CPUs),
+// each receiver's RSS spread (its queues' streams and packets), the hosts'
+// checks (PREFLIGHT: every WARN, FAIL and KNOWN), where each host's queue
+// IRQs fired, and the warnings: only what a person should act on (a WARN
+// or FAIL, IRQs fired off their planned CPUs, …).
 func RunTable(out io.Writer, res *coordinator.Result) error {
 	w := &errWriter{w: out}
 	fmt.Fprintf(w, "run %s: %s", res.RunID, res.Status)
@@ -70,6 +73,11 @@ func RunTable(out io.Writer, res *coordinator.Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.Role, h.Kernel, h.Iface, h.Driver, h.NUMANode, irqs, h.Tuned, engine)
 	}
 	tw.Flush()
+	for _, h := range res.Hosts {
+		for _, n := range h.Notes {
+			fmt.Fprintf(w, "note: %s: %s\n", h.Name, n)
+		}
+	}
 	for _, h := range res.Hosts {
 		if sp := res.RSSSpread(h.Name); sp != "" {
 			fmt.Fprintf(w, "rss spread: %s: %s\n", h.Name, sp)

@@ -291,7 +291,7 @@ func Run() *results.Document {
 		}
 		host.Checks, host.Facts = hostChecks(h.Name)
 		for _, c := range host.Checks {
-			if c.Status != doctor.Pass {
+			if c.Status.Warns() {
 				res.Warnings = append(res.Warnings, coordinator.CheckWarning(h.Name, c))
 			}
 		}

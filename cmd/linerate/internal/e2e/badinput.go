@@ -15,6 +15,7 @@ var BadCommands = []BadCommand{
 	{[]string{"lab", "run", "--name", "x/../../..", "--count", "10"}, `lab name "x/../../..": 1-20 letters, digits`},
 	{[]string{"lab", "down", "--name", "x/../../etc"}, `--name: lab name "x/../../etc"`},
 	{[]string{"lab", "down"}, "give --name NAME or --all"},
+	{[]string{"doctor", "--iface", "lo", "--known-check", "mtus=jumbo"}, `--known-check "mtus": no such check: valid checks are irqbalance,`},
 	{[]string{"lab", "run", "--loss-every", "1"}, "--loss-every 1: would drop every packet"},
 	{[]string{"lab", "run", "--loss", "101"}, "--loss 101: want a percentage"},
 	{[]string{"lab", "run", "--shape", "5bit"}, `--shape "5bit": 5 bit/s: want 8kbit to 400gbit`},

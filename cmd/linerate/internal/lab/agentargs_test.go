@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
 )
@@ -84,5 +85,33 @@ func TestGuestBundle(t *testing.T) {
 		if n != 1 {
 			t.Errorf("agent.yaml holds %s %d times:\n%s", k, n, text)
 		}
+	}
+}
+
+// A VM host's agent accepts as known exactly the two WARNs every lab
+// guest has on purpose, link (no line speed on the switch bridge) and
+// clock (no time daemon), each a valid --known-check with its reason; a
+// netns host's agent (agentArgs alone) accepts none.
+func TestVMKnownChecks(t *testing.T) {
+	args := vmKnownChecks()
+	var ids []string
+	for i := 0; i < len(args); i += 2 {
+		if args[i] != "--known-check" || i+1 >= len(args) {
+			t.Fatalf("args %q: want --known-check CHECK=WHY pairs", args)
+		}
+		k, err := doctor.ParseKnownCheck(args[i+1])
+		if err != nil {
+			t.Errorf("%q: %v", args[i+1], err)
+		}
+		if !strings.HasPrefix(k.Why, "a lab guest") {
+			t.Errorf("%s: why %q: want it to say it is the lab guest's", k.ID, k.Why)
+		}
+		ids = append(ids, k.ID)
+	}
+	if !slices.Equal(ids, []string{"link", "clock"}) {
+		t.Errorf("known checks %q, want link and clock only", ids)
+	}
+	if slices.Contains(agentArgs(&Host{Name: "r1"}, "receiver", 0, &Cluster{}, "key", "tls", "state", "info"), "--known-check") {
+		t.Error("agentArgs accepts checks as known: only a VM host's agent may")
 	}
 }

@@ -88,7 +88,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		}
 		files[guestBinary] = o.Binary
 		maps.Copy(files, extra) // --guest-file: none overlaps the lab's own (ownGuestPath)
-		args := append(append([]string{"agent"}, o.Args...), o.HostArgs[h.Name]...)
+		args := append(append(append([]string{"agent"}, vmKnownChecks()...), o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
 			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Addr6: h.Data.Addr6, Name: h.Data.Name},
