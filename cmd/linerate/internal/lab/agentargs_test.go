@@ -111,7 +111,9 @@ func TestVMKnownChecks(t *testing.T) {
 	if !slices.Equal(ids, []string{"link", "clock"}) {
 		t.Errorf("known checks %q, want link and clock only", ids)
 	}
-	if slices.Contains(agentArgs(&Host{Name: "r1"}, "receiver", 0, &Cluster{}, "key", "tls", "state", "info"), "--known-check") {
-		t.Error("agentArgs accepts checks as known: only a VM host's agent may")
+	for _, s := range agentSettings(&Host{Name: "r1"}, "receiver", 0, &Cluster{}, "key", "tls", "state", "info") {
+		if s.Key == "known-check" {
+			t.Errorf("agentSettings accepts checks as known (%q): only a VM host's agent may", s.Values)
+		}
 	}
 }
