@@ -4,41 +4,19 @@ package xdp
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/vishvananda/netlink/nl"
 )
 
-// ownProgramDrivers are drivers whose ndo_xdp_xmit works only while an
-// XDP program is attached to the transmitting interface itself: they set
-// up their XDP transmit queues when a program is attached, and without
-// one refuse every frame (virtio_net: ENXIO) before any counter moves.
-// A kernel with xdp-features (6.3+) says so itself (no ndo-xmit bit until
-// a program is attached); on an older one, such as the VM lab's Debian
-// 6.1 guest, only the driver's name tells.
+// ownProgramDrivers are drivers whose ndo_xdp_xmit works only while a
+// native XDP program is attached to the transmitting interface itself:
+// they set up their XDP transmit queues when a program is attached, and
+// without one refuse every frame (virtio_net: ENXIO) before any counter
+// moves. A kernel with xdp-features (6.3+) says so itself (no ndo-xmit
+// bit until a program is attached); on an older one, such as the VM
+// lab's Debian 6.1 guest, only the driver's name tells. The backend
+// attaches its own program to such an interface for a send (needsOwn).
 var ownProgramDrivers = []string{"virtio_net"}
-
-// needsOwnProgram is why the xdp backend cannot transmit from iface of
-// driver, or nil: a driver of ownProgramDrivers with no XDP program
-// attached to iface in the driver (native: attachMode, netlink's
-// IFLA_XDP_ATTACHED; a generic program sets up no transmit queues). For
-// a kernel without xdp-features only: with them, the kernel decided.
-func needsOwnProgram(iface, driver string, attachMode uint32) error {
-	if native(attachMode) || !slices.Contains(ownProgramDrivers, driver) {
-		return nil
-	}
-	return unsupported(iface, "driver %s transmits XDP frames only while an XDP program is attached to %s itself in the driver (it sets up its XDP transmit queues then; a generic one does not); without one it refuses every frame and counts none: attach one natively to %s (linerate recv --method xdp there does), or use another backend (kernel, afxdp, afpacket)", driver, iface, iface)
-}
-
-// native says whether an IFLA_XDP_ATTACHED mode has a program in the
-// driver: XDP_ATTACHED_DRV, or XDP_ATTACHED_MULTI (one in each of
-// several modes, the driver's among them).
-func native(attachMode uint32) bool {
-	const xdpAttachedMulti = 4
-	return attachMode == nl.XDP_ATTACHED_DRV || attachMode == xdpAttachedMulti
-}
 
 // xmitStat is a per-queue XDP transmit counter of a driver's ethtool
 // statistics: veth's tx_queue_N_xdp_xmit (frames its peer took),
@@ -83,7 +61,7 @@ func transmitted(before, after map[string]uint64) (total uint64, queues map[int]
 // noneTransmitted is the error of a run whose driver transmitted none of
 // its packets.
 func noneTransmitted(iface, driver string, packets uint64) error {
-	return unsupported(iface, "driver %s transmitted none of the %d frames (its XDP transmit counters did not move): for a veth, attach an XDP program to the peer or turn GRO on there (ethtool -K PEER gro on); for %s, attach one to %s itself", driver, packets, strings.Join(ownProgramDrivers, ", "), iface)
+	return unsupported(iface, "driver %s transmitted none of the %d frames (its XDP transmit counters did not move): for a veth, attach an XDP program to the peer or turn GRO on there (ethtool -K PEER gro on)", driver, packets)
 }
 
 // perQueueExact reports whether driver's per-queue transmit counters
