@@ -55,7 +55,9 @@ const vmDelayRate = "1000"
 // fan-in (tuned both ends onto node 1, kernel pktgen, exact counts, IRQs
 // fired where planned, every affinity restored in the guests' /proc/irq),
 // AF_XDP both ways on virtio_net (copy mode) against kernel pktgen, xdp
-// and afpacket, a coordinator SIGKILLed mid-run (every agent stops and restores within
+// and afpacket, the xdp backend sending from a guest through its own XDP
+// program (exact per stream, as the switch counted; the program gone
+// after the send and after a send SIGKILLed mid-send), a coordinator SIGKILLed mid-run (every agent stops and restores within
 // its lease TTL, and the next run works), and a sender's qemu killed
 // mid-run (the run fails naming it within 10 s; the others restore).
 func TestLabVMHosts(t *testing.T) {
