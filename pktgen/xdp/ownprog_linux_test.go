@@ -64,6 +64,19 @@ func attachUsers(t *testing.T, s *pktgentest.Setup, name string, mode link.XDPAt
 	t.Cleanup(func() { l.Close() })
 }
 
+// usersSetup is a test bed of one thread sending count frames, whose
+// sending end has a user's XDP_PASS program named name attached in mode,
+// its state then, and the backend made to need its own program.
+func usersSetup(t *testing.T, count uint64, name string, mode link.XDPAttachFlags) (*pktgentest.Setup, *Backend, xdpState) {
+	t.Helper()
+	s := pktgentest.NewSetup(t, 1, []int{0}, int(count), func(c *pktgen.Config) { c.Count = count })
+	attachUsers(t, s, name, mode)
+	before, _ := xdpOn(t, s)
+	b := newBackend(t, s)
+	b.forceOwn = true
+	return s, b, before
+}
+
 // TestOwnProgramForTheSend: nothing attached, so the backend attaches
 // its own program (native, XDP_PASS) for the send: it is there while the
 // frames go, gone after, the sink has every frame, and the summary says
@@ -99,11 +112,7 @@ func TestOwnProgramForTheSend(t *testing.T) {
 // TestOwnProgramUsesNative: a user's native program is there: the send
 // goes through it and leaves it, the same program, attached.
 func TestOwnProgramUsesNative(t *testing.T) {
-	s := pktgentest.NewSetup(t, 1, []int{0}, 5000, func(c *pktgen.Config) { c.Count = 5000 })
-	attachUsers(t, s, "users_pass", link.XDPDriverMode)
-	before, _ := xdpOn(t, s)
-	b := newBackend(t, s)
-	b.forceOwn = true
+	s, b, before := usersSetup(t, 5000, "users_pass", link.XDPDriverMode)
 	from := time.Now()
 	sum, err := b.Run(context.Background(), s.Cfg, nil)
 	if err != nil {
@@ -122,11 +131,7 @@ func TestOwnProgramUsesNative(t *testing.T) {
 // the kernel would refuse a native one beside it, so the probe and the
 // run refuse by name, and the program stays.
 func TestOwnProgramRefusedBesideGeneric(t *testing.T) {
-	s := pktgentest.NewSetup(t, 1, []int{0}, 10, func(c *pktgen.Config) { c.Count = 10 })
-	attachUsers(t, s, "users_generic", link.XDPGenericMode)
-	before, _ := xdpOn(t, s)
-	b := newBackend(t, s)
-	b.forceOwn = true
+	s, b, before := usersSetup(t, 10, "users_generic", link.XDPGenericMode)
 	const want = "an XDP program users_generic (id "
 	if err := b.Probe("lra"); !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "generic (xdpgeneric) mode") {
 		t.Errorf("probe: %v; want ErrUnsupported naming %q in generic mode", err, want)
