@@ -4,6 +4,7 @@ package xdp
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,6 +18,32 @@ import (
 // lab's Debian 6.1 guest, only the driver's name tells. The backend
 // attaches its own program to such an interface for a send (needsOwn).
 var ownProgramDrivers = []string{"virtio_net"}
+
+// rebuildDrivers are drivers whose ndo_xdp_xmit moves a frame's data
+// pointer back over a header of their own: virtio_net (data -= hdr_len,
+// len += hdr_len: its 12-byte virtio-net header goes in the headroom).
+// In live-frame mode a page, and the frame descriptor in it, comes round
+// again for a later run, and a kernel that then resets only the run's
+// context (the VM lab's Debian 6.1) transmits the descriptor as the
+// driver left it: 12 zero bytes more in front of the frame each time
+// (seen in the VM lab: frames of 72, 84 … 156 bytes on the wire where 60
+// were meant, which no receiver counts). A run that changes the packet's
+// bounds has the kernel rebuild the descriptor from the context
+// (xdp_update_frame_from_buff), so for these drivers the template is
+// rebuildTrim bytes longer and every run cuts them off.
+var rebuildDrivers = []string{"virtio_net"}
+
+// rebuildTrim is the bytes a run cuts off (rebuildDrivers).
+const rebuildTrim = 4
+
+// trimFor is the bytes each run cuts off for driver (rebuildDrivers),
+// or 0.
+func trimFor(driver string) int {
+	if slices.Contains(rebuildDrivers, driver) {
+		return rebuildTrim
+	}
+	return 0
+}
 
 // xmitStat is a per-queue XDP transmit counter of a driver's ethtool
 // statistics: veth's tx_queue_N_xdp_xmit (frames its peer took),
