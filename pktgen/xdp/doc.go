@@ -50,7 +50,11 @@
 // so the kernel detaches it when the process ends, however it ends. A
 // native program already there is used and left; a generic one refuses
 // the send by name, since the kernel will not attach a native program
-// beside it (needsOwn).
+// beside it (needsOwn). virtio_net moves a frame's data pointer back
+// over its own header when it transmits, and a 6.1 kernel transmits a
+// recycled page's frame from where the driver left it (12 zero bytes
+// more each time): there each run cuts 4 bytes off a template that much
+// longer, which has the kernel rebuild the frame (rebuildDrivers).
 // Frames the driver could not transmit are counted from its ethtool
 // statistics when it has them (veth: tx_queue_N_xdp_xmit; virtio_net:
 // tx_queue_N_xdp_tx less tx_queue_N_xdp_tx_drops): they are reported as
