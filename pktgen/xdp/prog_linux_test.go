@@ -85,15 +85,19 @@ func TestTrimRebuildsFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, trim := range []int{0, rebuildTrim} {
-		p := paramsOf(f, 1, 64)
+		// A slot for every CPU: the run is on whichever the test is on.
+		cpus := ebpf.MustPossibleCPU()
+		p := paramsOf(f, cpus, 64)
 		p.trim = int32(trim)
 		prog, state, err := newGenerator(p)
 		if err != nil {
 			t.Skipf("load the generator: %v (needs CAP_BPF)", err)
 		}
-		limit := make([]byte, slotLen)
-		binary.NativeEndian.PutUint64(limit[stLimit:], 10)
-		if err := state.Update(uint32(0), limit, ebpf.UpdateAny); err != nil {
+		slots := make([]byte, cpus*slotLen)
+		for c := range cpus {
+			binary.NativeEndian.PutUint64(slots[c*slotLen+stLimit:], 10)
+		}
+		if err := state.Update(uint32(0), slots, ebpf.UpdateAny); err != nil {
 			t.Fatal(err)
 		}
 		in := append(append([]byte(nil), f.Bytes...), make([]byte, trim)...)
