@@ -15,7 +15,11 @@
 #      detaches it after; its backend_notes say so), afxdp --need-wakeup
 #      off, afxdp --need-wakeup on, afpacket. Per run the sent pps (the flow's
 #      achieved_pps: what the sender put out over its own send time) and
-#      the received pps (the flow's pps); the ratios of medians afxdp/xdp,
+#      the received pps (the flow's pps), the test frames the switch's
+#      port s1 took in from the sender (switch_in: what left its guest;
+#      the xdp backend's sent counts frames its driver did not transmit
+#      when it cannot tell them apart per thread, as its warning says);
+#      the ratios of medians afxdp/xdp,
 #      afxdp/afpacket, afxdp/kernel and need_wakeup on/off; each sender's
 #      backend_notes, from round 1.
 #   2. receivers, the fastest sender of part 1 (by median sent pps, of
@@ -153,7 +157,7 @@ echo "lab run --hosts vm --senders 1 --receivers 1, 64 B, unpaced, $DURATION, --
 if [ ${#S[@]} -gt 0 ]; then
 	echo
 	echo "1. senders into --method xdp (sent: the sender's achieved pps; received: the flow's pps)"
-	printf '   %-6s %-10s %8s %12s %12s %10s %10s %12s\n' round sender streams sent_pps received_pps sent lost switch_drops
+	printf '   %-6s %-10s %8s %12s %12s %10s %12s %10s %12s\n' round sender streams sent_pps received_pps sent switch_in lost switch_drops
 	for r in $(seq 1 "$ROUNDS"); do
 		order=("${S[@]}")
 		((r % 2)) || mapfile -t order < <(printf '%s\n' "${S[@]}" | tac)
@@ -162,9 +166,10 @@ if [ ${#S[@]} -gt 0 ]; then
 			run "$out" "$k" xdp
 			jq -r --arg r "$r" --arg k "$k" '
 				(.flows[0]) as $f
-				| [$r, $k, ($f.stream_detail | length), ($f.achieved_pps | floor), ($f.pps | floor), $f.sent, $f.lost,
+				| [$r, $k, ($f.stream_detail | length), ($f.achieved_pps | floor), ($f.pps | floor), $f.sent,
+				   ([.lab.switch_ports[] | select(.name == "s1") | .test_packets] | add), $f.lost,
 				   ([.lab.switch_ports[].drops] | add)] | @tsv' "$out.json" |
-				awk -F'\t' '{printf "   %-6s %-10s %8s %12s %12s %10s %10s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
+				awk -F'\t' '{printf "   %-6s %-10s %8s %12s %12s %10s %12s %10s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}'
 			jq '.flows[0].achieved_pps' "$out.json" >>"$tmp/sent.$k"
 			[ "$r" != 1 ] || echo "   $k: $(jq -r '[.hosts[] | select(.role == "sender") | .backend_notes // [] | .[]] | join("; ") | if . == "" then "(none)" else . end' "$out.json")" >>"$tmp/snotes"
 			jq '.flows[0].pps' "$out.json" >>"$tmp/recv.$k"
