@@ -150,6 +150,7 @@ type run struct {
 	repeat   uint32
 	driver   string
 	trim     int // bytes past the frame each run cuts off (trimFor)
+	possible int // the kernel's possible CPUs (nr_cpu_ids), 0 unknown: xmitQueue's
 	before   map[string]uint64
 	statsErr error
 	force    bool        // the driver needs its own program (a test's: Backend.forceOwn)
@@ -261,6 +262,7 @@ func (r *run) prepare() error {
 	}
 	r.driver, r.before, r.statsErr = driverInfo(cfg.Device)
 	r.trim = trimFor(r.driver)
+	r.possible, _ = ebpf.PossibleCPU()
 	for i := range cfg.CPUs {
 		f, err := pktgen.BuildFrame(cfg, i, ifi.HardwareAddr)
 		if err != nil {
@@ -420,7 +422,7 @@ func (t *thread) Close() error { return nil }
 
 // account moves frames the driver did not transmit from packets to
 // errors, per thread when the driver's counters tell which thread's they
-// were (perQueueExact).
+// were (xmitQueue).
 func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Logger) error {
 	total, queues, found := transmitted(r.before, after)
 	if !found {
@@ -438,12 +440,12 @@ func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Lo
 	exact := len(sum.Threads) == 1
 	if exact {
 		perThread[0] = lost
-	} else if len(queues) > 0 && perQueueExact(r.driver) {
+	} else if r.possible > 0 && len(queues) > 0 {
 		seen := map[int]bool{}
 		exact = true
 		for i, th := range sum.Threads {
-			q := th.CPU % len(queues)
-			if seen[q] {
+			q, ok := xmitQueue(r.driver, th.CPU, len(queues), r.possible)
+			if !ok || seen[q] {
 				exact = false
 				break
 			}
