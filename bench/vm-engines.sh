@@ -8,15 +8,20 @@
 # DURATION long, --threads THREADS, the kinds alternating in each of ROUNDS
 # rounds, medians.
 #   1. senders, all into the same sink (the receiver's --method xdp):
-#      --backend kernel (pktgen in the guest), afxdp --need-wakeup off,
-#      afxdp --need-wakeup on, afpacket, trafgen; xdp only when SENDERS names it:
-#      the guest's virtio_net (Debian 6.1) transmits XDP frames only while
-#      an XDP program is attached to the sending interface itself, and the
-#      xdp backend refuses it without one (its probe), so a run with it
-#      fails here. Per run the sent pps (the flow's
+#      --backend kernel (pktgen in the guest), xdp (XDP live frames: the
+#      guest's virtio_net, Debian 6.1, transmits XDP frames only while a
+#      native XDP program is attached to the sending interface itself, so
+#      the backend attaches its own XDP_PASS program for the send and
+#      detaches it after; its backend_notes say so), afxdp --need-wakeup
+#      off, afxdp --need-wakeup on, afpacket, trafgen. Per run the sent pps (the flow's
 #      achieved_pps: what the sender put out over its own send time) and
-#      the received pps (the flow's pps); the ratios of medians afxdp/xdp,
-#      afxdp/afpacket, afxdp/kernel, afxdp/trafgen and need_wakeup on/off.
+#      the received pps (the flow's pps), the test frames the switch's
+#      port s1 took in from the sender (switch_in: what left its guest;
+#      the xdp backend's sent counts frames its driver did not transmit
+#      when it cannot tell them apart per thread, as its warning says);
+#      the ratios of medians afxdp/xdp,
+#      afxdp/afpacket, afxdp/kernel, afxdp/trafgen and need_wakeup on/off; each sender's
+#      backend_notes, from round 1.
 #   2. receivers, the fastest sender of part 1 (by median sent pps, of
 #      those that leave need_wakeup to the receiver: not afxdp-on or
 #      afxdp-off, while another ran; FASTEST= names one instead) into --method xdp (the reference),
@@ -62,7 +67,7 @@
 #
 # Environment: ROUNDS (3), DURATION (3s), THREADS (2: one per CPU of the
 # data NIC's node in a 4-vCPU guest, the lab's default there), SENDERS
-# ("kernel afxdp-off afxdp-on afpacket trafgen"; xdp may be added), RECEIVERS ("xdp
+# ("kernel xdp afxdp-off afxdp-on afpacket trafgen"), RECEIVERS ("xdp
 # afxdp-off afxdp-on afpacket"; afxdp: auto), FASTEST (unset: from part 1), LINERATE (./bin/linerate),
 # NAME (the lab's name, "ve<pid>"). Not in `make bench-smoke` (make test's
 # budget is full, and every row is a lab run of two guest boots); the
@@ -73,7 +78,7 @@ shopt -s inherit_errexit
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
 THREADS=${THREADS:-2}
-SENDERS=${SENDERS-kernel afxdp-off afxdp-on afpacket trafgen}
+SENDERS=${SENDERS-kernel xdp afxdp-off afxdp-on afpacket trafgen}
 RECEIVERS=${RECEIVERS-xdp afxdp-off afxdp-on afpacket}
 FASTEST=${FASTEST:-}
 BIN=${LINERATE:-./bin/linerate}
@@ -261,7 +266,7 @@ echo "lab run --hosts vm --senders 1 --receivers 1, 64 B, unpaced, $DURATION, --
 if [ ${#S[@]} -gt 0 ]; then
 	echo
 	echo "1. senders into --method xdp (sent: the sender's achieved pps; received: the flow's pps)"
-	printf '   %-6s %-10s %8s %12s %12s %10s %10s %12s\n' round sender streams sent_pps received_pps sent lost switch_drops
+	printf '   %-6s %-10s %8s %12s %12s %10s %12s %10s %12s\n' round sender streams sent_pps received_pps sent switch_in lost switch_drops
 	for r in $(seq 1 "$ROUNDS"); do
 		order=("${S[@]}")
 		((r % 2)) || mapfile -t order < <(printf '%s\n' "${S[@]}" | tac)
@@ -270,10 +275,12 @@ if [ ${#S[@]} -gt 0 ]; then
 			run "$out" "$k" xdp
 			jq -r --arg r "$r" --arg k "$k" '
 				(.flows[0]) as $f
-				| [$r, $k, ($f.stream_detail | length), ($f.achieved_pps | floor), ($f.pps | floor), $f.sent, $f.lost,
+				| [$r, $k, ($f.stream_detail | length), ($f.achieved_pps | floor), ($f.pps | floor), $f.sent,
+				   ([.lab.switch_ports[] | select(.name == "s1") | .test_packets] | add), $f.lost,
 				   ([.lab.switch_ports[].drops] | add)] | @tsv' "$out.json" |
-				awk -F'\t' '{printf "   %-6s %-10s %8s %12s %12s %10s %10s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8}'
+				awk -F'\t' '{printf "   %-6s %-10s %8s %12s %12s %10s %12s %10s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}'
 			jq '.flows[0].achieved_pps' "$out.json" >>"$tmp/sent.$k"
+			[ "$r" != 1 ] || echo "   $k: $(jq -r '[.hosts[] | select(.role == "sender") | .backend_notes // [] | .[]] | join("; ") | if . == "" then "(none)" else . end' "$out.json")" >>"$tmp/snotes"
 			jq '.flows[0].pps' "$out.json" >>"$tmp/recv.$k"
 		done
 	done
@@ -290,6 +297,9 @@ if [ ${#S[@]} -gt 0 ]; then
 			-v ar="$(median <"$tmp/recv.$1")" -v br="$(median <"$tmp/recv.$2")" -v n="$1/$2" \
 			'BEGIN {printf "   %-22s sent %.2f, received %.2f\n", n, a / b, ar / br}'
 	}
+	echo
+	echo "   what each sender's backend noted (round 1):"
+	cat "$tmp/snotes"
 	echo
 	echo "   ratios of medians:"
 	for ref in xdp afpacket kernel trafgen; do ratio afxdp-off "$ref"; done

@@ -38,11 +38,23 @@
 // while its peer has an XDP program attached or GRO enabled (`ethtool -K
 // PEER gro on`); otherwise the peer discards every XDP frame without a
 // trace in any counter. Some drivers (virtio_net; NIC drivers such as
-// ixgbe and i40e) set up their XDP transmit rings only while an XDP
-// program is attached to the sending interface itself: on 6.3+ their
-// xdp-features say so, and before (the VM lab's Debian 6.1 guests) the
-// probe refuses virtio_net by name when no program is attached (its
-// ndo_xdp_xmit refuses every frame, ENXIO, before any counter moves).
+// ixgbe and i40e) set up their XDP transmit rings only while a native
+// XDP program is attached to the sending interface itself (without one
+// virtio_net's ndo_xdp_xmit refuses every frame, ENXIO, before any
+// counter moves): on 6.3+ their xdp-features say so (no ndo-xmit), and
+// before (the VM lab's Debian 6.1 guests) the driver's name does
+// (ownProgramDrivers). For such an interface with no program attached, a
+// run attaches its own, lr_xmit_pass (XDP_PASS, so what the interface
+// receives is unchanged), in native mode, and detaches it after; the
+// summary's notes say so. It is held by a BPF link that nothing pins,
+// so the kernel detaches it when the process ends, however it ends. A
+// native program already there is used and left; a generic one refuses
+// the send by name, since the kernel will not attach a native program
+// beside it (needsOwn). virtio_net moves a frame's data pointer back
+// over its own header when it transmits, and a 6.1 kernel transmits a
+// recycled page's frame from where the driver left it (12 zero bytes
+// more each time): there each run cuts 4 bytes off a template that much
+// longer, which has the kernel rebuild the frame (rebuildDrivers).
 // Frames the driver could not transmit are counted from its ethtool
 // statistics when it has them (veth: tx_queue_N_xdp_xmit; virtio_net:
 // tx_queue_N_xdp_tx less tx_queue_N_xdp_tx_drops): they are reported as

@@ -80,6 +80,11 @@ type genParams struct {
 	udpCsum            bool
 	cpus               int    // slots in the state map: CPUs 0..cpus-1
 	clockEvery         uint32 // unpaced frames per clock reading, a power of two (clockEvery)
+	// trim is how many bytes past the frame each run cuts off its tail
+	// (bpf_xdp_adjust_tail), 0 for none: a run whose bounds changed has
+	// the kernel rebuild the frame's descriptor from the context
+	// (rebuildFrame).
+	trim int32
 	// tagged is a tagged frame's Ethernet header with its 802.1Q tag
 	// (nil untagged), written into every frame: a veth peer's stack
 	// untags a frame in place (it moves the MAC addresses over the tag),
@@ -161,7 +166,21 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 	if p.timestamp {
 		afterRead = "stamp"
 	}
-	ins := asm.Instructions{
+	var ins asm.Instructions
+	if p.trim > 0 {
+		// Cut the tail the run was given past the frame: the bounds
+		// change, so the kernel rebuilds the frame's descriptor from
+		// the context after the run (rebuildFrame). The packet pointers
+		// are read after it, as the verifier wants.
+		ins = append(ins,
+			asm.Mov.Reg(r6, asm.R1),
+			asm.Mov.Imm(r2, -p.trim),
+			asm.FnXdpAdjustTail.Call(),
+			asm.JNE.Imm(r0, 0, "abort"),
+			asm.Mov.Reg(asm.R1, r6),
+		)
+	}
+	ins = append(ins,
 		asm.LoadMem(r7, asm.R1, 0, asm.Word), // data
 		asm.LoadMem(r2, asm.R1, 4, asm.Word), // data_end
 		asm.Mov.Reg(r3, r7),
@@ -212,7 +231,7 @@ func instructions(p genParams, state *ebpf.Map) asm.Instructions {
 		asm.LoadMem(r1, r9, stFirst, asm.DWord),
 		asm.JNE.Imm(r1, 0, afterRead),
 		asm.StoreMem(r9, stFirst, r0, asm.DWord),
-	}
+	)
 	// addWords adds the two 16-bit halves of the 32-bit value in reg to
 	// the checksum sum in acc (clobbers r3).
 	addWords := func(acc, reg asm.Register) {

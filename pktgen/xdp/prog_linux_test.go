@@ -69,3 +69,48 @@ func TestTaggedHeaderRewritten(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimRebuildsFrame runs the generator (BPF_PROG_RUN, not live) on
+// a template rebuildTrim bytes longer than the frame, as a run on a
+// driver of rebuildDrivers does: the run cuts them off (the bounds
+// change, which has a live-frame kernel rebuild the frame's descriptor),
+// transmits, and the frame that comes out is the frame, stamped with
+// sequence 1; without trim the template goes out as it is.
+func TestTrimRebuildsFrame(t *testing.T) {
+	cfg := &pktgen.Config{Device: "d", CPUs: []int{0}, PktSize: 60, Count: 1, Flags: []string{"NO_TIMESTAMP"},
+		DstMin: netip.MustParseAddr("198.18.0.2"), SrcMin: netip.MustParseAddr("198.18.0.1"),
+		DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}}
+	f, err := pktgen.BuildFrame(cfg, 0, cfg.SrcMAC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, trim := range []int{0, rebuildTrim} {
+		// A slot for every CPU: the run is on whichever the test is on.
+		cpus := ebpf.MustPossibleCPU()
+		p := paramsOf(f, cpus, 64)
+		p.trim = int32(trim)
+		prog, state, err := newGenerator(p)
+		if err != nil {
+			t.Skipf("load the generator: %v (needs CAP_BPF)", err)
+		}
+		slots := make([]byte, cpus*slotLen)
+		for c := range cpus {
+			binary.NativeEndian.PutUint64(slots[c*slotLen+stLimit:], 10)
+		}
+		if err := state.Update(uint32(0), slots, ebpf.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+		in := append(append([]byte(nil), f.Bytes...), make([]byte, trim)...)
+		opts := &ebpf.RunOptions{Data: in, DataOut: make([]byte, len(in)+256)}
+		ret, err := prog.Run(opts)
+		prog.Close()
+		state.Close()
+		if err != nil {
+			t.Fatalf("trim %d: run: %v", trim, err)
+		}
+		out := opts.DataOut // cut to what the run left
+		if ret != xdpTX || len(out) != len(f.Bytes) || binary.BigEndian.Uint32(out[f.HdrOff+4:]) != 1 {
+			t.Errorf("trim %d: verdict %d, %d bytes out, sequence %d: want XDP_TX, the %d-byte frame, sequence 1", trim, ret, len(out), binary.BigEndian.Uint32(out[f.HdrOff+4:]), len(f.Bytes))
+		}
+	}
+}

@@ -47,6 +47,10 @@ type Backend struct {
 	// uses for a run or a probe, for example to enter a network
 	// namespace; such threads are discarded afterwards.
 	ThreadInit func() error
+	// forceOwn makes the sending interface's driver need the backend's
+	// own XDP program (needsOwn): a test's, for a veth, which transmits
+	// without one. Unset, the kernel or the driver's name decides.
+	forceOwn bool
 }
 
 // New returns the backend with defaults.

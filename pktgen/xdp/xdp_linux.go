@@ -19,7 +19,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/hashicorp/go-hclog"
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/linerate/linerate/internal/xdpfeat"
@@ -37,11 +36,13 @@ func (b *Backend) log() hclog.Logger {
 // Probe reports why the backend cannot send from iface, or nil: kernel
 // 5.18+, the permission to load and run XDP programs in live-frame mode,
 // and the driver's ndo_xdp_xmit (6.3+: its xdp-features; before, a
-// driver of ownProgramDrivers needs a program attached). Every failure wraps
+// driver of ownProgramDrivers needs a native program attached, which a
+// run attaches itself: needsOwn). Probe attaches nothing: it is called
+// for every description of the host. Every failure wraps
 // pktgen.ErrUnsupported; the message says what to change.
 func (b *Backend) Probe(iface string) error {
 	return engine.OnThread(b.ThreadInit, func() error {
-		_, err := probe(iface)
+		_, _, err := probe(iface, b.forceOwn)
 		return err
 	})
 }
@@ -77,38 +78,40 @@ func countDigits(s string) int {
 	return n
 }
 
-// probe checks iface in the calling thread's namespace and returns it.
-func probe(iface string) (*net.Interface, error) {
+// probe checks iface in the calling thread's namespace and returns it
+// and what its own XDP program needs (needsOwn); force makes the driver
+// need one (a test's).
+func probe(iface string, force bool) (*net.Interface, ownPlan, error) {
+	var plan ownPlan
 	if rel, ok := kernelAtLeast(5, 18); !ok {
-		return nil, unsupported(iface, "kernel %s has no XDP live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+)", rel)
+		return nil, plan, unsupported(iface, "kernel %s has no XDP live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+)", rel)
 	}
 	ifi, err := net.InterfaceByName(iface)
 	if err != nil {
-		return nil, fmt.Errorf("xdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
+		return nil, plan, fmt.Errorf("xdp backend: interface %q: %w: %w", iface, pktgen.ErrNoDevice, err)
 	}
 	if ifi.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("xdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
+		return nil, plan, fmt.Errorf("xdp backend: %s: %w (ip link set %s up)", iface, pktgen.ErrDeviceDown, iface)
 	}
+	driver, _, _ := driverInfo(iface)
 	feat, ferr := xdpfeat.Read(ifi.Index)
 	if ferr == nil && feat&xdpfeat.NdoXmit == 0 {
-		driver, _, _ := driverInfo(iface)
 		if driver == "veth" {
-			return nil, unsupported(iface, "the veth cannot transmit XDP frames (no ndo-xmit in its xdp-features): its peer needs an XDP program attached (linerate recv attaches one) or GRO on (ethtool -K PEER gro on); without either the peer discards them")
+			return nil, plan, unsupported(iface, "the veth cannot transmit XDP frames (no ndo-xmit in its xdp-features): its peer needs an XDP program attached (linerate recv attaches one) or GRO on (ethtool -K PEER gro on); without either the peer discards them")
 		}
-		return nil, unsupported(iface, "driver %q cannot transmit XDP frames (no ndo-xmit in its xdp-features)", driver)
+		if feat&xdpfeat.Basic == 0 {
+			return nil, plan, unsupported(iface, "driver %q cannot transmit XDP frames (neither ndo-xmit nor native XDP in its xdp-features)", driver)
+		}
 	}
-	if ferr != nil {
-		// No xdp-features (before 6.3): a driver that transmits only
-		// with a program of its own attached is known by name.
-		if driver, _, err := driverInfo(iface); err == nil {
-			var mode uint32
-			if l, err := netlink.LinkByIndex(ifi.Index); err == nil && l.Attrs().Xdp != nil {
-				mode = l.Attrs().Xdp.AttachMode
-			}
-			if err := needsOwnProgram(iface, driver, mode); err != nil {
-				return nil, err
-			}
-		}
+	// A driver that transmits only with a native program attached to the
+	// interface itself: the kernel's xdp-features say so (6.3+), or before
+	// them its name.
+	st, name, err := readXDPState(ifi.Index)
+	if err != nil {
+		return nil, plan, fmt.Errorf("xdp backend on %s: %w", iface, err)
+	}
+	if plan, err = needsOwn(iface, driver, feat, ferr == nil, force, st, name); err != nil {
+		return nil, plan, err
 	}
 	// Load and run a program that drops its one frame: proves the
 	// permission and live-frame support without sending anything.
@@ -116,9 +119,9 @@ func probe(iface string) (*net.Interface, error) {
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, xdpDrop), asm.Return()}})
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
-			return nil, unsupported(iface, "loading an XDP program needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
+			return nil, plan, unsupported(iface, "loading an XDP program needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
 		}
-		return nil, unsupported(iface, "load a probe XDP program: %v", err)
+		return nil, plan, unsupported(iface, "load a probe XDP program: %v", err)
 	}
 	defer prog.Close()
 	frame := make([]byte, 64)
@@ -126,13 +129,13 @@ func probe(iface string) (*net.Interface, error) {
 	if err := progRun(prog.FD(), frame, md, 1, 1); err != nil {
 		switch {
 		case errors.Is(err, unix.EPERM):
-			return nil, unsupported(iface, "BPF_PROG_RUN needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
+			return nil, plan, unsupported(iface, "BPF_PROG_RUN needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
 		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.EOPNOTSUPP):
-			return nil, unsupported(iface, "the kernel refuses BPF_PROG_RUN in live-frame mode on ifindex %d: %v", ifi.Index, err)
+			return nil, plan, unsupported(iface, "the kernel refuses BPF_PROG_RUN in live-frame mode on ifindex %d: %v", ifi.Index, err)
 		}
-		return nil, unsupported(iface, "BPF_PROG_RUN in live-frame mode: %v", err)
+		return nil, plan, unsupported(iface, "BPF_PROG_RUN in live-frame mode: %v", err)
 	}
-	return ifi, nil
+	return ifi, plan, nil
 }
 
 // run is one Run's shared state.
@@ -146,11 +149,20 @@ type run struct {
 	batch    uint32
 	repeat   uint32
 	driver   string
+	trim     int // bytes past the frame each run cuts off (trimFor)
+	possible int // the kernel's possible CPUs (nr_cpu_ids), 0 unknown: xmitQueue's
 	before   map[string]uint64
 	statsErr error
+	force    bool        // the driver needs its own program (a test's: Backend.forceOwn)
+	plan     ownPlan     // the interface's own XDP program (needsOwn)
+	own      *ownProgram // the program the run attached, until detached
+	log      hclog.Logger
 }
 
 func (r *run) close() {
+	if err := r.own.detach(); err != nil {
+		r.logger().Error("the send's own XDP program", "error", err)
+	}
 	if r.mem != nil {
 		_ = unix.Munmap(r.mem)
 	}
@@ -160,6 +172,13 @@ func (r *run) close() {
 	if r.state != nil {
 		r.state.Close()
 	}
+}
+
+func (r *run) logger() hclog.Logger {
+	if r.log == nil {
+		return hclog.NewNullLogger()
+	}
+	return r.log
 }
 
 func (r *run) word(cpu, off int) *atomic.Uint64 {
@@ -175,7 +194,7 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 		return nil, err
 	}
 	log := b.log().Named("xdp").With("dev", cfg.Device)
-	r := &run{cfg: &cfg, batch: b.BatchSize, repeat: b.Repeat}
+	r := &run{cfg: &cfg, batch: b.BatchSize, repeat: b.Repeat, force: b.forceOwn, log: log}
 	if r.batch == 0 {
 		r.batch = DefaultBatchSize
 	}
@@ -203,6 +222,17 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 		_, after, err = driverInfo(cfg.Device)
 		return err
 	})
+	// The send is over: its own program comes off the interface now, so
+	// that the summary tells the truth of it (close is every other path's).
+	if derr := r.own.detach(); derr != nil {
+		sum.Warnings = append(sum.Warnings, derr.Error())
+	}
+	if n := r.plan.note(cfg.Device); n != "" {
+		sum.Notes = append(sum.Notes, n)
+	}
+	if r.trim > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("each run cut %d bytes off a template that much longer, so that the kernel rebuilt the frame descriptor driver %s moves over its header when it transmits (else a page's next frame goes out with 12 zero bytes more in front)", r.trim, r.driver))
+	}
 	if err == nil && r.statsErr == nil {
 		err = r.account(sum, after, log)
 	} else {
@@ -215,23 +245,38 @@ func (b *Backend) Run(ctx context.Context, cfg pktgen.Config, progress func(pktg
 // in the sending namespace.
 func (r *run) prepare() error {
 	cfg := r.cfg
-	ifi, err := probe(cfg.Device)
+	ifi, plan, err := probe(cfg.Device, r.force)
 	if err != nil {
 		return err
 	}
-	r.ifi = ifi
+	r.ifi, r.plan = ifi, plan
+	if plan.attach {
+		if r.own, err = attachOwn(cfg.Device, ifi.Index); err != nil {
+			return err
+		}
+		// With xdp-features the kernel says whether that was enough.
+		if feat, ferr := xdpfeat.Read(ifi.Index); ferr == nil && feat&xdpfeat.NdoXmit == 0 {
+			return unsupported(cfg.Device, "still no ndo-xmit in its xdp-features with a native XDP program (%s) attached to %s: the driver cannot transmit XDP frames", ownProgName, cfg.Device)
+		}
+		r.logger().Info("attached its own XDP program for the send", "program", ownProgName, "why", plan.why)
+	}
+	r.driver, r.before, r.statsErr = driverInfo(cfg.Device)
+	r.trim = trimFor(r.driver)
+	r.possible, _ = ebpf.PossibleCPU()
 	for i := range cfg.CPUs {
 		f, err := pktgen.BuildFrame(cfg, i, ifi.HardwareAddr)
 		if err != nil {
 			return fmt.Errorf("xdp backend: thread %d frame: %w", i, err)
 		}
-		if len(f.Bytes) > MaxFrame {
-			return fmt.Errorf("xdp backend: pkt_size %d: live-frame mode takes frames of at most %d bytes: %w", len(f.Bytes), MaxFrame, pktgen.ErrUnsupported)
+		if len(f.Bytes)+r.trim > MaxFrame {
+			return fmt.Errorf("xdp backend: pkt_size %d: live-frame mode takes frames of at most %d bytes (on %s, driver %s: %d): %w", len(f.Bytes), MaxFrame, cfg.Device, r.driver, MaxFrame-r.trim, pktgen.ErrUnsupported)
 		}
 		r.frames = append(r.frames, f)
 	}
 	cpus := slices.Max(cfg.CPUs) + 1
-	r.prog, r.state, err = newGenerator(paramsOf(r.frames[0], cpus, r.batch))
+	params := paramsOf(r.frames[0], cpus, r.batch)
+	params.trim = int32(r.trim)
+	r.prog, r.state, err = newGenerator(params)
 	if err != nil {
 		return fmt.Errorf("xdp backend: %w", err)
 	}
@@ -240,7 +285,6 @@ func (r *run) prepare() error {
 	if err != nil {
 		return fmt.Errorf("xdp backend: map the generator state: %w", err)
 	}
-	r.driver, r.before, r.statsErr = driverInfo(cfg.Device)
 	return nil
 }
 
@@ -265,7 +309,7 @@ type thread struct {
 
 func (r *run) open(i, cpu int) (engine.Thread, error) {
 	f := r.frames[i]
-	t := &thread{r: r, cpu: cpu, data: append([]byte(nil), f.Bytes...), tid: unix.Gettid(), repeat: r.repeat,
+	t := &thread{r: r, cpu: cpu, data: append(slices.Clone(f.Bytes), make([]byte, r.trim)...), tid: unix.Gettid(), repeat: r.repeat,
 		dropping: uint32(min(uint64(r.repeat)*16, MaxRepeat)),
 		seq:      r.word(cpu, stSeq), limit: r.word(cpu, stLimit)}
 	t.md = xdpMD{dataEnd: uint32(len(t.data)), ingressIfindex: uint32(r.ifi.Index)}
@@ -378,7 +422,7 @@ func (t *thread) Close() error { return nil }
 
 // account moves frames the driver did not transmit from packets to
 // errors, per thread when the driver's counters tell which thread's they
-// were (perQueueExact).
+// were (xmitQueue).
 func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Logger) error {
 	total, queues, found := transmitted(r.before, after)
 	if !found {
@@ -396,12 +440,12 @@ func (r *run) account(sum *pktgen.Summary, after map[string]uint64, log hclog.Lo
 	exact := len(sum.Threads) == 1
 	if exact {
 		perThread[0] = lost
-	} else if len(queues) > 0 && perQueueExact(r.driver) {
+	} else if r.possible > 0 && len(queues) > 0 {
 		seen := map[int]bool{}
 		exact = true
 		for i, th := range sum.Threads {
-			q := th.CPU % len(queues)
-			if seen[q] {
+			q, ok := xmitQueue(r.driver, th.CPU, len(queues), r.possible)
+			if !ok || seen[q] {
 				exact = false
 				break
 			}

@@ -4,11 +4,12 @@ package xdp
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netlink/nl"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/linerate/linerate/pktgen"
 )
@@ -48,27 +49,58 @@ func TestTransmitted(t *testing.T) {
 	}
 }
 
-func TestNeedsOwnProgram(t *testing.T) {
-	for _, mode := range []uint32{nl.XDP_ATTACHED_NONE, nl.XDP_ATTACHED_SKB} {
-		err := needsOwnProgram("data0", "virtio_net", mode)
-		if !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "driver virtio_net transmits XDP frames only while an XDP program is attached to data0 itself in the driver") {
-			t.Errorf("virtio_net, attach mode %d: %v, want ErrUnsupported naming the driver and the interface", mode, err)
-		}
-	}
-	for _, tc := range []struct {
-		driver string
-		mode   uint32
-	}{
-		{"virtio_net", nl.XDP_ATTACHED_DRV}, // a native program: its XDP queues exist
-		{"virtio_net", 4},                   // XDP_ATTACHED_MULTI: the driver's among them
-		{"veth", nl.XDP_ATTACHED_NONE},      // its peer decides (account's error)
-		{"ixgbe", nl.XDP_ATTACHED_NONE},     // not known to need one here
-	} {
-		if err := needsOwnProgram("data0", tc.driver, tc.mode); err != nil {
-			t.Errorf("%s attach mode %d: %v, want nil", tc.driver, tc.mode, err)
-		}
-	}
+func TestNoneTransmitted(t *testing.T) {
 	if err := noneTransmitted("data0", "virtio_net", 42); !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "none of the 42 frames") {
 		t.Errorf("noneTransmitted: %v", err)
+	}
+}
+
+// TestXmitQueue: the queue a thread's frames are counted on, for the
+// drivers whose rule is known.
+func TestXmitQueue(t *testing.T) {
+	for _, tc := range []struct {
+		driver            string
+		cpu, queues, cpus int
+		want              int
+		ok                bool
+	}{
+		{"veth", 3, 2, 4, 1, true},
+		{"virtio_net", 2, 4, 4, 2, true}, // the VM lab's guests: shared, locked
+		{"virtio_net", 3, 4, 4, 3, true},
+		{"virtio_net", 5, 4, 8, 1, true},  // fewer queues than CPUs: modulo
+		{"virtio_net", 1, 12, 4, 9, true}, // 8 of the stack's, then one per CPU
+		{"ixgbe", 0, 4, 4, 0, false},
+		{"virtio_net", 0, 0, 4, 0, false},
+	} {
+		if q, ok := xmitQueue(tc.driver, tc.cpu, tc.queues, tc.cpus); q != tc.want || ok != tc.ok {
+			t.Errorf("xmitQueue(%s, cpu %d, %d queues, %d CPUs) = %d, %v; want %d, %v", tc.driver, tc.cpu, tc.queues, tc.cpus, q, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestAccountVirtioPerThread: two threads on CPUs 2 and 3 of a 4-queue
+// virtio_net in the VM lab's guests (its queues 2 and 3): what each
+// queue's driver did not transmit comes off that thread's packets, as
+// errors, and the summary's totals follow.
+func TestAccountVirtioPerThread(t *testing.T) {
+	cfg := &pktgen.Config{Device: "data0", PktSize: 60}
+	before := map[string]uint64{}
+	after := map[string]uint64{}
+	for q := range 4 {
+		before[fmt.Sprintf("tx_queue_%d_xdp_tx", q)] = 10
+		before[fmt.Sprintf("tx_queue_%d_xdp_tx_drops", q)] = 1
+		after[fmt.Sprintf("tx_queue_%d_xdp_tx", q)] = 10
+		after[fmt.Sprintf("tx_queue_%d_xdp_tx_drops", q)] = 1
+	}
+	after["tx_queue_2_xdp_tx"], after["tx_queue_2_xdp_tx_drops"] = 1010, 601 // 400 of 1000
+	after["tx_queue_3_xdp_tx"], after["tx_queue_3_xdp_tx_drops"] = 910, 501  // 400 of 900
+	r := &run{cfg: cfg, driver: "virtio_net", before: before, possible: 4}   // the guests' 4 vCPUs
+	sum := &pktgen.Summary{Packets: 1900, USec: 1_000_000, Threads: []pktgen.ThreadSummary{
+		{CPU: 2, Packets: 1000, USec: 1_000_000}, {CPU: 3, Packets: 900, USec: 1_000_000}}}
+	if err := r.account(sum, after, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Threads[0].Packets != 400 || sum.Threads[0].Errors != 600 || sum.Threads[1].Packets != 400 || sum.Threads[1].Errors != 500 || sum.Packets != 800 || sum.Errors != 1100 {
+		t.Errorf("accounted %+v, threads %+v: want 400 packets and 600 errors, 400 and 500; 800 and 1100 in all", sum, sum.Threads)
 	}
 }

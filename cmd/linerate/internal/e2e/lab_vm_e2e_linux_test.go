@@ -56,7 +56,10 @@ const vmDelayRate = "1000"
 // fan-in (tuned both ends onto node 1, kernel pktgen, exact counts, IRQs
 // fired where planned, every affinity restored in the guests' /proc/irq),
 // AF_XDP both ways on virtio_net (copy mode) against kernel pktgen, xdp
-// and afpacket, trafgen in a guest (lab up --guest-file, lab exec), a coordinator SIGKILLed mid-run (every agent stops and restores within
+// and afpacket, the xdp backend sending from a guest through its own XDP
+// program (exact per stream, as the switch counted; the program gone
+// after the send and after a send SIGKILLed mid-send), trafgen in a guest
+// (lab up --guest-file, lab exec), a coordinator SIGKILLed mid-run (every agent stops and restores within
 // its lease TTL, and the next run works), and a sender's qemu killed
 // mid-run (the run fails naming it within 10 s; the others restore).
 func TestLabVMHosts(t *testing.T) {
@@ -243,27 +246,79 @@ func TestLabVMHosts(t *testing.T) {
 		restored(t, 0, "s1", "r1")
 	})
 	// The xdp backend on the guests' virtio_net (Debian 6.1, no
-	// xdp-features): the driver transmits XDP frames only while an XDP
-	// program is attached to the sending interface, so the sender's agent
-	// refuses it by name at configure, where it once reported millions
-	// of frames sent and none reached the switch.
-	t.Run("xdp-refused", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...),
-			"--senders", "s1", "--receivers", "r1", "--duration", "1s", "--backend", "xdp", "--method", "xdp")...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var res coordinator.Result
-		if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
-			t.Fatalf("run: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", err, jerr, stdout.String(), stderr.String())
+	// xdp-features): the driver transmits XDP frames only while a native
+	// XDP program is attached to the sending interface, so the sender
+	// attaches its own (XDP_PASS) for the send and says so. Every stream
+	// is exact, and the switch agrees: s1's port program counted every
+	// frame sent, r1's port sent them all on. Then the program is gone:
+	// a `linerate send` in s1's guest finds nothing attached and attaches
+	// its own, and so does the next after one was SIGKILLed mid-send
+	// (its BPF link went with the process); had one stayed, the next
+	// would have sent through it and said so.
+	t.Run("xdp", func(t *testing.T) {
+		before := vmSwitchPorts(t, name, "s1", "r1")
+		res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate, "--backend", "xdp", "--method", "xdp")
+		after := vmSwitchPorts(t, name, "s1", "r1")
+		if len(res.Flows) != 1 {
+			t.Fatalf("%d flows, want 1", len(res.Flows))
 		}
-		const want = "driver virtio_net transmits XDP frames only while an XDP program is attached to data0 itself"
-		if err == nil || res.Status != coordinator.StatusFailed || !strings.Contains(res.Error, want) {
-			t.Errorf("run --backend xdp: exit %v, status %s, error %q: want a failed run naming %q", err, res.Status, res.Error, want)
+		f := res.Flows[0]
+		var streams uint64
+		for _, st := range f.StreamDetail {
+			streams += st.Sent
+			if st.Sent == 0 || st.Received != st.Sent {
+				t.Errorf("stream %s→%s:%d: sent %d received %d", st.Src, st.Dst, st.DstPort, st.Sent, st.Received)
+			}
 		}
-		restored(t, 30*time.Second, "s1", "r1")
+		if f.Sent == 0 || streams != f.Sent || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 {
+			t.Errorf("flow %s→%s: sent %d (streams %d) received %d lost %d dups %d", f.Sender, f.Receiver, f.Sent, streams, f.Received, f.Lost, f.Duplicates)
+		}
+		s1, r1 := after["s1"].sub(before["s1"]), after["r1"].sub(before["r1"])
+		if s1.test != f.Sent || s1.drops != 0 {
+			t.Errorf("switch port s1: %d test frames in, %d dropped: want the %d sent, none dropped", s1.test, s1.drops, f.Sent)
+		}
+		if r1.tx < f.Sent || r1.tx > f.Sent+16 {
+			t.Errorf("switch port r1: sent %d frames toward r1, want the %d test frames and at most a few others", r1.tx, f.Sent)
+		}
+		const attached = "attached its own XDP program lr_xmit_pass (XDP_PASS, native mode) to data0 for the send and detached it after: driver virtio_net transmits XDP frames only while"
+		for _, h := range res.Hosts {
+			if h.Role != "sender" {
+				continue
+			}
+			if notes := strings.Join(h.BackendNotes, "; "); h.Backend != "xdp" || !strings.Contains(notes, attached) {
+				t.Errorf("%s: backend %q, notes %q: want xdp, saying %q", h.Name, h.Backend, notes, attached)
+			}
+		}
+		t.Logf("xdp×xdp: sent %d, received %d over %d streams; switch: s1 in %d, r1 out %d", f.Sent, f.Received, len(f.StreamDetail), s1.test, r1.tx)
+		// linerate send in s1's guest: killed mid-send, then another.
+		mac := strings.TrimSpace(guestExec(t, dir, "r1", "cat /sys/class/net/data0/address"))
+		send := "/bin/linerate send --iface data0 --dst 198.18.0.101 --dst-mac " + mac + " --backend xdp --threads 1 --rate 1000 "
+		pid := strings.TrimSpace(guestExec(t, dir, "s1", send+"--duration 60s >/tmp/xdp-killed.log 2>&1 & echo $!"))
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(guestExec(t, dir, "s1", "cat /tmp/xdp-killed.log"), "attached its own XDP program for the send") {
+			if time.Now().After(deadline) {
+				t.Fatalf("s1: the send to kill did not attach its program within 30 s:\n%s", guestExec(t, dir, "s1", "cat /tmp/xdp-killed.log"))
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // sending now
+		guestExec(t, dir, "s1", "kill -9 "+pid+" && sleep 0.5 && ! kill -0 "+pid+" 2>/dev/null")
+		out := guestExec(t, dir, "s1", send+"--count 200 --json --log-level warn")
+		var sum struct {
+			Packets uint64   `json:"packets"`
+			Notes   []string `json:"notes"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("s1: linerate send --json: %v:\n%s", err, out)
+		}
+		if notes := strings.Join(sum.Notes, "; "); sum.Packets != 200 || !strings.Contains(notes, attached) {
+			t.Errorf("s1: the send after one was killed sent %d, notes %q: want 200, its own program attached (none left by the killed send)", sum.Packets, notes)
+		}
+		t.Logf("s1: after a send was SIGKILLed mid-send (pid %s), the next found no program on data0: %s", pid, strings.Join(sum.Notes, "; "))
+		if dmesg := guestExec(t, dir, "s1", "dmesg | grep -i xdp || true"); dmesg != "" {
+			t.Logf("s1's kernel on XDP:\n%s", dmesg)
+		}
+		restored(t, 0, "s1", "r1")
 	})
 	// trafgen, a host executable the guests got with its libraries
 	// (lab up --guest-file), run in s1 with lab exec into r1's receiver.
@@ -422,6 +477,52 @@ func TestLabVMHosts(t *testing.T) {
 		t.Fatalf("lab down: %v\n%s", err, o)
 	}
 	assertNoLab(t, name, dir)
+}
+
+// vmPort is what a VM lab's switch port counted: the test frames its
+// port program saw come in (a sender's port), its program's drops, and
+// the frames it sent on toward its host.
+type vmPort struct{ test, drops, tx uint64 }
+
+func (p vmPort) sub(b vmPort) vmPort { return vmPort{p.test - b.test, p.drops - b.drops, p.tx - b.tx} }
+
+// vmSwitchPorts reads the named ports of lab name's switch from the host
+// (ip -j -s link in the switch namespace, the port program by the id of
+// the program attached to the port), as the lab's own truth does.
+func vmSwitchPorts(t *testing.T, name string, ports ...string) map[string]vmPort {
+	t.Helper()
+	out := map[string]vmPort{}
+	for _, port := range ports {
+		o, err := exec.Command("ip", "-n", lab.Prefix(name)+"sw", "-j", "-s", "link", "show", "dev", port).Output()
+		if err != nil {
+			t.Fatalf("switch port %s: ip link: %v", port, err)
+		}
+		var links []struct {
+			XDP *struct {
+				Prog struct {
+					ID uint32 `json:"id"`
+				} `json:"prog"`
+			} `json:"xdp"`
+			Stats struct {
+				TX struct {
+					Packets uint64 `json:"packets"`
+				} `json:"tx"`
+			} `json:"stats64"`
+		}
+		if err := json.Unmarshal(o, &links); err != nil || len(links) != 1 {
+			t.Fatalf("switch port %s: ip -j link: %v:\n%s", port, err, o)
+		}
+		p := vmPort{tx: links[0].Stats.TX.Packets}
+		if x := links[0].XDP; x != nil {
+			st, err := lab.PortStatsOf(port, x.Prog.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.test, p.drops = st.Test, st.Dropped
+		}
+		out[port] = p
+	}
+	return out
 }
 
 // checkVMRun checks a run on VM hosts: every host tuned onto node 1 and

@@ -237,14 +237,43 @@ func AttachPort(ns *netns.NS, iface string, loss Loss) (*Port, error) {
 }
 
 // Stats reads the port's counters.
-func (p *Port) Stats() (PortStats, error) {
+func (p *Port) Stats() (PortStats, error) { return readPortStats(p.Iface, p.coll.Maps["stats"]) }
+
+// readPortStats reads a port program's counters from its stats map.
+func readPortStats(iface string, m *ebpf.Map) (PortStats, error) {
 	var v [nStats]uint64
 	for i := range v {
-		if err := p.coll.Maps["stats"].Lookup(uint32(i), &v[i]); err != nil {
-			return PortStats{}, fmt.Errorf("switch port %s: read counter %d: %w", p.Iface, i, err)
+		if err := m.Lookup(uint32(i), &v[i]); err != nil {
+			return PortStats{}, fmt.Errorf("switch port %s: read counter %d: %w", iface, i, err)
 		}
 	}
 	return PortStats{Frames: v[statFrames], Test: v[statTest], Dropped: v[statDropped], Tagged: v[statTagged]}, nil
+}
+
+// PortStatsOf reads a port program's counters from another process than
+// the one that attached it (the `lab up` of a lab that is up): found by
+// the id of the XDP program attached to the port (see PortOf), whose one
+// map is its stats.
+func PortStatsOf(iface string, progID uint32) (PortStats, error) {
+	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(progID))
+	if err != nil {
+		return PortStats{}, fmt.Errorf("switch port %s: open its program (id %d): %w", iface, progID, err)
+	}
+	defer prog.Close()
+	info, err := prog.Info()
+	if err != nil {
+		return PortStats{}, fmt.Errorf("switch port %s: read its program (id %d): %w", iface, progID, err)
+	}
+	ids, ok := info.MapIDs()
+	if !ok || len(ids) != 1 {
+		return PortStats{}, fmt.Errorf("switch port %s: program id %d has maps %v, want the port program's one", iface, progID, ids)
+	}
+	m, err := ebpf.NewMapFromID(ids[0])
+	if err != nil {
+		return PortStats{}, fmt.Errorf("switch port %s: open its stats (map id %d): %w", iface, ids[0], err)
+	}
+	defer m.Close()
+	return readPortStats(iface, m)
 }
 
 // Close detaches the program and frees its maps.
