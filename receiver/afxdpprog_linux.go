@@ -5,6 +5,7 @@ package receiver
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -31,13 +32,39 @@ const (
 //	return bpf_redirect_map(xsks, ctx->rx_queue_index, XDP_PASS)
 //
 // A driver without metadata redirects the frame unstamped (Go then stamps
-// it as it reads it). The redirect's flags are its action when the queue
+// it as it reads it); so does the program without stamp, loaded where the
+// kernel refuses bpf_xdp_adjust_meta to XDP programs (a hardened build:
+// the CI machine of 2026-12-05). The redirect's flags are its action when the queue
 // has no socket in the map: XDP_PASS, so that the host's own traffic, and
 // test packets on a queue without a socket, are never dropped here.
-func redirectProgram(xsks, other int, now asm.BuiltinFunc) asm.Instructions {
+func redirectProgram(xsks, other int, now asm.BuiltinFunc, stamp bool) asm.Instructions {
 	in := asm.Instructions{asm.StoreMem(asm.RFP, stCtx, asm.R1, asm.DWord)}
 	in = append(in, parseTest(xdpParams{reflect: -1})...)
+	if stamp {
+		in = append(in, stampMeta(now)...)
+	}
 	in = append(in,
+		asm.LoadMapPtr(asm.R1, xsks).WithSymbol("redirect"),
+		asm.LoadMem(asm.R2, asm.RFP, stQueue, asm.Word),
+		asm.Mov.Imm(asm.R3, xdpPass),
+		asm.FnRedirectMap.Call(),
+		asm.Return(),
+		asm.StoreImm(asm.RFP, stCPUKey, 0, asm.Word).WithSymbol("other"),
+	)
+	in = append(in, lookup(other, stCPUKey)...)
+	in = append(in, asm.JEq.Imm(asm.R0, 0, "pass"))
+	in = append(in, inc(asm.R0, 0)...)
+	return append(in,
+		asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"),
+		asm.Return(),
+	)
+}
+
+// stampMeta writes the arrival stamp into the frame's metadata: room for
+// it made with bpf_xdp_adjust_meta, else (a driver without metadata) on
+// to "redirect" unstamped.
+func stampMeta(now asm.BuiltinFunc) asm.Instructions {
+	return asm.Instructions{
 		asm.LoadMem(asm.R1, asm.RFP, stCtx, asm.DWord),
 		asm.Mov.Imm(asm.R2, -stampLen),
 		asm.FnXdpAdjustMeta.Call(),
@@ -53,20 +80,7 @@ func redirectProgram(xsks, other int, now asm.BuiltinFunc) asm.Instructions {
 		asm.StoreMem(asm.R2, 0, asm.R6, asm.DWord),
 		asm.LoadImm(asm.R5, stampMagic, asm.DWord),
 		asm.StoreMem(asm.R2, 8, asm.R5, asm.DWord),
-		asm.LoadMapPtr(asm.R1, xsks).WithSymbol("redirect"),
-		asm.LoadMem(asm.R2, asm.RFP, stQueue, asm.Word),
-		asm.Mov.Imm(asm.R3, xdpPass),
-		asm.FnRedirectMap.Call(),
-		asm.Return(),
-		asm.StoreImm(asm.RFP, stCPUKey, 0, asm.Word).WithSymbol("other"),
-	)
-	in = append(in, lookup(other, stCPUKey)...)
-	in = append(in, asm.JEq.Imm(asm.R0, 0, "pass"))
-	in = append(in, inc(asm.R0, 0)...)
-	return append(in,
-		asm.Mov.Imm(asm.R0, xdpPass).WithSymbol("pass"),
-		asm.Return(),
-	)
+	}
 }
 
 // redirector is the afxdp method's XDP side: the XSKMAP (receive queue →
@@ -96,9 +110,16 @@ func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...an
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: create the other-frames counter: %w", err)
 	}
-	r.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
-		Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD(), clk.helper),
-	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
+	load := func(stamp bool) (*ebpf.Program, error) {
+		return ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
+			Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD(), clk.helper, stamp),
+		}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
+	}
+	r.prog, err = load(true)
+	if err != nil && strings.Contains(err.Error(), "cannot use helper bpf_xdp_adjust_meta") {
+		log.Debug("afxdp redirect program: the kernel refuses bpf_xdp_adjust_meta: frames go unstamped, stamped as read", "error", err)
+		r.prog, err = load(false)
+	}
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {

@@ -13,7 +13,8 @@ import (
 // BPF_PROG_RUN's live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+):
 // nil when it does, an error wrapping ebpf.ErrNotSupported when the kernel
 // refuses the flag (EINVAL, what kernels before 5.18 return for any flag)
-// while it runs the same frame without it, any other error as it came. It loads a program that drops its one frame
+// or refuses it to this process (EPERM) while it runs the same frame
+// without it, any other error as it came. It loads a program that drops its one frame
 // and runs it once on the calling thread's namespace's loopback, so it
 // sends nothing.
 func HaveXDPLiveFrames() error {
@@ -34,6 +35,11 @@ func HaveXDPLiveFrames() error {
 		return nil
 	case errors.Is(err, unix.EINVAL):
 		return fmt.Errorf("BPF_PROG_RUN in XDP live-frame mode (BPF_F_TEST_XDP_LIVE_FRAMES, Linux 5.18+): %w: %w", ebpf.ErrNotSupported, err)
+	case errors.Is(err, unix.EPERM):
+		// It ran the same program without the flag: the permission to
+		// run programs is there, and the live mode alone is refused (a
+		// sandbox's rule: the CI machine of 2026-12-05 refuses it to root).
+		return fmt.Errorf("BPF_PROG_RUN in XDP live-frame mode refused to this process, which runs the same program without it: %w here: %w", ebpf.ErrNotSupported, err)
 	}
 	return fmt.Errorf("probe XDP live frames: run: %w", err)
 }
