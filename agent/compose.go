@@ -57,7 +57,7 @@ type sendInput struct {
 	// stream per tuned queue) and cfg is checked against what it can
 	// send. Without it the threads are one per CPU, and the caller
 	// checks the backend it chooses later.
-	choose func(device string) (pktgen.Backend, error)
+	choose func(device string, threads int) (pktgen.Backend, error)
 	names  SendNames
 }
 
@@ -93,7 +93,7 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, pktgen.Backend, []string
 	}
 	var be pktgen.Backend
 	if in.choose != nil {
-		if be, err = in.choose(cfg.Device); err != nil {
+		if be, err = in.choose(cfg.Device, len(cfg.CPUs)); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -67,12 +67,12 @@ func (c *configurer) prepare(ctx context.Context, cfg pktgen.Config, backendName
 	if len(cfg.DstMAC) == 0 {
 		return nil, failf(ErrInvalid, "config.dst_mac: missing: the receiver's MAC (Describe's nic.mac)")
 	}
-	choose := func(device string) (pktgen.Backend, error) {
+	choose := func(device string, threads int) (pktgen.Backend, error) {
 		if c.backend != nil {
 			c.log.Debug("backend chosen", "backend", c.backend.Name(), "why", "the agent's configured generator")
 			return c.backend, nil
 		}
-		be, _, err := chooseBackend(backendName, device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit})
+		be, _, err := chooseBackend(backendName, device, configNames.Backend, choose.Options{Log: c.log, ThreadInit: c.threadInit, Threads: threads})
 		return be, err
 	}
 	facts := c.deviceFacts()

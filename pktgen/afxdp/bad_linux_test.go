@@ -33,6 +33,14 @@ func TestBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "queue 3") {
 		t.Errorf("a queue the veth lacks: %v", err)
 	}
+	// Two threads on a one-queue veth: queue 1 is refused at the probe,
+	// which `userspace` then passes by (pktgen/choose).
+	if err := b.ProbeQueues(s.Cfg.Device, 2); !errors.Is(err, pktgen.ErrUnsupported) || !strings.Contains(err.Error(), "2 threads need a socket on each of queues 0-1") || !strings.Contains(err.Error(), "queue 1") {
+		t.Errorf("probe for 2 threads on 1 queue: %v", err)
+	}
+	if err := b.ProbeQueues(s.Cfg.Device, 1); err != nil {
+		t.Errorf("probe for 1 thread: %v", err)
+	}
 	c = s.Cfg
 	c.Count, c.NeedWakeup = 10, "sometimes"
 	_, err = b.Run(context.Background(), c, nil)

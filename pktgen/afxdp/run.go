@@ -24,14 +24,32 @@ func (b *Backend) Probe(iface string) error {
 	return engine.OnThread(b.ThreadInit, func() error { return b.probe(iface) })
 }
 
-func (b *Backend) probe(iface string) error {
+func (b *Backend) probe(iface string) error { return b.probeQueue(iface, 0) }
+
+// ProbeQueues is Probe for a send of threads threads on queues 0 to
+// threads-1, one socket each (no plan's Config.Queues): a socket must
+// also bind to queue threads-1, which an interface of fewer queues
+// refuses (a one-queue veth and two threads).
+func (b *Backend) ProbeQueues(iface string, threads int) error {
+	return engine.OnThread(b.ThreadInit, func() error {
+		if err := b.probeQueue(iface, 0); err != nil || threads <= 1 {
+			return err
+		}
+		if err := b.probeQueue(iface, threads-1); err != nil {
+			return fmt.Errorf("%d threads need a socket on each of queues 0-%d: %w", threads, threads-1, err)
+		}
+		return nil
+	})
+}
+
+func (b *Backend) probeQueue(iface string, q int) error {
 	ifi, err := engine.Up(b.Name(), iface)
 	if err != nil {
 		return err
 	}
-	s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: 0, TX: true, RingSize: 64, Mode: b.Mode})
+	s, err := xsk.Open(xsk.Options{Ifindex: ifi.Index, Queue: q, TX: true, RingSize: 64, Mode: b.Mode})
 	if err != nil {
-		return fmt.Errorf("afxdp backend: %s: %w: %w", iface, pktgen.ErrUnsupported, err)
+		return fmt.Errorf("afxdp backend: %s queue %d: %w: %w", iface, q, pktgen.ErrUnsupported, err)
 	}
 	return s.Close()
 }

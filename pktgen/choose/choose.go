@@ -43,6 +43,10 @@ type Options struct {
 	// ThreadInit is given to the userspace backends (tests use it to
 	// enter a network namespace).
 	ThreadInit func() error
+	// Threads is how many threads the send will run when known (0: not
+	// yet, taken as 1): AF_XDP needs a queue of its own for each, so
+	// "userspace" passes it by on an interface of fewer queues.
+	Threads int
 }
 
 // KernelAvailable is nil when the kernel backend k (nil:
@@ -88,7 +92,7 @@ func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, 
 		}
 		return xb, "asked for", nil
 	case pktgen.BackendAFXDP:
-		if err := sb.Probe(iface); err != nil {
+		if err := sb.ProbeQueues(iface, o.Threads); err != nil {
 			return nil, "", fmt.Errorf("backend afxdp: %w", err)
 		}
 		return sb, "asked for", nil
@@ -115,7 +119,7 @@ func Backend(name pktgen.BackendName, iface string, o Options) (pktgen.Backend, 
 	if xerr == nil {
 		return xb, "XDP live frames work on " + iface, nil
 	}
-	serr := sb.Probe(iface)
+	serr := sb.ProbeQueues(iface, o.Threads)
 	if serr == nil {
 		return sb, fmt.Sprintf("XDP live frames cannot send from %s (%v); an AF_XDP socket binds to it", iface, xerr), nil
 	}

@@ -113,23 +113,23 @@ func badRequests(sender, receiver, mac string) []badRequest {
 			_, err := a.AcquireLease(ctx, &lineratev1.AcquireLeaseRequest{CoordinatorId: "reliability-bad", Ttl: durationpb.New(-time.Second)})
 			return err
 		}, codes.InvalidArgument, "ttl"},
-		{"Configure pkt_size 10", sender, cfg(&lineratev1.SenderConfig{PktSize: 10, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.InvalidArgument, "pkt_size"},
-		{"Configure dst_min", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "not-an-ip", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.InvalidArgument, "dst_min"},
-		{"Configure dst_mac", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: "zz", Backend: "xdp"}), codes.InvalidArgument, "dst_mac"},
+		{"Configure pkt_size 10", sender, cfg(&lineratev1.SenderConfig{PktSize: 10, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.InvalidArgument, "pkt_size"},
+		{"Configure dst_min", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "not-an-ip", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.InvalidArgument, "dst_min"},
+		{"Configure dst_mac", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: "zz", Backend: "afpacket"}), codes.InvalidArgument, "dst_mac"},
 		{"Configure backend", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "warp"}), codes.InvalidArgument, "backend"},
 		// The rails (issue 13 item 2): one interface, the device's own
 		// source MAC, no VLAN unless allowed, unicast destinations.
-		{"Configure device eth0", sender, cfg(&lineratev1.SenderConfig{Device: "eth0", PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.InvalidArgument, "device"},
-		{"Configure src_mac spoofed", sender, cfg(&lineratev1.SenderConfig{SrcMac: "02:de:ad:be:ef:01", PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.PermissionDenied, "src_mac"},
-		{"Configure vlan_id 100", sender, cfg(&lineratev1.SenderConfig{VlanId: &vlan100, PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.PermissionDenied, "vlan_id"},
-		{"Configure broadcast dst_mac", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: "ff:ff:ff:ff:ff:ff", Backend: "xdp"}), codes.InvalidArgument, "dst_mac"},
+		{"Configure device eth0", sender, cfg(&lineratev1.SenderConfig{Device: "eth0", PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.InvalidArgument, "device"},
+		{"Configure src_mac spoofed", sender, cfg(&lineratev1.SenderConfig{SrcMac: "02:de:ad:be:ef:01", PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.PermissionDenied, "src_mac"},
+		{"Configure vlan_id 100", sender, cfg(&lineratev1.SenderConfig{VlanId: &vlan100, PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.PermissionDenied, "vlan_id"},
+		{"Configure broadcast dst_mac", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: "ff:ff:ff:ff:ff:ff", Backend: "afpacket"}), codes.InvalidArgument, "dst_mac"},
 		{"Arm iface eth0", receiver, func(ctx context.Context, a lineratev1.AgentClient, lease string) error {
 			_, err := a.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease, Iface: "eth0"})
 			return err
 		}, codes.InvalidArgument, "iface"},
 		// Request bounds (item 4): a run of 317 years, a stream table
 		// past the receiver's limit.
-		{"Configure count 1e10 at 1 pps", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1e10, RatePps: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "xdp"}), codes.InvalidArgument, "count"},
+		{"Configure count 1e10 at 1 pps", sender, cfg(&lineratev1.SenderConfig{PktSize: 64, Count: 1e10, RatePps: 1, DstMin: "198.18.0.101", DstMax: "198.18.0.101", DstMac: mac, Backend: "afpacket"}), codes.InvalidArgument, "count"},
 		{"Arm max_streams 2^17", receiver, func(ctx context.Context, a lineratev1.AgentClient, lease string) error {
 			_, err := a.Arm(ctx, &lineratev1.ArmRequest{LeaseId: lease, MaxStreams: 1 << 17})
 			return err
