@@ -82,6 +82,7 @@ func usersSetup(t *testing.T, count uint64, name string, mode link.XDPAttachFlag
 // frames go, gone after, the sink has every frame, and the summary says
 // what was done and why.
 func TestOwnProgramForTheSend(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s := pktgentest.NewSetup(t, 1, []int{0}, 20_000, func(c *pktgen.Config) { c.RatePPS, c.Duration = 20_000, 600*time.Millisecond })
 	b := newBackend(t, s)
 	b.forceOwn = true
@@ -112,6 +113,7 @@ func TestOwnProgramForTheSend(t *testing.T) {
 // TestOwnProgramUsesNative: a user's native program is there: the send
 // goes through it and leaves it, the same program, attached.
 func TestOwnProgramUsesNative(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s, b, before := usersSetup(t, 5000, "users_pass", link.XDPDriverMode)
 	from := time.Now()
 	sum, err := b.Run(context.Background(), s.Cfg, nil)

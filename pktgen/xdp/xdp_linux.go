@@ -129,7 +129,7 @@ func probe(iface string, force bool) (*net.Interface, ownPlan, error) {
 	if err := progRun(prog.FD(), frame, md, 1, 1); err != nil {
 		switch {
 		case errors.Is(err, unix.EPERM):
-			return nil, plan, unsupported(iface, "BPF_PROG_RUN needs CAP_BPF and CAP_NET_ADMIN (root): %v", err)
+			return nil, plan, unsupported(iface, "the kernel refuses BPF_PROG_RUN in live-frame mode to this process (%v): it needs CAP_BPF and CAP_NET_ADMIN, and a sandbox or security module can refuse it even to root; use another backend (afxdp, afpacket)", err)
 		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.EOPNOTSUPP):
 			return nil, plan, unsupported(iface, "the kernel refuses BPF_PROG_RUN in live-frame mode on ifindex %d: %v", ifi.Index, err)
 		}

@@ -37,6 +37,7 @@ func newBackend(t testing.TB, s *pktgentest.Setup) *Backend {
 }
 
 func TestExactCountTwoThreads(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	const total = 200_003
 	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) {
 		c.Counts = pktgen.SplitCount(total, 2)
@@ -62,6 +63,7 @@ func TestExactCountTwoThreads(t *testing.T) {
 }
 
 func TestNoTimestampIPv4MinFrame(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s := pktgentest.NewSetup(t, 1, []int{1}, 5000, func(c *pktgen.Config) {
 		c.Count, c.Flags, c.UDPSrcMax = 4099, []string{"NO_TIMESTAMP"}, 0
 	})
@@ -76,6 +78,7 @@ func TestNoTimestampIPv4MinFrame(t *testing.T) {
 // TestRunsOnCallingCPU checks that BPF_PROG_RUN runs the program on the
 // CPU the thread is pinned to, so the counter moves in that CPU's slot only.
 func TestRunsOnCallingCPU(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s := pktgentest.NewSetup(t, 1, []int{1}, 1000, func(c *pktgen.Config) { c.Count = 1000 })
 	r := &run{cfg: &s.Cfg, batch: DefaultBatchSize, repeat: 1000}
 	defer r.close()
@@ -109,6 +112,7 @@ func TestRunsOnCallingCPU(t *testing.T) {
 }
 
 func TestRateControl(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	const rate = 20_000
 	s := pktgentest.NewSetup(t, 1, []int{0}, 40_000, func(c *pktgen.Config) {
 		c.RatePPS, c.Duration = rate, time.Second
@@ -124,6 +128,7 @@ func TestRateControl(t *testing.T) {
 }
 
 func TestDurationStop(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	// 150 ms: at up to 20 Mpps the sink's 4 Mi sequences hold it.
 	s := pktgentest.NewSetup(t, 1, []int{0}, 1<<22, func(c *pktgen.Config) { c.Duration = 150 * time.Millisecond })
 	from := time.Now()
@@ -141,6 +146,7 @@ func TestDurationStop(t *testing.T) {
 }
 
 func TestCancelStops(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	// Paced at 4 Mpps a thread, so that 500 ms fit the sink's 4 Mi
 	// sequences; the call is as long as the kernel takes all the same.
 	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 1<<22, func(c *pktgen.Config) { c.Count, c.RatePPS = 5_000_000_000, 8_000_000 })
@@ -177,6 +183,7 @@ func TestProbeVethWithoutPeerProgram(t *testing.T) {
 }
 
 func TestRefusesWhatItCannotSend(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s := pktgentest.NewSetup(t, 1, []int{0}, 10, func(c *pktgen.Config) { c.Count = 10 })
 	b := newBackend(t, s)
 	c := s.Cfg
@@ -198,6 +205,7 @@ func TestRefusesWhatItCannotSend(t *testing.T) {
 // TestPacedCount checks that a paced run with a count ends when the count
 // is reached (the program drops after the limit; the run is interrupted).
 func TestPacedCount(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 3000, func(c *pktgen.Config) { c.Count, c.DelayNS = 2000, 50_000 })
 	from := time.Now()
 	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
@@ -221,6 +229,7 @@ func TestPacedCount(t *testing.T) {
 // the config), verifies them at the sink and returns the summary and the
 // frames' header times in µs, in sequence order.
 func sendStamped(t *testing.T, n int, edit func(*pktgen.Config)) (*pktgen.Summary, []int64) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	t.Helper()
 	s := pktgentest.NewSetup(t, 1, []int{0}, n, func(c *pktgen.Config) { c.Count = uint64(n); edit(c) })
 	from := time.Now()
@@ -281,6 +290,7 @@ func TestTimestampPerFramePaced(t *testing.T) {
 // before it (the sink checks each frame's time against the window), the
 // first goes just after it, and the count is exact.
 func TestStartAtGate(t *testing.T) {
+	pktgentest.SkipUnlessLiveFrames(t)
 	const total = 50_000
 	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 110_000, func(c *pktgen.Config) { c.Counts = pktgen.SplitCount(total, 2) })
 	s.Cfg.StartAt = time.Now().Add(200 * time.Millisecond).Round(0)

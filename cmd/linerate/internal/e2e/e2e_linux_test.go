@@ -17,6 +17,7 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/latency"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -114,6 +115,9 @@ func TestEndToEndExact(t *testing.T) {
 	for _, backend := range []string{"xdp", "afpacket"} {
 		for _, method := range []string{"xdp", "afpacket"} {
 			t.Run(backend+"-to-"+method, func(t *testing.T) {
+				if backend == "xdp" {
+					pktgentest.SkipUnlessLiveFrames(t)
+				}
 				before, err := l.Truth()
 				if err != nil {
 					t.Fatal(err)
@@ -174,6 +178,9 @@ func TestEndToEndInjectedLoss(t *testing.T) {
 	s, r := l.Senders[0], l.Receivers[0]
 	for _, backend := range []string{"xdp", "afpacket"} {
 		t.Run(backend, func(t *testing.T) {
+			if backend == "xdp" {
+				pktgentest.SkipUnlessLiveFrames(t)
+			}
 			before, _ := s.Port.Stats()
 			wait := startRecv(t, bin, r, "xdp")
 			const count = 25500

@@ -14,6 +14,7 @@ import (
 	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/netns/nstest"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // directionBooks checks a run that turns flows round direction by
@@ -135,6 +136,7 @@ func TestLabRunBidir(t *testing.T) {
 	// shaped rate, and its books balance whether the veth path pushes
 	// back or the shaper drops.
 	t.Run("bidir-shaped", func(t *testing.T) {
+		pktgentest.SkipUnlessLiveFrames(t)
 		const seconds = 2
 		res := labRun(t, bin, fmt.Sprintf("d%d", id), "--bidir", "--senders", "1", "--receivers", "1", "--shape", "50mbit",
 			"--backend", "xdp", "--duration", fmt.Sprintf("%ds", seconds))

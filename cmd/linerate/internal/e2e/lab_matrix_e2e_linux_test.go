@@ -15,6 +15,7 @@ import (
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 	"github.com/linerate/linerate/receiver"
 )
 
@@ -45,6 +46,9 @@ func TestLabMatrix(t *testing.T) {
 	for _, backend := range []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket, pktgen.BackendAFXDP} {
 		for _, method := range []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP} {
 			t.Run(string(backend)+"×"+string(method), func(t *testing.T) {
+				if backend == pktgen.BackendXDP {
+					pktgentest.SkipUnlessLiveFrames(t)
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
 				// AF_XDP at both ends forces need_wakeup on (both are

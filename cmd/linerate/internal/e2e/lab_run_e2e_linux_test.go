@@ -21,6 +21,7 @@ import (
 	"github.com/linerate/linerate/coordinator/results"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/latency"
+	"github.com/linerate/linerate/pktgen/pktgentest"
 )
 
 // labRun runs `linerate lab run ARGS --json` and checks that the lab left
@@ -273,6 +274,9 @@ func TestLabRun(t *testing.T) {
 	// runs at the shaped rate (within -10 %/+5 %).
 	for _, backend := range []string{"afpacket", "xdp"} {
 		t.Run("shaped-"+backend, func(t *testing.T) {
+			if backend == "xdp" {
+				pktgentest.SkipUnlessLiveFrames(t)
+			}
 			const seconds = 2
 			res := labRun(t, bin, fmt.Sprintf("h%d", id), "--senders", "1", "--receivers", "1", "--shape", "50mbit", "--backend", backend, "--duration", fmt.Sprintf("%ds", seconds))
 			if len(res.Flows) != 1 {

@@ -36,6 +36,14 @@ func TestSendUserspaceBackends(t *testing.T) {
 		{"userspace", "xdp", "backend xdp", nil, ""},
 	} {
 		t.Run(strings.Join(append([]string{tc.backend}, tc.args...), " "), func(t *testing.T) {
+			if tc.backend == "xdp" {
+				pktgentest.SkipUnlessLiveFrames(t)
+			}
+			if refused, why := pktgentest.LiveFramesRefused(); refused && tc.backend == "userspace" {
+				// The choice falls to AF_XDP, and says why.
+				t.Logf("live frames refused here (%v): userspace must choose afxdp", why)
+				tc.want, tc.log = "afxdp", "XDP live frames cannot send from lra"
+			}
 			const total = 20_001
 			s := pktgentest.NewSetup(t, 2, []int{0, 1}, 20_000, func(c *pktgen.Config) { c.Flags, c.SrcMin = []string{"UDPCSUM"}, netip.MustParseAddr("198.18.0.11") })
 			args := append([]string{"netns", "exec", s.Pair.A.NS.Name, bin, "send", "--iface", "lra", "--dst", "198.18.0.2", "--src", "198.18.0.11",
