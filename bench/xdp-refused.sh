@@ -11,6 +11,9 @@
 # --backend xdp`) holds that refusal; then sets XDP_REFUSAL to the one line
 # the scripts print, with linerate's own error in it.
 xdp_refused() {
-	grep -Eq 'BPF_PROG_RUN[^:]*: operation not permitted' "$1" || return 1
+	# linerate's words for it, older and current: "BPF_PROG_RUN needs …:
+	# operation not permitted", "… BPF_PROG_RUN in live-frame mode to this
+	# process (operation not permitted) …"
+	grep -Eq 'BPF_PROG_RUN[^:]*(: |\()operation not permitted' "$1" || return 1
 	XDP_REFUSAL="xdp: not run on this machine: the kernel refuses BPF_PROG_RUN's live-frame mode with EPERM, even to root ($(grep -E 'BPF_PROG_RUN' "$1" | tail -1))"
 }
