@@ -14,6 +14,9 @@
 # Environment: ROUNDS (5), COUNT (packets per sender, 200000), TARGET_US
 # (200), BACKEND (the senders' backend: xdp, afpacket; unset: the lab's
 # choice), LINERATE (./bin/linerate), NAME (the lab's name, "ss<pid>").
+# BACKEND=xdp fails where the kernel refuses BPF_PROG_RUN's live-frame
+# mode (this CI machine since 2026-12-05, docs/benchmarks.md); unset, the
+# lab's choice passes over xdp there (afxdp), and the output names it.
 # The lab is removed after every round and on Ctrl-C (lab down).
 # `make bench-smoke` runs it small: ROUNDS=1 COUNT=20000.
 set -euo pipefail
