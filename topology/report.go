@@ -10,7 +10,7 @@ import (
 )
 
 // Report is the JSON contract of `linerate irq show` and `linerate irq
-// plan` (README "irq JSON"). CPU is absent in show output.
+// plan` (docs/usage.md, "JSON of irq plan and irq show"). CPU is absent in show output.
 type Report struct {
 	Iface     string        `json:"iface"`
 	Driver    string        `json:"driver"`

@@ -84,7 +84,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.StringVar(&f.name, "name", "", "node name (default: the host name); also the certificate name in --tls-dir")
 	fl.StringVar(&f.role, "role", "", enum.Or(gossip.AgentRoles))
 	fl.StringVar(&f.iface, "iface", "", "data interface the agent owns")
-	fl.StringVar(&f.bind, "bind", ":7946", "gossip address:port (no host: the management address, see README; 0.0.0.0:PORT: every address; empty: no gossip, the agent is only reachable by its gRPC address)")
+	fl.StringVar(&f.bind, "bind", ":7946", "gossip address:port (no host: the management address, see docs/usage.md; 0.0.0.0:PORT: every address; empty: no gossip, the agent is only reachable by its gRPC address)")
 	fl.StringVar(&f.advertise, "advertise", "", "gossip address:port others reach this host on (default: --bind's)")
 	fl.StringVar(&f.grpcAddr, "grpc", ":7443", "gRPC listen address:port (no host: the management address; 0.0.0.0:PORT: every address)")
 	fl.StringSliceVar(&f.join, "join", nil, "cluster members to join (host:port), repeatable: tried in a random order until one answers; when none does the agent keeps running and retries with backoff (1 s doubling to 30 s, jittered)")
