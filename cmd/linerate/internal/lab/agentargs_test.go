@@ -3,15 +3,19 @@
 package lab
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/linerate/linerate/doctor"
 	"github.com/linerate/linerate/internal/cluster/gossip"
 	"github.com/linerate/linerate/internal/cluster/mtls"
+	"github.com/linerate/linerate/internal/config"
 )
 
 // The lab's agents, netns and VM hosts alike (both start from
@@ -115,5 +119,29 @@ func TestVMKnownChecks(t *testing.T) {
 		if s.Key == "known-check" {
 			t.Errorf("agentSettings accepts checks as known (%q): only a VM host's agent may", s.Values)
 		}
+	}
+}
+
+// A VM host's agent runs with no flag: its known checks are its
+// agent.yaml's known-check list, and they load back whole (each WHY, its
+// apostrophes, colons and parentheses) through a flag of the agent's kind.
+func TestVMKnownSettingsLoad(t *testing.T) {
+	var b bytes.Buffer
+	if err := config.Encode(&b, "test", []config.Setting{vmKnownSettings()}); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+	got := fs.StringArray("known-check", nil, "")
+	if _, err := config.Load(fs, []string{"known-check"}, "agent.yaml", b.Bytes()); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	var want []string
+	for i, a := range vmKnownChecks() {
+		if i%2 == 1 {
+			want = append(want, a)
+		}
+	}
+	if !slices.Equal(*got, want) {
+		t.Errorf("known-check from\n%s\n= %q, want %q", b.String(), *got, want)
 	}
 }

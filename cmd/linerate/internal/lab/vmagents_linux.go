@@ -34,7 +34,8 @@ func (l *Lab) guestBundle(h *Host, i int, o AgentOptions, c *Cluster) (map[strin
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 	}
-	if err := addAgentConfig(b.Config, h, append(hostSettings(h, l.Spec.agentRole(h), guestStateDir, o.LogLevel), l.Spec.vlanSettings()...)); err != nil {
+	settings := append(hostSettings(h, l.Spec.agentRole(h), guestStateDir, o.LogLevel), l.Spec.vlanSettings()...)
+	if err := addAgentConfig(b.Config, h, append(settings, vmKnownSettings())); err != nil {
 		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 	}
 	files := map[string]string{}
@@ -88,7 +89,7 @@ func (l *Lab) bootVMHosts(ctx context.Context, o AgentOptions, c *Cluster) error
 		}
 		files[guestBinary] = o.Binary
 		maps.Copy(files, extra) // --guest-file: none overlaps the lab's own (ownGuestPath)
-		args := append(append(append([]string{"agent"}, vmKnownChecks()...), o.Args...), o.HostArgs[h.Name]...)
+		args := append(append([]string{"agent"}, o.Args...), o.HostArgs[h.Name]...)
 		m := &vm.Machine{
 			Name: h.Name, Kernel: k, Layout: l.Spec.Layout(), Memory: vmMemory,
 			Data:    vm.NIC{Tap: h.Switch.Name, MAC: h.Data.MAC, Addr: h.Data.Addr, Addr6: h.Data.Addr6, Name: h.Data.Name},
