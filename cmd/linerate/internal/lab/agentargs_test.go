@@ -97,15 +97,11 @@ func TestGuestBundle(t *testing.T) {
 // clock (no time daemon), each a valid --known-check with its reason; a
 // netns host's agent (agentArgs alone) accepts none.
 func TestVMKnownChecks(t *testing.T) {
-	args := vmKnownChecks()
 	var ids []string
-	for i := 0; i < len(args); i += 2 {
-		if args[i] != "--known-check" || i+1 >= len(args) {
-			t.Fatalf("args %q: want --known-check CHECK=WHY pairs", args)
-		}
-		k, err := doctor.ParseKnownCheck(args[i+1])
+	for _, v := range vmKnownChecks().Values {
+		k, err := doctor.ParseKnownCheck(v)
 		if err != nil {
-			t.Errorf("%q: %v", args[i+1], err)
+			t.Errorf("%q: %v", v, err)
 		}
 		if !strings.HasPrefix(k.Why, "a lab guest") {
 			t.Errorf("%s: why %q: want it to say it is the lab guest's", k.ID, k.Why)
@@ -127,7 +123,7 @@ func TestVMKnownChecks(t *testing.T) {
 // apostrophes, colons and parentheses) through a flag of the agent's kind.
 func TestVMKnownSettingsLoad(t *testing.T) {
 	var b bytes.Buffer
-	if err := config.Encode(&b, "test", []config.Setting{vmKnownSettings()}); err != nil {
+	if err := config.Encode(&b, "test", []config.Setting{vmKnownChecks()}); err != nil {
 		t.Fatal(err)
 	}
 	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
@@ -135,13 +131,7 @@ func TestVMKnownSettingsLoad(t *testing.T) {
 	if _, err := config.Load(fs, []string{"known-check"}, "agent.yaml", b.Bytes()); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	var want []string
-	for i, a := range vmKnownChecks() {
-		if i%2 == 1 {
-			want = append(want, a)
-		}
-	}
-	if !slices.Equal(*got, want) {
+	if want := vmKnownChecks().Values; !slices.Equal(*got, want) {
 		t.Errorf("known-check from\n%s\n= %q, want %q", b.String(), *got, want)
 	}
 }

@@ -35,7 +35,7 @@ func (l *Lab) guestBundle(h *Host, i int, o AgentOptions, c *Cluster) (map[strin
 		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 	}
 	settings := append(hostSettings(h, l.Spec.agentRole(h), guestStateDir, o.LogLevel), l.Spec.vlanSettings()...)
-	if err := addAgentConfig(b.Config, h, append(settings, vmKnownSettings())); err != nil {
+	if err := addAgentConfig(b.Config, h, append(settings, vmKnownChecks())); err != nil {
 		return nil, fmt.Errorf("lab %s: VM host %s: %w", l.Spec.Name, h.Name, err)
 	}
 	files := map[string]string{}
