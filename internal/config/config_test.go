@@ -224,10 +224,3 @@ func TestPrintRoundTrip(t *testing.T) {
 		t.Errorf("loaded again %+v, want %+v", *f2, *f)
 	}
 }
-
-func TestArgs(t *testing.T) {
-	got := Args([]Setting{Value("role", "sender"), List("join", "a:1", "b:1"), List("allow-vlan")})
-	if want := []string{"--role", "sender", "--join", "a:1", "--join", "b:1"}; !slices.Equal(got, want) {
-		t.Errorf("args %q, want %q", got, want)
-	}
-}

@@ -24,18 +24,6 @@ func Value(key, value string) Setting { return Setting{Key: key, Values: []strin
 // List is a repeatable flag's setting.
 func List(key string, values ...string) Setting { return Setting{Key: key, Values: values, List: true} }
 
-// Args is the command line that says what settings say: --key value, a
-// list's items one --key each.
-func Args(settings []Setting) []string {
-	var args []string
-	for _, s := range settings {
-		for _, v := range s.Values {
-			args = append(args, "--"+s.Key, v)
-		}
-	}
-	return args
-}
-
 // Encode writes settings as a file Load reads, with head, a comment
 // block, first.
 func Encode(w io.Writer, head string, settings []Setting) error {
