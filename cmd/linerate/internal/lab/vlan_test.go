@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/linerate/linerate/internal/config"
 )
 
 // A lab's VLAN is an 802.1Q id, 1-4094 (0: untagged; 4095 is
@@ -27,8 +25,8 @@ func TestSpecVLAN(t *testing.T) {
 			t.Errorf("VLAN %d: %v, want it refused with the valid range", v, err)
 		}
 	}
-	if args := config.Args((Spec{VLAN: 100}).vlanSettings()); !slices.Equal(args, []string{"--allow-vlan", "100"}) {
-		t.Errorf("VLAN 100: agent settings as args %q", args)
+	if s := (Spec{VLAN: 100}).vlanSettings(); len(s) != 1 || s[0].Key != "allow-vlan" || !slices.Equal(s[0].Values, []string{"100"}) {
+		t.Errorf("VLAN 100: agent settings %+v, want allow-vlan: [100]", s)
 	}
 	if s := (Spec{}).vlanSettings(); s != nil {
 		t.Errorf("no VLAN: agent settings %v, want none", s)
