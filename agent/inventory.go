@@ -31,14 +31,17 @@ type inventory struct {
 	clock  clockReader
 	thread nsThread
 	log    hclog.Logger
+	// fixed is the generator every send uses when the agent was given one
+	// (Config.Backend): the only backend it has, and nothing is probed.
+	fixed pktgen.BackendName
 
 	mu  sync.Mutex
 	nic nicFacts
 
-	// afxdpOnce probes the afxdp backend once, at the first Describe,
-	// into afxdpErr: a probe binds an AF_XDP socket on the data NIC's
-	// queue 0, which a Describe during a run (the start's timing one)
-	// must not do.
+	// afxdpOnce probes the afxdp backend once, at start (the gossip
+	// tags), into afxdpErr: a probe binds an AF_XDP socket on the data
+	// NIC's queue 0, which a Describe during a run (the start's timing
+	// one) must not do.
 	afxdpOnce sync.Once
 	afxdpErr  error
 }
@@ -156,10 +159,14 @@ func (i *inventory) afxdpBackend() *afxdp.Backend {
 	return b
 }
 
-// backends are the sender backends this host can run now.
+// backends are the sender backends this host can run now: the one it
+// was given, or those whose probes pass.
 func (i *inventory) backends() []pktgen.BackendName {
 	if !i.role.Sends() {
 		return nil
+	}
+	if i.fixed != "" {
+		return []pktgen.BackendName{i.fixed}
 	}
 	var out []pktgen.BackendName
 	if choose.KernelAvailable(nil) == nil {

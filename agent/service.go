@@ -50,6 +50,9 @@ func newService(cfg *Config, root *topology.DirRoot, log hclog.Logger, members f
 	thread := nsThread{init: cfg.ThreadInit}
 	s := &service{cfg: cfg, log: log, base: ctx, cancel: cancel, changes: newChanges()}
 	s.inv = &inventory{root: root, iface: cfg.Iface, role: cfg.Role, netOS: cfg.netOS, clock: cfg.clock, thread: thread, log: log}
+	if cfg.Backend != nil {
+		s.inv.fixed = cfg.Backend.Name()
+	}
 	s.leases = &leases{def: cfg.LeaseTTL, min: cfg.MinLeaseTTL, max: cfg.MaxLeaseTTL, log: log, expired: s.expired}
 	s.gate = newTuneGate()
 	owner := topology.AgentOwner(cfg.Name, cfg.Iface)
