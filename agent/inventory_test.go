@@ -1,11 +1,16 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/hashicorp/serf/serf"
+	"github.com/linerate/linerate/pktgen"
+	"github.com/linerate/linerate/topology"
 )
 
 func TestInventoryDescribe(t *testing.T) {
@@ -40,5 +45,28 @@ func TestInventoryDescribe(t *testing.T) {
 	}
 	if d.methods != nil {
 		t.Errorf("a sender has receiver methods %v", d.methods)
+	}
+}
+
+// TestInventoryFixedBackend: an agent given its generator (Config.Backend)
+// sends with it alone, so it announces that backend and nothing else —
+// no probe of the host's (the afxdp one binds a socket on the NIC's queue
+// 0, which agents sharing an interface would take in turn).
+func TestInventoryFixedBackend(t *testing.T) {
+	cfg := Config{Role: RoleSender, Iface: "data0", Backend: blockingBackend{}, StateDir: t.TempDir(), Root: t.TempDir(), Logger: testLog(t), netOS: fakeNetOS{}}
+	if err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	root, err := topology.OpenRoot(cfg.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newService(&cfg, root, cfg.Logger, func() []serf.Member { return nil })
+	t.Cleanup(func() { _ = s.close(context.Background()); root.Close() })
+	if got := s.inv.backends(); !slices.Equal(got, []pktgen.BackendName{"blocking"}) {
+		t.Errorf("backends %v, want the given one alone", got)
+	}
+	if s.inv.afxdpErr != nil {
+		t.Errorf("the afxdp backend was probed: %v", s.inv.afxdpErr)
 	}
 }
