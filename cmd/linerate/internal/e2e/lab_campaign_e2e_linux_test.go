@@ -110,11 +110,13 @@ func checkShapedWithin(t *testing.T, low, shape float64, size int, throughput fl
 	}
 }
 
-// TestLabCampaignKilledAndResumed: `lab campaign` killed with SIGKILL
-// after some trials keeps them, stored as running and read as
-// interrupted (its pid is gone); `lab campaign --resume ID` in a new lab
-// of the same flags replays them, runs the rest, and ends ok with the
-// shaping rate found for every size, in the same document.
+// TestLabCampaignKilledAndResumed: `lab campaign --search ndr-pdr`
+// killed with SIGKILL after some trials keeps them, stored as running and
+// read as interrupted (its pid is gone); `lab campaign --resume ID` in a
+// new lab of the same flags replays them, runs the rest, and ends ok in
+// the same document, with every size's NDR at the shaping rate (as
+// checkShaped bounds a zero-loss search) and its PDR from the NDR to
+// 5 % over the shaping rate less the PDR's loss goal.
 func TestLabCampaignKilledAndResumed(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := Binary(t)
@@ -126,7 +128,7 @@ func TestLabCampaignKilledAndResumed(t *testing.T) {
 	defer cancel()
 	t.Cleanup(func() { exec.Command(bin, "lab", "down", "--name", name).Run() })
 
-	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "campaign", "--sizes", "64,1518", "--search", "rfc2544",
+	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "campaign", "--sizes", "64,1518", "--search", "ndr-pdr",
 		"--trial-duration", "2s", "--max-rate", "150%"}, labFlags...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -186,7 +188,10 @@ func TestLabCampaignKilledAndResumed(t *testing.T) {
 		}
 	}
 	for _, s := range doc.Summary {
-		checkShaped(t, shape, s.Size, s.ThroughputPPS, s.Trials)
+		checkShaped(t, shape, s.Size, s.NDRPPS, s.Trials)
+		if want := shape / 8 / float64(s.Size-4); s.PDRPPS < s.NDRPPS || s.PDRPPS > 1.05*want/(1-s.PDRGoal) {
+			t.Errorf("%d B: NDR %.0f pps, PDR %.0f pps (goal %g): want the PDR from the NDR to 5 %% over the shaping rate %.0f pps less the goal", s.Size, s.NDRPPS, s.PDRPPS, s.PDRGoal, want)
+		}
 	}
 	stored, err := results.NewStore(dir).Load(id)
 	if err != nil || stored.Status != "ok" || len(stored.Trials) != len(doc.Trials) {

@@ -781,10 +781,11 @@ func waitPhase(t *testing.T, l *lines, phase string, within time.Duration) {
 // every one of them in the port's qdisc counters: Σ lost == Σ switch
 // drops > 0, all of it lost in the network. That run's lab also has a
 // delay (lab run --delay): the netem on its sender, which the lab's
-// own counts state and no frame outran. Then an RFC 2544 search per
-// frame size finds the shaping rate within 5 %, and an NDR/PDR search
-// its NDR, every trial decided by loss (no trial short of its offered
-// rate).
+// own counts state and no frame outran. Then an RFC 2544 search for the
+// smallest and largest frames finds the shaping rate within 5 %, every
+// trial decided by loss (no trial short of its offered rate). The NDR/PDR
+// search runs in the netns lab (TestLabCampaignKilledAndResumed): its
+// trials in TCG guests cost four minutes of make test.
 func TestLabVMShaped(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	t.Setenv("LINERATE_VM_CACHE", vmKernelCache(t))
@@ -837,7 +838,7 @@ func TestLabVMShaped(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
-			"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "2mbit", "--trial-duration", "2s", "--max-rate", "150%",
+			"--sizes", "64,1518", "--search", "rfc2544", "--shape", "2mbit", "--trial-duration", "2s", "--max-rate", "150%",
 			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -856,7 +857,7 @@ func TestLabVMShaped(t *testing.T) {
 			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
 		}
 		assertNoLab(t, name, lab.DefaultDir(name))
-		if doc.Status != "ok" || len(doc.Summary) != 3 {
+		if doc.Status != "ok" || len(doc.Summary) != 2 {
 			t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
 		}
 		for _, s := range doc.Summary {
@@ -867,40 +868,6 @@ func TestLabVMShaped(t *testing.T) {
 			checkDecidedByLoss(t, s.Size, doc.Trials)
 		}
 		t.Logf("summary %+v", doc.Summary)
-	})
-	t.Run("ndr-pdr", func(t *testing.T) {
-		name := fmt.Sprintf("y%d", id)
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--hosts", "vm", "--name", name, "--senders", "1", "--receivers", "1",
-			"--sizes", "64", "--search", "ndr-pdr", "--shape", "2mbit", "--trial-duration", "2s", "--max-rate", "150%",
-			"--results-dir", t.TempDir(), "--json", "--log-level", "warn")
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var doc struct {
-			Status  string `json:"status"`
-			Summary []struct {
-				NDRPPS  float64 `json:"ndr_pps"`
-				PDRPPS  float64 `json:"pdr_pps"`
-				PDRGoal float64 `json:"pdr_goal"`
-			} `json:"summary"`
-			Trials []vmTrial `json:"trials"`
-		}
-		if jerr := json.Unmarshal([]byte(stdout.String()), &doc); jerr != nil || err != nil {
-			t.Fatalf("lab campaign: %v / %v\n%s\n%s", err, jerr, stdout.String(), stderr.String())
-		}
-		assertNoLab(t, name, lab.DefaultDir(name))
-		if doc.Status != "ok" || len(doc.Summary) != 1 {
-			t.Fatalf("status %s, %d sizes", doc.Status, len(doc.Summary))
-		}
-		s := doc.Summary[0]
-		want := shape / 8 / 60
-		if s.NDRPPS < 0.95*want || s.NDRPPS > 1.05*want || s.PDRPPS < s.NDRPPS || s.PDRPPS > 1.05*want/(1-s.PDRGoal) {
-			t.Errorf("NDR %.0f pps, PDR %.0f pps (goal %g): want NDR within 5 %% of the shaping rate %.0f pps, PDR from NDR to 5 %% over it less the goal", s.NDRPPS, s.PDRPPS, s.PDRGoal, want)
-		}
-		checkDecidedByLoss(t, 64, doc.Trials)
-		t.Logf("NDR %.0f pps, PDR %.0f pps (goal %g), shaping rate %.0f pps, %d trials", s.NDRPPS, s.PDRPPS, s.PDRGoal, want, len(doc.Trials))
 	})
 }
 
