@@ -181,21 +181,26 @@ func TestReliabilityBadInput(t *testing.T) {
 	dir := t.TempDir()
 	counts := map[string]int{}
 	failed := 0 // rows answered otherwise than they should be
-	check := func(kind, what string, before, labBefore string) {
+	// The state every row must leave: read once, then after each row,
+	// which is the next row's before (a row that changed it fails, and
+	// the next is compared with what it left).
+	before, labBefore := hostBefore(), r.state()
+	check := func(kind, what string) {
 		t.Helper()
 		if now := hostBefore(); now != before {
 			failed++
 			t.Errorf("%s %s changed the host:\n%s\nwant\n%s", kind, what, now, before)
+			before = now
 		}
 		if now := r.state(); now != labBefore {
 			failed++
 			t.Errorf("%s %s changed the lab's hosts:\n%s\nwant\n%s", kind, what, now, labBefore)
+			labBefore = now
 		}
 		counts[kind]++
 	}
 	cli := func(kind string, args []string, want string, exactTwo bool) {
 		t.Helper()
-		before, labBefore := hostBefore(), r.state()
 		cmd := exec.Command(r.bin, args...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
@@ -204,7 +209,7 @@ func TestReliabilityBadInput(t *testing.T) {
 			failed++
 			t.Errorf("%s %v: exit %d, output %q; want %s and %q", kind, args, code, out, map[bool]string{true: "2", false: "non-zero"}[exactTwo], want)
 		}
-		check(kind, fmt.Sprint(args), before, labBefore)
+		check(kind, fmt.Sprint(args))
 	}
 	for _, tc := range BadCommands {
 		cli("CLI", tc.Args, tc.Want, true)
@@ -243,7 +248,6 @@ func TestReliabilityBadInput(t *testing.T) {
 	for _, tc := range badRequests(senders[0], receivers[0], d.GetNic().GetMac()) {
 		c := clients[tc.host]
 		lease := leases.lease(t, c)
-		before, labBefore := hostBefore(), r.state()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := tc.call(ctx, c, lease)
 		cancel()
@@ -263,7 +267,7 @@ func TestReliabilityBadInput(t *testing.T) {
 			r.waitAlive()
 			continue
 		}
-		check("gRPC", tc.name, before, labBefore)
+		check("gRPC", tc.name)
 	}
 	for h, c := range clients {
 		if _, err := c.ReleaseLease(context.Background(), &lineratev1.ReleaseLeaseRequest{LeaseId: leases.lease(t, c)}); err != nil {
