@@ -32,7 +32,7 @@ func TestLabCampaign(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "lab", "campaign", "--name", name, "--senders", "1", "--receivers", "1",
-		"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "20mbit", "--trial-duration", "2s", "--max-rate", "150%",
+		"--sizes", "64,512,1518", "--search", "rfc2544", "--shape", "20mbit", "--trial-duration", "1s", "--max-rate", "150%",
 		"--results-dir", dir, "--html", html, "--json", "--log-level", "warn")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -129,7 +129,7 @@ func TestLabCampaignKilledAndResumed(t *testing.T) {
 	t.Cleanup(func() { exec.Command(bin, "lab", "down", "--name", name).Run() })
 
 	cmd := exec.CommandContext(ctx, bin, append([]string{"lab", "campaign", "--sizes", "64,1518", "--search", "ndr-pdr",
-		"--trial-duration", "2s", "--max-rate", "150%"}, labFlags...)...)
+		"--trial-duration", "1s", "--max-rate", "150%"}, labFlags...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
