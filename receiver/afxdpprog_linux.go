@@ -134,6 +134,21 @@ func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...an
 	return r, nil
 }
 
+// stampText says where the arrivals are stamped, for the method's
+// reason.
+func (r *redirector) stampText() string {
+	if r.stamps {
+		return arrivalsStamped
+	}
+	return arrivalsAsRead
+}
+
+// The two stampTexts.
+const (
+	arrivalsStamped = "arrivals stamped by the redirect program (XDP metadata)"
+	arrivalsAsRead  = "arrivals stamped as read (the kernel refuses XDP programs bpf_xdp_adjust_meta)"
+)
+
 // add puts the socket fd on queue q into the map.
 func (r *redirector) add(q, fd int) error {
 	if err := r.xsks.Update(uint32(q), uint32(fd), ebpf.UpdateAny); err != nil {
