@@ -555,7 +555,7 @@ func tuningToProto(iface string, t *tuning) *lineratev1.TuneResponse {
 	return &lineratev1.TuneResponse{
 		Iface: iface, Journal: t.journal, NumaNode: int32(t.numa), IrqMap: pinned, Managed: managed,
 		Skipped: skippedToProto(t.report.Skipped), Changes: changesToProto(t.changes), Warnings: t.warnings,
-		Fixed: fixedToProto(t.fixed),
+		Fixed: fixedToProto(t.fixed), Notes: t.report.Notes,
 	}
 }
 

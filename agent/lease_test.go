@@ -98,6 +98,9 @@ func TestLeaseTuneRelease(t *testing.T) {
 	if len(tr.IrqMap) != 4 || tr.IrqMap[0].Irq != 41 || tr.IrqMap[0].Cpu != 0 || tr.IrqMap[3].Cpu != 3 {
 		t.Errorf("irq map: %v", tr.IrqMap)
 	}
+	if len(tr.Notes) != 0 { // a CPU per queue: nothing to note (TestTuneNotesOverMTLS)
+		t.Errorf("notes %q of a Tune with a CPU per queue, want none", tr.Notes)
+	}
 	if got := affinity(t, root, 42); got != "1\n" {
 		t.Errorf("irq 42 after tune: %q, want 1", got)
 	}

@@ -75,13 +75,12 @@ func describeInto(h *Host, d *lineratev1.DescribeResponse) nicFacts {
 }
 
 // tunedInto records an agent's Tune answer in h: the IRQ map as applied
-// (replacing what Describe skipped with what Tune skipped) and warnings.
+// (replacing what Describe skipped with what Tune skipped), the plan's
+// notes and the warnings.
 func tunedInto(h *Host, t *lineratev1.TuneResponse) {
 	h.NUMANode = int(t.NumaNode)
 	h.IRQMap = append(h.IRQMap, irqPins(t.IrqMap)...)
-	if note := IRQPlanNote(h.Iface, h.IRQMap); note != "" {
-		h.Notes = append(h.Notes, note)
-	}
+	h.Notes = append(h.Notes, t.Notes...)
 	h.ManagedIRQs = append(h.ManagedIRQs, irqPins(t.Managed)...)
 	h.SkippedIRQs = skippedIRQs(t.Skipped)
 	h.Warnings = append(h.Warnings, t.Warnings...)

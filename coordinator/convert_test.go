@@ -39,8 +39,16 @@ func TestDescribeThenTune(t *testing.T) {
 	tunedInto(h, &lineratev1.TuneResponse{NumaNode: 0, IrqMap: []*lineratev1.IrqMapping{{Queue: 1, Irq: 88, Cpu: 3, Name: "i40e-eth1-TxRx-1", Dir: "txrx"}},
 		Managed: []*lineratev1.IrqMapping{{Queue: 2, Irq: 89, Cpu: 5}}, Warnings: []string{"irqbalance"}})
 	if h.NUMANode != 0 || len(h.IRQMap) != 1 || h.IRQMap[0] != (IRQPin{Queue: 1, IRQ: 88, CPU: 3, Name: "i40e-eth1-TxRx-1", Dir: "txrx"}) ||
-		len(h.ManagedIRQs) != 1 || h.SkippedIRQs != nil || !slices.Equal(h.Warnings, []string{"irqbalance"}) {
+		len(h.ManagedIRQs) != 1 || h.SkippedIRQs != nil || !slices.Equal(h.Warnings, []string{"irqbalance"}) || h.Notes != nil {
 		t.Errorf("host after Tune: %+v", h)
+	}
+	// The plan's notes (queues wrapped onto fewer CPUs) are the host's
+	// notes, as its agent said them, never warnings.
+	note := "4 queues of data0 on 2 CPUs (cpu2: q0 q2, cpu3: q1 q3): more queues than usable local CPUs, so they wrap round-robin, several per CPU"
+	w := &Host{Name: "s1", Iface: "data0"}
+	tunedInto(w, &lineratev1.TuneResponse{IrqMap: []*lineratev1.IrqMapping{{Queue: 0, Irq: 28, Cpu: 2}}, Notes: []string{note}})
+	if !slices.Equal(w.Notes, []string{note}) || len(w.Warnings) != 0 {
+		t.Errorf("notes %q, warnings %q: want the agent's note %q and no warning", w.Notes, w.Warnings, note)
 	}
 	if f := describeInto(&Host{}, &lineratev1.DescribeResponse{}); f.present {
 		t.Errorf("no NIC described: %+v", f)

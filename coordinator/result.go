@@ -141,8 +141,8 @@ type Host struct {
 	Fixed         []doctor.Applied `json:"fixed,omitempty"`
 	FixesRestored bool             `json:"fixes_restored,omitempty"`
 	// Notes are facts of the host's part that ask nothing of a person
-	// (its queues wrapped onto fewer CPUs: IRQPlanNote); Warnings are
-	// what a person should act on.
+	// (its queues wrapped onto fewer CPUs: its agent's IRQ plan said so
+	// in its Tune answer); Warnings are what a person should act on.
 	Notes    []string `json:"notes,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }

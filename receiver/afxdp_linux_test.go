@@ -44,6 +44,14 @@ func TestAFXDPQueues(t *testing.T) {
 			if m != MethodAFXDP || !strings.Contains(why, "2 receive queues") || !strings.Contains(why, "copy mode") || !strings.Contains(why, wantWhy) {
 				t.Fatalf("method %s (%s): want afxdp on 2 queues in copy mode, %s", m, why, wantWhy)
 			}
+			// Where the arrivals are stamped, as the kernel's probe said.
+			wantStamp := arrivalsStamped
+			if probeAdjustMeta(loadReleased) != nil {
+				wantStamp = arrivalsAsRead
+			}
+			if !strings.HasSuffix(why, "; "+wantStamp) {
+				t.Errorf("method %s (%s): want it to end %q", m, why, wantStamp)
+			}
 			for i, port := range []uint16{9, 10} {
 				s := newLiveSender(t, false)
 				if sent, _ := s.send(t, p.A, withMACs(testFrame{port: port, seq: 0}.bytes(), p.B.MAC, p.A.MAC), n, i); sent != n {

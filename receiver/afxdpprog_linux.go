@@ -5,7 +5,6 @@ package receiver
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -33,8 +32,8 @@ const (
 //
 // A driver without metadata redirects the frame unstamped (Go then stamps
 // it as it reads it); so does the program without stamp, loaded where the
-// kernel refuses bpf_xdp_adjust_meta to XDP programs (a hardened build:
-// the CI machine of 2026-12-05). The redirect's flags are its action when the queue
+// kernel refuses bpf_xdp_adjust_meta to XDP programs (probeAdjustMeta).
+// The redirect's flags are its action when the queue
 // has no socket in the map: XDP_PASS, so that the host's own traffic, and
 // test packets on a queue without a socket, are never dropped here.
 func redirectProgram(xsks, other int, now asm.BuiltinFunc, stamp bool) asm.Instructions {
@@ -91,10 +90,14 @@ type redirector struct {
 	other *ebpf.Map // per CPU, one u64: frames without the pktgen magic
 	prog  *ebpf.Program
 	lnk   link.Link
+	// stamps says the program stamps arrivals (the kernel lets it call
+	// bpf_xdp_adjust_meta: probeAdjustMeta).
+	stamps bool
 }
 
 // loadRedirector creates the XSKMAP of queues entries and loads the
-// redirect program; nothing is attached.
+// redirect program, with the arrival stamp unless the kernel refuses the
+// helper it takes (probeAdjustMeta); nothing is attached.
 func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...any) }) (_ *redirector, err error) {
 	r := &redirector{}
 	defer func() {
@@ -110,16 +113,17 @@ func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...an
 	if err != nil {
 		return nil, fmt.Errorf("afxdp: create the other-frames counter: %w", err)
 	}
-	load := func(stamp bool) (*ebpf.Program, error) {
-		return ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
-			Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD(), clk.helper, stamp),
-		}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
+	switch perr := probeAdjustMeta(loadReleased); {
+	case perr == nil:
+		r.stamps = true
+	case errors.Is(perr, ebpf.ErrNotSupported):
+		log.Debug("afxdp redirect program: frames go unstamped, stamped as read", "why", perr)
+	default:
+		return nil, fmt.Errorf("afxdp: %w", perr)
 	}
-	r.prog, err = load(true)
-	if err != nil && strings.Contains(err.Error(), "cannot use helper bpf_xdp_adjust_meta") {
-		log.Debug("afxdp redirect program: the kernel refuses bpf_xdp_adjust_meta: frames go unstamped, stamped as read", "error", err)
-		r.prog, err = load(false)
-	}
+	r.prog, err = ebpf.NewProgramWithOptions(&ebpf.ProgramSpec{
+		Name: "lr_xsk_redirect", Type: ebpf.XDP, License: "Dual MIT/GPL", Instructions: redirectProgram(r.xsks.FD(), r.other.FD(), clk.helper, r.stamps),
+	}, ebpf.ProgramOptions{LogLevel: ebpf.LogLevelBranch})
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
@@ -129,6 +133,21 @@ func loadRedirector(queues int, clk bpfClock, log interface{ Debug(string, ...an
 	}
 	return r, nil
 }
+
+// stampText says where the arrivals are stamped, for the method's
+// reason.
+func (r *redirector) stampText() string {
+	if r.stamps {
+		return arrivalsStamped
+	}
+	return arrivalsAsRead
+}
+
+// The two stampTexts.
+const (
+	arrivalsStamped = "arrivals stamped by the redirect program (XDP metadata)"
+	arrivalsAsRead  = "arrivals stamped as read (the kernel refuses XDP programs bpf_xdp_adjust_meta)"
+)
 
 // add puts the socket fd on queue q into the map.
 func (r *redirector) add(q, fd int) error {

@@ -132,8 +132,8 @@ func startXSK(o Options, r *Receiver, links *linkStats, driver string, log hclog
 	}
 	r.m, r.method, r.xdpMode = a, MethodAFXDP, xdpMode
 	r.redirectDropsInLink = xdpMode == XDPNative && (driver == "veth" || driver == "virtio_net")
-	r.reason = fmt.Sprintf("AF_XDP sockets on %d receive queues of %s (driver %s) in %s mode (%s), %s; readers %s; redirect program in %s",
-		len(a.queues), o.Iface, driver, mode, modeWhy, wakeWhy, strings.Join(on, " "), detail)
+	r.reason = fmt.Sprintf("AF_XDP sockets on %d receive queues of %s (driver %s) in %s mode (%s), %s; readers %s; redirect program in %s; %s",
+		len(a.queues), o.Iface, driver, mode, modeWhy, wakeWhy, strings.Join(on, " "), detail, a.redir.stampText())
 	log.Info("receiver counting", "method", r.method, "reason", r.reason, "pass", o.Pass)
 	return r, nil
 }

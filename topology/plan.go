@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/linerate/linerate/topology/cpuset"
 )
@@ -94,15 +95,15 @@ func MakePlan(n *NIC, opts PlanOptions) (*Plan, error) {
 				n.Iface, opts.Threads, len(queues), len(p.Candidates), limit, ErrTooManyThreads)
 		}
 		queues = queues[:opts.Threads]
-	} else if len(queues) > len(p.Candidates) {
-		// A fact, not a fault: the queues' work still reaches every
-		// usable local CPU, which is all a CPU per queue would give.
-		p.Notes = append(p.Notes, fmt.Sprintf(
-			"%d queues but %d usable local CPUs: queues wrap round-robin, several per CPU", len(queues), len(p.Candidates)))
 	}
 	cpuOf := map[int]int{}
 	for i, q := range queues {
 		cpuOf[q] = p.Candidates[i%len(p.Candidates)]
+	}
+	if len(queues) > len(p.Candidates) {
+		// A fact, not a fault: the queues' work still reaches every
+		// usable local CPU, which is all a CPU per queue would give.
+		p.Notes = append(p.Notes, wrapNote(n.Iface, queues, cpuOf))
 	}
 	for _, v := range n.Vectors {
 		cpu, ok := cpuOf[v.Queue]
@@ -114,4 +115,26 @@ func MakePlan(n *NIC, opts PlanOptions) (*Plan, error) {
 		p.Assignments = append(p.Assignments, Assignment{Vector: v, CPU: cpu})
 	}
 	return p, nil
+}
+
+// wrapNote is the note of a plan that put more queues (in order) than
+// CPUs on iface: each CPU (cpuOf a queue) with its queues, "4 queues of
+// data0 on 2 CPUs (cpu2: q0 q2, cpu3: q1 q3): …".
+func wrapNote(iface string, queues []int, cpuOf map[int]int) string {
+	byCPU := map[int][]string{}
+	var cpus []int
+	for _, q := range queues {
+		c := cpuOf[q]
+		if _, ok := byCPU[c]; !ok {
+			cpus = append(cpus, c)
+		}
+		byCPU[c] = append(byCPU[c], fmt.Sprintf("q%d", q))
+	}
+	sort.Ints(cpus)
+	each := make([]string, len(cpus))
+	for i, c := range cpus {
+		each[i] = fmt.Sprintf("cpu%d: %s", c, strings.Join(byCPU[c], " "))
+	}
+	return fmt.Sprintf("%d queues of %s on %d CPUs (%s): more queues than usable local CPUs, so they wrap round-robin, several per CPU",
+		len(queues), iface, len(cpus), strings.Join(each, ", "))
 }

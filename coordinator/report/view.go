@@ -69,6 +69,9 @@ type hostView struct {
 	HostDrops  uint64
 	Other      uint64
 	Warnings   []string
+	// Notes are the facts of its part that ask nothing of a person (its
+	// IRQ plan's: queues wrapped onto fewer CPUs).
+	Notes []string
 	// IRQVerify is where the host's queue IRQs fired over the run's
 	// traffic, IRQVerifyReason why there is no such record.
 	IRQVerify       *topology.VerifyResult
@@ -103,7 +106,7 @@ func hostViews(doc *results.Document, sizes []sizeView) []hostView {
 		for _, h := range doc.Run.Hosts {
 			if i, ok := index[h.Name]; ok {
 				out[i].Tuned, out[i].SendErrors, out[i].HostDrops, out[i].Other, out[i].Warnings = h.Tuned, h.SendErrors, h.HostDrops, h.OtherFrames, h.Warnings
-				out[i].IRQVerify, out[i].IRQVerifyReason = h.IRQVerify, h.IRQVerifyReason
+				out[i].IRQVerify, out[i].IRQVerifyReason, out[i].Notes = h.IRQVerify, h.IRQVerifyReason, h.Notes
 			}
 		}
 	}

@@ -1833,10 +1833,15 @@ type TuneResponse struct {
 	// Other IRQs of the NIC left alone, with why.
 	Skipped []*SkippedIrq `protobuf:"bytes,6,rep,name=skipped,proto3" json:"skipped,omitempty"`
 	// Every IRQ written or checked, as `linerate irq apply --json` prints.
-	Changes  []*IrqChange `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
-	Warnings []string     `protobuf:"bytes,8,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Changes []*IrqChange `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
+	// What a person should act on before trusting the tuning.
+	Warnings []string `protobuf:"bytes,8,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	// The settings the fixes changed, in the order they were written.
-	Fixed         []*HostFix `protobuf:"bytes,9,rep,name=fixed,proto3" json:"fixed,omitempty"`
+	Fixed []*HostFix `protobuf:"bytes,9,rep,name=fixed,proto3" json:"fixed,omitempty"`
+	// Facts of the IRQ plan that ask nothing of a person (topology's
+	// Plan.Notes): more queues than usable local CPUs, each CPU with its
+	// queues. A note or two, each of a size with irq_map.
+	Notes         []string `protobuf:"bytes,10,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1930,6 +1935,13 @@ func (x *TuneResponse) GetWarnings() []string {
 func (x *TuneResponse) GetFixed() []*HostFix {
 	if x != nil {
 		return x.Fixed
+	}
+	return nil
+}
+
+func (x *TuneResponse) GetNotes() []string {
+	if x != nil {
+		return x.Notes
 	}
 	return nil
 }
@@ -5676,7 +5688,7 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"fixClasses\x12\x19\n" +
 	"\bfix_only\x18\x06 \x01(\bR\afixOnly\x12\x14\n" +
 	"\x05addrs\x18\a \x03(\tR\x05addrs\x12\x19\n" +
-	"\bfix_cpus\x18\b \x03(\x05R\afixCpus\"\xed\x02\n" +
+	"\bfix_cpus\x18\b \x03(\x05R\afixCpus\"\x83\x03\n" +
 	"\fTuneResponse\x12\x14\n" +
 	"\x05iface\x18\x01 \x01(\tR\x05iface\x12\x18\n" +
 	"\ajournal\x18\x02 \x01(\tR\ajournal\x12\x1b\n" +
@@ -5686,7 +5698,9 @@ const file_linerate_v1_agent_proto_rawDesc = "" +
 	"\askipped\x18\x06 \x03(\v2\x17.linerate.v1.SkippedIrqR\askipped\x120\n" +
 	"\achanges\x18\a \x03(\v2\x16.linerate.v1.IrqChangeR\achanges\x12\x1a\n" +
 	"\bwarnings\x18\b \x03(\tR\bwarnings\x12*\n" +
-	"\x05fixed\x18\t \x03(\v2\x14.linerate.v1.HostFixR\x05fixed\"i\n" +
+	"\x05fixed\x18\t \x03(\v2\x14.linerate.v1.HostFixR\x05fixed\x12\x14\n" +
+	"\x05notes\x18\n" +
+	" \x03(\tR\x05notes\"i\n" +
 	"\aHostFix\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x10\n" +

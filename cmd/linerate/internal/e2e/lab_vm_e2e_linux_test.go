@@ -212,6 +212,12 @@ func TestLabVMHosts(t *testing.T) {
 						if !strings.Contains(h.MethodReason, "copy mode") {
 							t.Errorf("%s: %s: want the sockets in copy mode (virtio_net on 6.1)", h.Name, h.MethodReason)
 						}
+						// Debian's 6.1 lets XDP programs call
+						// bpf_xdp_adjust_meta: the redirect program
+						// stamps the arrivals (the receiver's probe).
+						if !strings.Contains(h.MethodReason, "; arrivals stamped by the redirect program (XDP metadata)") {
+							t.Errorf("%s: %s: want the arrivals stamped by the redirect program (6.1 allows bpf_xdp_adjust_meta)", h.Name, h.MethodReason)
+						}
 						// Each queue's reader on the CPU its IRQ was pinned
 						// to: node 1's.
 						readers := 0
