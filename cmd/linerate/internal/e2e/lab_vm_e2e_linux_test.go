@@ -28,6 +28,7 @@ import (
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/latency"
 	lineratev1 "github.com/linerate/linerate/proto/linerate/v1"
+	"github.com/linerate/linerate/receiver"
 )
 
 // vmNode1 are the CPUs of NUMA node 1 in a VM host of the default
@@ -215,33 +216,7 @@ func TestLabVMHosts(t *testing.T) {
 	// (its BPF link went with the process); had one stayed, the next
 	// would have sent through it and said so.
 	t.Run("xdp", func(t *testing.T) {
-		before := vmSwitchPorts(t, name, "s1", "r1")
-		res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate, "--backend", "xdp", "--method", "xdp")
-		after := vmSwitchPorts(t, name, "s1", "r1")
-		if len(res.Flows) != 1 {
-			t.Fatalf("%d flows, want 1", len(res.Flows))
-		}
-		f := res.Flows[0]
-		var streams uint64
-		for _, st := range f.StreamDetail {
-			streams += st.Sent
-			if st.Sent == 0 || st.Received != st.Sent {
-				t.Errorf("stream %s→%s:%d: sent %d received %d", st.Src, st.Dst, st.DstPort, st.Sent, st.Received)
-			}
-		}
-		if f.Sent == 0 || streams != f.Sent || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 {
-			t.Errorf("flow %s→%s: sent %d (streams %d) received %d lost %d dups %d", f.Sender, f.Receiver, f.Sent, streams, f.Received, f.Lost, f.Duplicates)
-		}
-		s1, r1 := checkVMSwitch(t, before, after, f.Sent)
-		for _, h := range res.Hosts {
-			if h.Role != "sender" {
-				continue
-			}
-			if notes := strings.Join(h.BackendNotes, "; "); h.Backend != "xdp" || !strings.Contains(notes, vmXDPAttached) {
-				t.Errorf("%s: backend %q, notes %q: want xdp, saying %q", h.Name, h.Backend, notes, vmXDPAttached)
-			}
-		}
-		t.Logf("xdp×xdp: sent %d, received %d over %d streams; switch: s1 in %d, r1 out %d", f.Sent, f.Received, len(f.StreamDetail), s1.TestPackets, r1.TxPackets)
+		checkVMPair(t, run, name, "xdp", receiver.MethodXDP, "2s")
 		// linerate send in s1's guest: killed mid-send, then another.
 		mac := strings.TrimSpace(guestExec(t, dir, "r1", "cat /sys/class/net/data0/address"))
 		send := "/bin/linerate send --iface data0 --dst 198.18.0.101 --dst-mac " + mac + " --backend xdp --threads 1 --rate 1000 "

@@ -43,60 +43,66 @@ func vmMatrixPairs() [][2]string {
 }
 
 // checkVMMatrix runs every pair of vmMatrixPairs from s1 into r1 for a
-// second at vmRate, and checks each: exact per flow and per stream, as
-// the switch counted (s1's port counted every frame sent, no port
-// dropped one, r1's sent them all on); the backend and method as asked;
-// the sender's threads on node 1's CPUs; what each engine says of
-// itself on virtio_net (Debian 6.1): the xdp backend attached its own
-// program for the send, the AF_XDP ends (either way) are in copy mode
-// with need_wakeup off (a virtual device), the afxdp receiver has one
-// reader per queue, each on a node 1 CPU; and, for the methods that know
-// the queue (xdp, afxdp), every stream's packets on the receive queues
-// it names (the RSS spread), none where afpacket cannot tell.
+// second at vmRate, each checked by checkVMPair.
 func checkVMMatrix(t *testing.T, run vmRun, name string) {
 	for _, pair := range vmMatrixPairs() {
-		backend, method := pair[0], receiver.Method(pair[1])
-		t.Run(backend+"×"+string(method), func(t *testing.T) {
-			before := vmSwitchPorts(t, name, "s1", "r1")
-			res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--rate", vmRate, "--backend", backend, "--method", string(method))
-			after := vmSwitchPorts(t, name, "s1", "r1")
-			if len(res.Flows) != 1 {
-				t.Fatalf("%d flows, want 1", len(res.Flows))
-			}
-			f := res.Flows[0]
-			var streams uint64
-			for _, st := range f.StreamDetail {
-				streams += st.Sent
-				if st.Sent == 0 || st.Received != st.Sent || st.Lost != 0 || st.Duplicates != 0 || st.Missing != 0 {
-					t.Errorf("stream %s→%s:%d: sent %d received %d lost %d duplicates %d missing %d: want all received, once",
-						st.Src, st.Dst, st.DstPort, st.Sent, st.Received, st.Lost, st.Duplicates, st.Missing)
-				}
-				var on uint64
-				for _, q := range st.Queues {
-					on += q.Packets
-				}
-				if method.KnowsQueues() && (len(st.Queues) == 0 || on != st.Received) || !method.KnowsQueues() && st.Queues != nil {
-					t.Errorf("stream %s→%s:%d: received %d, on queues %+v: want them all on the queues named (xdp, afxdp) or none named (afpacket)",
-						st.Src, st.Dst, st.DstPort, st.Received, st.Queues)
-				}
-			}
-			if f.Sent == 0 || streams != f.Sent || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 || f.NotSent != 0 {
-				t.Errorf("flow %s→%s: sent %d (streams %d) received %d lost %d duplicates %d not sent %d", f.Sender, f.Receiver, f.Sent, streams, f.Received, f.Lost, f.Duplicates, f.NotSent)
-			}
-			s1, r1 := checkVMSwitch(t, before, after, f.Sent)
-			checkEngines(t, res, backend, string(method))
-			for _, h := range res.Hosts {
-				switch h.Role {
-				case "sender":
-					checkVMSender(t, h, backend, len(f.StreamDetail))
-				case "receiver":
-					checkVMReceiver(t, h, method)
-				}
-			}
-			t.Logf("%s×%s: sent %d, received %d over %d streams; switch: s1 in %d, r1 out %d; rss spread: %s",
-				backend, method, f.Sent, f.Received, len(f.StreamDetail), s1.TestPackets, r1.TxPackets, res.RSSSpread("r1"))
+		t.Run(pair[0]+"×"+pair[1], func(t *testing.T) {
+			checkVMPair(t, run, name, pair[0], receiver.Method(pair[1]), "1s")
 		})
 	}
+}
+
+// checkVMPair runs backend from s1 into method on r1 for duration at
+// vmRate and checks it: exact per flow and per stream, as the switch
+// counted (s1's port counted every frame sent, no port dropped one, r1's
+// sent them all on); the backend and method as asked; the sender's
+// threads on node 1's CPUs; what each engine says of itself on
+// virtio_net (Debian 6.1): the xdp backend attached its own program for
+// the send, the AF_XDP ends (either way) are in copy mode with
+// need_wakeup off (a virtual device), the afxdp receiver has one reader
+// per queue, each on a node 1 CPU; and, for the methods that know the
+// queue (xdp, afxdp), every stream's packets on the receive queues it
+// names (the RSS spread), none where afpacket cannot tell.
+func checkVMPair(t *testing.T, run vmRun, name, backend string, method receiver.Method, duration string) {
+	t.Helper()
+	before := vmSwitchPorts(t, name, "s1", "r1")
+	res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", duration, "--rate", vmRate, "--backend", backend, "--method", string(method))
+	after := vmSwitchPorts(t, name, "s1", "r1")
+	if len(res.Flows) != 1 {
+		t.Fatalf("%d flows, want 1", len(res.Flows))
+	}
+	f := res.Flows[0]
+	var streams uint64
+	for _, st := range f.StreamDetail {
+		streams += st.Sent
+		if st.Sent == 0 || st.Received != st.Sent || st.Lost != 0 || st.Duplicates != 0 || st.Missing != 0 {
+			t.Errorf("stream %s→%s:%d: sent %d received %d lost %d duplicates %d missing %d: want all received, once",
+				st.Src, st.Dst, st.DstPort, st.Sent, st.Received, st.Lost, st.Duplicates, st.Missing)
+		}
+		var on uint64
+		for _, q := range st.Queues {
+			on += q.Packets
+		}
+		if method.KnowsQueues() && (len(st.Queues) == 0 || on != st.Received) || !method.KnowsQueues() && st.Queues != nil {
+			t.Errorf("stream %s→%s:%d: received %d, on queues %+v: want them all on the queues named (xdp, afxdp) or none named (afpacket)",
+				st.Src, st.Dst, st.DstPort, st.Received, st.Queues)
+		}
+	}
+	if f.Sent == 0 || streams != f.Sent || f.Received != f.Sent || f.Lost != 0 || f.Duplicates != 0 || f.NotSent != 0 {
+		t.Errorf("flow %s→%s: sent %d (streams %d) received %d lost %d duplicates %d not sent %d", f.Sender, f.Receiver, f.Sent, streams, f.Received, f.Lost, f.Duplicates, f.NotSent)
+	}
+	s1, r1 := checkVMSwitch(t, before, after, f.Sent)
+	checkEngines(t, res, backend, string(method))
+	for _, h := range res.Hosts {
+		switch h.Role {
+		case "sender":
+			checkVMSender(t, h, backend, len(f.StreamDetail))
+		case "receiver":
+			checkVMReceiver(t, h, method)
+		}
+	}
+	t.Logf("%s×%s: sent %d, received %d over %d streams; switch: s1 in %d, r1 out %d; rss spread: %s",
+		backend, method, f.Sent, f.Received, len(f.StreamDetail), s1.TestPackets, r1.TxPackets, res.RSSSpread("r1"))
 }
 
 // checkVMSwitch fails t unless the switch, read before and after a run
