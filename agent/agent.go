@@ -92,8 +92,9 @@ type Config struct {
 	TLSDir   string
 	TLSName  string // default Name
 	Insecure bool
-	// AllowCAKey serves from a TLSDir that holds ca.key (the CA's own
-	// machine); otherwise that, like a key others can read, is refused.
+	// AllowCAKey serves, and asks receivers, from a TLSDir that holds
+	// ca.key (the CA's own machine); otherwise that, like a key others
+	// can read, is refused.
 	AllowCAKey bool
 	// StateDir holds the tuning journals; default topology.DefaultStateDir.
 	StateDir string

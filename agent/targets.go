@@ -43,15 +43,16 @@ const (
 type describer func(ctx context.Context, name, addr string) (*lineratev1.DescribeResponse, error)
 
 // mtlsDescriber dials over mutual TLS with the agent's own certificate
-// (dir, certName), expecting the server's certificate to name the member
-// (its SAN, verified in the handshake, and its common name) with role
-// agent.
-func mtlsDescriber(dir, certName string) describer {
+// (dir, certName; allowCAKey: dir may hold ca.key, as the agent serves
+// from it with --allow-ca-key), expecting the server's certificate to
+// name the member (its SAN, verified in the handshake, and its common
+// name) with role agent.
+func mtlsDescriber(dir, certName string, allowCAKey bool) describer {
 	return func(ctx context.Context, name, addr string) (*lineratev1.DescribeResponse, error) {
 		if addr == "" {
 			return nil, fmt.Errorf("announces no gRPC address (tag grpc)")
 		}
-		creds, err := mtls.ClientCredentials(mtls.Options{Dir: dir, Name: certName, ServerName: name, PeerRoles: []mtls.Role{mtls.RoleAgent}})
+		creds, err := mtls.ClientCredentials(mtls.Options{Dir: dir, Name: certName, ServerName: name, PeerRoles: []mtls.Role{mtls.RoleAgent}, AllowCAKey: allowCAKey})
 		if err != nil {
 			return nil, fmt.Errorf("credentials to ask it: %w", err)
 		}
@@ -108,7 +109,7 @@ func targetDescriber(cfg *Config) describer {
 	if cfg.Insecure {
 		return nil
 	}
-	return mtlsDescriber(cfg.TLSDir, cfg.TLSName)
+	return mtlsDescriber(cfg.TLSDir, cfg.TLSName, cfg.AllowCAKey)
 }
 
 func newTargetBook(members func() []serf.Member, describe describer, log hclog.Logger) *targetBook {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -169,5 +170,33 @@ func TestTargetBookCaches(t *testing.T) {
 	tagsOnly := newTargetBook(func() []serf.Member { return ms }, nil, testLog(t))
 	if ts, refused := tagsOnly.targets(context.Background(), cfg); len(ts) != 1 || ts[0].ips[0] != netip.MustParseAddr("198.18.0.2") || refused != "" {
 		t.Errorf("insecure: %v %q; want r1 as its tags say", ts, refused)
+	}
+}
+
+// On the CA's own machine (--allow-ca-key: ca.key beside the agent's
+// certificates) a sender asks receivers with its certificate as it
+// serves with it; without the flag it refuses to, naming the CA key.
+func TestDescriberAllowsCAKey(t *testing.T) {
+	certs := testCerts(t)
+	rcv := startAgent(t, Config{Name: "rcv", Role: RoleSender, Iface: "lo", AllowMgmtIface: true, Backend: countingBackend{},
+		netOS: fakeNetOS{addrs: loAddrs}}, certs)
+	certFor(t, certs, "snd")
+	withKey := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(certs, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := caDirs.Load(certs)
+	for _, f := range append(files, filepath.Join(ca.(string), mtls.CAKeyFile)) {
+		copyFile(t, f, filepath.Join(withKey, filepath.Base(f)))
+	}
+	ctx := ctxT(t, 10*time.Second)
+	if _, err := mtlsDescriber(withKey, "snd", false)(ctx, "rcv", rcv.GRPCAddr()); err == nil || !strings.Contains(err.Error(), "credentials to ask it") ||
+		!strings.Contains(err.Error(), mtls.CAKeyFile) {
+		t.Errorf("without --allow-ca-key: %v, want the CA key refused", err)
+	}
+	d, err := mtlsDescriber(withKey, "snd", true)(ctx, "rcv", rcv.GRPCAddr())
+	if err != nil || d.GetNic().GetIface() != "lo" {
+		t.Errorf("with --allow-ca-key: %v %v", d, err)
 	}
 }

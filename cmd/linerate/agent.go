@@ -92,7 +92,7 @@ in on, unless --allow-mgmt-iface.`,
 	fl.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip in plaintext, without a key (anyone who reaches the gossip port can join the cluster and forge receivers; warned at every start)")
 	fl.StringVar(&f.tlsDir, "tls-dir", "", "certificate directory from 'linerate certs'")
 	fl.BoolVar(&f.insecure, "insecure", false, "serve gRPC without TLS (anyone who reaches the port can drive the agent)")
-	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "serve even though --tls-dir holds ca.key (only on the machine that issues certificates)")
+	fl.BoolVar(&f.allowCAKey, "allow-ca-key", false, "serve, and ask receivers, even though --tls-dir holds ca.key (only on the machine that issues certificates)")
 	fl.StringVar(&f.stateDir, "state-dir", topology.DefaultStateDir, "directory of the tuning journals")
 	fl.StringVar(&f.root, "root", "/", "host root for the NIC topology")
 	fl.StringSliceVar(&f.allowDst, "allow-dst", nil, "CIDR a sender may also send to (no receiver of the cluster needed, dst_mac any unicast MAC), repeatable")

@@ -68,7 +68,9 @@ func gossipKey(path, tlsDir string, insecure bool) ([]byte, error) {
 
 // open joins the cluster and returns it with a dialer for its agents,
 // once the agents named are alive or --join-timeout has passed since it
-// began (then the run's discovery names who is missing).
+// began (then a warning names who is missing and the timeout, and the
+// run's discovery fails naming them). A join that fails names the agents
+// it was for.
 func (f *clusterFlags) open(ctx context.Context, a *app, names ...string) (*coordinator.Cluster, coordinator.Dialer, error) {
 	t0 := time.Now()
 	if len(f.join) == 0 {
@@ -98,11 +100,16 @@ func (f *clusterFlags) open(ctx context.Context, a *app, names ...string) (*coor
 		Bind: f.bind, Advertise: f.advertise, Join: f.join, JoinTimeout: f.joinTimeout, GossipKey: key, InsecureGossip: f.insecureGossip, Logger: a.log.Named("cluster"),
 	})
 	if err != nil {
+		if len(names) > 0 {
+			return nil, nil, fmt.Errorf("coordinator: waiting for agents %s: %w", strings.Join(names, ", "), err)
+		}
 		return nil, nil, fmt.Errorf("coordinator: %w", err)
 	}
 	if len(names) > 0 {
 		if _, err := cl.WaitNamed(ctx, names, max(f.joinTimeout-time.Since(t0), 0)); err != nil {
-			a.log.Debug("waiting for the run's agents", "error", err)
+			// The run goes on: its discovery fails naming each agent
+			// missing, and this says how long it was waited for.
+			a.log.Warn("the agents named are not all alive within --join-timeout", "join-timeout", f.joinTimeout, "error", err)
 		}
 	}
 	dial := coordinator.TLSDialer(mtls.Options{Dir: f.tlsDir, Name: f.crt, Insecure: f.insecure, AllowCAKey: f.allowCAKey})

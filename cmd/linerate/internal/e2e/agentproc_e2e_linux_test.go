@@ -16,7 +16,13 @@ import (
 // the test fails).
 func startAgentProcess(t *testing.T, bin, name string, args ...string) *strings.Builder {
 	t.Helper()
-	agent := exec.Command(bin, args...)
+	return startAgentCmd(t, name, exec.Command(bin, args...))
+}
+
+// startAgentCmd is startAgentProcess of a command made already (such as
+// one in a lab host's namespace).
+func startAgentCmd(t *testing.T, name string, agent *exec.Cmd) *strings.Builder {
+	t.Helper()
 	log := &strings.Builder{}
 	agent.Stdout, agent.Stderr = log, log
 	if err := agent.Start(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,13 +20,13 @@ import (
 	"github.com/linerate/linerate/receiver"
 )
 
-// sandboxed writes an executable that runs the binary as the unit runs
-// the agent, by hand where systemd is not PID 1: util-linux's setpriv
-// with the unit's CapabilityBoundingSet (caps, as the unit spells them)
-// as the whole bounding set, nothing inheritable or ambient, and
-// NoNewPrivileges — still uid 0, as the unit's agent is.
-func sandboxed(t *testing.T, bin string, caps []string, noNewPrivs bool) string {
-	t.Helper()
+// setpriv is the command line prefix (up to and including "--") that
+// runs a command as the unit runs the agent, by hand where systemd is not
+// PID 1: util-linux's setpriv with the unit's CapabilityBoundingSet
+// (caps, as the unit spells them) as the whole bounding set, nothing
+// inheritable or ambient, and NoNewPrivileges — still uid 0, as the
+// unit's agent is.
+func setpriv(caps []string, noNewPrivs bool) []string {
 	set := []string{"-all"}
 	for _, c := range caps {
 		set = append(set, "+"+strings.ToLower(strings.TrimPrefix(c, "CAP_")))
@@ -34,23 +35,44 @@ func sandboxed(t *testing.T, bin string, caps []string, noNewPrivs bool) string 
 	if noNewPrivs {
 		args = append(args, "--no-new-privs")
 	}
+	return append(args, "--")
+}
+
+// sandboxed writes an executable that runs the binary under setpriv.
+func sandboxed(t *testing.T, bin string, caps []string, noNewPrivs bool) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "linerate")
-	script := "#!/bin/sh\nexec " + strings.Join(args, " ") + " -- " + bin + ` "$@"` + "\n"
+	script := "#!/bin/sh\nexec " + strings.Join(setpriv(caps, noNewPrivs), " ") + " " + bin + ` "$@"` + "\n"
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// A lab of one sender and one receiver whose real agents run with only
+// capBnd is the CapBnd line of /proc/PID/status of a process setpriv
+// starts with caps: the bounding set an agent under them must have.
+func capBnd(t *testing.T, caps []string) string {
+	t.Helper()
+	args := append(setpriv(caps, false), "grep", "^CapBnd:", "/proc/self/status")
+	out, err := exec.Command(args[0], args[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// One lab of one sender and one receiver whose real agents run with only
 // the unit's capabilities: an XDP receiver armed counting an AF_PACKET
 // sender's packets, then an AF_XDP sender into an AF_PACKET receiver,
-// every packet counted. Then each of
-// the unit's capabilities, taken away in turn, makes the run that needs
-// it fail, naming the operation the kernel refused: the set is what the
-// agent needs and no capability in it is spare. (The netns lab's veths
-// have no queue IRQs to pin, and the host has no pktgen: those rest on
-// the kernel source the unit's comments cite.)
+// every packet counted. Then each of the unit's capabilities taken away
+// in turn, the agents restarted under the smaller set (each stopped and
+// started again in turn, so the other keeps the cluster; each checked to
+// run with exactly that bounding set, and no XDP program left on a data
+// interface between cases), makes the run that needs it fail, naming the
+// operation the kernel refused: the set is what the agent needs and no
+// capability in it is spare. (The netns lab's veths have no queue IRQs
+// to pin, and the host has no pktgen: those rest on the kernel source
+// the unit's comments cite.)
 func TestUnitCapabilities(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	requireTool(t, "setpriv", "Debian's util-linux provides it")
@@ -70,31 +92,72 @@ func TestUnitCapabilities(t *testing.T) {
 	xdpRecv := coordinator.Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 5000, Backend: pktgen.BackendAFPacket, Method: receiver.MethodXDP, Drain: 200 * time.Millisecond}
 	afxdpSend := xdpRecv
 	afxdpSend.Backend, afxdpSend.Method = pktgen.BackendAFXDP, receiver.MethodAFPacket
-	run := func(t *testing.T, caps []string, specs ...coordinator.Spec) []error {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		name := fmt.Sprintf("uc%d", os.Getpid()%10000)
-		sess, err := lab.Open(ctx, lab.Options{Spec: lab.Spec{Name: name, Senders: 1, Receivers: 1},
-			Agents: lab.AgentOptions{Binary: sandboxed(t, bin, caps, true), LogLevel: "warn"}})
-		if err != nil {
-			t.Fatalf("lab with the agents under %v: %v", caps, err)
+	hosts := append(slices.Clone(xdpRecv.Senders), xdpRecv.Receivers...)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	name := fmt.Sprintf("uc%d", os.Getpid()%10000)
+	sess, err := lab.Open(ctx, lab.Options{Spec: lab.Spec{Name: name, Senders: 1, Receivers: 1},
+		Agents: lab.AgentOptions{Binary: sandboxed(t, bin, caps, true), LogLevel: "warn"}})
+	if err != nil {
+		t.Fatalf("lab with the agents under %v: %v", caps, err)
+	}
+	dir := sess.Agents.Dir
+	defer func() {
+		if err := sess.Close(); err != nil {
+			t.Error(err)
 		}
-		dir := sess.Agents.Dir
-		defer func() {
-			if err := sess.Close(); err != nil {
-				t.Error(err)
+		for _, r := range lab.Remains(name, dir) {
+			t.Errorf("%s left behind", r)
+		}
+	}()
+	alive := func(host string) bool {
+		for _, m := range sess.Cluster.Members() {
+			if m.Name == host {
+				return m.Status == "alive"
 			}
-			for _, r := range lab.Remains(name, dir) {
-				t.Errorf("%s left behind", r)
+		}
+		return false
+	}
+	// restart stops each agent and starts it again under caps, one at a
+	// time: the other keeps the cluster the coordinator is in.
+	restart := func(t *testing.T, caps []string) {
+		t.Helper()
+		for _, h := range hosts {
+			if err := sess.Lab.Agent(h).Stop(10 * time.Second); err != nil {
+				t.Fatal(err)
 			}
-		}()
+			if _, ok := waitFor(10*time.Second, func() bool { return !alive(h) }); !ok {
+				t.Fatalf("agent %s stopped, and the coordinator still lists it alive", h)
+			}
+			if _, err := sess.Lab.Restart(ctx, h, lab.AgentOptions{Binary: sandboxed(t, bin, caps, true)}); err != nil {
+				t.Fatalf("agent %s under %v: %v", h, caps, err)
+			}
+		}
+	}
+	// under checks that the agents are alive, run without new privileges
+	// and with caps as their whole bounding set, and that no data
+	// interface holds an XDP program (a case left nothing to the next).
+	under := func(t *testing.T, caps []string) {
+		t.Helper()
+		if _, err := sess.Cluster.WaitNamed(ctx, hosts, 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		want := capBnd(t, caps)
 		for _, a := range sess.Lab.Agents() {
 			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.Cmd.Process.Pid))
-			if err != nil || !strings.Contains(string(b), "NoNewPrivs:\t1") {
-				t.Fatalf("agent %s (pid %d) does not run without new privileges: %v\n%s", a.Host.Name, a.Cmd.Process.Pid, err, b)
+			if err != nil || !strings.Contains(string(b), "NoNewPrivs:\t1") || !strings.Contains(string(b), want+"\n") {
+				t.Fatalf("agent %s (pid %d) does not run without new privileges and with %s (%v): %v\n%s", a.Host.Name, a.Cmd.Process.Pid, want, caps, err, b)
 			}
 		}
+		for _, h := range sess.Lab.Hosts() {
+			out, err := h.NS.Command(ctx, "ip", "link", "show", "dev", "data0").CombinedOutput()
+			if err != nil || strings.Contains(string(out), "xdp") {
+				t.Fatalf("%s's data0 before the runs: %v\n%s", h.Name, err, out)
+			}
+		}
+	}
+	run := func(specs ...coordinator.Spec) []error {
 		var errs []error
 		for _, spec := range specs {
 			res, err := sess.Runner().Run(ctx, spec)
@@ -113,7 +176,8 @@ func TestUnitCapabilities(t *testing.T) {
 	}
 	names := []string{"afpacket sender into an xdp receiver", "afxdp sender into an afpacket receiver"}
 	if !t.Run("unit", func(t *testing.T) {
-		for i, err := range run(t, caps, xdpRecv, afxdpSend) {
+		under(t, caps)
+		for i, err := range run(xdpRecv, afxdpSend) {
 			if err != nil {
 				t.Errorf("%s under the unit's capabilities %v: %v", names[i], caps, err)
 			}
@@ -124,7 +188,9 @@ func TestUnitCapabilities(t *testing.T) {
 	for _, c := range caps {
 		t.Run("without "+c, func(t *testing.T) {
 			fewer := slices.DeleteFunc(slices.Clone(caps), func(x string) bool { return x == c })
-			errs := run(t, fewer, xdpRecv, afxdpSend)
+			restart(t, fewer)
+			under(t, fewer)
+			errs := run(xdpRecv, afxdpSend)
 			failed := slices.IndexFunc(errs, func(err error) bool { return err != nil })
 			if failed < 0 {
 				t.Fatalf("without %s both runs passed: the unit need not grant it", c)

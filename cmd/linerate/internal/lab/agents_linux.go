@@ -343,9 +343,31 @@ func (l *Lab) Agent(host string) *Agent {
 	return nil
 }
 
+// Stop sends the agent SIGTERM (it stops sending, detaches, restores and
+// leaves the cluster) and waits up to timeout for it to end, then kills
+// it. It returns an error when the agent had to be killed or did not
+// exit cleanly.
+func (a *Agent) Stop(timeout time.Duration) error {
+	if !a.Exited() {
+		_ = a.Cmd.Process.Signal(syscall.SIGTERM)
+	}
+	select {
+	case <-a.done:
+	case <-time.After(timeout):
+		_ = a.Cmd.Process.Kill()
+		<-a.done
+		return fmt.Errorf("agent %s did not stop within %s: killed (log %s)", a.Host.Name, timeout, a.Log)
+	}
+	if a.err != nil {
+		return fmt.Errorf("agent %s stopped: %w (log %s)", a.Host.Name, a.err, a.Log)
+	}
+	return nil
+}
+
 // Restart starts host's agent again after it ended (same arguments, and
 // --join of other hosts when it had none), as an operator restarts a
-// crashed agent; it restores a journal it finds.
+// crashed agent; it restores a journal it finds. It runs o.Binary when
+// given (the same agent under another wrapper), else the binary it ran.
 func (l *Lab) Restart(ctx context.Context, host string, o AgentOptions) (*Agent, error) {
 	old := l.Agent(host)
 	if old == nil {
@@ -360,7 +382,9 @@ func (l *Lab) Restart(ctx context.Context, host string, o AgentOptions) (*Agent,
 	if o.Ready == 0 {
 		o.Ready = 20 * time.Second
 	}
-	o.Binary = old.binary
+	if o.Binary == "" {
+		o.Binary = old.binary
+	}
 	args := old.args
 	if !slices.Contains(args, "--join") {
 		// The first host joined nobody; started again alone it would
