@@ -147,6 +147,14 @@ type RTT struct {
 	Returned  uint64 `json:"returned"`
 	LostOut   uint64 `json:"lost_out"`
 	LostBack  uint64 `json:"lost_back"`
+	// MaxSeq is the highest probe the receiver counted and MissingRanges
+	// its first ranges of probes missing below it (receiver.StreamReport):
+	// which probes were lost on the way there. The latency stream numbers
+	// each probe once, 1, 2, 3, ..., and the receiver counts it so whatever
+	// the load's copies (receiver.Options.Reflect): MaxSeq is Sent when
+	// the last probe arrived.
+	MaxSeq        uint64      `json:"max_seq"`
+	MissingRanges [][2]uint64 `json:"missing_ranges"`
 	// Latency is the round trips of the returned frames, on the sender's
 	// own clock (same-host).
 	Latency *latency.Latency `json:"latency,omitempty"`
@@ -166,12 +174,14 @@ func rttOf(sent []senderRTT, rcv *recv.Report, dst netip.Addr, port uint16) *RTT
 	}
 	s := sent[i]
 	r := &RTT{Port: port, Sent: s.Sent, Returned: s.Returned.Received - min(s.Returned.Duplicates, s.Returned.Received),
-		Latency: s.Returned.Latency, Lowest: latency.NewLowest(s.LowestUs)}
+		Latency: s.Returned.Latency, Lowest: latency.NewLowest(s.LowestUs), MissingRanges: [][2]uint64{}}
 	if rcv != nil {
 		for _, rs := range rcv.Streams {
 			if rs.DstPort == port && rs.Dst == dst {
 				r.Received += rs.Received - min(rs.Duplicates, rs.Received)
 				r.Reflected += rs.Reflected
+				r.MaxSeq = max(r.MaxSeq, rs.MaxSeq)
+				r.MissingRanges = append(r.MissingRanges, rs.MissingRanges...)
 			}
 		}
 	}

@@ -119,10 +119,11 @@ func TestRTTOf(t *testing.T) {
 	}
 	rcv := &recv.Report{Streams: []recv.StreamReport{
 		{Src: a, Dst: b, DstPort: 10000, Received: 5000},
-		{Src: a, Dst: b, DstPort: 10002, Received: 996, Reflected: 996},
+		{Src: a, Dst: b, DstPort: 10002, Received: 996, Reflected: 996, MaxSeq: 1000, Missing: 4, MissingRanges: [][2]uint64{{7, 9}, {500, 500}}},
 	}}
 	got := rttOf(sent, rcv, b, 10002)
 	want := &RTT{Port: 10002, Sent: 1000, Received: 996, Reflected: 996, Returned: 990, LostOut: 4, LostBack: 6,
+		MaxSeq: 1000, MissingRanges: [][2]uint64{{7, 9}, {500, 500}},
 		Latency: sent[1].Returned.Latency, Lowest: &latency.Lowest{PerSecondUs: []uint64{9, 7, 8}, MedianUs: 8, MinUs: 7}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rtt (-want +got):\n%s", diff)

@@ -18,8 +18,12 @@
 // device file (Params, Current and Result, every format from 2004 to now).
 //
 // Sequence numbers: each device entry (one per thread) is its own stream,
-// starting at 1 at every start. clone_skb > 0 sends each built packet
-// clone_skb+1 times, and burst B sends B copies per call, so those modes
-// repeat sequence numbers; exact per-sequence accounting needs clone_skb 0
-// and burst 1, while packet counts stay exact either way.
+// starting at 1 at every start. clone_skb C sends each built packet C
+// times (0 and 1 both once) and burst B sends B copies per call, so a
+// built packet goes out C × B times (Config.Copies) with its first copy's
+// sequence, and pktgen, which numbers every packet it sends, gives the
+// next one C × B more: a thread of count n sends ⌈n / (C × B)⌉ built
+// packets, the last with fewer copies where C × B does not divide n. A
+// receiver counts them exactly with repeats and a sequence stride of
+// C × B (receiver Options.Repeats, SeqStride).
 package pktgen

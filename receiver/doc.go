@@ -66,10 +66,15 @@
 // sequences up to max_seq), and StreamReport.MissingRangesFrom says from
 // where (missing counts all).
 // Packets with sequence 0 are counted in received and beyond_capacity
-// only. With Options.Repeats > 1 (pktgen clone_skb+1 or burst: the same
-// sequence sent several times on purpose) each sequence has a 16-bit copy
-// counter instead, two per word (default window 2^17, 512 KiB per
-// stream), and only copies beyond Repeats are duplicates.
+// only. With Options.Repeats > 1 (pktgen's clone_skb times its burst:
+// the same sequence sent several times on purpose) each sequence has a
+// 16-bit copy counter instead, two per word (default window 2^17, 512 KiB
+// per stream), and only copies beyond Repeats are duplicates;
+// Options.SeqStride counts pktgen's numbering of such frames in steps.
+// A round trip's latency stream (a port in Options.Reflect) is sent once
+// per sequence beside such a load, and is counted so: stride 1, a second
+// copy a duplicate, in the same window layout (the XDP program looks its
+// port up before it counts, and reflects by that answer).
 //
 // Memory figures (Options.SeqStateBytes, which an agent's budget checks;
 // the coordinator sizes the window from the plan, at least 100 ms of the

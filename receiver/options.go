@@ -156,7 +156,8 @@ type Options struct {
 	// Repeats is how many copies of one sequence number are expected:
 	// kernel pktgen's clone_skb times its burst (each at least 1; with
 	// SeqStride the same). Up to Repeats copies of a sequence are not
-	// duplicates. Default 1.
+	// duplicates. Default 1. The streams to Reflect's ports are counted
+	// once per sequence whatever it says.
 	Repeats int
 	// SeqStride is how far a sender's sequence advances from one frame
 	// it builds to the next (a power of two up to MaxRepeats; 0 means 1):
@@ -205,6 +206,10 @@ type Options struct {
 	// XDP_TX out of the interface they arrived on, each counted in its
 	// stream's Reflected. Only the XDP method can (Method xdp or auto,
 	// which then never falls back to AF_PACKET); at most MaxReflectPorts.
+	// A latency stream numbers each frame it sends once (1, 2, 3, ...),
+	// whatever the load's copies, so the streams to these ports are
+	// counted one copy per sequence, stride 1, not with Repeats and
+	// SeqStride: a lost probe is missing and a second copy a duplicate.
 	Reflect []uint16
 	// ReflectVLAN is the 802.1Q id (1-4094; 0: none) of the run's test
 	// frames, put back on a reflection that arrived untagged: a NIC's

@@ -62,7 +62,10 @@ import (
 // room for a record, the XDP ranges are those the window still holds,
 // from missing_ranges_from.
 
-// geometry is the shape of every stream's window.
+// geometry is the shape of a stream's window and how its sequences are
+// counted: every stream's the same, but for the latency streams of a
+// round trip (Options.Reflect), counted once per sequence (geometry.once)
+// in the same layout.
 type geometry struct {
 	shift   uint   // log2 of the sequences per word: 5 (bits) or 1 (two 16-bit counters)
 	mask    uint64 // words per window - 1
@@ -88,6 +91,16 @@ func newGeometry(window uint64, repeats int) geometry {
 		g.shift = 1
 	}
 	g.mask = window>>g.shift - 1
+	return g
+}
+
+// once is g for a stream sent one copy per sequence, numbered 1, 2, 3,
+// ... whatever the load's copies (a round trip's latency stream,
+// Options.Reflect): no stride, a second copy a duplicate. Its window has
+// g's layout (shift, mask: the same memory, the same lanes), so only the
+// counting differs, never where a word lives.
+func (g geometry) once() geometry {
+	g.stride, g.repeats = 0, 1
 	return g
 }
 
@@ -147,6 +160,9 @@ func (g geometry) unwrap(wire uint32, head uint64) (word, seq uint64) {
 // (the AF_PACKET rings): the ring of words, the head, and the missing
 // ranges of the words it evicted.
 type window struct {
+	// g is how the stream's sequences are counted: the table's
+	// geometry, or its once variant for a latency stream.
+	g     geometry
 	words []uint64
 	head  atomic.Uint64 // see headStep
 	// tail is one past the run of seen sequences from tailFrom that
@@ -160,7 +176,7 @@ type window struct {
 }
 
 func newWindow(g geometry, maxRanges int) *window {
-	return &window{words: make([]uint64, g.words()), seen: newRangeList(maxRanges)}
+	return &window{g: g, words: make([]uint64, g.words()), seen: newRangeList(maxRanges)}
 }
 
 // addRun adds the seen sequences [from, end) (none when end <= from).

@@ -73,8 +73,12 @@ type stream struct {
 // forks: one per stream, so duplicates across tables (rings) are exact.
 // The stream limit applies here.
 type windows struct {
-	mu        sync.Mutex
-	g         geometry
+	mu sync.Mutex
+	g  geometry
+	// once are the UDP destination ports whose streams are sent one copy
+	// per sequence whatever g's repeats and stride (Options.Reflect: a
+	// round trip's latency streams), counted with g.once.
+	once      []uint16
 	byKey     map[streamKey]*window
 	max       int
 	maxRanges int // what a report lists: each window's recorded ranges hold about twice that
@@ -97,7 +101,11 @@ func (w *windows) window(k streamKey) *window {
 	if len(w.byKey) >= w.max {
 		return nil
 	}
-	ws := newWindow(w.g, w.maxRanges)
+	g := w.g
+	if slices.Contains(w.once, k.port) {
+		g = g.once()
+	}
+	ws := newWindow(g, w.maxRanges)
 	w.byKey[k] = ws
 	return ws
 }
@@ -117,15 +125,15 @@ type Table struct {
 	other    uint64
 	overflow uint64
 
-	g    geometry
 	wins *windows
 	// frameNs is the arrival time of the frame being counted (realtime
 	// Unix ns) when the caller knows it (a ring's timestamp); 0: now.
 	frameNs uint64
 }
 
-// NewTable returns an empty table counting as o says (Repeats, Window,
-// MaxStreams; the other fields do not matter here).
+// NewTable returns an empty table counting as o says (Repeats, SeqStride,
+// Window, MaxStreams, and Reflect's ports counted once per sequence; the
+// other fields do not matter here).
 func NewTable(o Options) (*Table, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -148,7 +156,7 @@ func (t *Table) Streams(maxRanges int) (streams []StreamReport, other, overflow 
 // newTable makes a table for options already through withDefaults.
 func newTable(o Options) *Table {
 	g := newGeometry(o.Window, o.Repeats).withStride(o.SeqStride)
-	return newTableOf(&windows{g: g, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges,
+	return newTableOf(&windows{g: g, once: o.Reflect, byKey: map[streamKey]*window{}, max: o.MaxStreams, maxRanges: o.MaxRanges,
 		latency: o.Latency == LatencyOneWay, clock: o.Clock, clockErrUs: o.ClockErrorUs, corr: o.ClockCorrections}, o.MaxStreams)
 }
 
@@ -157,7 +165,7 @@ func newTableOf(w *windows, maxStreams int) *Table {
 	for n < 2*maxStreams {
 		n <<= 1
 	}
-	t := &Table{index: make([]*stream, n), g: w.g, wins: w}
+	t := &Table{index: make([]*stream, n), wins: w}
 	for s := n; s > 1; s >>= 1 {
 		t.shift++
 	}
@@ -247,15 +255,16 @@ func (t *Table) lookup4(b []byte, addrs uint64, port uint16) *stream {
 // count updates stream s for one packet with wire sequence wire.
 func (t *Table) count(s *stream, wire uint32) {
 	s.Received++
-	wire = t.g.wire(wire)
 	win := s.win
+	g := &win.g
+	wire = g.wire(wire)
 	head := win.head.Load()
 	// Fast path: the next sequence in order, within the word of the one
 	// before (geometry.mark's case of the same tag and a clear bit), and
 	// on the head's lap (this table's max_seq is not behind the stream by
 	// a multiple of 2^32: the unwrap would agree).
-	if sq := s.MaxSeq + 1; t.g.shift == 5 && t.g.stride == 0 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
-		p := &s.words[sq>>5&t.g.mask]
+	if sq := s.MaxSeq + 1; g.shift == 5 && g.stride == 0 && wire == uint32(sq) && sq&31 != 0 && sq>>5-head+1<<26 < 1<<27 {
+		p := &s.words[sq>>5&g.mask]
 		old := atomic.LoadUint64(p)
 		m := uint64(1) << (sq & 31)
 		if old>>32 == sq>>5&0xffffffff && old&m == 0 && atomic.CompareAndSwapUint64(p, old, old|m) {
@@ -264,12 +273,12 @@ func (t *Table) count(s *stream, wire uint32) {
 			return
 		}
 	}
-	w, sq := t.g.unwrap(wire, head)
+	w, sq := g.unwrap(wire, head)
 	if sq == 0 {
 		s.Zero++
 		return
 	}
-	switch t.g.mark(win, w, sq, head) {
+	switch g.mark(win, w, sq, head) {
 	case seqFirst:
 		s.Unique++
 		if sq < s.MaxSeq {
@@ -391,7 +400,7 @@ func (t *Table) counts(final bool, maxRanges int) (streams []StreamReport, other
 		}
 		r := streamReport(s.key, s.streamCounts, lat)
 		if final {
-			r.MissingRanges = t.g.finalRanges(s.win, s.MaxSeq, maxRanges)
+			r.MissingRanges = s.win.g.finalRanges(s.win, s.MaxSeq, maxRanges)
 		}
 		streams = append(streams, r)
 	}

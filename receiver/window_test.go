@@ -96,7 +96,33 @@ func windowCases() []tableCase {
 		{name: "pktgen's stride across the 32-bit wrap", opts: Options{Window: MinWindow, Repeats: 4, SeqStride: 4},
 			frames: streamFrames(testFrame{}, strided(1<<30-99, 1<<30+101, 4, 0)),
 			want:   []StreamReport{sr(804, 1<<30+101, 0, 0, 0, 1<<30-100, [2]uint64{1, 1<<30 - 100})}},
+		latencyBesideCopies(),
 	}
+}
+
+// latencyBesideCopies is a round trip's latency stream (port 10,
+// reflected) beside a load of 4 copies in steps of 4 (port 9), their
+// frames interleaved: the latency stream numbers each probe once, 1 to
+// 3000 (past the window: its words are evicted), and loses probes 5 and
+// 2500 and repeats probe 7 (after 9). Counted in the load's steps, probes 5 to 8
+// would be one sequence of 4 copies and neither the loss nor the
+// duplicate would show; counted once per sequence, both do, exactly.
+func latencyBesideCopies() tableCase {
+	load := streamFrames(testFrame{}, strided(1, 600, 4, 300))
+	probes := streamFrames(testFrame{port: 10}, cat(seqs(1, 9, 5), []uint32{7}, seqs(10, 3000, 2500)))
+	var frames [][]byte
+	for len(load) > 0 || len(probes) > 0 {
+		n := min(len(load), 4)
+		frames, load = append(frames, load[:n]...), load[n:]
+		n = min(len(probes), 5)
+		frames, probes = append(frames, probes[:n]...), probes[n:]
+	}
+	return tableCase{name: "a latency stream beside a load of 4 copies", opts: Options{Window: MinWindow, Repeats: 4, SeqStride: 4, Reflect: []uint16{10}},
+		frames: frames,
+		want: []StreamReport{
+			{Src: addrA, Dst: addrB, DstPort: 9, Received: 599 * 4, MaxSeq: 600, Missing: 1, MissingRanges: [][2]uint64{{300, 300}}},
+			{Src: addrA, Dst: addrB, DstPort: 10, Received: 2999, MaxSeq: 3000, Duplicates: 1, Missing: 2, MissingRanges: [][2]uint64{{5, 5}, {2500, 2500}}},
+		}}
 }
 
 // strided are the wire sequences of built frames first to last (counted

@@ -86,6 +86,8 @@ const (
 	stCtx     = -136 // the program's context, kept for reflection
 	stL3      = -144 // u64 the IP header's offset in the frame, for reflection
 	stQueue   = -148 // u32 the frame's rx_queue_index, for the stream's spread
+	stOnce    = -152 // u32 1: the packet's port is reflected (a latency stream, counted once per sequence)
+	stLap     = -160 // u64 2^(wire bits) of the packet's stream: its laps' span in words (geometry.wireBits)
 	// evictedSize is the eviction record's size (see stRec).
 	evictedSize = 24
 	// Eviction record kinds: a word {old, w} (geometry.evicted), or a
@@ -291,9 +293,9 @@ func latencyRecord(p xdpParams) asm.Instructions {
 }
 
 // reflection sends a counted test packet of a port in the reflect map
-// back where it came from, from label "verdict" on (R8 = its slot's
-// counters on this CPU); any other packet goes on to label final. In C
-// terms:
+// (stOnce, onceCheck's lookup) back where it came from, from label
+// "verdict" on (R8 = its slot's counters on this CPU); any other packet
+// goes on to label final. In C terms:
 //
 //	reflect[dst port] absent -> final
 //	swap the Ethernet destination and source
@@ -307,7 +309,7 @@ func latencyRecord(p xdpParams) asm.Instructions {
 // bounds are checked again: the verifier knows nothing of the parse
 // before the helper calls.
 func reflection(p xdpParams, final string) asm.Instructions {
-	is := lookup(p.reflect, stKey+32) // the key's port, network order
+	is := asm.Instructions{asm.LoadMem(asm.R0, asm.RFP, stOnce, asm.Word)} // reflect[dst port], looked up by onceCheck
 	add := func(i ...asm.Instruction) { is = append(is, i...) }
 	// swap exchanges the size-byte fields at a and b of the packet at R2
 	// (clobbers R4, R5).
@@ -531,6 +533,44 @@ func parseTest(p xdpParams) asm.Instructions {
 	return in
 }
 
+// once reports whether the program counts latency streams (the reflected
+// ports) apart from the load: when the load's frames are sent several
+// times (repeats) or numbered in steps (stride) and a latency stream's
+// are not (geometry.once).
+func (p xdpParams) once() bool {
+	return p.reflect >= 0 && p.g.once() != p.g
+}
+
+// onceCheck looks the packet's UDP destination port up in the reflect
+// map (when p reflects) and keeps the answer at stOnce: a latency stream,
+// reflected at "verdict" and counted once per sequence (geometry.once),
+// and its span of a lap at stLap (p.once). In C terms:
+//
+//	once = reflect[dst port] != NULL; lap = 2^(once ? g.once() : g).wireBits()
+func onceCheck(p xdpParams) asm.Instructions {
+	if p.reflect < 0 {
+		return nil
+	}
+	is := lookup(p.reflect, stKey+32) // the key's port, network order
+	add := func(i ...asm.Instruction) { is = append(is, i...) }
+	add(
+		asm.Mov.Imm(asm.R1, 0),
+		asm.JEq.Imm(asm.R0, 0, "once"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreMem(asm.RFP, stOnce, asm.R1, asm.Word).WithSymbol("once"),
+	)
+	if !p.once() {
+		return is
+	}
+	add(
+		asm.LoadImm(asm.R2, int64(1)<<p.g.wireBits(), asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, "lap"),
+		asm.LoadImm(asm.R2, int64(1)<<p.g.once().wireBits(), asm.DWord),
+		asm.StoreMem(asm.RFP, stLap, asm.R2, asm.DWord).WithSymbol("lap"),
+	)
+	return is
+}
+
 // xdpProgram is the receiver's XDP program. In C terms:
 //
 //	parse Ethernet, up to 2 VLAN tags, IPv4 (any ihl, not a later
@@ -544,7 +584,9 @@ func parseTest(p xdpParams) asm.Instructions {
 //	c = &counts[slot] (per CPU: plain adds, summed by Go); c->received++
 //	c->first_ns == 0 -> c->first_ns = bpf_ktime_get_ns()
 //	h = heads[slot] (shared by all CPUs: the stream's head, see headStep)
-//	w, seq = unwrap(wire seq, h) (geometry.unwrap); seq == 0 -> c->zero++
+//	w, seq = unwrap(wire seq, h) (geometry.unwrap; a reflected port's
+//	  stream, a latency stream, on geometry.once: no stride, one copy);
+//	  seq == 0 -> c->zero++
 //	p = &seqs[slot*N + w%N] (shared by all CPUs)
 //	up to casTries times (geometry.mark):
 //	  old = *p; tag = old>>32
@@ -594,12 +636,21 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	addN := func(is asm.Instructions) { in = append(in, is...) }
 
 	addN(parseTest(p))
+	addN(onceCheck(p))
 	if k := p.g.stride; k > 0 {
 		// The sequence it counts as (geometry.wire): 32-bit arithmetic,
-		// so that it wraps with the wire's.
+		// so that it wraps with the wire's. A latency stream's is its
+		// wire sequence (geometry.once).
+		if p.reflect >= 0 {
+			add(
+				asm.LoadMem(asm.R2, asm.RFP, stOnce, asm.Word),
+				asm.JNE.Imm(asm.R2, 0, "counted"),
+			)
+		}
 		add(
 			asm.Add.Imm32(asm.R6, int32(1)<<k-1),
 			asm.RSh.Imm32(asm.R6, int32(k)),
+			asm.Mov.Reg(asm.R6, asm.R6).WithSymbol("counted"), // a landing place
 		)
 	}
 	if p.lat >= 0 {
@@ -724,7 +775,12 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 	// head (a word index shared by all CPUs, not this CPU's max_seq: a
 	// CPU that first sees the stream past 2^32 takes its lap): R3 = the
 	// word's absolute index, then R6 = the 64-bit sequence.
-	wb := p.g.wireBits()
+	// R5 = 2^wb, the span of a lap in words: the table's, or the
+	// latency stream's (onceCheck) where they differ.
+	lap := asm.LoadImm(asm.R5, int64(1)<<p.g.wireBits(), asm.DWord)
+	if p.once() {
+		lap = asm.LoadMem(asm.R5, asm.RFP, stLap, asm.DWord)
+	}
 	addN(at("unwrap", lookup(p.heads, stSlot)))
 	add(
 		asm.JEq.Imm(asm.R0, 0, "unrecorded"),
@@ -734,15 +790,16 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 		asm.RSh.Imm(asm.R2, int32(p.g.shift)),
 		asm.Mov.Reg(asm.R4, asm.R2),
 		asm.Sub.Reg(asm.R4, asm.R3),
-		asm.LoadImm(asm.R5, int64(1)<<wb-1, asm.DWord),
-		asm.And.Reg(asm.R4, asm.R5),
+		lap,
+		asm.Sub.Imm(asm.R5, 1),
+		asm.And.Reg(asm.R4, asm.R5), // the distance from the head, modulo a lap
 		asm.Add.Reg(asm.R3, asm.R4),
-		asm.LoadImm(asm.R5, int64(1)<<(wb-1), asm.DWord),
+		asm.Add.Imm(asm.R5, 1),
+		asm.RSh.Imm(asm.R5, 1), // half a lap
 		asm.JLT.Reg(asm.R4, asm.R5, "lapped"),
-		asm.LoadImm(asm.R5, int64(1)<<wb, asm.DWord),
+		asm.LSh.Imm(asm.R5, 1),
 		asm.Sub.Reg(asm.R3, asm.R5),
 		asm.JSGE.Imm(asm.R3, 0, "lapped"),
-		asm.LoadImm(asm.R5, int64(1)<<wb, asm.DWord),
 		asm.Add.Reg(asm.R3, asm.R5),
 		asm.StoreMem(asm.RFP, stW, asm.R3, asm.DWord).WithSymbol("lapped"),
 		asm.Mov.Reg(asm.R1, asm.R3),
@@ -794,7 +851,9 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 			asm.JSLT.Imm(asm.R4, 0, "late"),
 		)
 		if repeats {
-			// R4 = the lane's count before this copy.
+			// R4 = the lane's count before this copy; a latency
+			// stream's (stOnce) holds one copy.
+			many := fmt.Sprintf("many%d", i)
 			add(
 				asm.Mov.Reg(asm.R4, asm.R2),
 				asm.Mov.Reg(asm.R3, asm.R6),
@@ -802,7 +861,16 @@ func xdpProgram(p xdpParams) (asm.Instructions, error) {
 				asm.LSh.Imm(asm.R3, 4),
 				asm.RSh.Reg(asm.R4, asm.R3),
 				asm.And.Imm(asm.R4, 0xffff),
-				asm.JGE.Imm(asm.R4, int32(p.g.repeats), "dup"),
+			)
+			if p.reflect >= 0 {
+				add(
+					asm.LoadMem(asm.R3, asm.RFP, stOnce, asm.Word),
+					asm.JEq.Imm(asm.R3, 0, many),
+					asm.JNE.Imm(asm.R4, 0, "dup"),
+				)
+			}
+			add(
+				asm.JGE.Imm(asm.R4, int32(p.g.repeats), "dup").WithSymbol(many),
 				asm.Mov.Reg(asm.R1, asm.R2),
 				asm.Add.Reg(asm.R1, asm.R5),
 				asm.StoreImm(asm.RFP, stOld, 0, asm.Word), // stOld = 0 (a store of an immediate is at most 32 bits)

@@ -65,7 +65,8 @@ const vmDelayRate = "1000"
 // bursts cut short by the guest's full TX rings (the books balanced
 // against the switch's drops, the cut bursts seen as duplicates the
 // report explains), trafgen in a guest
-// (lab up --guest-file, lab exec), a coordinator SIGKILLed mid-run (every agent stops and restores within
+// (lab up --guest-file, lab exec), round trips beside a load in bursts
+// of 2 (both streams exact), a coordinator SIGKILLed mid-run (every agent stops and restores within
 // its lease TTL, and the next run works), and a sender's qemu killed
 // mid-run (the run fails naming it within 10 s; the others restore).
 func TestLabVMHosts(t *testing.T) {
@@ -329,6 +330,30 @@ func TestLabVMHosts(t *testing.T) {
 					f.Sender, f.Receiver, rs.MinUs, rs.Negative, vmDelay, d)
 			}
 		}
+	})
+	// Round trips beside a load sent in bursts of 2 (kernel pktgen's
+	// copies, which veth refuses: only the guests' virtio_net carries
+	// them). The receiver counts the load in steps of its copies and the
+	// latency stream, numbered once per probe, one copy per sequence:
+	// both exact. The load as the surface runs check it (every copy
+	// received, each stream's max_seq its built frames); every probe
+	// received, reflected and returned, and the receiver's max_seq of the
+	// probes is the number sent, none missing (counted in the load's
+	// steps it was half, and a lost probe hid among its neighbours).
+	t.Run("rtt-burst", func(t *testing.T) {
+		res, raw := run(t, "--senders", "s1", "--receivers", "r1", "--count", strconv.Itoa(vmSurfaceCount), "--rate", vmRate, "--burst", "2", "--latency", "rtt")
+		checkVMRun(t, res, raw, 1)
+		checkSurfaceBooks(t, res, 2, lab.DefaultVMQueues)
+		r := res.Flows[0].RTT
+		if r == nil {
+			t.Fatalf("flow %s→%s: no round trips (--latency rtt)", res.Flows[0].Sender, res.Flows[0].Receiver)
+		}
+		t.Logf("%s→%s: latency stream beside bursts of 2: sent %d, received %d (max_seq %d, missing %v), reflected %d, returned %d",
+			res.Flows[0].Sender, res.Flows[0].Receiver, r.Sent, r.Received, r.MaxSeq, r.MissingRanges, r.Reflected, r.Returned)
+		if r.Sent == 0 || r.Received != r.Sent || r.Reflected != r.Sent || r.Returned != r.Sent || r.MaxSeq != r.Sent || len(r.MissingRanges) != 0 || r.LostOut != 0 || r.LostBack != 0 {
+			t.Errorf("latency stream: %+v: want every probe received (max_seq the %d sent, none missing), reflected and returned", *r, r.Sent)
+		}
+		restored(t, 0, "s1", "r1")
 	})
 	t.Run("coordinator-killed", func(t *testing.T) {
 		cmd, stream := startStreamingRun(t, bin, flags, "--senders", "s1", "--receivers", "r1", "--duration", "60s", "--rate", vmRate)
