@@ -256,9 +256,9 @@ func TestLabVMHosts(t *testing.T) {
 	// (its BPF link went with the process); had one stayed, the next
 	// would have sent through it and said so.
 	t.Run("xdp", func(t *testing.T) {
-		before := vmSwitchPorts(t, name, "s1", "r1")
+		before := labSwitchPorts(t, name, "s1", "r1")
 		res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "2s", "--rate", vmRate, "--backend", "xdp", "--method", "xdp")
-		after := vmSwitchPorts(t, name, "s1", "r1")
+		after := labSwitchPorts(t, name, "s1", "r1")
 		if len(res.Flows) != 1 {
 			t.Fatalf("%d flows, want 1", len(res.Flows))
 		}
@@ -477,52 +477,6 @@ func TestLabVMHosts(t *testing.T) {
 		t.Fatalf("lab down: %v\n%s", err, o)
 	}
 	assertNoLab(t, name, dir)
-}
-
-// vmPort is what a VM lab's switch port counted: the test frames its
-// port program saw come in (a sender's port), its program's drops, and
-// the frames it sent on toward its host.
-type vmPort struct{ test, drops, tx uint64 }
-
-func (p vmPort) sub(b vmPort) vmPort { return vmPort{p.test - b.test, p.drops - b.drops, p.tx - b.tx} }
-
-// vmSwitchPorts reads the named ports of lab name's switch from the host
-// (ip -j -s link in the switch namespace, the port program by the id of
-// the program attached to the port), as the lab's own truth does.
-func vmSwitchPorts(t *testing.T, name string, ports ...string) map[string]vmPort {
-	t.Helper()
-	out := map[string]vmPort{}
-	for _, port := range ports {
-		o, err := exec.Command("ip", "-n", lab.Prefix(name)+"sw", "-j", "-s", "link", "show", "dev", port).Output()
-		if err != nil {
-			t.Fatalf("switch port %s: ip link: %v", port, err)
-		}
-		var links []struct {
-			XDP *struct {
-				Prog struct {
-					ID uint32 `json:"id"`
-				} `json:"prog"`
-			} `json:"xdp"`
-			Stats struct {
-				TX struct {
-					Packets uint64 `json:"packets"`
-				} `json:"tx"`
-			} `json:"stats64"`
-		}
-		if err := json.Unmarshal(o, &links); err != nil || len(links) != 1 {
-			t.Fatalf("switch port %s: ip -j link: %v:\n%s", port, err, o)
-		}
-		p := vmPort{tx: links[0].Stats.TX.Packets}
-		if x := links[0].XDP; x != nil {
-			st, err := lab.PortStatsOf(port, x.Prog.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.test, p.drops = st.Test, st.Dropped
-		}
-		out[port] = p
-	}
-	return out
 }
 
 // checkVMRun checks a run on VM hosts: every host tuned onto node 1 and
