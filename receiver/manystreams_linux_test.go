@@ -50,13 +50,14 @@ func manyStreams(p *nstest.Pair) (frames [][]byte, streams int) {
 	}
 }
 
-// TestReceiveManyStreams counts 1,100 streams on a veth with each method,
+// TestReceiveManyStreams counts 1,100 streams on a veth with each method
+// (afxdp's two sockets, one per queue, counting into forks of one table),
 // exactly: every stream's received, max_seq, duplicates and missing as
 // the Go core computes them for the same frames, none overflowing a table
 // sized for them — and, with a table of 1,024, exactly the packets of the
 // 76 streams beyond it as overflow.
 func TestReceiveManyStreams(t *testing.T) {
-	for _, method := range []Method{MethodXDP, MethodAFPacket} {
+	for _, method := range []Method{MethodXDP, MethodAFPacket, MethodAFXDP} {
 		for _, table := range []int{1100 + 275, 1024} {
 			t.Run(fmt.Sprintf("%s/table%d", method, table), func(t *testing.T) {
 				p := nstest.NewPair(t, 2)
