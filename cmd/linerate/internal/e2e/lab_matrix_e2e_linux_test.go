@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
@@ -53,7 +54,7 @@ func TestLabMatrix(t *testing.T) {
 				if backend == pktgen.BackendAFXDP && method == receiver.MethodAFXDP {
 					wakeup, wakeSaid = pktgen.NeedWakeupOn, "need_wakeup on: asked for"
 				}
-				res := runAgainstLab(t, bin, flags, "--senders", "s1", "--receivers", "r1", "--backend", string(backend), "--method", string(method),
+				res, _ := runAgainstLab(t, bin, flags, 2*time.Minute, "--senders", "s1", "--receivers", "r1", "--backend", string(backend), "--method", string(method),
 					"--count", matrixCount, "--rate", matrixRate, "--need-wakeup", string(wakeup))
 				exact(t, res, 1, 3000)
 				checkEngines(t, res, string(backend), string(method))

@@ -79,7 +79,7 @@ func checkManyStreams(t *testing.T, bin, name string, flags []string) {
 		}
 		t.Run(sub, func(t *testing.T) {
 			before := labSwitchPorts(t, name, ports...)
-			res := runAgainstLab(t, bin, flags, append([]string{"--senders", strings.Join(senders, ","), "--receivers", "r1", "--pattern", string(coordinator.FanIn),
+			res, _ := runAgainstLab(t, bin, flags, 2*time.Minute, append([]string{"--senders", strings.Join(senders, ","), "--receivers", "r1", "--pattern", string(coordinator.FanIn),
 				"--threads", fmt.Sprint(manyThreads), "--backend", string(c.backend), "--method", string(c.method),
 				"--count", fmt.Sprint(manyCount), "--rate", manyRate}, family...)...)
 			after := labSwitchPorts(t, name, ports...)
@@ -206,18 +206,25 @@ func checkQueuesOf(t *testing.T, method receiver.Method, s coordinator.Stream, q
 }
 
 // runAgainstLab runs `linerate run --json` with args against the lab
-// whose agents flags reach, and fails t unless it ended ok.
-func runAgainstLab(t *testing.T, bin string, flags []string, args ...string) *coordinator.Result {
+// whose agents flags reach, within the time given, and fails t unless it
+// ended ok; it returns the result, also as raw JSON (what a test checks
+// of the document itself).
+func runAgainstLab(t *testing.T, bin string, flags []string, within time.Duration, args ...string) (*coordinator.Result, map[string]any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var res coordinator.Result
-	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil || err != nil || res.Status != coordinator.StatusOK {
-		t.Fatalf("run %v: exit %v, JSON %v, status %s: %s\n%s", args, err, jerr, res.Status, res.Error, stderr.String())
+	var raw map[string]any
+	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
+		t.Fatalf("run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
 	}
-	return &res
+	_ = json.Unmarshal([]byte(stdout.String()), &raw)
+	if err != nil || res.Status != coordinator.StatusOK {
+		t.Fatalf("run %v: exit %v, status %s: %s\n%s", args, err, res.Status, res.Error, stderr.String())
+	}
+	return &res, raw
 }

@@ -78,22 +78,7 @@ func TestLabVMHosts(t *testing.T) {
 	}
 	run := func(t *testing.T, args ...string) (*coordinator.Result, map[string]any) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...), args...)...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var res coordinator.Result
-		var raw map[string]any
-		if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
-			t.Fatalf("run %v: %v; JSON: %v\nstdout:\n%s\nstderr:\n%s", args, err, jerr, stdout.String(), stderr.String())
-		}
-		_ = json.Unmarshal([]byte(stdout.String()), &raw)
-		if err != nil || res.Status != coordinator.StatusOK {
-			t.Fatalf("run %v: exit %v, status %s: %s\n%s", args, err, res.Status, res.Error, stderr.String())
-		}
-		return &res, raw
+		return runAgainstLab(t, bin, flags, 4*time.Minute, args...)
 	}
 	restored := func(t *testing.T, within time.Duration, hs ...string) {
 		t.Helper()
