@@ -59,6 +59,9 @@ func manyStreamsLab() []string {
 // manyCount test packets coming in, tagged when the run tags, and
 // dropped none, and r1's port sent them all on.
 func checkManyStreams(t *testing.T, bin, name string, flags []string) {
+	if manySenders*manyThreads <= receiver.DefaultMaxStreams {
+		t.Fatalf("%d streams: want more than a receiver's default table of %d", manySenders*manyThreads, receiver.DefaultMaxStreams)
+	}
 	spec := lab.Spec{Senders: manySenders, Receivers: 1}
 	senders := spec.SenderNames()
 	ports := append(append([]string{}, senders...), "r1")
