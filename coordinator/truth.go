@@ -78,6 +78,7 @@ func (t PathTruth) Sub(base PathTruth) PathTruth {
 			}
 			p.TxPackets -= min(p.TxPackets, b.TxPackets)
 			p.TestPackets -= min(p.TestPackets, b.TestPackets)
+			p.TaggedPackets -= min(p.TaggedPackets, b.TaggedPackets)
 			p.Drops -= min(p.Drops, b.Drops)
 			p.QdiscDrops -= min(p.QdiscDrops, b.QdiscDrops)
 			p.ProgDrops -= min(p.ProgDrops, b.ProgDrops)

@@ -7,17 +7,17 @@ import (
 
 func TestPathTruthSub(t *testing.T) {
 	base := PathTruth{SwitchPorts: []PortTruth{
-		{Name: "s1", To: "switch", TxPackets: 5, TestPackets: 100, Drops: 2, ProgDrops: 2, InDrops: 2, Loss: "every 50"},
+		{Name: "s1", To: "switch", TxPackets: 5, TestPackets: 100, TaggedPackets: 40, Drops: 2, ProgDrops: 2, InDrops: 2, Loss: "every 50"},
 		{Name: "r1", To: "r1", TxPackets: 90, Drops: 3, QdiscDrops: 1, LinkDrops: 2, OutDrops: 3, ShapeBPS: 1e6},
 	}}
 	after := PathTruth{SwitchPorts: []PortTruth{
-		{Name: "s1", To: "switch", TxPackets: 6, TestPackets: 1100, Drops: 22, ProgDrops: 22, InDrops: 22, Loss: "every 50"},
+		{Name: "s1", To: "switch", TxPackets: 6, TestPackets: 1100, TaggedPackets: 1040, Drops: 22, ProgDrops: 22, InDrops: 22, Loss: "every 50"},
 		{Name: "r1", To: "r1", TxPackets: 1080, Drops: 4, QdiscDrops: 2, LinkDrops: 2, OutDrops: 4, ShapeBPS: 1e6},
 		{Name: "r2", To: "r2", TxPackets: 7}, // not in base: all of it is new
 	}}
 	got := after.Sub(base)
 	want := PathTruth{SwitchPorts: []PortTruth{
-		{Name: "s1", To: "switch", TxPackets: 1, TestPackets: 1000, Drops: 20, ProgDrops: 20, InDrops: 20, Loss: "every 50"},
+		{Name: "s1", To: "switch", TxPackets: 1, TestPackets: 1000, TaggedPackets: 1000, Drops: 20, ProgDrops: 20, InDrops: 20, Loss: "every 50"},
 		{Name: "r1", To: "r1", TxPackets: 990, Drops: 1, QdiscDrops: 1, OutDrops: 1, ShapeBPS: 1e6},
 		{Name: "r2", To: "r2", TxPackets: 7},
 	}}

@@ -3,16 +3,12 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/netns/nstest"
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/pktgentest"
@@ -33,42 +29,35 @@ const (
 // stream (exact: a run against a lab that is up has no switch counts, so
 // nothing may be lost), and the receiver's report says the method that ran
 // and, for xdp and afxdp, the RSS spread of its one stream (all on one
-// queue of the lab's veth, as many packets as it received). AF_XDP's
-// need_wakeup is off on the veth by default, on where the run asks it of
-// both ends (afxdp × afxdp), and the report says so on both ends. The
-// kernel
-// backend is VM-only (TestLabVMHosts).
+// of the lab's veth's two queues, as many packets as it received).
+// AF_XDP's need_wakeup is off on the veth by default, on where the run
+// asks it of both ends (afxdp × afxdp), and the report says so on both
+// ends. The kernel backend is VM-only (TestLabVMHosts).
+//
+// The lab is the one checkManyStreams needs (17 senders, veths of two
+// queues, a VLAN); the matrix uses s1 and r1 of it, and then the
+// many-streams runs fan 34 streams in on r1 ("streams").
 func TestLabMatrix(t *testing.T) {
 	nstest.SkipUnlessRoot(t)
 	bin := Binary(t)
 	name := fmt.Sprintf("x%d", os.Getpid()%10000)
-	_, flags := labUpFor(t, bin, name)
+	_, flags := labUpFor(t, bin, name, manyStreamsLab()...)
 	for _, backend := range []pktgen.BackendName{pktgen.BackendXDP, pktgen.BackendAFPacket, pktgen.BackendAFXDP} {
 		for _, method := range []receiver.Method{receiver.MethodXDP, receiver.MethodAFPacket, receiver.MethodAFXDP} {
 			t.Run(string(backend)+"×"+string(method), func(t *testing.T) {
 				if backend == pktgen.BackendXDP {
 					pktgentest.SkipUnlessLiveFrames(t)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
 				// AF_XDP at both ends forces need_wakeup on (both are
 				// given it); the other AF_XDP pairs leave it to auto.
 				wakeup, wakeSaid := pktgen.NeedWakeupAuto, "need_wakeup off (auto)"
 				if backend == pktgen.BackendAFXDP && method == receiver.MethodAFXDP {
 					wakeup, wakeSaid = pktgen.NeedWakeupOn, "need_wakeup on: asked for"
 				}
-				cmd := exec.CommandContext(ctx, bin, append(append([]string{"run", "--json", "--log-level", "warn", "--results-dir", t.TempDir()}, flags...),
-					"--senders", "s1", "--receivers", "r1", "--backend", string(backend), "--method", string(method), "--count", matrixCount, "--rate", matrixRate,
-					"--need-wakeup", string(wakeup))...)
-				var stdout, stderr strings.Builder
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				err := cmd.Run()
-				var res coordinator.Result
-				if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil || err != nil || res.Status != coordinator.StatusOK {
-					t.Fatalf("run: exit %v, JSON %v, status %s: %s\n%s", err, jerr, res.Status, res.Error, stderr.String())
-				}
-				exact(t, &res, 1, 3000)
-				checkEngines(t, &res, string(backend), string(method))
+				res, _ := runAgainstLab(t, bin, flags, 2*time.Minute, "--senders", "s1", "--receivers", "r1", "--backend", string(backend), "--method", string(method),
+					"--count", matrixCount, "--rate", matrixRate, "--need-wakeup", string(wakeup))
+				exact(t, res, 1, 3000)
+				checkEngines(t, res, string(backend), string(method))
 				for _, h := range res.Hosts {
 					// AF_XDP on a veth: need_wakeup chosen off by auto
 					// (a virtual device), or on as asked, and the report
@@ -92,4 +81,5 @@ func TestLabMatrix(t *testing.T) {
 			})
 		}
 	}
+	t.Run("streams", func(t *testing.T) { checkManyStreams(t, bin, name, flags) })
 }

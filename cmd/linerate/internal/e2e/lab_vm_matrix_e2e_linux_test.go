@@ -65,9 +65,9 @@ func checkVMMatrix(t *testing.T, run vmRun, name string) {
 // names (the RSS spread), none where afpacket cannot tell.
 func checkVMPair(t *testing.T, run vmRun, name, backend string, method receiver.Method, duration string) {
 	t.Helper()
-	before := vmSwitchPorts(t, name, "s1", "r1")
+	before := labSwitchPorts(t, name, "s1", "r1")
 	res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", duration, "--rate", vmRate, "--backend", backend, "--method", string(method))
-	after := vmSwitchPorts(t, name, "s1", "r1")
+	after := labSwitchPorts(t, name, "s1", "r1")
 	if len(res.Flows) != 1 {
 		t.Fatalf("%d flows, want 1", len(res.Flows))
 	}
@@ -106,14 +106,14 @@ func checkVMPair(t *testing.T, run vmRun, name, backend string, method receiver.
 }
 
 // checkVMSwitch fails t unless the switch, read before and after a run
-// of one flow from s1 to r1 (vmSwitchPorts), counted it as sent: s1's
+// of one flow from s1 to r1 (labSwitchPorts), counted it as sent: s1's
 // port program saw the sent test frames come in, no port dropped any,
 // and r1's port sent them on with at most a few frames of the hosts' own.
 // It returns the two ports' counts over the run.
 func checkVMSwitch(t *testing.T, before, after coordinator.PathTruth, sent uint64) (s1, r1 coordinator.PortTruth) {
 	t.Helper()
 	d := after.Sub(before)
-	s1, r1 = vmPortOf(t, d, "s1"), vmPortOf(t, d, "r1")
+	s1, r1 = labPortOf(t, d, "s1"), labPortOf(t, d, "r1")
 	if s1.TestPackets != sent || d.Drops() != 0 {
 		t.Errorf("switch: port s1 counted %d test frames in, the ports dropped %d (%+v): want the %d sent, none dropped", s1.TestPackets, d.Drops(), d.SwitchPorts, sent)
 	}
@@ -207,9 +207,9 @@ const vmBurst = 4
 // lost, and every lost frame a drop the switch counted; the text report
 // says what the duplicates are.
 func checkVMBurst(t *testing.T, run vmRun, name string) {
-	before := vmSwitchPorts(t, name, "s1", "r1")
+	before := labSwitchPorts(t, name, "s1", "r1")
 	res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--backend", "kernel", "--method", "xdp", "--burst", strconv.Itoa(vmBurst))
-	after := vmSwitchPorts(t, name, "s1", "r1")
+	after := labSwitchPorts(t, name, "s1", "r1")
 	if len(res.Flows) != 1 {
 		t.Fatalf("%d flows, want 1", len(res.Flows))
 	}
@@ -218,7 +218,7 @@ func checkVMBurst(t *testing.T, run vmRun, name string) {
 		t.Errorf("result: burst %d, copies %d: want %d each", res.Burst, res.Copies, vmBurst)
 	}
 	d := after.Sub(before)
-	s1, r1 := vmPortOf(t, d, "s1"), vmPortOf(t, d, "r1")
+	s1, r1 := labPortOf(t, d, "s1"), labPortOf(t, d, "r1")
 	if len(f.StreamDetail) != lab.DefaultVMQueues {
 		t.Errorf("%d streams, want one a TX queue (%d), two on each pktgen thread", len(f.StreamDetail), lab.DefaultVMQueues)
 	}
