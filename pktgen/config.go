@@ -543,13 +543,13 @@ func (c *Config) Commands(i int) []string {
 	}
 	switch {
 	case c.Rates != nil && i < len(c.Rates):
-		add("delay %d", c.sharedDelay(i, c.delayOf(c.Rates[i])))
+		add("delay %d", c.delayOf(c.Rates[i]))
 	case c.RatePPS > 0:
 		add("ratep %d", c.RatePPS)
 	case c.RateMbps > 0:
 		add("rate %d", c.RateMbps)
 	default:
-		add("delay %d", c.sharedDelay(i, c.DelayNS))
+		add("delay %d", c.DelayNS)
 	}
 	if c.ipv6() {
 		if c.DstMax.IsValid() && c.DstMax != c.DstMin {
@@ -649,32 +649,6 @@ func (c *Config) RateOf(i int) uint64 {
 		return c.Rates[i]
 	}
 	return c.RatePPS
-}
-
-// sharedDelay is the delay stream i is given for delay d: 1 ns, not 0,
-// for an unpaced stream whose kpktgend thread sends other streams too.
-// A thread sends, each turn, the running device of its list with the
-// earliest next_tx (the kernel's next_to_run), and only a delay moves a
-// device's next_tx on (spin(), called only when delay is not 0): at
-// delay 0 every device keeps the next_tx of the start, so the first one
-// keeps the thread until its count is sent and, in a run of a duration,
-// the others send nothing. At 1 ns each transmit call moves its device's
-// next_tx a nanosecond on, always in the past, so no frame waits and the
-// devices take turns.
-func (c *Config) sharedDelay(i int, d uint64) uint64 {
-	if d != 0 || i >= len(c.CPUs) {
-		return d
-	}
-	shared := 0
-	for _, cpu := range c.CPUs {
-		if cpu == c.CPUs[i] {
-			shared++
-		}
-	}
-	if shared > 1 {
-		return 1
-	}
-	return d
 }
 
 // delayOf is pktgen's delay (ns between transmit calls, each of Burst

@@ -273,10 +273,8 @@ func TestSplitCount(t *testing.T) {
 
 // Two devices on one pktgen thread (dev@N entries, one per TX queue):
 // the thread is cleared once, both are added to it, each is configured
-// with its own queue, count and source — unpaced, each with a delay of
-// 1 ns, not 0, so that the thread takes them in turn (sharedDelay) — and
-// each is its own stream in the summary, its first frame its own
-// "started:".
+// with its own queue, count and source, and each is its own stream in
+// the summary, its first frame its own "started:".
 func TestKernelDevicesPerThread(t *testing.T) {
 	f := newFakePktgen(4, "eth0")
 	cfg := baseConfig()
@@ -293,10 +291,10 @@ func TestKernelDevicesPerThread(t *testing.T) {
 		"kpktgend_2: rem_device_all",
 		"kpktgend_2: add_device eth0@2q0",
 		"kpktgend_2: add_device eth0@2q2",
-		"eth0@2q0: count 501", "eth0@2q0: pkt_size 60", "eth0@2q0: delay 1",
+		"eth0@2q0: count 501", "eth0@2q0: pkt_size 60", "eth0@2q0: delay 0",
 		"eth0@2q0: dst_min 198.18.0.2", "eth0@2q0: dst_max 198.18.0.2", "eth0@2q0: src_min 198.18.1.1", "eth0@2q0: src_max 198.18.1.1",
 		"eth0@2q0: dst_mac 02:00:00:00:00:02", "eth0@2q0: queue_map_min 0", "eth0@2q0: queue_map_max 0",
-		"eth0@2q2: count 500", "eth0@2q2: pkt_size 60", "eth0@2q2: delay 1",
+		"eth0@2q2: count 500", "eth0@2q2: pkt_size 60", "eth0@2q2: delay 0",
 		"eth0@2q2: dst_min 198.18.0.2", "eth0@2q2: dst_max 198.18.0.2", "eth0@2q2: src_min 198.18.1.2", "eth0@2q2: src_max 198.18.1.2",
 		"eth0@2q2: dst_mac 02:00:00:00:00:02", "eth0@2q2: queue_map_min 2", "eth0@2q2: queue_map_max 2",
 		"pgctrl: reset",
