@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/linerate/linerate/cmd/linerate/internal/lab"
 	"github.com/linerate/linerate/coordinator"
 	"github.com/linerate/linerate/internal/cluster/gossip"
@@ -25,11 +23,10 @@ import (
 )
 
 // unitCaps are the capabilities a unit's CapabilityBoundingSet may name,
-// by their bit in /proc/PID/status's masks.
+// by their bit in /proc/PID/status's masks (linux/capability.h).
 var unitCaps = map[string]int{
-	"CAP_BPF": unix.CAP_BPF, "CAP_NET_ADMIN": unix.CAP_NET_ADMIN, "CAP_NET_RAW": unix.CAP_NET_RAW,
-	"CAP_PERFMON": unix.CAP_PERFMON, "CAP_IPC_LOCK": unix.CAP_IPC_LOCK, "CAP_SYS_ADMIN": unix.CAP_SYS_ADMIN,
-	"CAP_SYS_MODULE": unix.CAP_SYS_MODULE, "CAP_DAC_OVERRIDE": unix.CAP_DAC_OVERRIDE, "CAP_SYS_NICE": unix.CAP_SYS_NICE,
+	"CAP_DAC_OVERRIDE": 1, "CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14, "CAP_SYS_MODULE": 16,
+	"CAP_SYS_ADMIN": 21, "CAP_SYS_NICE": 23, "CAP_PERFMON": 38, "CAP_BPF": 39,
 }
 
 // container is a Debian root booted by systemd-nspawn with systemd as its
