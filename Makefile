@@ -108,17 +108,19 @@ traffic-deps:
 	if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl disable --now irqbalance >/dev/null 2>&1 || true; fi; \
 	exit $$rc
 
-# package-deps: Debian's debootstrap, with which the package test
-# (TestPackageInstallRemove) makes its Debian chroot on first use
-# (/var/cache/linerate/debian). Not root and it is missing: that test skips
-# (outside CI, where it fails) and this says so.
+# package-deps: Debian's debootstrap, with which the package tests
+# (TestPackageInstallRemove, TestUnitUnderSystemd) make their Debian chroot
+# on first use (/var/cache/linerate/debian), and systemd-container's
+# systemd-nspawn, which boots that chroot with systemd as its PID 1 for
+# TestUnitUnderSystemd. Not root and one is missing: the tests needing it
+# skip (outside CI, where they fail) and this says so.
 package-deps:
-	@if command -v debootstrap >/dev/null; then exit 0; fi; \
-	command -v apt-get >/dev/null || { echo "make: no apt-get and no debootstrap: the package test will skip" >&2; exit 0; }; \
+	@if command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null; then exit 0; fi; \
+	command -v apt-get >/dev/null || { echo "make: no apt-get, and debootstrap or systemd-nspawn is missing: the package tests will skip" >&2; exit 0; }; \
 	if [ "$$(id -u)" != 0 ]; then \
-		echo "make: the package test needs debootstrap: run make package-deps as root (apt-get install debootstrap); until then it skips" >&2; exit 0; \
+		echo "make: the package tests need debootstrap and systemd-nspawn: run make package-deps as root (apt-get install debootstrap systemd-container); until then they skip" >&2; exit 0; \
 	fi; \
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap systemd-container
 
 # proto-deps: protoc and the well-known types (google/protobuf/*.proto)
 # from Debian when root, the two Go generators at their pinned versions

@@ -15,14 +15,17 @@ import (
 	"time"
 )
 
-// The Debian chroot the package test installs into: Debian's minimal base
+// The Debian chroot the package tests install into: Debian's minimal base
 // (debootstrap --variant=minbase) of one pinned suite with bash-completion
-// (to complete with the package's script as a person's shell does), made
-// on first use from the mirror apt uses here and cached outside git,
-// beside the VM lab's guest images; each test works on a copy.
+// (to complete with the package's script as a person's shell does) and
+// systemd, systemd-sysv and dbus (TestUnitUnderSystemd boots it with
+// systemd-nspawn, systemd as its PID 1), made on first use from the mirror
+// apt uses here and cached outside git, beside the VM lab's guest images;
+// each test works on a copy. One cache for both: on a fresh machine each
+// debootstrap takes minutes.
 const (
 	chrootSuite   = "bookworm"
-	chrootInclude = "bash-completion"
+	chrootInclude = "bash-completion,systemd,systemd-sysv,dbus"
 	chrootCache   = "/var/cache/linerate/debian"
 	repoRoot      = "../../../.."
 )
@@ -85,6 +88,12 @@ func debianChroot(t *testing.T) string {
 	start := time.Now()
 	if out, err := exec.Command("cp", "-a", cache, dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy the chroot %s: %v: %s", cache, err, out)
+	}
+	// A system's root directory is 0755; os.MkdirTemp made the cache's
+	// 0700, and the booted container's daemons that are not root (dbus)
+	// could reach nothing in it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("chroot copied from %s in %s", cache, time.Since(start).Round(time.Millisecond))
 	return dir
@@ -182,6 +191,37 @@ func diffTrees(before, after map[string]string) []string {
 	return d
 }
 
+// makePackage runs `make package` and returns the .deb it wrote.
+func makePackage(t *testing.T) string {
+	t.Helper()
+	out := t.TempDir()
+	start := time.Now()
+	mk := exec.Command("make", "-C", repoRoot, "--no-print-directory", "package", "PACKAGE_DIR="+out)
+	if b, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make package: %v\n%s", err, lastLines(b, 30))
+	}
+	debs, _ := filepath.Glob(filepath.Join(out, "linerate_*.deb"))
+	if len(debs) != 1 {
+		t.Fatalf("make package wrote %v into %s, want one linerate_*.deb", debs, out)
+	}
+	t.Logf("make package: %s in %s", filepath.Base(debs[0]), time.Since(start).Round(time.Second))
+	return debs[0]
+}
+
+// installPackage installs the .deb in the chroot with dpkg -i.
+func installPackage(t *testing.T, root, deb string) {
+	t.Helper()
+	if b, err := os.ReadFile(deb); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(filepath.Join(root, "tmp/linerate.deb"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inChroot(t, root, "dpkg", "-i", "/tmp/linerate.deb")
+	if err := os.Remove(filepath.Join(root, "tmp/linerate.deb")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // `make package` builds the .deb; in a Debian chroot it installs (the
 // binary runs and says the package's version, the unit, the conffile, a
 // man page per command and the completions are where Debian looks for
@@ -198,17 +238,7 @@ func TestPackageInstallRemove(t *testing.T) {
 	root := debianChroot(t)
 	before := treeList(t, root)
 
-	out := t.TempDir()
-	start := time.Now()
-	mk := exec.Command("make", "-C", repoRoot, "--no-print-directory", "package", "PACKAGE_DIR="+out)
-	if b, err := mk.CombinedOutput(); err != nil {
-		t.Fatalf("make package: %v\n%s", err, lastLines(b, 30))
-	}
-	built := time.Since(start)
-	debs, _ := filepath.Glob(filepath.Join(out, "linerate_*.deb"))
-	if len(debs) != 1 {
-		t.Fatalf("make package wrote %v into %s, want one linerate_*.deb", debs, out)
-	}
+	deb := makePackage(t)
 	bin := filepath.Join(repoRoot, "bin/linerate")
 	v, err := exec.Command(bin, "version").Output()
 	if err != nil {
@@ -219,18 +249,10 @@ func TestPackageInstallRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantVersion := strings.TrimSpace(string(debVersion))
-	t.Logf("make package: %s in %s (binary: %s)", filepath.Base(debs[0]), built.Round(time.Second), strings.TrimSpace(string(v)))
+	t.Logf("binary: %s", strings.TrimSpace(string(v)))
 
-	start = time.Now()
-	if b, err := os.ReadFile(debs[0]); err != nil {
-		t.Fatal(err)
-	} else if err := os.WriteFile(filepath.Join(root, "tmp/linerate.deb"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inChroot(t, root, "dpkg", "-i", "/tmp/linerate.deb")
-	if err := os.Remove(filepath.Join(root, "tmp/linerate.deb")); err != nil {
-		t.Fatal(err)
-	}
+	start := time.Now()
+	installPackage(t, root, deb)
 	if got := inChroot(t, root, "dpkg-query", "-W", "-f", "${Version} ${Status}", "linerate"); got != wantVersion+" install ok installed" {
 		t.Errorf("installed: %q, want version %s installed", got, wantVersion)
 	}

@@ -59,6 +59,12 @@ type AgentOptions struct {
 	// interpreter and shared libraries (`lab up --guest-file`): tools to
 	// run in the guests with Exec, such as trafgen. VM hosts only.
 	GuestFiles []string
+	// Elsewhere names netns hosts whose agent the caller runs itself in
+	// the host's namespace: StartAgents issues their certificates and
+	// counts them as seeds, but starts and waits for no process there
+	// (TestUnitUnderSystemd runs the packaged agent under systemd in a
+	// container in that namespace).
+	Elsewhere []string
 }
 
 // Agent is one running `linerate agent` process of the lab.
@@ -140,11 +146,25 @@ func (l *Lab) StartAgents(ctx context.Context, o AgentOptions) (*Cluster, error)
 	for _, h := range hosts {
 		c.Join = append(c.Join, net.JoinHostPort(h.MgmtAddr().String(), strconv.Itoa(GossipPort)))
 	}
+	if l.Spec.Hosts == HostsVM && len(o.Elsewhere) > 0 {
+		return c, fmt.Errorf("lab %s: agents elsewhere (%v) need netns hosts", l.Spec.Name, o.Elsewhere)
+	}
+	for _, name := range o.Elsewhere {
+		if !slices.ContainsFunc(hosts, func(h *Host) bool { return h.Name == name }) {
+			return c, fmt.Errorf("lab %s: no host %q to run an agent elsewhere on", l.Spec.Name, name)
+		}
+	}
 	if l.Spec.Hosts == HostsVM {
 		return c, l.bootVMHosts(ctx, o, c)
 	}
 	l.spawner = newSpawner()
 	for i, h := range hosts {
+		if slices.Contains(o.Elsewhere, h.Name) {
+			if i == 0 {
+				return c, fmt.Errorf("lab %s: host %s is the first, which every other agent joins: its agent cannot run elsewhere", l.Spec.Name, h.Name)
+			}
+			continue
+		}
 		// The agent is configured by its file alone, as on a real host;
 		// a test's own flags (o.Args, o.HostArgs) override it.
 		file := filepath.Join(o.Dir, h.Name, "agent.yaml")
