@@ -378,7 +378,7 @@ func TestUnitUnderSystemd(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "run", "--config", "", "--tls-dir", cl.TLSDir, "--join", cl.Join[0], "--bind", cl.Bind,
 			"--senders", "s1", "--receivers", "r1", "--count", strconv.Itoa(count), "--backend", "afpacket", "--method", "xdp",
-			"--drain", "200ms", "--json", "--log-level", "warn")
+			"--drain", "200ms", "--json", "--log-level", "warn", "--results-dir", t.TempDir())
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
