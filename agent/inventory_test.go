@@ -1,16 +1,13 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/netip"
 	"slices"
 	"testing"
 
-	"github.com/hashicorp/serf/serf"
 	"github.com/linerate/linerate/pktgen"
-	"github.com/linerate/linerate/topology"
 )
 
 func TestInventoryDescribe(t *testing.T) {
@@ -53,16 +50,7 @@ func TestInventoryDescribe(t *testing.T) {
 // no probe of the host's (the afxdp one binds a socket on the NIC's queue
 // 0, which agents sharing an interface would take in turn).
 func TestInventoryFixedBackend(t *testing.T) {
-	cfg := Config{Role: RoleSender, Iface: "data0", Backend: blockingBackend{}, StateDir: t.TempDir(), Root: t.TempDir(), Logger: testLog(t), netOS: fakeNetOS{}}
-	if err := cfg.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	root, err := topology.OpenRoot(cfg.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newService(&cfg, root, cfg.Logger, func() []serf.Member { return nil })
-	t.Cleanup(func() { _ = s.close(context.Background()); root.Close() })
+	s := unitServiceOf(t, Config{Role: RoleSender, Backend: blockingBackend{}, netOS: fakeNetOS{}})
 	if got := s.inv.backends(); !slices.Equal(got, []pktgen.BackendName{"blocking"}) {
 		t.Errorf("backends %v, want the given one alone", got)
 	}

@@ -18,7 +18,14 @@ import (
 // gossip, closed at the end of the test.
 func unitService(t *testing.T, role Role, os fakeNetOS) *service {
 	t.Helper()
-	cfg := Config{Role: role, Iface: "data0", StateDir: t.TempDir(), Root: t.TempDir(), Logger: testLog(t), netOS: os}
+	return unitServiceOf(t, Config{Role: role, netOS: os})
+}
+
+// unitServiceOf is unitService of cfg, on interface data0 with temporary
+// state and root directories.
+func unitServiceOf(t *testing.T, cfg Config) *service {
+	t.Helper()
+	cfg.Iface, cfg.StateDir, cfg.Root, cfg.Logger = "data0", t.TempDir(), t.TempDir(), testLog(t)
 	if err := cfg.defaults(); err != nil {
 		t.Fatal(err)
 	}
