@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/choose"
@@ -106,7 +107,8 @@ func compose(in sendInput, h sendHost) (*pktgen.Config, pktgen.Backend, []string
 			warnings = append(warnings, warning)
 		}
 		if len(cfg.Queues) == 0 {
-			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, be != nil && be.Name() == pktgen.BackendKernel))
+			paced := in.rate > 0 || cfg.RatePPS > 0 || cfg.RateMbps > 0 || cfg.DelayNS > 0 || slices.ContainsFunc(cfg.Rates, func(r uint64) bool { return r > 0 })
+			cfg.CPUs, cfg.Queues = pktgen.SlotLists(pktgen.Slots(pins, untuned, pktgen.KernelPerQueue(be != nil && be.Name() == pktgen.BackendKernel, paced)))
 		} else {
 			// Queues the caller gave are kept, on the slots' CPUs.
 			cfg.CPUs, _ = pktgen.SlotLists(pktgen.Slots(pins, untuned, false))

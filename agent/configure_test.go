@@ -136,9 +136,11 @@ func TestConfigureDestinations(t *testing.T) {
 	}
 }
 
-// On a tuned host with more queues than CPUs, a kernel-backend send gets
-// one pktgen device per queue, on the thread of the CPU its IRQ was
-// pinned to; the other backends one thread per CPU on its first queue.
+// On a tuned host with more queues than CPUs, a paced kernel-backend send
+// gets one pktgen device per queue, on the thread of the CPU its IRQ was
+// pinned to; an unpaced one, and the other backends, one thread per CPU
+// on its first queue (a kpktgend thread serves one unpaced device only:
+// pktgen.KernelPerQueue).
 func TestConfigureTunedQueues(t *testing.T) {
 	c := configHost(t)
 	tu, _ := fixtureTuner(t)
@@ -153,7 +155,7 @@ func TestConfigureTunedQueues(t *testing.T) {
 		t.Fatalf("tuned CPUs %v queues %v, want queues 0-3 on CPUs 0, 1, 0, 1", cpus, queues)
 	}
 	cfg := sendConfig()
-	cfg.CPUs, cfg.Count, cfg.Counts = nil, 0, pktgen.SplitCount(1001, 4)
+	cfg.CPUs, cfg.Count, cfg.Counts, cfg.RatePPS = nil, 0, pktgen.SplitCount(1001, 4), 1000
 
 	c.backend = pktgen.NewKernel(testLog(t))
 	got, err := c.prepare(context.Background(), cfg, "")
@@ -169,6 +171,12 @@ func TestConfigureTunedQueues(t *testing.T) {
 	}
 	if want := []string{"data0@0q0", "data0@1q1", "data0@0q2", "data0@1q3"}; !slices.Equal(entries, want) {
 		t.Errorf("kernel backend entries %v, want %v", entries, want)
+	}
+
+	unpaced := cfg
+	unpaced.RatePPS, unpaced.Counts = 0, pktgen.SplitCount(1001, 2)
+	if got, err = c.prepare(context.Background(), unpaced, ""); err != nil || !slices.Equal(got.cfg.CPUs, []int{0, 1}) || !slices.Equal(got.cfg.Queues, []int{0, 1}) {
+		t.Errorf("kernel backend unpaced: %+v %v, want one device per thread, on its CPU's first queue", got, err)
 	}
 
 	c.backend = countingBackend{}

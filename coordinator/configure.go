@@ -150,11 +150,13 @@ func (st *runState) checkThreads(_ context.Context, n *node) error {
 
 // perQueue tells whether sender n's threads are one per tuned queue, CPUs
 // repeating: kernel pktgen (given, or what "auto" picks where the agent
-// offers it) on a host the run tunes. A userspace backend runs one thread
-// per CPU.
+// offers it), paced, on a host the run tunes. A userspace backend runs
+// one thread per CPU, and so does kernel pktgen unpaced
+// (pktgen.KernelPerQueue).
 func (st *runState) perQueue(n *node) bool {
 	if st.spec.NoTune || !n.nic.queueIRQs || st.spec.HasQueueMap {
 		return false // a queue map: every thread sends on its range
 	}
-	return st.spec.Backend == pktgen.BackendKernel || (st.spec.Backend == pktgen.BackendAuto && n.nic.kernelPktgen)
+	kernel := st.spec.Backend == pktgen.BackendKernel || (st.spec.Backend == pktgen.BackendAuto && n.nic.kernelPktgen)
+	return pktgen.KernelPerQueue(kernel, st.spec.Rate > 0)
 }

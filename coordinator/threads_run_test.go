@@ -34,15 +34,15 @@ func TestRunRefusesThreadsBeyondCPUs(t *testing.T) {
 // --latency rtt from a sender to more receivers than it has CPUs (the
 // fake agents have 2) is one error naming the limit, before any agent
 // is leased or tuned: each receiver's latency stream takes a CPU. The
-// sender runs kernel pktgen on 4 queues, so its load's threads (one per
-// queue) would fit: only the latency streams cannot.
+// sender runs kernel pktgen paced on 4 queues, so its load's threads
+// (one per queue) would fit: only the latency streams cannot.
 func TestRunRefusesRTTBeyondCPUs(t *testing.T) {
 	s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1")
 	s1.backends, s1.queueCPUs = []string{"kernel"}, []int32{0, 1, 0, 1}
 	rs := []*fakeAgent{receiver("r1", "198.18.0.101"), receiver("r2", "198.18.0.102"), receiver("r3", "198.18.0.103")}
 	c := newFakeCluster(t, append([]*fakeAgent{s1}, rs...)...)
 	res, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), Spec{Senders: []string{"s1"}, Receivers: []string{"r1", "r2", "r3"},
-		Pattern: FanOut, Duration: time.Second, Latency: LatencyRTT})
+		Pattern: FanOut, Duration: time.Second, Rate: 1000, Latency: LatencyRTT})
 	if err != nil || res.Status != StatusFailed {
 		t.Fatalf("%v: status %s", err, res.Status)
 	}
@@ -121,21 +121,26 @@ func TestRunSpreadsSendersOfOneKernelOverCPUs(t *testing.T) {
 	}
 }
 
-// Kernel pktgen on a tuned sender runs one device per queue on the CPU
-// its IRQ was pinned to, CPUs repeating (4 queues on 2 CPUs: 4 streams);
-// a userspace backend one thread per CPU, on its first queue.
+// Kernel pktgen, paced, on a tuned sender runs one device per queue on
+// the CPU its IRQ was pinned to, CPUs repeating (4 queues on 2 CPUs: 4
+// streams); unpaced, one device per CPU (a kpktgend thread serves one
+// unpaced device: pktgen.KernelPerQueue); a userspace backend one thread
+// per CPU, on its first queue.
 func TestRunKernelPktgenDevicePerQueue(t *testing.T) {
 	for _, tt := range []struct {
 		backend  pktgen.BackendName
 		backends []string
+		rate     uint64
 		cpus     string
 		queues   string
 	}{
-		{"auto", []string{"kernel", "xdp"}, "[2 3 2 3]", "[0 1 2 3]"},
-		{"kernel", []string{"kernel"}, "[2 3 2 3]", "[0 1 2 3]"},
-		{"auto", []string{"xdp", "afpacket"}, "[2 3]", "[0 1]"},
-		{"xdp", []string{"kernel", "xdp"}, "[2 3]", "[0 1]"},
-		{"userspace", []string{"kernel", "xdp"}, "[2 3]", "[0 1]"},
+		{"auto", []string{"kernel", "xdp"}, 1000, "[2 3 2 3]", "[0 1 2 3]"},
+		{"kernel", []string{"kernel"}, 1000, "[2 3 2 3]", "[0 1 2 3]"},
+		{"kernel", []string{"kernel"}, 0, "[2 3]", "[0 1]"},
+		{"auto", []string{"kernel", "xdp"}, 0, "[2 3]", "[0 1]"},
+		{"auto", []string{"xdp", "afpacket"}, 1000, "[2 3]", "[0 1]"},
+		{"xdp", []string{"kernel", "xdp"}, 1000, "[2 3]", "[0 1]"},
+		{"userspace", []string{"kernel", "xdp"}, 1000, "[2 3]", "[0 1]"},
 	} {
 		s1 := sender("s1", "198.18.0.1", 100, "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4")
 		s1.queueCPUs, s1.backends = []int32{2, 3, 2, 3}, tt.backends
@@ -143,13 +148,13 @@ func TestRunKernelPktgenDevicePerQueue(t *testing.T) {
 		var cfg *lineratev1.SenderConfig
 		s1.onConfigure = func(c *lineratev1.SenderConfig) { cfg = c }
 		c := newFakeCluster(t, s1, r1)
-		spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 400, Backend: tt.backend, Drain: time.Millisecond}
+		spec := Spec{Senders: []string{"s1"}, Receivers: []string{"r1"}, Count: 400, Rate: tt.rate, Backend: tt.backend, Drain: time.Millisecond}
 		wire(spec, c)
 		if _, err := (&Runner{Cluster: c, Dial: c.dial}).Run(context.Background(), spec); err != nil || cfg == nil {
-			t.Fatalf("backend %s offering %v: %v (configured: %v)", tt.backend, tt.backends, err, cfg != nil)
+			t.Fatalf("backend %s offering %v at %d pps: %v (configured: %v)", tt.backend, tt.backends, tt.rate, err, cfg != nil)
 		}
 		if fmt.Sprint(cfg.Cpus) != tt.cpus || fmt.Sprint(cfg.Queues) != tt.queues {
-			t.Errorf("backend %s offering %v: cpus %v queues %v, want %s %s", tt.backend, tt.backends, cfg.Cpus, cfg.Queues, tt.cpus, tt.queues)
+			t.Errorf("backend %s offering %v at %d pps: cpus %v queues %v, want %s %s", tt.backend, tt.backends, tt.rate, cfg.Cpus, cfg.Queues, tt.cpus, tt.queues)
 		}
 	}
 }

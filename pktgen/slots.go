@@ -16,8 +16,9 @@ type Slot struct{ CPU, Queue int }
 // none, unless perQueue. perQueue is the kernel backend's layout, one
 // stream per entry and several on one kpktgend thread when each has its
 // own queue (4 queues on CPUs 2, 3, 2, 3: entries 2q0, 3q1, 2q2, 3q3 on
-// two threads), so that every queue sends; the userspace backends run
-// one thread per CPU, which sends on the queue its CPU maps to. Without
+// two threads), so that every queue sends — paced only (KernelPerQueue);
+// the userspace backends run one thread per CPU, which sends on the
+// queue its CPU maps to. Without
 // pins the slots are the untuned CPUs, one each without a queue, and
 // without those CPU 0: a send always has a place.
 func Slots(pins []QueuePin, untuned []int, perQueue bool) []Slot {
@@ -39,6 +40,16 @@ func Slots(pins []QueuePin, untuned []int, perQueue bool) []Slot {
 	}
 	return out
 }
+
+// KernelPerQueue tells whether kernel pktgen's streams are one per tuned
+// queue (Slots' perQueue), several devices on one CPU's kpktgend thread:
+// only when the send is paced. A thread sends each turn from its running
+// device with the earliest next transmit time (the kernel's next_to_run),
+// and only a delay moves a device's on, so unpaced the first device keeps
+// the thread and the others of it send nothing until it ends (in a run of
+// a duration, nothing at all). Unpaced, a thread has one device, on its
+// CPU's first queue.
+func KernelPerQueue(kernel, paced bool) bool { return kernel && paced }
 
 // SlotLists are slots as a Config takes them: the CPU of each stream,
 // and its queue, or no queues when the slots have none (untuned).

@@ -189,10 +189,10 @@ func checkVMReceiver(t *testing.T, h coordinator.Host, method receiver.Method) {
 const vmBurst = 4
 
 // checkVMBurst: kernel pktgen in s1's guest, unpaced, --burst 4, for a
-// second, one thread on each of node 1's 2 CPUs (--threads 2: with the
-// default layout, a pktgen device per queue and two per CPU, each pktgen
-// thread sent unpaced from one of its two devices only, and two of the 4
-// streams had nothing sent). It fills the guest's virtio TX rings, whose
+// second, in the default layout: unpaced, one pktgen device on each of
+// node 1's 2 CPUs' threads, not one per TX queue (two a thread, of which
+// the second sent nothing unpaced: pktgen.KernelPerQueue), every stream
+// sending. It fills the guest's virtio TX rings, whose
 // queue then stops, and pktgen ends the burst under way early: the next
 // frame's sequence falls in the step of the one cut short, and r1's
 // receiver, counting in steps of the copies, sees more than 4 copies
@@ -207,7 +207,7 @@ const vmBurst = 4
 // says what the duplicates are.
 func checkVMBurst(t *testing.T, run vmRun, name string) {
 	before := labSwitchPorts(t, name, "s1", "r1")
-	res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--threads", strconv.Itoa(len(vmNode1)), "--backend", "kernel", "--method", "xdp", "--burst", strconv.Itoa(vmBurst))
+	res, _ := run(t, "--senders", "s1", "--receivers", "r1", "--duration", "1s", "--backend", "kernel", "--method", "xdp", "--burst", strconv.Itoa(vmBurst))
 	after := labSwitchPorts(t, name, "s1", "r1")
 	if len(res.Flows) != 1 {
 		t.Fatalf("%d flows, want 1", len(res.Flows))
@@ -218,6 +218,9 @@ func checkVMBurst(t *testing.T, run vmRun, name string) {
 	}
 	d := after.Sub(before)
 	s1, r1 := labPortOf(t, d, "s1"), labPortOf(t, d, "r1")
+	if len(f.StreamDetail) != len(vmNode1) {
+		t.Errorf("%d streams, want one a CPU of node 1 (%d): unpaced, one pktgen device a thread", len(f.StreamDetail), len(vmNode1))
+	}
 	var sent, received, lost, dups uint64
 	for _, s := range f.StreamDetail {
 		sent, received, lost, dups = sent+s.Sent, received+s.Received, lost+s.Lost, dups+s.Duplicates
