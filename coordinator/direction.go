@@ -97,8 +97,9 @@ type DirectionTotal struct {
 	Received  uint64  `json:"received"`
 	Lost      uint64  `json:"lost"`
 	LossRatio float64 `json:"loss_ratio"`
-	// NotSent are the packets its senders failed to send (never lost).
-	NotSent uint64 `json:"not_sent"`
+	// Refused are the frames its senders' kernels refused and the senders
+	// sent again (Flow.Refused): pushback, never lost.
+	Refused uint64 `json:"refused"`
 	// Lost attributed as each flow attributed it (Reconcile), the
 	// network's first: what a path's own drops of the direction
 	// (PathTruth.Directions) are set against.
@@ -129,7 +130,7 @@ func directionTotals(flows []Flow) []DirectionTotal {
 				t.Receivers = append(t.Receivers, f.Receiver)
 			}
 			t.Flows++
-			t.Sent, t.Received, t.Lost, t.NotSent = t.Sent+f.Sent, t.Received+f.Received, t.Lost+f.Lost, t.NotSent+f.NotSent
+			t.Sent, t.Received, t.Lost, t.Refused = t.Sent+f.Sent, t.Received+f.Received, t.Lost+f.Lost, t.Refused+f.Refused
 			t.LostSenderHost, t.LostNetwork, t.LostReceiverHost = t.LostSenderHost+f.LostSenderHost, t.LostNetwork+f.LostNetwork, t.LostReceiverHost+f.LostReceiverHost
 			t.Uncounted, t.PPS, t.L1BPS = t.Uncounted+f.Uncounted, t.PPS+f.PPS, t.L1BPS+f.L1BPS
 		}

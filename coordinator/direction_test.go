@@ -85,13 +85,13 @@ func TestDirectionTotals(t *testing.T) {
 	flows := []Flow{
 		{Sender: "s1", Receiver: "r1", Direction: Forward, Sent: 100, Received: 90, Lost: 10, LostNetwork: 7, LostReceiverHost: 3, PPS: 50, L1BPS: 1000},
 		{Sender: "s2", Receiver: "r1", Direction: Forward, Sent: 100, Received: 100, PPS: 60, L1BPS: 2000},
-		{Sender: "r1", Receiver: "s1", Direction: Reverse, Sent: 50, Received: 45, Lost: 5, LostSenderHost: 5, NotSent: 2, PPS: 20, L1BPS: 500},
+		{Sender: "r1", Receiver: "s1", Direction: Reverse, Sent: 50, Received: 45, Lost: 5, LostSenderHost: 5, Refused: 2, PPS: 20, L1BPS: 500},
 	}
 	want := []DirectionTotal{
 		{Direction: Forward, Senders: []string{"s1", "s2"}, Receivers: []string{"r1"}, Flows: 2, Sent: 200, Received: 190, Lost: 10, LossRatio: 0.05,
 			LostNetwork: 7, LostReceiverHost: 3, PPS: 110, L1BPS: 3000},
 		{Direction: Reverse, Senders: []string{"r1"}, Receivers: []string{"s1"}, Flows: 1, Sent: 50, Received: 45, Lost: 5, LossRatio: 0.1,
-			LostSenderHost: 5, NotSent: 2, PPS: 20, L1BPS: 500},
+			LostSenderHost: 5, Refused: 2, PPS: 20, L1BPS: 500},
 	}
 	if diff := cmp.Diff(want, directionTotals(flows)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -39,7 +39,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 		t.Fatalf("%d flows, warnings %q", len(flows), warnings)
 	}
 	f1, f2 := flows[0], flows[1]
-	if f1.Sent != 2000 || f1.Received != 1980 || f1.Lost != 20 || f1.Streams != 2 || f1.NotSent != 2 || f1.DurationSec != 1 || f1.AchievedPPS != 2000 {
+	if f1.Sent != 2000 || f1.Received != 1980 || f1.Lost != 20 || f1.Streams != 2 || f1.Refused != 2 || f1.DurationSec != 1 || f1.AchievedPPS != 2000 {
 		t.Errorf("flow s1→r1: %+v", f1)
 	}
 	if f2.Sent != 500 || f2.Received != 490 || f2.Lost != 10 || f2.DurationSec != 2 || f2.AchievedPPS != 500 {
@@ -56,6 +56,30 @@ func TestReconcileRunFanIn(t *testing.T) {
 	if s.Src != ip("198.18.0.1") || s.Dst != ip("198.18.0.101") || s.DstPort != 10000 || s.Sent != 1000 || s.Lost != 10 ||
 		s.MaxSeq != 999 || s.Missing != 10 || !slices.Equal(s.MissingRanges, [][2]uint64{{5, 14}}) {
 		t.Errorf("stream detail of s1's thread 0: %+v", s)
+	}
+}
+
+// A frame the kernel refused and the backend sent again is in the
+// sending device's tx_dropped too (a veth peer's full backlog): it is no
+// loss, so it does not stand for one. s1's device dropped 5 frames, all 5
+// refused and resent; its flow's 3 lost are the network's.
+func TestReconcileRunRefusedNotSenderLoss(t *testing.T) {
+	in := runCounts{
+		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}},
+		Senders: map[string]senderEnd{"s1": {Port: 10000, Report: &senderReport{TxDropped: 7, Summary: pktgen.Summary{PPS: 1000, USec: 1e6, Threads: []pktgen.ThreadSummary{
+			{Src: "198.18.0.1", Packets: 500, Errors: 3}, {Src: "198.18.0.2", Packets: 500, Errors: 2}}}}}},
+		Receivers: map[string]receiverEnd{"r1": {Dst: ip("198.18.0.101"), Report: &recv.Report{Streams: []recv.StreamReport{
+			{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 497},
+			{Src: ip("198.18.0.2"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 497},
+		}}}},
+	}
+	flows, _ := reconcileRun(in)
+	if len(flows) != 1 {
+		t.Fatalf("%d flows", len(flows))
+	}
+	// tx_dropped 7 less 5 refused: 2 frames the device dropped for good.
+	if f := flows[0]; f.Lost != 6 || f.Refused != 5 || f.LostSenderHost != 2 || f.LostNetwork != 4 {
+		t.Errorf("lost %d (sender host %d, network %d), refused %d: want 6 (2, 4), 5", f.Lost, f.LostSenderHost, f.LostNetwork, f.Refused)
 	}
 }
 

@@ -49,9 +49,12 @@ type FlowInput struct {
 	// Streams are the flow's streams with both ends' counts (their Lost
 	// is ignored: Reconcile works it out).
 	Streams []Stream
-	// NotSent counts the packets the sender's backend failed to send (its
-	// errors); they are not in Sent and so never lost.
-	NotSent uint64
+	// Refused counts the times the sending host's kernel refused a frame
+	// that the backend then sent again with the same sequence number (its
+	// errors, as pktgen counts them: a full queue, a veth peer's full
+	// backlog, a full send buffer): pushback, neither in Sent twice nor
+	// lost.
+	Refused uint64
 	// SenderHostDrops counts drops on the sending host after the backend
 	// counted the packet (interface tx_dropped, driver xmit errors).
 	SenderHostDrops uint64
@@ -81,17 +84,19 @@ type Flow struct {
 	// from a named receiver (absent in a run that goes one way).
 	Direction Direction `json:"direction,omitempty"`
 
-	Streams          int     `json:"streams"`
-	Sent             uint64  `json:"sent"`
-	Received         uint64  `json:"received"`
-	Lost             uint64  `json:"lost"`
-	Duplicates       uint64  `json:"duplicates"`
-	Reordered        uint64  `json:"reordered"`
-	LossRatio        float64 `json:"loss_ratio"`
-	NotSent          uint64  `json:"not_sent"`
-	LostSenderHost   uint64  `json:"lost_sender_host"`
-	LostNetwork      uint64  `json:"lost_network"`
-	LostReceiverHost uint64  `json:"lost_receiver_host"`
+	Streams    int     `json:"streams"`
+	Sent       uint64  `json:"sent"`
+	Received   uint64  `json:"received"`
+	Lost       uint64  `json:"lost"`
+	Duplicates uint64  `json:"duplicates"`
+	Reordered  uint64  `json:"reordered"`
+	LossRatio  float64 `json:"loss_ratio"`
+	// Refused are the frames the sender's kernel refused and its backend
+	// sent again (FlowInput.Refused): pushback, not loss.
+	Refused          uint64 `json:"refused"`
+	LostSenderHost   uint64 `json:"lost_sender_host"`
+	LostNetwork      uint64 `json:"lost_network"`
+	LostReceiverHost uint64 `json:"lost_receiver_host"`
 	// Uncounted is the part of Lost that reached the receiver but that it
 	// could not count (streams beyond its stream table): the receiver
 	// host's, never the network's (absent when 0).
@@ -138,7 +143,7 @@ const generatorTolerance = 0.99
 // host's drops nor what it could not count are ever reported as network
 // loss. The flow's StreamDetail are its streams with their loss.
 func Reconcile(in FlowInput) Flow {
-	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Direction: in.Direction, Streams: len(in.Streams), NotSent: in.NotSent, DurationSec: in.DurationSec}
+	f := Flow{Sender: in.Sender, Receiver: in.Receiver, Direction: in.Direction, Streams: len(in.Streams), Refused: in.Refused, DurationSec: in.DurationSec}
 	for _, s := range in.Streams {
 		s.Lost = s.lost(in.Burst)
 		f.Sent += s.Sent

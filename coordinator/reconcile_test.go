@@ -81,9 +81,9 @@ func TestReconcile(t *testing.T) {
 		name: "attribution: sender host, then receiver host, rest network",
 		mod: func(in *FlowInput) {
 			in.Streams = []Stream{{Sent: 1000, StreamReport: recv.StreamReport{Received: 900}}}
-			in.NotSent, in.SenderHostDrops, in.ReceiverHostDrops = 7, 30, 50
+			in.Refused, in.SenderHostDrops, in.ReceiverHostDrops = 7, 30, 50
 		},
-		want: Flow{Streams: 1, Sent: 1000, Received: 900, Lost: 100, LossRatio: 0.1, NotSent: 7, LostSenderHost: 30, LostReceiverHost: 50, LostNetwork: 20},
+		want: Flow{Streams: 1, Sent: 1000, Received: 900, Lost: 100, LossRatio: 0.1, Refused: 7, LostSenderHost: 30, LostReceiverHost: 50, LostNetwork: 20},
 		lost: []uint64{100},
 	}, {
 		name: "host counters larger than the loss are capped",

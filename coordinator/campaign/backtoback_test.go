@@ -76,7 +76,7 @@ back_to_back: {trials: 3, trial_duration: 10ms}
 	// Every burst was one run of Count frames per flow at the line rate.
 	n := 0
 	for _, sp := range d.specs {
-		if sp.Count > 0 {
+		if isBurst(sp) {
 			n++
 			if sp.Duration != 0 || sp.Rate != line {
 				t.Errorf("burst run %+v", sp)
@@ -120,7 +120,7 @@ func TestCampaignBackToBackVaries(t *testing.T) {
 	run := d.run
 	r := &Runner{Cluster: lab2x2, LineRate: fixedLine(line), Run: func(ctx context.Context, s coordinator.Spec) (*coordinator.Result, error) {
 		res, err := run(ctx, s)
-		if s.Count > 0 {
+		if isBurst(s) {
 			m.saw(s.Count)
 		}
 		return res, err

@@ -363,9 +363,9 @@ func (c *campaignRun) trial(ctx context.Context, size int, rate float64, d time.
 	return c.runTrial(ctx, size, rate, d, 0, phase, counted)
 }
 
-// runTrial runs once at rate (per flow), for d or, when burst is not 0,
-// for burst frames per flow (d is then their time at rate), and records
-// it.
+// runTrial runs once at rate (per flow), the frames of d at rate
+// (trialFrames) or, when burst is not 0, burst frames per flow (d is then
+// their time at rate), and records it.
 func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d time.Duration, burst uint64, phase string, counted bool) (*results.Trial, error) {
 	if t, ok, err := c.replayed(size, rate, d, burst, phase); ok || err != nil {
 		return t, err
@@ -389,8 +389,9 @@ func (c *campaignRun) runTrial(ctx context.Context, size int, rate float64, d ti
 		Latency: s.LatencyMode, RTTRate: s.RTTRate, Preflight: s.Preflight, IPv6: s.IPv6, VLAN: s.VLAN,
 	}
 	s.Pktgen.into(&run)
+	run.Duration, run.Count = 0, trialFrames(rate, d, run.Burst, s.Threads)
 	if burst > 0 {
-		run.Duration, run.Count = 0, burst
+		run.Count = burst
 	}
 	res, err := c.r.Run(ctx, run)
 	if err == nil && ctx.Err() != nil {

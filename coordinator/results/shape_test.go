@@ -24,7 +24,8 @@ import (
 //     743d6ca encoded back byte for byte.
 //
 // Both are compared byte for byte too: the order of keys is part of what
-// the documents have always been.
+// the documents have always been. One key has changed since, on purpose:
+// a flow's (and a direction's) "not_sent" is "refused" (renamedSince).
 func TestDocumentJSONUnchanged(t *testing.T) {
 	for _, path := range []string{"testdata/document-743d6ca.json", "testdata/lab-run-7132701.json"} {
 		want, err := os.ReadFile(path)
@@ -35,6 +36,7 @@ func TestDocumentJSONUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+		want = renamedSince(want)
 		var got bytes.Buffer
 		if err := results.Encode(&got, doc); err != nil {
 			t.Fatal(err)
@@ -65,4 +67,12 @@ func jsonValue(t *testing.T, b []byte) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// renamedSince is a document stored at 743d6ca or before with the one key
+// renamed since: "not_sent", the senders' errors, is "refused" (each such
+// frame the kernel refused was sent again; the old name said it never
+// went). Decode reads either.
+func renamedSince(doc []byte) []byte {
+	return bytes.ReplaceAll(doc, []byte(`"not_sent":`), []byte(`"refused":`))
 }

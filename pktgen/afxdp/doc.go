@@ -32,9 +32,11 @@
 // without it and a warning in the summary.
 //
 // A frame the driver dropped after the kernel took it (copy mode's EBUSY:
-// NET_XMIT_DROP, such as a veth peer's full ring) is counted as an error
-// and not as a packet, and its sequence number is a gap at the receiver,
-// as in kernel pktgen's accounting.
+// NET_XMIT_DROP, such as a veth peer's full backlog) counts as a packet
+// sent: the device counts it in its tx_dropped, and the books find it lost
+// in the sender host. Kernel pktgen and the AF_PACKET engine send such a
+// frame again with its sequence number; AF_XDP cannot, as its completion
+// ring does not say which frame was dropped. The summary warns of them.
 //
 // Privileges: CAP_NET_RAW (the socket) and CAP_IPC_LOCK or enough
 // RLIMIT_MEMLOCK (each socket pins a UMEM of 2 × the ring size frames: 8

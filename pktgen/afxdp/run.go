@@ -185,7 +185,7 @@ func (r *run) describe(sum *pktgen.Summary, log hclog.Logger) {
 	}
 	sum.Notes = append(sum.Notes, note)
 	if dropped > 0 {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames the kernel took (NET_XMIT_DROP: a full queue, a veth peer's full ring): counted as errors; their sequence numbers are gaps at the receiver", r.cfg.Device, dropped))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's driver dropped %d frames it was given (NET_XMIT_DROP: a full queue, a veth peer's full backlog): they count as sent and, through the device's tx_dropped, as lost in the sender host", r.cfg.Device, dropped))
 	}
 	log.Info("AF_XDP sockets", "notes", sum.Notes)
 }
@@ -203,8 +203,8 @@ type thread struct {
 	free, done []uint64
 	// inflight counts descriptors submitted and not yet completed.
 	inflight int
-	// completed counts frames the kernel gave back, dropped those of them
-	// the driver dropped (Kick's EBUSY): packets are their difference.
+	// completed counts frames the kernel gave back, each a packet sent;
+	// dropped those of them the driver dropped (Kick's EBUSY).
 	completed atomic.Uint64
 	dropped   atomic.Uint64
 	first     time.Time
@@ -311,10 +311,12 @@ func (t *thread) Send(c *engine.Control) error {
 }
 
 // reclaim kicks the kernel when the TX ring asks for it and takes back
-// completed frames: each is a packet sent, but those a kick reported
-// dropped (the driver's NET_XMIT_DROP: in copy mode the kernel completes
-// the frame and returns EBUSY), each an error and a gap in the sequence
-// as in kernel pktgen's accounting.
+// completed frames: each is a packet sent. A kick that reports a drop
+// (the driver's NET_XMIT_DROP: in copy mode the kernel completes the
+// frame and returns EBUSY) is counted: the frame went to the device, which
+// dropped it and counts it in tx_dropped, so the books find it lost in
+// the sender host. It cannot be sent again as pktgen would: the
+// completion ring does not say which frame it was.
 func (t *thread) reclaim() error {
 	dropped := false
 	if t.inflight > 0 && t.s.NeedsWakeup(xsk.TX) {
@@ -336,13 +338,10 @@ func (t *thread) reclaim() error {
 	return nil
 }
 
-// Progress is the frames that left (completed, less dropped) and the
-// dropped ones.
-func (t *thread) Progress() (uint64, uint64) {
-	d := t.dropped.Load()
-	c := t.completed.Load()
-	return c - min(c, d), d
-}
+// Progress is the frames sent (completed) and no errors: the kernel
+// refuses nothing for the thread to send again (a busy queue leaves the
+// descriptor in the ring for the next kick).
+func (t *thread) Progress() (uint64, uint64) { return t.completed.Load(), 0 }
 
 // First is the time stamped into the first frame (engine.Firster).
 func (t *thread) First() (time.Time, bool) { return t.first, !t.first.IsZero() }

@@ -4,9 +4,13 @@ package afxdp
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/linerate/linerate/pktgen"
 	"github.com/linerate/linerate/pktgen/pktgentest"
@@ -125,4 +129,55 @@ func TestCancel(t *testing.T) {
 // paced at its own, together the flow's.
 func TestPerThreadRates(t *testing.T) {
 	pktgentest.CheckPerThreadRates(t, func(s *pktgentest.Setup) pktgen.Backend { return newBackend(t, s) })
+}
+
+// TestDroppedByDriver: a frame the driver drops after the kernel took it
+// (copy mode's NET_XMIT_DROP) counts as a packet sent, not an error, and
+// the summary warns of it; the known truth is the device's own
+// tx_dropped. A's veth end has no carrier once B's end is down, so the
+// kernel's direct transmit drops every frame: the count is still met.
+func TestDroppedByDriver(t *testing.T) {
+	const count = 3000
+	s := pktgentest.NewSetup(t, 2, []int{0}, 10, func(c *pktgen.Config) { c.Count = count })
+	txDropped := func() uint64 {
+		var n uint64
+		if err := s.Pair.A.NS.Do(func() error {
+			l, err := netlink.LinkByIndex(s.Pair.A.Index)
+			if err != nil {
+				return err
+			}
+			n = l.Attrs().Statistics.TxDropped
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := s.Pair.B.NS.Do(func() error {
+		l, err := netlink.LinkByIndex(s.Pair.B.Index)
+		if err != nil {
+			return err
+		}
+		return netlink.LinkSetDown(l)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := txDropped()
+	sum, err := newBackend(t, s).Run(context.Background(), s.Cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := txDropped() - before
+	if sum.Packets != count || sum.Errors != 0 || sum.Threads[0].Packets != count || sum.Threads[0].Errors != 0 {
+		t.Errorf("summary: %d packets, %d errors (thread %+v): want %d sent, no errors", sum.Packets, sum.Errors, sum.Threads[0], count)
+	}
+	if dropped != count {
+		t.Errorf("the device's tx_dropped grew by %d, want every one of %d frames", dropped, count)
+	}
+	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], fmt.Sprintf("dropped %d frames", count)) {
+		t.Errorf("warnings %q: want one saying the driver dropped %d frames", sum.Warnings, count)
+	}
+	if st, _ := s.Sink.Stats(); st.Test+st.Bad != 0 {
+		t.Errorf("the sink saw %+v through a link that is down", st)
+	}
 }

@@ -35,9 +35,9 @@ func directionBooks(t *testing.T, res *coordinator.Result, want map[coordinator.
 		flows[f.Direction]++
 		lost[f.Direction] += f.Lost
 		sent[f.Direction] += f.Sent
-		if f.Sent == 0 || f.Received+f.Lost != f.Sent || f.NotSent != 0 || f.Duplicates != 0 || f.LostNetwork != f.Lost {
-			t.Errorf("flow %s→%s (%s): sent %d received %d lost %d (network %d) not sent %d dups %d: want received + lost = sent, every loss the network's",
-				f.Sender, f.Receiver, f.Direction, f.Sent, f.Received, f.Lost, f.LostNetwork, f.NotSent, f.Duplicates)
+		if f.Sent == 0 || f.Received+f.Lost != f.Sent || f.Duplicates != 0 || f.LostNetwork+f.LostSenderHost != f.Lost {
+			t.Errorf("flow %s→%s (%s): sent %d received %d lost %d (network %d, sender host %d) refused %d dups %d: want received + lost = sent, every loss the network's or a drop the sender's device counted",
+				f.Sender, f.Receiver, f.Direction, f.Sent, f.Received, f.Lost, f.LostNetwork, f.LostSenderHost, f.Refused, f.Duplicates)
 		}
 	}
 	if len(res.Directions) != len(want) || res.Lab == nil || len(res.Lab.Directions) != len(want) {

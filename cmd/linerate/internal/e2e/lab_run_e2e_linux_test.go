@@ -149,11 +149,15 @@ func assertNoLab(t *testing.T, name, dir string) {
 // exact fails t unless every flow sent exactly its count and the books
 // balance to the packet: what was not received is lost, every lost packet
 // is one the lab's switch dropped (a veth port's ring overflowing on this
-// machine's two busy CPUs, 226 of 16,000 seen in CI), attributed to the
-// network, and nothing else: no false loss, no duplicate. The port
-// counters count every frame, so they may hold a few of the hosts' own.
-// A result without the lab's counts (a run against a lab that is up)
-// must lose nothing.
+// machine's two busy CPUs, 226 of 16,000 seen in CI), and nothing else:
+// no false loss, no duplicate. The books put such a loss in the network,
+// or in the sender host where the sender's own device counted it too: a
+// veth that finds its peer's backlog full counts the drop at both ends,
+// its own tx_dropped and the port's rx_dropped (the AF_XDP engine's 3 of
+// 20,000 seen in CI; kernel pktgen and AF_PACKET send such a frame again,
+// refused, and lose nothing). The port counters count every frame, so
+// they may hold a few of the hosts' own. A result without the lab's
+// counts (a run against a lab that is up) must lose nothing.
 func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
 	t.Helper()
 	if len(res.Flows) != flows {
@@ -162,9 +166,9 @@ func exact(t *testing.T, res *coordinator.Result, flows int, sent uint64) {
 	var lost uint64
 	for _, f := range res.Flows {
 		lost += f.Lost
-		if f.Sent != sent || f.Received+f.Lost != f.Sent || f.NotSent != 0 || f.Duplicates != 0 || f.LostNetwork != f.Lost {
-			t.Errorf("flow %s→%s: sent %d (want %d) received %d lost %d (network %d) not sent %d dups %d: want received + lost = sent, every loss the network's",
-				f.Sender, f.Receiver, f.Sent, sent, f.Received, f.Lost, f.LostNetwork, f.NotSent, f.Duplicates)
+		if f.Sent != sent || f.Received+f.Lost != f.Sent || f.Duplicates != 0 || f.LostNetwork+f.LostSenderHost != f.Lost {
+			t.Errorf("flow %s→%s: sent %d (want %d) received %d lost %d (network %d, sender host %d) refused %d dups %d: want received + lost = sent, every loss the network's or a drop the sender's device counted",
+				f.Sender, f.Receiver, f.Sent, sent, f.Received, f.Lost, f.LostNetwork, f.LostSenderHost, f.Refused, f.Duplicates)
 		}
 		// The lab's hosts are namespaces of one kernel: every delay is on
 		// one clock (same-host), exact, and none is negative.
@@ -267,7 +271,9 @@ func TestLabRun(t *testing.T) {
 	// 104 167 pps. Whether the veth path pushes back on its sender is the
 	// host kernel's: where it does (the skb keeps its socket's send-buffer
 	// accounting through veth and bridge, XDP frames are refused at a full
-	// ring) the senders are slowed and nothing is dropped; where it does
+	// ring, the AF_PACKET engine's sends refused with ENOBUFS and sent
+	// again: 19,815 refused of 208,896 sent seen) the senders are slowed
+	// and nothing is dropped; where it does
 	// not (seen on 6.18), the shaper's port drops the excess. Either way
 	// the books balance: every packet sent is received or lost, every lost
 	// one is a switch drop attributed to the network, and what arrives
@@ -285,9 +291,9 @@ func TestLabRun(t *testing.T) {
 			want := 50e6 / 8 / 60
 			drops := res.Lab.Drops()
 			for _, f := range res.Flows {
-				if f.Sent == 0 || f.NotSent != 0 || f.Duplicates != 0 || f.Received+f.Lost != f.Sent {
-					t.Errorf("flow %s→%s: sent %d received %d lost %d not sent %d duplicates %d; want received + lost = sent, nothing unsent",
-						f.Sender, f.Receiver, f.Sent, f.Received, f.Lost, f.NotSent, f.Duplicates)
+				if f.Sent == 0 || f.Duplicates != 0 || f.Received+f.Lost != f.Sent {
+					t.Errorf("flow %s→%s: sent %d received %d lost %d refused %d duplicates %d; want received + lost = sent",
+						f.Sender, f.Receiver, f.Sent, f.Received, f.Lost, f.Refused, f.Duplicates)
 				}
 				lostAreDrops(t, "flow "+f.Sender+"→"+f.Receiver, f.Lost, drops)
 				if f.LostNetwork != f.Lost {
