@@ -8,31 +8,35 @@ import "encoding/json"
 // never went.
 func (f *Flow) UnmarshalJSON(b []byte) error {
 	type plain Flow
-	v := struct {
-		*plain
-		NotSent *uint64 `json:"not_sent"`
-	}{plain: (*plain)(f)}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
 		return err
 	}
-	if v.NotSent != nil && f.Refused == 0 {
-		f.Refused = *v.NotSent
-	}
-	return nil
+	return readNotSent(b, &f.Refused)
 }
 
 // UnmarshalJSON reads a direction's totals, with "not_sent" as Flow's.
 func (t *DirectionTotal) UnmarshalJSON(b []byte) error {
 	type plain DirectionTotal
-	v := struct {
-		*plain
-		NotSent *uint64 `json:"not_sent"`
-	}{plain: (*plain)(t)}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
 		return err
 	}
-	if v.NotSent != nil && t.Refused == 0 {
-		t.Refused = *v.NotSent
+	return readNotSent(b, &t.Refused)
+}
+
+// readNotSent sets refused from the object b's "not_sent", when it has
+// one and no "refused".
+func readNotSent(b []byte, refused *uint64) error {
+	if *refused != 0 {
+		return nil
+	}
+	var old struct {
+		NotSent *uint64 `json:"not_sent"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	if old.NotSent != nil {
+		*refused = *old.NotSent
 	}
 	return nil
 }
