@@ -45,11 +45,7 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 			if err != nil {
 				return err
 			}
-			for _, q := range qs {
-				if st := q.Attrs().Statistics; st != nil && st.Queue != nil {
-					p.QdiscDrops += uint64(st.Queue.Drops)
-				}
-			}
+			p.QdiscDrops = rootQdiscDrops(qs)
 			return nil
 		}); err != nil {
 			return coordinator.PathTruth{}, fmt.Errorf("lab %s: read switch port %s: %w", l.Spec.Name, h.Name, err)
@@ -60,4 +56,19 @@ func (l *Lab) Truth() (coordinator.PathTruth, error) {
 		t.SwitchPorts = append(t.SwitchPorts, p)
 	}
 	return t, nil
+}
+
+// rootQdiscDrops is the drops of a port's root qdisc, the shaper's or
+// the default one's. The list holds a classful root's children too, and
+// the root already counts theirs: mq on a multiqueue tap sums its
+// queues' qdiscs when dumped, tbf counts its inner qdisc's drops as its
+// own. So the children are not added again.
+func rootQdiscDrops(qs []netlink.Qdisc) uint64 {
+	var n uint64
+	for _, q := range qs {
+		if a := q.Attrs(); a.Parent == netlink.HANDLE_ROOT && a.Statistics != nil && a.Statistics.Queue != nil {
+			n += uint64(a.Statistics.Queue.Drops)
+		}
+	}
+	return n
 }
