@@ -56,11 +56,7 @@ func reconcileRun(in runCounts) (flows []Flow, warnings []string) {
 			// (NET_XMIT_DROP: a veth peer's full backlog) is in the
 			// device's tx_dropped too, yet the backend sent it again: no
 			// loss.
-			var refused uint64
-			for _, t := range s.Report.Threads {
-				refused += t.Errors
-			}
-			txBudget[name] = s.Report.TxDropped - min(s.Report.TxDropped, refused)
+			txBudget[name] = s.Report.TxDropped - min(s.Report.TxDropped, s.Report.Errors)
 		}
 	}
 	for name, r := range in.Receivers {

@@ -66,7 +66,7 @@ func TestReconcileRunFanIn(t *testing.T) {
 func TestReconcileRunRefusedNotSenderLoss(t *testing.T) {
 	in := runCounts{
 		Pairs: []Pair{{Sender: "s1", Receiver: "r1"}},
-		Senders: map[string]senderEnd{"s1": {Port: 10000, Report: &senderReport{TxDropped: 7, Summary: pktgen.Summary{PPS: 1000, USec: 1e6, Threads: []pktgen.ThreadSummary{
+		Senders: map[string]senderEnd{"s1": {Port: 10000, Report: &senderReport{TxDropped: 7, Summary: pktgen.Summary{PPS: 1000, USec: 1e6, Errors: 5, Threads: []pktgen.ThreadSummary{
 			{Src: "198.18.0.1", Packets: 500, Errors: 3}, {Src: "198.18.0.2", Packets: 500, Errors: 2}}}}}},
 		Receivers: map[string]receiverEnd{"r1": {Dst: ip("198.18.0.101"), Report: &recv.Report{Streams: []recv.StreamReport{
 			{Src: ip("198.18.0.1"), Dst: ip("198.18.0.101"), DstPort: 10000, Received: 497},
