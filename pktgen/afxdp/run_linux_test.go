@@ -135,10 +135,11 @@ func TestPerThreadRates(t *testing.T) {
 // (copy mode's NET_XMIT_DROP) counts as a packet sent, not an error, and
 // the summary warns of it; the known truth is the device's own
 // tx_dropped. A's veth end has no carrier once B's end is down, so the
-// kernel's direct transmit drops every frame: the count is still met.
+// kernel's direct transmit drops every frame: the count is still met, on
+// each of two sockets (queues 0 and 1).
 func TestDroppedByDriver(t *testing.T) {
 	const count = 3000
-	s := pktgentest.NewSetup(t, 2, []int{0}, 10, func(c *pktgen.Config) { c.Count = count })
+	s := pktgentest.NewSetup(t, 2, []int{0, 1}, 10, func(c *pktgen.Config) { c.Counts = pktgen.SplitCount(count, 2) })
 	txDropped := func() uint64 {
 		var n uint64
 		if err := s.Pair.A.NS.Do(func() error {
@@ -168,8 +169,13 @@ func TestDroppedByDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped := txDropped() - before
-	if sum.Packets != count || sum.Errors != 0 || sum.Threads[0].Packets != count || sum.Threads[0].Errors != 0 {
-		t.Errorf("summary: %d packets, %d errors (thread %+v): want %d sent, no errors", sum.Packets, sum.Errors, sum.Threads[0], count)
+	if sum.Packets != count || sum.Errors != 0 {
+		t.Errorf("summary: %d packets, %d errors: want %d sent, no errors", sum.Packets, sum.Errors, count)
+	}
+	for i, th := range sum.Threads {
+		if th.Packets != s.Cfg.CountOf(i) || th.Errors != 0 {
+			t.Errorf("thread %d: %+v: want %d sent, no errors", i, th, s.Cfg.CountOf(i))
+		}
 	}
 	if dropped != count {
 		t.Errorf("the device's tx_dropped grew by %d, want every one of %d frames", dropped, count)
@@ -177,7 +183,7 @@ func TestDroppedByDriver(t *testing.T) {
 	if len(sum.Warnings) != 1 || !strings.Contains(sum.Warnings[0], fmt.Sprintf("dropped %d frames", count)) {
 		t.Errorf("warnings %q: want one saying the driver dropped %d frames", sum.Warnings, count)
 	}
-	if st, _ := s.Sink.Stats(); st.Test+st.Bad != 0 {
-		t.Errorf("the sink saw %+v through a link that is down", st)
+	if st, err := s.Sink.Stats(); err != nil || st.Test+st.Bad != 0 {
+		t.Errorf("the sink saw %+v (%v) through a link that is down", st, err)
 	}
 }
