@@ -40,6 +40,7 @@ func directionBooks(t *testing.T, res *coordinator.Result, want map[coordinator.
 				f.Sender, f.Receiver, f.Direction, f.Sent, f.Received, f.Lost, f.LostNetwork, f.LostSenderHost, f.Refused, f.Duplicates)
 		}
 	}
+	senderHostLossSeen(t, res)
 	if len(res.Directions) != len(want) || res.Lab == nil || len(res.Lab.Directions) != len(want) {
 		t.Fatalf("directions %+v, the switch's %+v: want %d of each", res.Directions, res.Lab, len(want))
 	}
